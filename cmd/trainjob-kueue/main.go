@@ -1,0 +1,155 @@
+// Command trainjob-kueue is the controller manager of the out-of-tree Kueue
+// integration for Kubeflow Trainer TrainJobs. It only wires: flags, Kueue's
+// configuration, the manager and the integration.
+package main
+
+import (
+	"context"
+	"crypto/tls"
+	"flag"
+	"fmt"
+	"os"
+
+	authenticationv1 "k8s.io/api/authentication/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	utilfeature "k8s.io/apiserver/pkg/util/feature"
+	"k8s.io/client-go/kubernetes"
+	"k8s.io/client-go/rest"
+	ctrl "sigs.k8s.io/controller-runtime"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+	"sigs.k8s.io/controller-runtime/pkg/healthz"
+	"sigs.k8s.io/controller-runtime/pkg/log/zap"
+	"sigs.k8s.io/controller-runtime/pkg/metrics/filters"
+	metricsserver "sigs.k8s.io/controller-runtime/pkg/metrics/server"
+	"sigs.k8s.io/controller-runtime/pkg/webhook"
+	kueueconfig "sigs.k8s.io/kueue/pkg/config"
+	"sigs.k8s.io/kueue/pkg/features"
+
+	"github.com/trainjob-kueue/trainjob-kueue/integration"
+)
+
+type flags struct {
+	kueueConfig    string
+	featureGates   string
+	metricsAddr    string
+	metricsSecure  bool
+	probeAddr      string
+	leaderElect    bool
+	leaderElectNS  string
+	webhookHost    string
+	webhookPort    int
+	webhookCertDir string
+	disableWebhook bool
+}
+
+func main() {
+	var f flags
+	flag.StringVar(&f.kueueConfig, "kueue-config", "", "Kueue's own Configuration file (the one the deployed Kueue runs with), so queueing settings and feature gates agree.")
+	flag.StringVar(&f.featureGates, "feature-gates", "", "Kueue feature gates overriding the Kueue configuration's, as A=true,B=false.")
+	flag.StringVar(&f.metricsAddr, "metrics-bind-address", ":8443", "Metrics endpoint address; 0 disables it.")
+	flag.BoolVar(&f.metricsSecure, "metrics-secure", true, "Serve metrics over HTTPS with Kubernetes authentication and authorization.")
+	flag.StringVar(&f.probeAddr, "health-probe-bind-address", ":8081", "Health and readiness probe address.")
+	flag.BoolVar(&f.leaderElect, "leader-elect", false, "Elect a leader, for running several replicas.")
+	flag.StringVar(&f.leaderElectNS, "leader-election-namespace", "", "Namespace of the leader election lease (default: the pod's).")
+	flag.StringVar(&f.webhookHost, "webhook-host", "", "Address the webhook server listens on.")
+	flag.IntVar(&f.webhookPort, "webhook-port", 9443, "Port of the webhook server.")
+	flag.StringVar(&f.webhookCertDir, "webhook-cert-dir", "", "Directory holding tls.crt and tls.key for the webhook server (default: controller-runtime's).")
+	flag.BoolVar(&f.disableWebhook, "disable-webhook", false, "Do not serve the TrainJob webhook (testing only: queued jobs could start unqueued).")
+	zapOpts := zap.Options{}
+	zapOpts.BindFlags(flag.CommandLine)
+	flag.Parse()
+	ctrl.SetLogger(zap.New(zap.UseFlagOptions(&zapOpts)))
+
+	if err := run(ctrl.SetupSignalHandler(), f); err != nil {
+		fmt.Fprintf(os.Stderr, "trainjob-kueue: %v\n", err)
+		os.Exit(1)
+	}
+}
+
+func run(ctx context.Context, f flags) error {
+	log := ctrl.Log.WithName("setup")
+	scheme := integration.NewScheme()
+
+	_, kcfg, err := kueueconfig.Load(scheme, f.kueueConfig)
+	if err != nil {
+		return fmt.Errorf("loading the Kueue configuration %q: %w", f.kueueConfig, err)
+	}
+	if err := utilfeature.DefaultMutableFeatureGate.SetFromMap(kcfg.FeatureGates); err != nil {
+		return fmt.Errorf("feature gates of the Kueue configuration: %w", err)
+	}
+	if f.featureGates != "" {
+		if err := utilfeature.DefaultMutableFeatureGate.Set(f.featureGates); err != nil {
+			return fmt.Errorf("--feature-gates: %w", err)
+		}
+	}
+	var opts integration.Options
+	if err := integration.FromKueueConfig(&kcfg, &opts); err != nil {
+		return err
+	}
+	opts.LocalQueueDefaulting = features.Enabled(features.LocalQueueDefaulting)
+	opts.PodSets.TopologyAwareScheduling = features.Enabled(features.TopologyAwareScheduling)
+
+	restCfg := ctrl.GetConfigOrDie()
+	if opts.ManagerUsername, err = whoAmI(ctx, restCfg); err != nil {
+		return err
+	}
+
+	direct, err := client.New(restCfg, client.Options{Scheme: scheme})
+	if err != nil {
+		return err
+	}
+	if opts.Shape, opts.PodSets.Defaulter, err = integration.Discover(ctx, direct); err != nil {
+		return err
+	}
+	log.Info("Serving TrainJobs", "overrides", opts.Shape.Name(), "manager", opts.ManagerUsername)
+
+	metricsOpts := metricsserver.Options{BindAddress: f.metricsAddr, SecureServing: f.metricsSecure}
+	if f.metricsSecure {
+		metricsOpts.FilterProvider = filters.WithAuthenticationAndAuthorization
+	}
+	mgr, err := ctrl.NewManager(restCfg, ctrl.Options{
+		Scheme:                  scheme,
+		Metrics:                 metricsOpts,
+		HealthProbeBindAddress:  f.probeAddr,
+		LeaderElection:          f.leaderElect,
+		LeaderElectionID:        "trainjob-kueue.dev",
+		LeaderElectionNamespace: f.leaderElectNS,
+		WebhookServer: webhook.NewServer(webhook.Options{
+			Host:    f.webhookHost,
+			Port:    f.webhookPort,
+			CertDir: f.webhookCertDir,
+			TLSOpts: []func(*tls.Config){func(c *tls.Config) { c.MinVersion = tls.VersionTLS12 }},
+		}),
+	})
+	if err != nil {
+		return fmt.Errorf("creating the manager: %w", err)
+	}
+	if err := integration.Setup(ctx, mgr, opts, !f.disableWebhook); err != nil {
+		return err
+	}
+	if err := mgr.AddHealthzCheck("healthz", healthz.Ping); err != nil {
+		return err
+	}
+	ready := healthz.Ping
+	if !f.disableWebhook {
+		ready = mgr.GetWebhookServer().StartedChecker()
+	}
+	if err := mgr.AddReadyzCheck("readyz", ready); err != nil {
+		return err
+	}
+	return mgr.Start(ctx)
+}
+
+// whoAmI asks the API server who we are, so the webhook can tell our own
+// writes from users'.
+func whoAmI(ctx context.Context, cfg *rest.Config) (string, error) {
+	cs, err := kubernetes.NewForConfig(cfg)
+	if err != nil {
+		return "", err
+	}
+	review, err := cs.AuthenticationV1().SelfSubjectReviews().Create(ctx, &authenticationv1.SelfSubjectReview{}, metav1.CreateOptions{})
+	if err != nil {
+		return "", fmt.Errorf("asking the API server who we are (SelfSubjectReview): %w", err)
+	}
+	return review.Status.UserInfo.Username, nil
+}

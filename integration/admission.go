@@ -1,0 +1,119 @@
+package integration
+
+import (
+	"context"
+	"fmt"
+	"slices"
+	"sort"
+	"strings"
+
+	corev1 "k8s.io/api/core/v1"
+	"k8s.io/utils/ptr"
+	kueue "sigs.k8s.io/kueue/apis/kueue/v1beta2"
+	"sigs.k8s.io/kueue/pkg/podset"
+
+	trainer "github.com/kubeflow/trainer/v2/pkg/apis/trainer/v1alpha1"
+
+	"github.com/trainjob-kueue/trainjob-kueue/shape"
+)
+
+// RunWithPodSetsInfo writes the admission into the job's override entries and
+// leaves t unsuspended in memory; the job framework then sends spec.suspend
+// with the resourceVersion our write produced. Trainer before v2.2.1 accepts
+// override changes only on a suspended job, hence two requests.
+func (t *TrainJob) RunWithPodSetsInfo(ctx context.Context, infos []podset.PodSetInfo) error {
+	templates, err := t.PodSets(ctx)
+	if err != nil {
+		return err
+	}
+	if len(infos) != len(templates) {
+		return podset.BadPodSetsInfoLenError(len(templates), len(infos))
+	}
+	want := make([]shape.Injection, 0, len(infos))
+	for i := range infos {
+		info := &infos[i]
+		idx := slices.IndexFunc(templates, func(ps kueue.PodSet) bool { return ps.Name == info.Name })
+		if idx < 0 {
+			return podset.BadPodSetsUpdateError("name", fmt.Errorf("admitted PodSet %q is not a replicatedJob of the runtime", info.Name))
+		}
+		inj, err := t.injection(ctx, &templates[idx].Template, info)
+		if err != nil {
+			return err
+		}
+		want = append(want, inj)
+	}
+	if ops := t.deps.opts.Shape.Inject(&t.TrainJob, want); ops != nil {
+		var updated trainer.TrainJob
+		if err := patchGuarded(ctx, t.deps.client, &t.TrainJob, ops, &updated); err != nil {
+			return err
+		}
+		t.ResourceVersion = updated.ResourceVersion
+		t.deps.recorder.Eventf(&t.TrainJob, corev1.EventTypeNormal, ReasonInjected,
+			"Injected the admission of %d role(s) into %s", len(want), t.deps.opts.Shape.Name())
+	}
+	t.Spec.Suspend = ptr.To(false)
+	return nil
+}
+
+// injection is what the pods of one role must get on top of their template.
+func (t *TrainJob) injection(ctx context.Context, tmpl *corev1.PodTemplateSpec, info *podset.PodSetInfo) (shape.Injection, error) {
+	for _, k := range sortedKeys(info.NodeSelector) {
+		if have, ok := tmpl.Spec.NodeSelector[k]; ok && have != info.NodeSelector[k] {
+			msg := fmt.Sprintf("role %q: admission to flavor(s) %s sets nodeSelector %s=%s, but the pod template (runtime or spec overrides) requires %s=%s; the job is not started. Remove the key from the template or send the job to a queue whose flavors agree",
+				info.Name, t.flavorsOf(ctx, info.Name), k, info.NodeSelector[k], k, have)
+			t.deps.recorder.Event(&t.TrainJob, corev1.EventTypeWarning, ReasonNodeSelectorConflict, msg)
+			return shape.Injection{}, podset.BadPodSetsUpdateError("nodeSelector", fmt.Errorf("%s", msg))
+		}
+	}
+	tolerations := slices.Clone(tmpl.Spec.Tolerations)
+	for _, tol := range info.Tolerations {
+		if !slices.ContainsFunc(tolerations, func(have corev1.Toleration) bool {
+			return have.MatchToleration(&tol) && have.Value == tol.Value && ptr.Equal(have.TolerationSeconds, tol.TolerationSeconds)
+		}) {
+			tolerations = append(tolerations, tol)
+		}
+	}
+	if len(info.Tolerations) == 0 {
+		// Nothing to add: leave the pods' tolerations to the template.
+		tolerations = nil
+	}
+	return shape.Injection{
+		Name:            string(info.Name),
+		Labels:          info.Labels,
+		Annotations:     info.Annotations,
+		NodeSelector:    info.NodeSelector,
+		Tolerations:     tolerations,
+		SchedulingGates: info.SchedulingGates,
+	}, nil
+}
+
+// flavorsOf names the flavors assigned to a PodSet, for messages.
+func (t *TrainJob) flavorsOf(ctx context.Context, name kueue.PodSetReference) string {
+	wl := t.reservedWorkload(ctx)
+	if wl == nil || wl.Status.Admission == nil {
+		return "(unknown)"
+	}
+	set := map[string]bool{}
+	for _, a := range wl.Status.Admission.PodSetAssignments {
+		if a.Name != name {
+			continue
+		}
+		for _, f := range a.Flavors {
+			set[string(f)] = true
+		}
+	}
+	names := sortedKeys(set)
+	if len(names) == 0 {
+		return "(none)"
+	}
+	return strings.Join(names, ",")
+}
+
+func sortedKeys[V any](m map[string]V) []string {
+	keys := make([]string, 0, len(m))
+	for k := range m {
+		keys = append(keys, k)
+	}
+	sort.Strings(keys)
+	return keys
+}

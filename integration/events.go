@@ -1,0 +1,12 @@
+package integration
+
+// Reasons of the events we record on TrainJobs. Stable: users and alerts
+// match on them.
+const (
+	ReasonRuntimeNotFound      = "RuntimeNotFound"
+	ReasonUnsupportedRuntime   = "UnsupportedRuntime"
+	ReasonInvalidRuntime       = "InvalidRuntime"
+	ReasonInjected             = "Injected"
+	ReasonRestored             = "Restored"
+	ReasonNodeSelectorConflict = "NodeSelectorConflict"
+)

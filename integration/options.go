@@ -1,0 +1,28 @@
+package integration
+
+import (
+	"k8s.io/apimachinery/pkg/labels"
+
+	"github.com/trainjob-kueue/trainjob-kueue/podsets"
+	"github.com/trainjob-kueue/trainjob-kueue/shape"
+)
+
+// Options configure the integration. The Kueue-facing ones must agree with
+// the deployed Kueue's Configuration; cmd/trainjob-kueue reads them from it.
+type Options struct {
+	// Shape is the override field of the installed Trainer API version.
+	Shape shape.Shape
+	// PodSets tunes the PodSet projection (topology, API defaults).
+	PodSets podsets.Options
+
+	ManageJobsWithoutQueueName   bool
+	ManagedJobsNamespaceSelector labels.Selector
+	WaitForPodsReady             bool
+	LabelKeysToCopy              []string
+	// LocalQueueDefaulting mirrors Kueue's feature gate: a job without a
+	// queue name goes to the namespace's LocalQueue named "default".
+	LocalQueueDefaulting bool
+	// ManagerUsername is the identity our manager writes TrainJobs with; the
+	// webhook lets only it touch entries carrying our ownership marker.
+	ManagerUsername string
+}

@@ -1,0 +1,82 @@
+package integration
+
+import (
+	"context"
+
+	"k8s.io/client-go/tools/record"
+	ctrl "sigs.k8s.io/controller-runtime"
+	"sigs.k8s.io/controller-runtime/pkg/builder"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+	"sigs.k8s.io/controller-runtime/pkg/handler"
+	"sigs.k8s.io/controller-runtime/pkg/predicate"
+	"sigs.k8s.io/controller-runtime/pkg/reconcile"
+	kueue "sigs.k8s.io/kueue/apis/kueue/v1beta2"
+	"sigs.k8s.io/kueue/pkg/controller/jobframework"
+
+	trainer "github.com/kubeflow/trainer/v2/pkg/apis/trainer/v1alpha1"
+)
+
+// Reconciler drives TrainJobs through Kueue's job framework.
+type Reconciler struct {
+	jr   *jobframework.JobReconciler
+	deps *deps
+}
+
+// NewReconciler builds a reconciler; c must read from the manager's cache.
+func NewReconciler(c client.Client, recorder record.EventRecorder, opts Options) *Reconciler {
+	fwOpts := []jobframework.Option{
+		jobframework.WithManageJobsWithoutQueueName(opts.ManageJobsWithoutQueueName),
+		jobframework.WithManagedJobsNamespaceSelector(opts.ManagedJobsNamespaceSelector),
+		jobframework.WithLabelKeysToCopy(opts.LabelKeysToCopy),
+	}
+	if opts.WaitForPodsReady {
+		fwOpts = append(fwOpts, func(o *jobframework.Options) { o.WaitForPodsReady = true })
+	}
+	return &Reconciler{
+		jr:   jobframework.NewReconciler(c, recorder, fwOpts...),
+		deps: &deps{client: c, recorder: recorder, opts: opts},
+	}
+}
+
+// Reconcile implements reconcile.Reconciler.
+func (r *Reconciler) Reconcile(ctx context.Context, req ctrl.Request) (ctrl.Result, error) {
+	return r.jr.ReconcileGenericJob(ctx, req, &TrainJob{deps: r.deps})
+}
+
+// SetupWithManager watches TrainJobs, their Workloads, and the runtimes they
+// use: a job created before its runtime, or whose runtime is edited while it
+// queues, is reconciled again when the runtime changes.
+func (r *Reconciler) SetupWithManager(mgr ctrl.Manager) error {
+	return ctrl.NewControllerManagedBy(mgr).
+		Named("trainjob").
+		For(&trainer.TrainJob{}).
+		Owns(&kueue.Workload{}).
+		Watches(&trainer.TrainingRuntime{}, handler.EnqueueRequestsFromMapFunc(r.jobsUsing(kindTrainingRuntime)),
+			builder.WithPredicates(predicate.GenerationChangedPredicate{})).
+		Watches(&trainer.ClusterTrainingRuntime{}, handler.EnqueueRequestsFromMapFunc(r.jobsUsing(kindClusterTrainingRuntime)),
+			builder.WithPredicates(predicate.GenerationChangedPredicate{})).
+		Complete(r)
+}
+
+func (r *Reconciler) jobsUsing(kind string) handler.MapFunc {
+	return func(ctx context.Context, o client.Object) []reconcile.Request {
+		ref := runtimeRef{Kind: kind, Namespace: o.GetNamespace(), Name: o.GetName()}
+		var jobs trainer.TrainJobList
+		opts := []client.ListOption{client.MatchingFields{runtimeIndex: ref.indexKey()}}
+		if ref.Namespace != "" {
+			opts = append(opts, client.InNamespace(ref.Namespace))
+		}
+		if err := r.deps.client.List(ctx, &jobs, opts...); err != nil {
+			ctrl.LoggerFrom(ctx).Error(err, "Listing TrainJobs of a runtime", "runtime", ref.String())
+			return nil
+		}
+		reqs := make([]reconcile.Request, 0, len(jobs.Items))
+		for i := range jobs.Items {
+			if _, _, done := (&TrainJob{TrainJob: jobs.Items[i]}).Finished(ctx); done {
+				continue
+			}
+			reqs = append(reqs, reconcile.Request{NamespacedName: client.ObjectKeyFromObject(&jobs.Items[i])})
+		}
+		return reqs
+	}
+}

@@ -1,0 +1,94 @@
+package integration
+
+import (
+	"context"
+	"fmt"
+
+	apiextensionsv1 "k8s.io/apiextensions-apiserver/pkg/apis/apiextensions/v1"
+	"k8s.io/apimachinery/pkg/runtime"
+	utilruntime "k8s.io/apimachinery/pkg/util/runtime"
+	clientgoscheme "k8s.io/client-go/kubernetes/scheme"
+	ctrl "sigs.k8s.io/controller-runtime"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+	kueue "sigs.k8s.io/kueue/apis/kueue/v1beta2"
+
+	trainer "github.com/kubeflow/trainer/v2/pkg/apis/trainer/v1alpha1"
+
+	"github.com/trainjob-kueue/trainjob-kueue/podsets"
+	"github.com/trainjob-kueue/trainjob-kueue/shape"
+)
+
+// NewScheme holds every type the manager reads or writes.
+func NewScheme() *runtime.Scheme {
+	s := runtime.NewScheme()
+	utilruntime.Must(clientgoscheme.AddToScheme(s))
+	utilruntime.Must(apiextensionsv1.AddToScheme(s))
+	utilruntime.Must(kueue.AddToScheme(s))
+	utilruntime.Must(trainer.AddToScheme(s))
+	return s
+}
+
+// Setup registers the indexes, the reconciler and, unless disabled, the
+// webhook of the integration with mgr.
+func Setup(ctx context.Context, mgr ctrl.Manager, opts Options, withWebhook bool) error {
+	if err := SetupIndexes(ctx, mgr.GetFieldIndexer()); err != nil {
+		return err
+	}
+	rec := NewReconciler(mgr.GetClient(), mgr.GetEventRecorderFor("trainjob-kueue"), opts)
+	if err := rec.SetupWithManager(mgr); err != nil {
+		return fmt.Errorf("setting up the TrainJob reconciler: %w", err)
+	}
+	if withWebhook {
+		if err := SetupWebhook(mgr, opts); err != nil {
+			return fmt.Errorf("setting up the TrainJob webhook: %w", err)
+		}
+	}
+	return nil
+}
+
+const (
+	trainJobCRD = "trainjobs.trainer.kubeflow.org"
+	workloadCRD = "workloads.kueue.x-k8s.io"
+)
+
+// Discover reads what the installed CRDs decide: the Trainer API shape and
+// the Workload defaults. It refuses, saying why, what it can't serve.
+func Discover(ctx context.Context, c client.Reader) (shape.Shape, podsets.Defaulter, error) {
+	var tj apiextensionsv1.CustomResourceDefinition
+	if err := c.Get(ctx, client.ObjectKey{Name: trainJobCRD}, &tj); err != nil {
+		return nil, nil, fmt.Errorf("reading CRD %s (is Kubeflow Trainer installed?): %w", trainJobCRD, err)
+	}
+	s, err := DetectShape(&tj)
+	if err != nil {
+		return nil, nil, err
+	}
+	var wl apiextensionsv1.CustomResourceDefinition
+	if err := c.Get(ctx, client.ObjectKey{Name: workloadCRD}, &wl); err != nil {
+		return nil, nil, fmt.Errorf("reading CRD %s (is Kueue installed?): %w", workloadCRD, err)
+	}
+	d, err := podsets.NewSchemaDefaulter(&wl, kueue.GroupVersion.Version)
+	if err != nil {
+		return nil, nil, err
+	}
+	return s, d, nil
+}
+
+// DetectShape picks the override field from the TrainJob CRD's storage
+// version schema.
+func DetectShape(crd *apiextensionsv1.CustomResourceDefinition) (shape.Shape, error) {
+	var found []string
+	for i := range crd.Spec.Versions {
+		v := &crd.Spec.Versions[i]
+		if !v.Storage || v.Schema == nil || v.Schema.OpenAPIV3Schema == nil {
+			continue
+		}
+		spec := v.Schema.OpenAPIV3Schema.Properties["spec"]
+		for name := range spec.Properties {
+			found = append(found, name)
+		}
+		if _, ok := spec.Properties["podTemplateOverrides"]; ok {
+			return shape.PodTemplateOverrides{}, nil
+		}
+	}
+	return nil, fmt.Errorf("the installed TrainJob CRD has no override field this build supports (spec fields found: %v); supported: spec.podTemplateOverrides (Kubeflow Trainer v2.1.x)", found)
+}

@@ -1,0 +1,250 @@
+package integration
+
+import (
+	"context"
+	"errors"
+	"fmt"
+
+	corev1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/api/equality"
+	apimeta "k8s.io/apimachinery/pkg/api/meta"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/runtime/schema"
+	"k8s.io/client-go/tools/record"
+	"k8s.io/utils/ptr"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+	jobsetapi "sigs.k8s.io/jobset/api/jobset/v1alpha2"
+	kueue "sigs.k8s.io/kueue/apis/kueue/v1beta2"
+	"sigs.k8s.io/kueue/pkg/controller/jobframework"
+	"sigs.k8s.io/kueue/pkg/workload"
+
+	trainer "github.com/kubeflow/trainer/v2/pkg/apis/trainer/v1alpha1"
+
+	"github.com/trainjob-kueue/trainjob-kueue/podsets"
+	"github.com/trainjob-kueue/trainjob-kueue/quota"
+)
+
+// GVK of the jobs we integrate.
+var GVK = trainer.GroupVersion.WithKind(trainer.TrainJobKind)
+
+const (
+	// ControllerName is Trainer's default spec.managedBy.
+	ControllerName = "trainer.kubeflow.org/trainjob-controller"
+)
+
+// deps are what a TrainJob needs from its reconciler to answer the job
+// framework: read-only and shared by every job of one reconciler.
+type deps struct {
+	client   client.Client // cached reads; writes go to the API server
+	recorder record.EventRecorder
+	opts     Options
+}
+
+// TrainJob adapts a Trainer TrainJob to Kueue's job framework. A new one is
+// made for every reconcile, so what it computes is computed once per
+// reconcile however often the framework asks.
+type TrainJob struct {
+	trainer.TrainJob
+	deps *deps
+
+	computed bool
+	roles    []podsets.Role
+	podSets  []kueue.PodSet
+	err      error
+}
+
+var (
+	_ jobframework.GenericJob              = (*TrainJob)(nil)
+	_ jobframework.JobWithCustomStop       = (*TrainJob)(nil)
+	_ jobframework.JobWithReclaimablePods  = (*TrainJob)(nil)
+	_ jobframework.JobWithManagedBy        = (*TrainJob)(nil)
+	_ jobframework.JobWithPriorityClass    = (*TrainJob)(nil)
+	_ jobframework.JobWithPodLabelSelector = (*TrainJob)(nil)
+)
+
+func (t *TrainJob) Object() client.Object        { return &t.TrainJob }
+func (t *TrainJob) GVK() schema.GroupVersionKind { return GVK }
+func (t *TrainJob) IsSuspended() bool            { return ptr.Deref(t.Spec.Suspend, false) }
+func (t *TrainJob) Suspend()                     { t.Spec.Suspend = ptr.To(true) }
+
+// IsActive reports whether any child Job still has running pods.
+func (t *TrainJob) IsActive() bool {
+	for i := range t.Status.JobsStatus {
+		if ptr.Deref(t.Status.JobsStatus[i].Active, 0) > 0 {
+			return true
+		}
+	}
+	return false
+}
+
+func (t *TrainJob) PodLabelSelector() string {
+	return fmt.Sprintf("%s=%s", jobsetapi.JobSetNameKey, t.Name)
+}
+
+func (t *TrainJob) Finished(context.Context) (string, bool, bool) {
+	if c := apimeta.FindStatusCondition(t.Status.Conditions, trainer.TrainJobComplete); c != nil && c.Status == metav1.ConditionTrue {
+		return c.Message, true, true
+	}
+	if c := apimeta.FindStatusCondition(t.Status.Conditions, trainer.TrainJobFailed); c != nil && c.Status == metav1.ConditionTrue {
+		return c.Message, false, true
+	}
+	return "", false, false
+}
+
+// compute projects the job onto its roles and PodSets once per reconcile.
+func (t *TrainJob) compute(ctx context.Context) error {
+	if t.computed {
+		return t.err
+	}
+	t.computed = true
+	t.roles, t.podSets, t.err = t.project(ctx)
+	if t.err != nil {
+		var rtErr *errRuntime
+		if errors.As(t.err, &rtErr) {
+			t.deps.recorder.Event(&t.TrainJob, corev1.EventTypeWarning, rtErr.reason, rtErr.msg)
+			// The runtime watch requeues the job when the runtime changes:
+			// retrying before that would only spin.
+			t.err = jobframework.UnretryableError(rtErr.msg)
+		}
+	}
+	return t.err
+}
+
+func (t *TrainJob) project(ctx context.Context) ([]podsets.Role, []kueue.PodSet, error) {
+	rt, err := runtimeSpec(ctx, t.deps.client, &t.TrainJob)
+	if err != nil {
+		return nil, nil, err
+	}
+	roles, err := podsets.Roles(&t.TrainJob, rt, t.deps.opts.Shape)
+	if err != nil {
+		return nil, nil, &errRuntime{
+			reason: ReasonInvalidRuntime,
+			msg:    fmt.Sprintf("cannot compute the pods of this TrainJob: %v", err),
+		}
+	}
+	podSets, err := podsets.FromRoles(roles, t.deps.opts.PodSets)
+	if err != nil {
+		return nil, nil, err
+	}
+	return roles, podSets, nil
+}
+
+// PodSets are the job's roles as Trainer runs them. A job that holds a quota
+// reservation keeps reporting the PodSets it was admitted with while it asks
+// for the same pods: a running job can't change shape (its JobSet is
+// immutable), so an edited runtime must not stop it, and a Workload written
+// by another integration stays matched when only non-scheduling details of
+// its templates differ from ours.
+func (t *TrainJob) PodSets(ctx context.Context) ([]kueue.PodSet, error) {
+	reserved := t.reservedWorkload(ctx)
+	if reserved != nil && !t.IsSuspended() {
+		return reserved.Spec.DeepCopy().PodSets, nil
+	}
+	if err := t.compute(ctx); err != nil {
+		return nil, err
+	}
+	if reserved != nil && sameDemand(reserved.Spec.PodSets, t.podSets) {
+		return reserved.Spec.DeepCopy().PodSets, nil
+	}
+	out := make([]kueue.PodSet, len(t.podSets))
+	for i := range t.podSets {
+		t.podSets[i].DeepCopyInto(&out[i])
+	}
+	return out, nil
+}
+
+// reservedWorkload is the job's Workload when it holds a quota reservation.
+func (t *TrainJob) reservedWorkload(ctx context.Context) *kueue.Workload {
+	if t.UID == "" {
+		return nil
+	}
+	name := jobframework.GetWorkloadNameForOwnerWithGVK(t.Name, t.UID, GVK)
+	wl := &kueue.Workload{}
+	if err := t.deps.client.Get(ctx, client.ObjectKey{Namespace: t.Namespace, Name: name}, wl); err != nil {
+		return nil
+	}
+	if owner := metav1.GetControllerOfNoCopy(wl); owner == nil || owner.UID != t.UID {
+		return nil
+	}
+	if !workload.HasQuotaReservation(wl) || workload.IsFinished(wl) {
+		return nil
+	}
+	return wl
+}
+
+// sameDemand: same roles, same counts, same per-pod requests.
+func sameDemand(a, b []kueue.PodSet) bool {
+	if len(a) != len(b) {
+		return false
+	}
+	for i := range a {
+		if a[i].Name != b[i].Name || a[i].Count != b[i].Count {
+			return false
+		}
+		if !equality.Semantic.DeepEqual(quota.PodRequests(&a[i].Template.Spec), quota.PodRequests(&b[i].Template.Spec)) {
+			return false
+		}
+	}
+	return true
+}
+
+// PodsReady: every Job of every role is ready or done.
+func (t *TrainJob) PodsReady(ctx context.Context) bool {
+	if t.compute(ctx) != nil {
+		return false
+	}
+	status := map[string]*trainer.JobStatus{}
+	for i := range t.Status.JobsStatus {
+		status[t.Status.JobsStatus[i].Name] = &t.Status.JobsStatus[i]
+	}
+	for i := range t.roles {
+		s := status[t.roles[i].Name]
+		if s == nil || ptr.Deref(s.Ready, 0)+ptr.Deref(s.Succeeded, 0) < t.roles[i].Replicas {
+			return false
+		}
+	}
+	return true
+}
+
+// ReclaimablePods reports the pods of roles whose Jobs already succeeded,
+// typically the initializers once the trainer nodes started: their quota can
+// go to waiting jobs.
+func (t *TrainJob) ReclaimablePods(ctx context.Context) ([]kueue.ReclaimablePod, error) {
+	if len(t.Status.JobsStatus) == 0 {
+		return nil, nil
+	}
+	perReplica := map[string]int32{}
+	replicas := map[string]int32{}
+	if t.compute(ctx) == nil {
+		for i := range t.roles {
+			perReplica[t.roles[i].Name] = t.roles[i].PodsPerReplica
+			replicas[t.roles[i].Name] = t.roles[i].Replicas
+		}
+	}
+	var out []kueue.ReclaimablePod
+	for i := range t.Status.JobsStatus {
+		s := &t.Status.JobsStatus[i]
+		succeeded := ptr.Deref(s.Succeeded, 0)
+		per, known := perReplica[s.Name]
+		if succeeded <= 0 || !known || succeeded > replicas[s.Name] {
+			continue
+		}
+		out = append(out, kueue.ReclaimablePod{Name: kueue.NewPodSetReference(s.Name), Count: succeeded * per})
+	}
+	return out, nil
+}
+
+// PriorityClass is the trainer step's priority class, not whichever role
+// happens to come first in the runtime.
+func (t *TrainJob) PriorityClass() string {
+	if t.compute(context.Background()) != nil {
+		return ""
+	}
+	return podsets.PriorityClass(t.roles)
+}
+
+func (t *TrainJob) CanDefaultManagedBy() bool {
+	return t.Spec.ManagedBy == nil || *t.Spec.ManagedBy == ControllerName
+}
+func (t *TrainJob) ManagedBy() *string             { return t.Spec.ManagedBy }
+func (t *TrainJob) SetManagedBy(managedBy *string) { t.Spec.ManagedBy = managedBy }

@@ -1,0 +1,119 @@
+package integration
+
+import (
+	"context"
+	"fmt"
+
+	"k8s.io/apimachinery/pkg/runtime"
+	"k8s.io/apimachinery/pkg/util/validation/field"
+	ctrl "sigs.k8s.io/controller-runtime"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+	"sigs.k8s.io/controller-runtime/pkg/webhook/admission"
+	kueue "sigs.k8s.io/kueue/apis/kueue/v1beta2"
+	"sigs.k8s.io/kueue/pkg/controller/jobframework"
+
+	trainer "github.com/kubeflow/trainer/v2/pkg/apis/trainer/v1alpha1"
+
+	"github.com/trainjob-kueue/trainjob-kueue/shape"
+)
+
+// Webhook defaults and validates TrainJobs for Kueue. It is registered with
+// failurePolicy Fail, like Kueue's own: a queued job must never start
+// unqueued because the webhook was down.
+type Webhook struct {
+	client client.Client // cached reads
+	opts   Options
+}
+
+// SetupWebhook registers the TrainJob webhook with the manager's server.
+func SetupWebhook(mgr ctrl.Manager, opts Options) error {
+	wh := &Webhook{client: mgr.GetClient(), opts: opts}
+	return ctrl.NewWebhookManagedBy(mgr).
+		For(&trainer.TrainJob{}).
+		WithDefaulter(wh).
+		WithValidator(wh).
+		Complete()
+}
+
+var (
+	_ admission.CustomDefaulter = (*Webhook)(nil)
+	_ admission.CustomValidator = (*Webhook)(nil)
+)
+
+// +kubebuilder:webhook:path=/mutate-trainer-kubeflow-org-v1alpha1-trainjob,mutating=true,failurePolicy=fail,sideEffects=None,groups=trainer.kubeflow.org,resources=trainjobs,verbs=create,versions=v1alpha1,name=mtrainjob.trainjob-kueue.dev,admissionReviewVersions=v1
+
+// Default queues the job: default LocalQueue if the namespace has one, and
+// suspended when Kueue is to manage it.
+func (w *Webhook) Default(ctx context.Context, obj runtime.Object) error {
+	job := &TrainJob{TrainJob: *obj.(*trainer.TrainJob)}
+	if w.opts.LocalQueueDefaulting && jobframework.QueueName(job) == "" {
+		if w.defaultQueueExists(ctx, job.Namespace) {
+			labels := job.GetLabels()
+			if labels == nil {
+				labels = map[string]string{}
+			}
+			labels[queueLabel] = defaultQueueName
+			job.SetLabels(labels)
+		}
+	}
+	suspend, err := jobframework.WorkloadShouldBeSuspended(ctx, job.Object(), w.client, w.opts.ManageJobsWithoutQueueName, w.opts.ManagedJobsNamespaceSelector)
+	if err != nil {
+		return err
+	}
+	if suspend {
+		job.Suspend()
+	}
+	job.TrainJob.DeepCopyInto(obj.(*trainer.TrainJob))
+	return nil
+}
+
+const (
+	queueLabel       = "kueue.x-k8s.io/queue-name"
+	defaultQueueName = "default"
+)
+
+// defaultQueueExists is Kueue's LocalQueueDefaulting lookup, from the
+// informer cache: our process has no Kueue queue manager to ask.
+func (w *Webhook) defaultQueueExists(ctx context.Context, namespace string) bool {
+	var lq kueue.LocalQueue
+	err := w.client.Get(ctx, client.ObjectKey{Namespace: namespace, Name: defaultQueueName}, &lq)
+	return err == nil
+}
+
+// +kubebuilder:webhook:path=/validate-trainer-kubeflow-org-v1alpha1-trainjob,mutating=false,failurePolicy=fail,sideEffects=None,groups=trainer.kubeflow.org,resources=trainjobs,verbs=create;update,versions=v1alpha1,name=vtrainjob.trainjob-kueue.dev,admissionReviewVersions=v1
+
+func (w *Webhook) ValidateCreate(ctx context.Context, obj runtime.Object) (admission.Warnings, error) {
+	job := &TrainJob{TrainJob: *obj.(*trainer.TrainJob)}
+	errs := jobframework.ValidateJobOnCreate(job)
+	errs = append(errs, w.forged(nil, &job.TrainJob)...)
+	return nil, errs.ToAggregate()
+}
+
+func (w *Webhook) ValidateUpdate(ctx context.Context, oldObj, newObj runtime.Object) (admission.Warnings, error) {
+	oldJob := &TrainJob{TrainJob: *oldObj.(*trainer.TrainJob)}
+	newJob := &TrainJob{TrainJob: *newObj.(*trainer.TrainJob)}
+	errs := jobframework.ValidateJobOnCreate(newJob)
+	errs = append(errs, jobframework.ValidateJobOnUpdate(oldJob, newJob, func(ns string) bool {
+		return w.opts.LocalQueueDefaulting && w.defaultQueueExists(ctx, ns)
+	})...)
+	if req, err := admission.RequestFromContext(ctx); err != nil || req.UserInfo.Username != w.opts.ManagerUsername || w.opts.ManagerUsername == "" {
+		errs = append(errs, w.forged(&oldJob.TrainJob, &newJob.TrainJob)...)
+	}
+	return nil, errs.ToAggregate()
+}
+
+func (w *Webhook) ValidateDelete(context.Context, runtime.Object) (admission.Warnings, error) {
+	return nil, nil
+}
+
+// forged rejects entries that carry our ownership marker but were not
+// written by us: we would remove them on preemption, and they would be
+// mistaken for an admission.
+func (w *Webhook) forged(old, job *trainer.TrainJob) field.ErrorList {
+	var errs field.ErrorList
+	for _, path := range w.opts.Shape.Forged(old, job) {
+		errs = append(errs, field.Forbidden(field.NewPath(path),
+			fmt.Sprintf("entries labelled %s are written by trainjob-kueue at admission only; remove the label from your entry", shape.OwnedLabel)))
+	}
+	return errs
+}

@@ -1,0 +1,151 @@
+package podsets
+
+import (
+	"errors"
+	"fmt"
+
+	corev1 "k8s.io/api/core/v1"
+	kueue "sigs.k8s.io/kueue/apis/kueue/v1beta2"
+
+	trainer "github.com/kubeflow/trainer/v2/pkg/apis/trainer/v1alpha1"
+)
+
+// Options tune the projection to the cluster it runs for.
+type Options struct {
+	// TopologyAwareScheduling mirrors Kueue's feature gate of the same name:
+	// with it, PodSets carry the topology requests of their pod templates.
+	TopologyAwareScheduling bool
+	// Defaulter fills in what the API server defaults when it stores a
+	// Workload, so computed PodSets compare equal to stored ones. Nil leaves
+	// the PodSets as computed.
+	Defaulter Defaulter
+}
+
+// ErrNoReplicatedJobs reports a runtime that would run nothing.
+var ErrNoReplicatedJobs = errors.New("the runtime's template has no replicatedJobs")
+
+// Roles returns the replicatedJobs of the runtime as Trainer will run them for
+// job, in runtime order.
+func Roles(job *trainer.TrainJob, rt *trainer.TrainingRuntimeSpec, shape Shape) ([]Role, error) {
+	jobs := rt.Template.Spec.ReplicatedJobs
+	if len(jobs) == 0 {
+		return nil, ErrNoReplicatedJobs
+	}
+	roles := make([]Role, 0, len(jobs))
+	for i := range jobs {
+		rj := &jobs[i]
+		ancestor := rj.Template.Labels[AncestorLabel]
+		perReplica, err := podsPerReplica(job, rt, rj.Name, ancestor, rj.Template.Spec.Parallelism)
+		if err != nil {
+			return nil, err
+		}
+		reps, err := replicas(rj.Name, ancestor, rj.Replicas)
+		if err != nil {
+			return nil, err
+		}
+		if _, err := podCount(rj.Name, reps, perReplica); err != nil {
+			return nil, err
+		}
+		tmpl := *rj.Template.Spec.Template.DeepCopy()
+		if err := shape.ApplyUserOverrides(job, rj.Name, &tmpl); err != nil {
+			return nil, fmt.Errorf("applying spec overrides to replicatedJob %q: %w", rj.Name, err)
+		}
+		applyTrainer(job, rt, rj.Name, ancestor, &tmpl.Spec)
+		roles = append(roles, Role{
+			Name:           rj.Name,
+			Ancestor:       ancestor,
+			Replicas:       reps,
+			PodsPerReplica: perReplica,
+			Template:       tmpl,
+		})
+	}
+	return roles, nil
+}
+
+// Build returns the Workload PodSets for job run with runtime rt.
+func Build(job *trainer.TrainJob, rt *trainer.TrainingRuntimeSpec, shape Shape, opts Options) ([]kueue.PodSet, error) {
+	roles, err := Roles(job, rt, shape)
+	if err != nil {
+		return nil, err
+	}
+	return FromRoles(roles, opts)
+}
+
+// FromRoles projects roles onto PodSets.
+func FromRoles(roles []Role, opts Options) ([]kueue.PodSet, error) {
+	podSets := make([]kueue.PodSet, len(roles))
+	for i := range roles {
+		r := &roles[i]
+		podSets[i] = kueue.PodSet{
+			Name:     kueue.NewPodSetReference(r.Name),
+			Count:    r.Count(),
+			Template: *r.Template.DeepCopy(),
+		}
+		if opts.TopologyAwareScheduling {
+			req, err := topologyRequest(r)
+			if err != nil {
+				return nil, fmt.Errorf("replicatedJob %q: %w", r.Name, err)
+			}
+			podSets[i].TopologyRequest = req
+		}
+	}
+	if opts.Defaulter != nil {
+		if err := opts.Defaulter.Default(podSets); err != nil {
+			return nil, fmt.Errorf("applying Workload defaults: %w", err)
+		}
+	}
+	return podSets, nil
+}
+
+// applyTrainer copies the TrainJob's trainer fields into the pod spec the way
+// Trainer's JobSet builder does: image, command and args go to the "node"
+// container of the trainer step; resourcesPerNode replaces that container's
+// resources, and also the MPI "node" workers' when the launcher runs as a
+// node. Env is left out: it never changes where or whether a pod fits.
+func applyTrainer(job *trainer.TrainJob, rt *trainer.TrainingRuntimeSpec, name, ancestor string, spec *corev1.PodSpec) {
+	t := job.Spec.Trainer
+	if t == nil {
+		return
+	}
+	for i := range spec.Containers {
+		c := &spec.Containers[i]
+		if c.Name != NodeName {
+			continue
+		}
+		if ancestor == AncestorTrainer {
+			if t.Image != nil {
+				c.Image = *t.Image
+			}
+			if t.Command != nil {
+				c.Command = t.Command
+			}
+			if t.Args != nil {
+				c.Args = t.Args
+			}
+		}
+		if ancestor == AncestorTrainer || (runLauncherAsNode(rt) && name == NodeName) {
+			if r := t.ResourcesPerNode; r != nil && (r.Limits != nil || r.Requests != nil) {
+				c.Resources = corev1.ResourceRequirements{
+					Limits:   r.Limits.DeepCopy(),
+					Requests: r.Requests.DeepCopy(),
+				}
+			}
+		}
+	}
+}
+
+// PriorityClass is the priority class of the trainer step, which is what the
+// job is about; other roles' classes are only used when it has none.
+func PriorityClass(roles []Role) string {
+	for i := range roles {
+		if roles[i].Ancestor == AncestorTrainer && roles[i].Template.Spec.PriorityClassName != "" {
+			return roles[i].Template.Spec.PriorityClassName
+		}
+	}
+	for i := range roles {
+		if pc := roles[i].Template.Spec.PriorityClassName; pc != "" {
+			return pc
+		}
+	}
+	return ""
+}

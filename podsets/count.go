@@ -1,0 +1,87 @@
+package podsets
+
+import (
+	"fmt"
+	"math"
+
+	"k8s.io/utils/ptr"
+
+	trainer "github.com/kubeflow/trainer/v2/pkg/apis/trainer/v1alpha1"
+)
+
+// podsPerReplica is the parallelism Trainer gives replicatedJob rj, following
+// the rules of Trainer's runtime core and its torch, mpi and plainml plugins:
+//   - every job starts from its own parallelism (default 1);
+//   - the trainer-ancestor job of a runtime with an mlPolicy starts from
+//     mlPolicy.numNodes (default 1) instead;
+//   - torch and plain runtimes: spec.trainer.numNodes, when set, replaces the
+//     trainer-ancestor job's count;
+//   - MPI: spec.trainer.numNodes goes to the job named "node" (minus the
+//     launcher with runLauncherAsNode, at least 1); the launcher, which is the
+//     trainer ancestor, keeps mlPolicy.numNodes.
+func podsPerReplica(job *trainer.TrainJob, rt *trainer.TrainingRuntimeSpec, name, ancestor string, parallelism *int32) (int32, error) {
+	count := ptr.Deref(parallelism, 1)
+	if ancestor == AncestorTrainer && rt.MLPolicy != nil {
+		count = ptr.Deref(rt.MLPolicy.NumNodes, 1)
+	}
+	if numNodes := trainerNumNodes(job); numNodes != nil {
+		if *numNodes < 1 {
+			return 0, fmt.Errorf("spec.trainer.numNodes is %d: it must be at least 1", *numNodes)
+		}
+		switch {
+		case isMPI(rt):
+			if name == NodeName {
+				count = *numNodes
+				if runLauncherAsNode(rt) {
+					count = max(*numNodes-1, 1)
+				}
+			}
+		case ancestor == AncestorTrainer:
+			count = *numNodes
+		}
+	}
+	if count < 1 {
+		return 0, fmt.Errorf("replicatedJob %q would run %d pods: its parallelism (or the runtime's mlPolicy.numNodes) must be at least 1", name, count)
+	}
+	return count, nil
+}
+
+// replicas is how many Jobs JobSet creates for the role. Trainer pins its
+// own steps (initializers and trainer) to one; custom jobs keep theirs.
+func replicas(name, ancestor string, declared int32) (int32, error) {
+	switch ancestor {
+	case AncestorTrainer, AncestorDatasetInitializer, AncestorModelInitializer:
+		return 1, nil
+	}
+	if declared == 0 {
+		// JobSet defaults an unset replicas to 1.
+		return 1, nil
+	}
+	if declared < 1 {
+		return 0, fmt.Errorf("replicatedJob %q has replicas %d: it must be at least 1", name, declared)
+	}
+	return declared, nil
+}
+
+func podCount(name string, replicas, perReplica int32) (int32, error) {
+	total := int64(replicas) * int64(perReplica)
+	if total > math.MaxInt32 {
+		return 0, fmt.Errorf("replicatedJob %q would run %d pods, more than a PodSet can hold", name, total)
+	}
+	return int32(total), nil
+}
+
+func trainerNumNodes(job *trainer.TrainJob) *int32 {
+	if job.Spec.Trainer == nil {
+		return nil
+	}
+	return job.Spec.Trainer.NumNodes
+}
+
+func isMPI(rt *trainer.TrainingRuntimeSpec) bool {
+	return rt.MLPolicy != nil && rt.MLPolicy.MPI != nil
+}
+
+func runLauncherAsNode(rt *trainer.TrainingRuntimeSpec) bool {
+	return isMPI(rt) && ptr.Deref(rt.MLPolicy.MPI.RunLauncherAsNode, false)
+}

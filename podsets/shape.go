@@ -1,0 +1,18 @@
+package podsets
+
+import (
+	corev1 "k8s.io/api/core/v1"
+
+	trainer "github.com/kubeflow/trainer/v2/pkg/apis/trainer/v1alpha1"
+)
+
+// Shape is how one Trainer API version lets a TrainJob override the pod
+// templates of its runtime (podSpecOverrides, podTemplateOverrides or
+// runtimePatches). PodSets only needs to read the user's overrides; entries
+// an integration injected at admission are not the user's and must be skipped,
+// so the Workload of a running job keeps matching the job.
+type Shape interface {
+	// ApplyUserOverrides applies, in order and the way Trainer merges them,
+	// the job's own overrides that target replicatedJob jobName.
+	ApplyUserOverrides(job *trainer.TrainJob, jobName string, tmpl *corev1.PodTemplateSpec) error
+}

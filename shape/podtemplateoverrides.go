@@ -1,0 +1,226 @@
+package shape
+
+import (
+	"encoding/json"
+	"fmt"
+	"maps"
+	"slices"
+
+	corev1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/api/equality"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/util/strategicpatch"
+
+	trainer "github.com/kubeflow/trainer/v2/pkg/apis/trainer/v1alpha1"
+)
+
+const overridesPath = "/spec/podTemplateOverrides"
+
+// PodTemplateOverrides is Trainer v2.1's spec.podTemplateOverrides: a list of
+// {targetJobs, metadata, spec} entries, each merged in order into the pod
+// template of the jobs it targets with a strategic merge patch.
+type PodTemplateOverrides struct{}
+
+var _ Shape = PodTemplateOverrides{}
+
+func (PodTemplateOverrides) Name() string { return "spec.podTemplateOverrides" }
+
+// ApplyUserOverrides implements podsets.Shape the way Trainer v2.1's
+// runtime core merges overrides.
+func (PodTemplateOverrides) ApplyUserOverrides(job *trainer.TrainJob, jobName string, tmpl *corev1.PodTemplateSpec) error {
+	for i := range job.Spec.PodTemplateOverrides {
+		o := &job.Spec.PodTemplateOverrides[i]
+		if injected(o) || !targets(o, jobName) {
+			continue
+		}
+		patch := map[string]any{}
+		if o.Metadata != nil {
+			meta := map[string]any{}
+			if o.Metadata.Labels != nil {
+				meta["labels"] = o.Metadata.Labels
+			}
+			if o.Metadata.Annotations != nil {
+				meta["annotations"] = o.Metadata.Annotations
+			}
+			if len(meta) > 0 {
+				patch["metadata"] = meta
+			}
+		}
+		if o.Spec != nil {
+			patch["spec"] = o.Spec
+		}
+		if err := mergeInto(tmpl, patch); err != nil {
+			return fmt.Errorf("spec.podTemplateOverrides[%d]: %w", i, err)
+		}
+	}
+	return nil
+}
+
+func mergeInto(tmpl *corev1.PodTemplateSpec, patch map[string]any) error {
+	source, err := json.Marshal(tmpl)
+	if err != nil {
+		return err
+	}
+	p, err := json.Marshal(patch)
+	if err != nil {
+		return err
+	}
+	merged, err := strategicpatch.StrategicMergePatch(source, p, corev1.PodTemplateSpec{})
+	if err != nil {
+		return err
+	}
+	out := corev1.PodTemplateSpec{}
+	if err := json.Unmarshal(merged, &out); err != nil {
+		return err
+	}
+	*tmpl = out
+	return nil
+}
+
+func (PodTemplateOverrides) Injected(job *trainer.TrainJob) bool {
+	return slices.ContainsFunc(job.Spec.PodTemplateOverrides, func(o trainer.PodTemplateOverride) bool { return injected(&o) })
+}
+
+func (s PodTemplateOverrides) Inject(job *trainer.TrainJob, want []Injection) []Op {
+	entries := make([]trainer.PodTemplateOverride, len(want))
+	for i := range want {
+		entries[i] = render(&want[i])
+	}
+	var current []trainer.PodTemplateOverride
+	foreign := false
+	for i := range job.Spec.PodTemplateOverrides {
+		o := &job.Spec.PodTemplateOverrides[i]
+		switch {
+		case owned(o):
+			current = append(current, *o)
+		case injected(o):
+			foreign = true
+		}
+	}
+	if !foreign && trailing(job.Spec.PodTemplateOverrides, len(current)) && equality.Semantic.DeepEqual(current, entries) {
+		return nil
+	}
+	ops := s.Restore(job)
+	if len(job.Spec.PodTemplateOverrides) == 0 || len(ops) > 0 && removesAll(ops) {
+		return append(ops, Op{Op: "add", Path: overridesPath, Value: entries})
+	}
+	for i := range entries {
+		ops = append(ops, Op{Op: "add", Path: overridesPath + "/-", Value: entries[i]})
+	}
+	return ops
+}
+
+func (PodTemplateOverrides) Restore(job *trainer.TrainJob) []Op {
+	list := job.Spec.PodTemplateOverrides
+	var idx []int
+	for i := range list {
+		if injected(&list[i]) {
+			idx = append(idx, i)
+		}
+	}
+	if len(idx) == 0 {
+		return nil
+	}
+	if len(idx) == len(list) {
+		// Every entry was injected: the user had none, leave no list behind.
+		return []Op{{Op: "remove", Path: overridesPath}}
+	}
+	ops := make([]Op, 0, len(idx))
+	// Back to front, so earlier indexes stay valid while we remove.
+	for i := len(idx) - 1; i >= 0; i-- {
+		ops = append(ops, Op{Op: "remove", Path: fmt.Sprintf("%s/%d", overridesPath, idx[i])})
+	}
+	return ops
+}
+
+func (PodTemplateOverrides) Forged(old, job *trainer.TrainJob) []string {
+	var previous []trainer.PodTemplateOverride
+	if old != nil {
+		for i := range old.Spec.PodTemplateOverrides {
+			if owned(&old.Spec.PodTemplateOverrides[i]) {
+				previous = append(previous, old.Spec.PodTemplateOverrides[i])
+			}
+		}
+	}
+	var paths []string
+	for i := range job.Spec.PodTemplateOverrides {
+		o := &job.Spec.PodTemplateOverrides[i]
+		if !owned(o) {
+			continue
+		}
+		if !slices.ContainsFunc(previous, func(p trainer.PodTemplateOverride) bool { return equality.Semantic.DeepEqual(&p, o) }) {
+			paths = append(paths, fmt.Sprintf("spec.podTemplateOverrides[%d].metadata.labels[%s]", i, OwnedLabel))
+		}
+	}
+	return paths
+}
+
+func render(in *Injection) trainer.PodTemplateOverride {
+	labels := maps.Clone(in.Labels)
+	if labels == nil {
+		labels = map[string]string{}
+	}
+	labels[OwnedLabel] = "true"
+	o := trainer.PodTemplateOverride{
+		TargetJobs: []trainer.PodTemplateOverrideTargetJob{{Name: in.Name}},
+		Metadata: &metav1.ObjectMeta{
+			Labels:      labels,
+			Annotations: nonEmpty(in.Annotations),
+		},
+	}
+	spec := &trainer.PodTemplateSpecOverride{
+		NodeSelector:    nonEmpty(in.NodeSelector),
+		Tolerations:     slices.Clone(in.Tolerations),
+		SchedulingGates: slices.Clone(in.SchedulingGates),
+	}
+	if len(spec.NodeSelector) > 0 || len(spec.Tolerations) > 0 || len(spec.SchedulingGates) > 0 {
+		o.Spec = spec
+	}
+	return o
+}
+
+func nonEmpty(m map[string]string) map[string]string {
+	if len(m) == 0 {
+		return nil
+	}
+	return maps.Clone(m)
+}
+
+func targets(o *trainer.PodTemplateOverride, jobName string) bool {
+	return slices.ContainsFunc(o.TargetJobs, func(t trainer.PodTemplateOverrideTargetJob) bool { return t.Name == jobName })
+}
+
+// owned: injected by trainjob-kueue.
+func owned(o *trainer.PodTemplateOverride) bool {
+	return o.Metadata != nil && o.Metadata.Labels[OwnedLabel] == "true"
+}
+
+// IsInjected reports whether a v2.1 override entry was injected at
+// admission, by us or by Kueue's in-tree integration.
+func IsInjected(o *trainer.PodTemplateOverride) bool { return injected(o) }
+
+func injected(o *trainer.PodTemplateOverride) bool {
+	if owned(o) {
+		return true
+	}
+	if o.Metadata == nil {
+		return false
+	}
+	_, inTree := o.Metadata.Labels[InTreePodSetLabel]
+	return inTree
+}
+
+// trailing reports whether the last n entries of list are exactly the owned
+// ones, i.e. ours come after every user entry and are applied last.
+func trailing(list []trainer.PodTemplateOverride, n int) bool {
+	for i := len(list) - n; i < len(list); i++ {
+		if !owned(&list[i]) {
+			return false
+		}
+	}
+	return true
+}
+
+func removesAll(ops []Op) bool {
+	return len(ops) == 1 && ops[0].Op == "remove" && ops[0].Path == overridesPath
+}

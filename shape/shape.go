@@ -1,0 +1,67 @@
+// Package shape knows how each Kubeflow Trainer API version lets a TrainJob
+// override its runtime's pod templates, and renders the JSON Patches that
+// inject Kueue's admission into them and take it out again.
+//
+// Pure: data in, data out. The integration sends the patches.
+package shape
+
+import (
+	corev1 "k8s.io/api/core/v1"
+
+	trainer "github.com/kubeflow/trainer/v2/pkg/apis/trainer/v1alpha1"
+
+	"github.com/trainjob-kueue/trainjob-kueue/podsets"
+)
+
+// Names we own (design.md §10).
+const (
+	// OwnedLabel marks an override entry trainjob-kueue injected. It reaches
+	// the pods, which lets anyone tell which pods were placed by us.
+	OwnedLabel = "trainjob-kueue.dev/owned"
+	// InTreePodSetLabel is set by Kueue's in-tree TrainJob integration on the
+	// entries it injects; we recognise them so an admin can switch
+	// integrations with jobs in flight.
+	InTreePodSetLabel = "kueue.x-k8s.io/podset"
+)
+
+// Injection is what an admission puts on the pods of one role.
+type Injection struct {
+	// Name of the PodSet, which is the replicatedJob's name.
+	Name        string
+	Labels      map[string]string
+	Annotations map[string]string
+	// NodeSelector holds only the keys admission adds.
+	NodeSelector map[string]string
+	// Tolerations is the complete list the pods must end up with: Trainer
+	// merges overrides with a strategic merge patch that replaces the whole
+	// list, so an entry carrying only the flavor's would drop the runtime's
+	// and the user's.
+	Tolerations     []corev1.Toleration
+	SchedulingGates []corev1.PodSchedulingGate
+}
+
+// Op is one JSON Patch (RFC 6902) operation.
+type Op struct {
+	Op    string `json:"op"`
+	Path  string `json:"path"`
+	Value any    `json:"value,omitempty"`
+}
+
+// Shape is one Trainer API version's override field.
+type Shape interface {
+	podsets.Shape
+	// Name is the override field, as users know it.
+	Name() string
+	// Injected reports whether job carries entries an integration injected
+	// at admission (ours, or Kueue in-tree's).
+	Injected(job *trainer.TrainJob) bool
+	// Inject returns the operations that make job's injected entries exactly
+	// want, after every entry of the user; nil when they already are.
+	Inject(job *trainer.TrainJob, want []Injection) []Op
+	// Restore returns the operations that remove every injected entry and
+	// nothing else; nil when there is none.
+	Restore(job *trainer.TrainJob) []Op
+	// Forged returns the field paths of entries that carry our ownership
+	// marker but differ from the ones in old (nil old: every marked entry).
+	Forged(old, job *trainer.TrainJob) []string
+}
