@@ -2,10 +2,13 @@ package integration
 
 import (
 	"fmt"
+	"os"
 	"slices"
 
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/labels"
+	"k8s.io/apimachinery/pkg/runtime"
+	"k8s.io/apimachinery/pkg/runtime/serializer"
 	configapi "sigs.k8s.io/kueue/apis/config/v1beta2"
 	"sigs.k8s.io/kueue/pkg/util/waitforpodsready"
 )
@@ -35,4 +38,27 @@ func FromKueueConfig(cfg *configapi.Configuration, opts *Options) error {
 		opts.LabelKeysToCopy = cfg.Integrations.LabelKeysToCopy
 	}
 	return nil
+}
+
+// LoadKueueConfig reads a Kueue Configuration file with Kueue's defaults; an
+// empty path gives the defaults alone. Kueue's own validation is not run: it
+// checks the frameworks list against the integrations compiled into the
+// process, and ours holds none of Kueue's.
+func LoadKueueConfig(path string) (configapi.Configuration, error) {
+	scheme := runtime.NewScheme()
+	if err := configapi.AddToScheme(scheme); err != nil {
+		return configapi.Configuration{}, err
+	}
+	cfg := configapi.Configuration{}
+	if path != "" {
+		data, err := os.ReadFile(path)
+		if err != nil {
+			return cfg, fmt.Errorf("reading the Kueue configuration: %w", err)
+		}
+		if err := runtime.DecodeInto(serializer.NewCodecFactory(scheme, serializer.EnableStrict).UniversalDecoder(), data, &cfg); err != nil {
+			return cfg, fmt.Errorf("decoding the Kueue configuration %s: %w", path, err)
+		}
+	}
+	scheme.Default(&cfg)
+	return cfg, nil
 }

@@ -22,7 +22,6 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/metrics/filters"
 	metricsserver "sigs.k8s.io/controller-runtime/pkg/metrics/server"
 	"sigs.k8s.io/controller-runtime/pkg/webhook"
-	kueueconfig "sigs.k8s.io/kueue/pkg/config"
 	"sigs.k8s.io/kueue/pkg/features"
 
 	"github.com/trainjob-kueue/trainjob-kueue/integration"
@@ -70,9 +69,9 @@ func run(ctx context.Context, f flags) error {
 	log := ctrl.Log.WithName("setup")
 	scheme := integration.NewScheme()
 
-	_, kcfg, err := kueueconfig.Load(scheme, f.kueueConfig)
+	kcfg, err := integration.LoadKueueConfig(f.kueueConfig)
 	if err != nil {
-		return fmt.Errorf("loading the Kueue configuration %q: %w", f.kueueConfig, err)
+		return err
 	}
 	if err := utilfeature.DefaultMutableFeatureGate.SetFromMap(kcfg.FeatureGates); err != nil {
 		return fmt.Errorf("feature gates of the Kueue configuration: %w", err)

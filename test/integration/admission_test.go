@@ -1,0 +1,142 @@
+package integration_test
+
+import (
+	"fmt"
+	"slices"
+	"testing"
+	"time"
+
+	"github.com/google/go-cmp/cmp"
+	corev1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/api/equality"
+	"k8s.io/apimachinery/pkg/api/resource"
+	"k8s.io/utils/ptr"
+	kueue "sigs.k8s.io/kueue/apis/kueue/v1beta2"
+	"sigs.k8s.io/kueue/pkg/workload"
+
+	trainer "github.com/kubeflow/trainer/v2/pkg/apis/trainer/v1alpha1"
+
+	"github.com/trainjob-kueue/trainjob-kueue/integration"
+	"github.com/trainjob-kueue/trainjob-kueue/podsets"
+)
+
+func gpus(n int64) corev1.ResourceList {
+	return corev1.ResourceList{gpu: *resource.NewQuantity(n, resource.DecimalSI), corev1.ResourceCPU: resource.MustParse("1")}
+}
+
+func cpus(s string) corev1.ResourceList {
+	return corev1.ResourceList{corev1.ResourceCPU: resource.MustParse(s)}
+}
+
+type podSetShape struct {
+	Name  string
+	Count int32
+	GPU   int64
+	CPU   string
+}
+
+func shapeOf(ps []kueue.PodSet) []podSetShape {
+	out := make([]podSetShape, len(ps))
+	for i := range ps {
+		req := ps[i].Template.Spec.Containers[0].Resources.Requests
+		g := req[gpu]
+		c := req[corev1.ResourceCPU]
+		out[i] = podSetShape{Name: string(ps[i].Name), Count: ps[i].Count, GPU: g.Value(), CPU: c.String()}
+	}
+	return out
+}
+
+func TestTorchGPUJobIsQueuedAdmittedAndStartedOnItsFlavor(t *testing.T) {
+	ns := newNamespace(t)
+	taint := corev1.Toleration{Key: "nvidia.com/gpu", Operator: corev1.TolerationOpExists, Effect: corev1.TaintEffectNoSchedule}
+	lq := queue(t, ns, pool{name: "a100", labels: map[string]string{"pool": "a100"}, taints: []corev1.Toleration{taint}, gpus: 16})
+	runtimeToleration := corev1.Toleration{Key: "dedicated", Operator: corev1.TolerationOpEqual, Value: "ml", Effect: corev1.TaintEffectNoSchedule}
+	create(t, trainingRuntime(ns, "torch", torchPolicy(1),
+		role{name: "node", ancestor: "trainer", requests: cpus("1"), tolerations: []corev1.Toleration{runtimeToleration}}))
+
+	tj := trainJob(ns, "llm", "torch", lq)
+	tj.Spec.Trainer = &trainer.Trainer{NumNodes: ptr.To[int32](3), ResourcesPerNode: &corev1.ResourceRequirements{Requests: gpus(4)}}
+	create(t, tj)
+
+	if got := getTrainJob(t, tj); !ptr.Deref(got.Spec.Suspend, false) {
+		t.Fatalf("the webhook did not suspend a queued TrainJob")
+	}
+	wl := workloadOf(t, tj)
+	if diff := cmp.Diff([]podSetShape{{Name: "node", Count: 3, GPU: 4, CPU: "1"}}, shapeOf(wl.Spec.PodSets)); diff != "" {
+		t.Errorf("Workload PodSets (-want +got):\n%s", diff)
+	}
+
+	running := waitRunning(t, tj)
+	if n := len(running.Spec.PodTemplateOverrides); n != 1 {
+		t.Fatalf("want 1 injected override entry, got %d: %+v", n, running.Spec.PodTemplateOverrides)
+	}
+	js := jobSetOf(t, tj)
+	pod := replicatedJob(js, "node").Template.Spec.Template
+	if got := pod.Spec.NodeSelector["pool"]; got != "a100" {
+		t.Errorf("JobSet pods' nodeSelector pool = %q, want a100", got)
+	}
+	for _, want := range []corev1.Toleration{runtimeToleration, taint} {
+		if !slices.ContainsFunc(pod.Spec.Tolerations, func(have corev1.Toleration) bool { return have.MatchToleration(&want) }) {
+			t.Errorf("JobSet pods lack toleration %v; have %v", want, pod.Spec.Tolerations)
+		}
+	}
+	if p := replicatedJob(js, "node").Template.Spec.Parallelism; ptr.Deref(p, 0) != 3 {
+		t.Errorf("JobSet node parallelism = %v, want 3", p)
+	}
+	wl = workloadOf(t, tj)
+	if !workload.IsAdmitted(wl) {
+		t.Errorf("Workload not admitted")
+	}
+	eventually(t, "Started event", func() error { return hasEvent(t, tj, "Injected", "") })
+}
+
+func TestPodSetsRoundTripThroughTheAPIServer(t *testing.T) {
+	ns := newNamespace(t)
+	// No quota: the job stays queued, so the Workload is only ever compared,
+	// never admitted.
+	lq := queue(t, ns, pool{name: "none", gpus: 0})
+	rt := trainingRuntime(ns, "torch", torchPolicy(2),
+		role{name: "node", ancestor: "trainer", requests: gpus(1)})
+	// Trainer's torch runtimes name ports without a protocol; the Workload
+	// CRD defaults it. Our in-process defaults must match.
+	rt.Spec.Template.Spec.ReplicatedJobs[0].Template.Spec.Template.Spec.Containers[0].Ports = []corev1.ContainerPort{{ContainerPort: 29400}}
+	// As written, before the API server defaulted the runtime: the shape of
+	// a template that never went through an API server.
+	written := rt.DeepCopy()
+	create(t, rt)
+	tj := trainJob(ns, "ports", "torch", lq)
+	create(t, tj)
+	wl := workloadOf(t, tj)
+	if p := wl.Spec.PodSets[0].Template.Spec.Containers[0].Ports[0].Protocol; p != corev1.ProtocolTCP {
+		t.Fatalf("stored port protocol %q, want TCP", p)
+	}
+
+	shape, defaulter, err := integration.Discover(ctx, k8s)
+	if err != nil {
+		t.Fatal(err)
+	}
+	job := getTrainJob(t, tj)
+	computed, err := podsets.Build(job, &written.Spec, shape, podsets.Options{Defaulter: defaulter})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !equality.Semantic.DeepEqual(computed, wl.Spec.PodSets) {
+		t.Errorf("computed PodSets differ from the stored ones (-computed +stored):\n%s", cmp.Diff(computed, wl.Spec.PodSets))
+	}
+	undefaulted, err := podsets.Build(job, &written.Spec, shape, podsets.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if equality.Semantic.DeepEqual(undefaulted, wl.Spec.PodSets) {
+		t.Errorf("without defaults the PodSets should differ from the stored ones; this test would not notice a broken defaulter")
+	}
+
+	// Reconciles see no mismatch, so the Workload is never rewritten.
+	rv := wl.ResourceVersion
+	consistently(t, "Workload unchanged", 2*time.Second, func() error {
+		if now := workloadOf(t, tj); now.ResourceVersion != rv || now.UID != wl.UID {
+			return fmt.Errorf("Workload rewritten (resourceVersion %s -> %s)", rv, now.ResourceVersion)
+		}
+		return nil
+	})
+}

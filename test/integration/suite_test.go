@@ -1,0 +1,372 @@
+// Package integration_test is the integration tier: a real kube-apiserver and
+// etcd (built from Go modules by the Makefile), with Kueue's core controllers
+// and scheduler, Trainer v2.1's controller and webhooks, and JobSet's
+// controller and webhooks running in this process next to trainjob-kueue. No
+// Job controller runs: tests play its part by writing Job status.
+package integration_test
+
+import (
+	"context"
+	"fmt"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	apiextensionsv1 "k8s.io/apiextensions-apiserver/pkg/apis/apiextensions/v1"
+	"k8s.io/apimachinery/pkg/labels"
+	"k8s.io/apimachinery/pkg/runtime"
+	utilruntime "k8s.io/apimachinery/pkg/util/runtime"
+	clientgoscheme "k8s.io/client-go/kubernetes/scheme"
+	"k8s.io/client-go/rest"
+	"go.uber.org/zap/zapcore"
+	"k8s.io/utils/ptr"
+	ctrl "sigs.k8s.io/controller-runtime"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+	ctrlconfig "sigs.k8s.io/controller-runtime/pkg/config"
+	"sigs.k8s.io/controller-runtime/pkg/controller"
+	"sigs.k8s.io/controller-runtime/pkg/envtest"
+	"sigs.k8s.io/controller-runtime/pkg/log/zap"
+	metricsserver "sigs.k8s.io/controller-runtime/pkg/metrics/server"
+	"sigs.k8s.io/controller-runtime/pkg/webhook"
+	jobsetapi "sigs.k8s.io/jobset/api/jobset/v1alpha2"
+	jobsetcontrollers "sigs.k8s.io/jobset/pkg/controllers"
+	jobsetwebhooks "sigs.k8s.io/jobset/pkg/webhooks"
+	kueue "sigs.k8s.io/kueue/apis/kueue/v1beta2"
+	schdcache "sigs.k8s.io/kueue/pkg/cache/scheduler"
+	qcache "sigs.k8s.io/kueue/pkg/cache/queue"
+	kueuecore "sigs.k8s.io/kueue/pkg/controller/core"
+	kueueindexer "sigs.k8s.io/kueue/pkg/controller/core/indexer"
+	"sigs.k8s.io/kueue/pkg/scheduler"
+	"sigs.k8s.io/kueue/pkg/util/roletracker"
+	kueuewebhooks "sigs.k8s.io/kueue/pkg/webhooks"
+	schedulingv1alpha1 "sigs.k8s.io/scheduler-plugins/apis/scheduling/v1alpha1"
+
+	trainer "github.com/kubeflow/trainer/v2/pkg/apis/trainer/v1alpha1"
+	trainercontroller "github.com/kubeflow/trainer/v2/pkg/controller"
+	trainerruntime "github.com/kubeflow/trainer/v2/pkg/runtime/core"
+	trainerwebhooks "github.com/kubeflow/trainer/v2/pkg/webhooks"
+
+	"github.com/trainjob-kueue/trainjob-kueue/integration"
+)
+
+// managerUser is the identity trainjob-kueue runs as in these tests; the
+// test's own client is a different user, as a person would be.
+const managerUser = "system:serviceaccount:trainjob-kueue-system:trainjob-kueue"
+
+var (
+	k8s     client.Client // the test's direct client, as a user
+	restCfg *rest.Config
+	ctx     context.Context
+)
+
+func TestMain(m *testing.M) {
+	os.Exit(run(m))
+}
+
+func run(m *testing.M) int {
+	ctrl.SetLogger(zap.New(zap.WriteTo(os.Stderr), zap.UseDevMode(false), zap.Level(zapLevel())))
+	var cancel context.CancelFunc
+	ctx, cancel = context.WithCancel(context.Background())
+	defer cancel()
+
+	env, err := start(ctx)
+	if err != nil {
+		fmt.Fprintf(os.Stderr, "integration tier: %v\n", err)
+		return 1
+	}
+	defer func() {
+		cancel()
+		if err := env.Stop(); err != nil {
+			fmt.Fprintf(os.Stderr, "stopping the control plane: %v\n", err)
+		}
+	}()
+	return m.Run()
+}
+
+func start(ctx context.Context) (*envtest.Environment, error) {
+	if os.Getenv("KUBEBUILDER_ASSETS") == "" {
+		return nil, fmt.Errorf("KUBEBUILDER_ASSETS is not set: run the integration tier with `make test-integration`, which builds etcd and kube-apiserver from hack/tools")
+	}
+	crds, err := componentCRDs()
+	if err != nil {
+		return nil, err
+	}
+	env := &envtest.Environment{
+		CRDInstallOptions: envtest.CRDInstallOptions{CRDs: crds},
+	}
+	cfg, err := env.Start()
+	if err != nil {
+		return nil, fmt.Errorf("starting kube-apiserver and etcd: %w", err)
+	}
+	restCfg = cfg
+	scheme := testScheme()
+	if k8s, err = client.New(cfg, client.Options{Scheme: scheme}); err != nil {
+		return env, err
+	}
+
+	certDir, err := os.MkdirTemp("", "trainjob-kueue-webhook-")
+	if err != nil {
+		return env, err
+	}
+	ca, err := servingCerts(certDir)
+	if err != nil {
+		return env, err
+	}
+	componentsPort, err := freePort()
+	if err != nil {
+		return env, err
+	}
+	ourPort, err := freePort()
+	if err != nil {
+		return env, err
+	}
+	if err := startComponents(ctx, cfg, componentsPort, certDir); err != nil {
+		return env, err
+	}
+	user, err := env.AddUser(envtest.User{Name: managerUser, Groups: []string{"system:masters"}}, nil)
+	if err != nil {
+		return env, err
+	}
+	if err := startTrainJobKueue(ctx, user.Config(), ourPort, certDir); err != nil {
+		return env, err
+	}
+	for _, p := range []int{componentsPort, ourPort} {
+		if err := waitForWebhook(ctx, p); err != nil {
+			return env, err
+		}
+	}
+	hooks, err := allWebhooks(componentsPort, ourPort, ca)
+	if err != nil {
+		return env, err
+	}
+	if err := createAll(ctx, k8s, hooks); err != nil {
+		return env, err
+	}
+	return env, nil
+}
+
+// zapLevel logs errors only, unless TEST_VERBOSE asks for everything.
+func zapLevel() zapcore.Level {
+	if os.Getenv("TEST_VERBOSE") != "" {
+		return zapcore.Level(-5)
+	}
+	return zapcore.ErrorLevel
+}
+
+func testScheme() *runtime.Scheme {
+	s := runtime.NewScheme()
+	utilruntime.Must(clientgoscheme.AddToScheme(s))
+	utilruntime.Must(apiextensionsv1.AddToScheme(s))
+	utilruntime.Must(kueue.AddToScheme(s))
+	utilruntime.Must(trainer.AddToScheme(s))
+	utilruntime.Must(jobsetapi.AddToScheme(s))
+	utilruntime.Must(schedulingv1alpha1.AddToScheme(s))
+	return s
+}
+
+// componentCRDs are the real CRDs of Kueue, Trainer, JobSet and the
+// coscheduling PodGroup, with one change: the TrainJob schema gets fields no
+// Go type of ours models, to prove our writes never drop what they don't know.
+func componentCRDs() ([]*apiextensionsv1.CustomResourceDefinition, error) {
+	kueueDir, err := moduleDir("sigs.k8s.io/kueue")
+	if err != nil {
+		return nil, err
+	}
+	trainerDir, err := moduleDir("github.com/kubeflow/trainer/v2")
+	if err != nil {
+		return nil, err
+	}
+	jobsetDir, err := moduleDir("sigs.k8s.io/jobset")
+	if err != nil {
+		return nil, err
+	}
+	spDir, err := moduleDir("sigs.k8s.io/scheduler-plugins")
+	if err != nil {
+		return nil, err
+	}
+	kueueCRDs, err := filepath.Glob(filepath.Join(kueueDir, "config/components/crd/bases/*.yaml"))
+	if err != nil {
+		return nil, err
+	}
+	files := append(kueueCRDs,
+		filepath.Join(trainerDir, "manifests/base/crds/trainer.kubeflow.org_trainjobs.yaml"),
+		filepath.Join(trainerDir, "manifests/base/crds/trainer.kubeflow.org_trainingruntimes.yaml"),
+		filepath.Join(trainerDir, "manifests/base/crds/trainer.kubeflow.org_clustertrainingruntimes.yaml"),
+		filepath.Join(jobsetDir, "config/components/crd/bases/jobset.x-k8s.io_jobsets.yaml"),
+		filepath.Join(spDir, "config/crd/bases/scheduling.x-k8s.io_podgroups.yaml"),
+	)
+	crds, err := readCRDs(files...)
+	if err != nil {
+		return nil, err
+	}
+	for _, crd := range crds {
+		if crd.Name == "trainjobs.trainer.kubeflow.org" {
+			for i := range crd.Spec.Versions {
+				spec := crd.Spec.Versions[i].Schema.OpenAPIV3Schema.Properties["spec"]
+				spec.Properties[unmodeledSpecField] = apiextensionsv1.JSONSchemaProps{Type: "string"}
+				overrides := spec.Properties["podTemplateOverrides"]
+				overrides.Items.Schema.Properties[unmodeledOverrideField] = apiextensionsv1.JSONSchemaProps{Type: "string"}
+				spec.Properties["podTemplateOverrides"] = overrides
+				crd.Spec.Versions[i].Schema.OpenAPIV3Schema.Properties["spec"] = spec
+			}
+		}
+	}
+	return crds, nil
+}
+
+// Fields the test adds to the TrainJob CRD; our Go types know neither.
+const (
+	unmodeledSpecField     = "costCenter"
+	unmodeledOverrideField = "comment"
+)
+
+// startComponents runs Kueue core, JobSet and Trainer v2.1 in one manager
+// serving their webhooks on one loopback port.
+func startComponents(ctx context.Context, cfg *rest.Config, port int, certDir string) error {
+	mgr, err := ctrl.NewManager(cfg, ctrl.Options{
+		Scheme:                 testScheme(),
+		Metrics:                metricsserver.Options{BindAddress: "0"},
+		HealthProbeBindAddress: "0",
+		WebhookServer:          webhook.NewServer(webhook.Options{Host: "127.0.0.1", Port: port, CertDir: certDir}),
+		Controller:             ctrlconfig.Controller{SkipNameValidation: ptr.To(true)},
+	})
+	if err != nil {
+		return err
+	}
+	// Kueue core: queues, cache, core controllers, scheduler, core webhooks.
+	kcfg, err := integration.LoadKueueConfig("")
+	if err != nil {
+		return err
+	}
+	roles := roletracker.NewFakeRoleTracker("leader")
+	if err := kueueindexer.Setup(ctx, mgr.GetFieldIndexer()); err != nil {
+		return err
+	}
+	cache := schdcache.New(mgr.GetClient(), schdcache.WithRoleTracker(roles))
+	requeuer := qcache.NewRequeuer(qcache.RequeueBatchPeriodProd)
+	if err := mgr.Add(requeuer); err != nil {
+		return err
+	}
+	queues := qcache.NewManager(mgr.GetClient(), cache, requeuer, qcache.WithRoleTracker(roles))
+	if name, err := kueuecore.SetupControllers(mgr, queues, cache, &kcfg, roles); err != nil {
+		return fmt.Errorf("kueue controller %s: %w", name, err)
+	}
+	if name, err := kueuewebhooks.Setup(mgr, roles); err != nil {
+		return fmt.Errorf("kueue webhook %s: %w", name, err)
+	}
+	go queues.CleanUpOnContext(ctx)
+	go cache.CleanUpOnContext(ctx)
+	if err := mgr.Add(scheduler.New(queues, cache, mgr.GetClient(), mgr.GetEventRecorderFor("kueue-admission"), scheduler.WithRoleTracker(roles))); err != nil {
+		return err
+	}
+	// JobSet.
+	if err := jobsetcontrollers.SetupJobSetIndexes(ctx, mgr.GetFieldIndexer()); err != nil {
+		return err
+	}
+	if err := jobsetcontrollers.SetupPodIndexes(ctx, mgr.GetFieldIndexer()); err != nil {
+		return err
+	}
+	if err := jobsetcontrollers.NewJobSetReconciler(mgr.GetClient(), mgr.GetScheme(), mgr.GetEventRecorderFor("jobset")).SetupWithManager(mgr); err != nil {
+		return err
+	}
+	jsWebhook, err := jobsetwebhooks.NewJobSetWebhook(mgr.GetClient())
+	if err != nil {
+		return err
+	}
+	if err := jsWebhook.SetupWebhookWithManager(mgr); err != nil {
+		return err
+	}
+	// Trainer v2.1.
+	runtimes, err := trainerruntime.New(ctx, mgr.GetClient(), mgr.GetFieldIndexer())
+	if err != nil {
+		return err
+	}
+	if name, err := trainercontroller.SetupControllers(mgr, runtimes, controller.Options{}); err != nil {
+		return fmt.Errorf("trainer controller %s: %w", name, err)
+	}
+	if name, err := trainerwebhooks.Setup(mgr, runtimes); err != nil {
+		return fmt.Errorf("trainer webhook %s: %w", name, err)
+	}
+	go func() {
+		if err := mgr.Start(ctx); err != nil {
+			fmt.Fprintf(os.Stderr, "components manager: %v\n", err)
+		}
+	}()
+	return nil
+}
+
+// startTrainJobKueue runs our integration as its own manager, the way
+// cmd/trainjob-kueue wires it, under its own identity.
+func startTrainJobKueue(ctx context.Context, cfg *rest.Config, port int, certDir string) error {
+	scheme := integration.NewScheme()
+	mgr, err := ctrl.NewManager(cfg, ctrl.Options{
+		Scheme:                 scheme,
+		Metrics:                metricsserver.Options{BindAddress: "0"},
+		HealthProbeBindAddress: "0",
+		WebhookServer:          webhook.NewServer(webhook.Options{Host: "127.0.0.1", Port: port, CertDir: certDir}),
+		Controller:             ctrlconfig.Controller{SkipNameValidation: ptr.To(true)},
+	})
+	if err != nil {
+		return err
+	}
+	direct, err := client.New(cfg, client.Options{Scheme: scheme})
+	if err != nil {
+		return err
+	}
+	opts := integration.Options{
+		ManagedJobsNamespaceSelector: labels.Everything(),
+		LocalQueueDefaulting:         true,
+		ManagerUsername:              managerUser,
+	}
+	if opts.Shape, opts.PodSets.Defaulter, err = integration.Discover(ctx, direct); err != nil {
+		return err
+	}
+	if err := integration.Setup(ctx, mgr, opts, true); err != nil {
+		return err
+	}
+	go func() {
+		if err := mgr.Start(ctx); err != nil {
+			fmt.Fprintf(os.Stderr, "trainjob-kueue manager: %v\n", err)
+		}
+	}()
+	return nil
+}
+
+// allWebhooks registers every component's webhooks against the loopback
+// servers: Kueue's core ones (its job integrations are not the point here),
+// JobSet's and Trainer's, and ours from config/.
+func allWebhooks(componentsPort, ourPort int, ca []byte) ([]client.Object, error) {
+	kueueDir, err := moduleDir("sigs.k8s.io/kueue")
+	if err != nil {
+		return nil, err
+	}
+	trainerDir, err := moduleDir("github.com/kubeflow/trainer/v2")
+	if err != nil {
+		return nil, err
+	}
+	jobsetDir, err := moduleDir("sigs.k8s.io/jobset")
+	if err != nil {
+		return nil, err
+	}
+	components := fmt.Sprintf("https://127.0.0.1:%d", componentsPort)
+	ours := fmt.Sprintf("https://127.0.0.1:%d", ourPort)
+	all := func(string) bool { return true }
+	var objs []client.Object
+	for _, src := range []struct {
+		file, prefix, url string
+		keep              func(string) bool
+	}{
+		{filepath.Join(kueueDir, "config/components/webhook/manifests.yaml"), "kueue", components, func(p string) bool { return strings.Contains(p, "-kueue-x-k8s-io-") }},
+		{filepath.Join(jobsetDir, "config/components/webhook/manifests.yaml"), "jobset", components, func(p string) bool { return strings.Contains(p, "jobset") }},
+		{filepath.Join(trainerDir, "manifests/base/webhook/manifests.yaml"), "trainer", components, all},
+		{filepath.Join("..", "..", "config/webhook/manifests.yaml"), "trainjob-kueue", ours, all},
+	} {
+		o, err := webhookConfigs(src.file, src.prefix, src.url, ca, src.keep)
+		if err != nil {
+			return nil, err
+		}
+		objs = append(objs, o...)
+	}
+	return objs, nil
+}
