@@ -1,0 +1,388 @@
+package podsets_test
+
+import (
+	"errors"
+	"strings"
+	"testing"
+
+	"github.com/google/go-cmp/cmp"
+	batchv1 "k8s.io/api/batch/v1"
+	corev1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/api/resource"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/utils/ptr"
+	jobset "sigs.k8s.io/jobset/api/jobset/v1alpha2"
+	kueue "sigs.k8s.io/kueue/apis/kueue/v1beta2"
+
+	trainer "github.com/kubeflow/trainer/v2/pkg/apis/trainer/v1alpha1"
+
+	"github.com/trainjob-kueue/trainjob-kueue/podsets"
+	"github.com/trainjob-kueue/trainjob-kueue/shape"
+)
+
+type rj struct {
+	name        string
+	ancestor    string
+	parallelism *int32
+	replicas    int32
+	container   string
+	requests    corev1.ResourceList
+	priority    string
+	annotations map[string]string
+	tolerations []corev1.Toleration
+	selector    map[string]string
+}
+
+func runtimeOf(policy *trainer.MLPolicy, jobs ...rj) *trainer.TrainingRuntimeSpec {
+	spec := &trainer.TrainingRuntimeSpec{MLPolicy: policy}
+	for _, j := range jobs {
+		container := j.container
+		if container == "" {
+			container = "node"
+		}
+		r := jobset.ReplicatedJob{
+			Name:     j.name,
+			Replicas: j.replicas,
+			Template: batchv1.JobTemplateSpec{Spec: batchv1.JobSpec{
+				Parallelism: j.parallelism,
+				Template: corev1.PodTemplateSpec{
+					ObjectMeta: metav1.ObjectMeta{Annotations: j.annotations},
+					Spec: corev1.PodSpec{
+						PriorityClassName: j.priority,
+						Tolerations:       j.tolerations,
+						NodeSelector:      j.selector,
+						Containers: []corev1.Container{{
+							Name: container, Image: "img",
+							Resources: corev1.ResourceRequirements{Requests: j.requests},
+						}},
+					},
+				},
+			}},
+		}
+		if j.ancestor != "" {
+			r.Template.Labels = map[string]string{podsets.AncestorLabel: j.ancestor}
+		}
+		spec.Template.Spec.ReplicatedJobs = append(spec.Template.Spec.ReplicatedJobs, r)
+	}
+	return spec
+}
+
+func torch(numNodes *int32) *trainer.MLPolicy {
+	return &trainer.MLPolicy{NumNodes: numNodes, MLPolicySource: trainer.MLPolicySource{Torch: &trainer.TorchMLPolicySource{}}}
+}
+
+func mpi(numNodes *int32, launcherAsNode bool) *trainer.MLPolicy {
+	return &trainer.MLPolicy{NumNodes: numNodes, MLPolicySource: trainer.MLPolicySource{MPI: &trainer.MPIMLPolicySource{RunLauncherAsNode: ptr.To(launcherAsNode)}}}
+}
+
+func jobWith(f func(*trainer.TrainJob)) *trainer.TrainJob {
+	j := &trainer.TrainJob{ObjectMeta: metav1.ObjectMeta{Name: "job", Namespace: "ns"}}
+	if f != nil {
+		f(j)
+	}
+	return j
+}
+
+func numNodes(n int32) func(*trainer.TrainJob) {
+	return func(j *trainer.TrainJob) { j.Spec.Trainer = &trainer.Trainer{NumNodes: ptr.To(n)} }
+}
+
+func gpu(n int64) corev1.ResourceList {
+	return corev1.ResourceList{"nvidia.com/gpu": *resource.NewQuantity(n, resource.DecimalSI)}
+}
+
+type count struct {
+	Name  string
+	Count int32
+}
+
+func counts(ps []kueue.PodSet) []count {
+	out := make([]count, len(ps))
+	for i := range ps {
+		out[i] = count{string(ps[i].Name), ps[i].Count}
+	}
+	return out
+}
+
+func TestCounts(t *testing.T) {
+	initializers := []rj{
+		{name: "dataset-initializer", ancestor: "dataset-initializer", replicas: 2, container: "dataset-initializer"},
+		{name: "model-initializer", ancestor: "model-initializer", container: "model-initializer"},
+	}
+	cases := map[string]struct {
+		job     *trainer.TrainJob
+		runtime *trainer.TrainingRuntimeSpec
+		want    []count
+	}{
+		"torch: mlPolicy.numNodes is the trainer's base count": {
+			job:     jobWith(nil),
+			runtime: runtimeOf(torch(ptr.To[int32](2)), rj{name: "node", ancestor: "trainer"}),
+			want:    []count{{"node", 2}},
+		},
+		"torch: mlPolicy without numNodes defaults to one node": {
+			job:     jobWith(nil),
+			runtime: runtimeOf(torch(nil), rj{name: "node", ancestor: "trainer", parallelism: ptr.To[int32](5)}),
+			want:    []count{{"node", 1}},
+		},
+		"torch: the TrainJob's numNodes wins": {
+			job:     jobWith(numNodes(3)),
+			runtime: runtimeOf(torch(ptr.To[int32](2)), rj{name: "node", ancestor: "trainer"}),
+			want:    []count{{"node", 3}},
+		},
+		"plain: no mlPolicy, parallelism is the count": {
+			job:     jobWith(nil),
+			runtime: runtimeOf(nil, rj{name: "trainer", ancestor: "trainer", parallelism: ptr.To[int32](2)}),
+			want:    []count{{"trainer", 2}},
+		},
+		"plain: numNodes replaces parallelism of the trainer step only": {
+			job: jobWith(numNodes(4)),
+			runtime: runtimeOf(nil,
+				rj{name: "trainer", ancestor: "trainer", parallelism: ptr.To[int32](2)},
+				rj{name: "sidecar-job", parallelism: ptr.To[int32](2)}),
+			want: []count{{"trainer", 4}, {"sidecar-job", 2}},
+		},
+		"mpi: numNodes goes to the node job, the launcher keeps mlPolicy.numNodes": {
+			job: jobWith(numNodes(4)),
+			runtime: runtimeOf(mpi(ptr.To[int32](1), false),
+				rj{name: "launcher", ancestor: "trainer"},
+				rj{name: "node"}),
+			want: []count{{"launcher", 1}, {"node", 4}},
+		},
+		"mpi: runLauncherAsNode gives one node to the launcher": {
+			job: jobWith(numNodes(4)),
+			runtime: runtimeOf(mpi(ptr.To[int32](1), true),
+				rj{name: "launcher", ancestor: "trainer"},
+				rj{name: "node"}),
+			want: []count{{"launcher", 1}, {"node", 3}},
+		},
+		"mpi: runLauncherAsNode with one node keeps at least one worker": {
+			job: jobWith(numNodes(1)),
+			runtime: runtimeOf(mpi(ptr.To[int32](1), true),
+				rj{name: "launcher", ancestor: "trainer"},
+				rj{name: "node", parallelism: ptr.To[int32](7)}),
+			want: []count{{"launcher", 1}, {"node", 1}},
+		},
+		"mpi: without numNodes the node job keeps its parallelism": {
+			job: jobWith(nil),
+			runtime: runtimeOf(mpi(ptr.To[int32](2), false),
+				rj{name: "launcher", ancestor: "trainer"},
+				rj{name: "node", parallelism: ptr.To[int32](3)}),
+			want: []count{{"launcher", 2}, {"node", 3}},
+		},
+		"initializers: one replica each, whatever the runtime declares": {
+			job:     jobWith(numNodes(2)),
+			runtime: runtimeOf(torch(nil), append(initializers, rj{name: "node", ancestor: "trainer"})...),
+			want:    []count{{"dataset-initializer", 1}, {"model-initializer", 1}, {"node", 2}},
+		},
+		"custom job: replicas × parallelism": {
+			job: jobWith(nil),
+			runtime: runtimeOf(torch(nil),
+				rj{name: "node", ancestor: "trainer"},
+				rj{name: "evaluator", replicas: 2, parallelism: ptr.To[int32](3)}),
+			want: []count{{"node", 1}, {"evaluator", 6}},
+		},
+	}
+	for name, tc := range cases {
+		t.Run(name, func(t *testing.T) {
+			got, err := podsets.Build(tc.job, tc.runtime, shape.PodTemplateOverrides{}, podsets.Options{})
+			if err != nil {
+				t.Fatal(err)
+			}
+			if diff := cmp.Diff(tc.want, counts(got)); diff != "" {
+				t.Errorf("counts (-want +got):\n%s", diff)
+			}
+		})
+	}
+}
+
+func TestBuildErrors(t *testing.T) {
+	cases := map[string]struct {
+		job     *trainer.TrainJob
+		runtime *trainer.TrainingRuntimeSpec
+		want    string
+	}{
+		"no replicatedJobs": {
+			job: jobWith(nil), runtime: runtimeOf(torch(nil)), want: "no replicatedJobs",
+		},
+		"numNodes zero": {
+			job: jobWith(numNodes(0)), runtime: runtimeOf(torch(nil), rj{name: "node", ancestor: "trainer"}), want: "spec.trainer.numNodes",
+		},
+		"parallelism zero": {
+			job: jobWith(nil), runtime: runtimeOf(nil, rj{name: "x", parallelism: ptr.To[int32](0)}), want: `replicatedJob "x"`,
+		},
+		"pod count overflows": {
+			job:     jobWith(nil),
+			runtime: runtimeOf(nil, rj{name: "huge", replicas: 1 << 20, parallelism: ptr.To[int32](1 << 20)}),
+			want:    "more than a PodSet can hold",
+		},
+	}
+	for name, tc := range cases {
+		t.Run(name, func(t *testing.T) {
+			_, err := podsets.Build(tc.job, tc.runtime, shape.PodTemplateOverrides{}, podsets.Options{})
+			if err == nil || !strings.Contains(err.Error(), tc.want) {
+				t.Fatalf("error %v, want one containing %q", err, tc.want)
+			}
+		})
+	}
+	if _, err := podsets.Build(jobWith(nil), runtimeOf(nil), shape.PodTemplateOverrides{}, podsets.Options{}); !errors.Is(err, podsets.ErrNoReplicatedJobs) {
+		t.Errorf("want ErrNoReplicatedJobs, got %v", err)
+	}
+}
+
+func TestTrainerFields(t *testing.T) {
+	res := &corev1.ResourceRequirements{Requests: gpu(8), Limits: gpu(8)}
+	cases := map[string]struct {
+		runtime *trainer.TrainingRuntimeSpec
+		// want: per replicatedJob, the node container's GPU request (-1: none)
+		want map[string]int64
+	}{
+		"torch: resourcesPerNode replaces the trainer node's resources": {
+			runtime: runtimeOf(torch(nil), rj{name: "node", ancestor: "trainer", requests: gpu(1)}),
+			want:    map[string]int64{"node": 8},
+		},
+		"mpi: only the launcher gets resourcesPerNode without runLauncherAsNode": {
+			runtime: runtimeOf(mpi(nil, false), rj{name: "launcher", ancestor: "trainer"}, rj{name: "node", requests: gpu(1)}),
+			want:    map[string]int64{"launcher": 8, "node": 1},
+		},
+		"mpi: with runLauncherAsNode the node workers get it too": {
+			runtime: runtimeOf(mpi(nil, true), rj{name: "launcher", ancestor: "trainer"}, rj{name: "node", requests: gpu(1)}),
+			want:    map[string]int64{"launcher": 8, "node": 8},
+		},
+		"initializers never get it": {
+			runtime: runtimeOf(torch(nil),
+				rj{name: "dataset-initializer", ancestor: "dataset-initializer", container: "node"},
+				rj{name: "node", ancestor: "trainer"}),
+			want: map[string]int64{"dataset-initializer": -1, "node": 8},
+		},
+	}
+	job := jobWith(func(j *trainer.TrainJob) {
+		j.Spec.Trainer = &trainer.Trainer{ResourcesPerNode: res, Image: ptr.To("custom:1"), Command: []string{"torchrun"}, Args: []string{"train.py"}}
+	})
+	for name, tc := range cases {
+		t.Run(name, func(t *testing.T) {
+			got, err := podsets.Build(job, tc.runtime, shape.PodTemplateOverrides{}, podsets.Options{})
+			if err != nil {
+				t.Fatal(err)
+			}
+			for _, ps := range got {
+				c := ps.Template.Spec.Containers[0]
+				q, ok := c.Resources.Requests["nvidia.com/gpu"]
+				have := int64(-1)
+				if ok {
+					have = q.Value()
+				}
+				if want := tc.want[string(ps.Name)]; have != want {
+					t.Errorf("%s: GPU request %d, want %d", ps.Name, have, want)
+				}
+				trainerStep := tc.runtime.Template.Spec.ReplicatedJobs[indexOf(got, ps.Name)].Template.Labels[podsets.AncestorLabel] == "trainer"
+				if trainerStep != (c.Image == "custom:1") {
+					t.Errorf("%s: image %q (trainer step: %v)", ps.Name, c.Image, trainerStep)
+				}
+				if trainerStep && (cmp.Diff([]string{"torchrun"}, c.Command) != "" || cmp.Diff([]string{"train.py"}, c.Args) != "") {
+					t.Errorf("%s: command %v args %v", ps.Name, c.Command, c.Args)
+				}
+			}
+		})
+	}
+}
+
+func indexOf(ps []kueue.PodSet, name kueue.PodSetReference) int {
+	for i := range ps {
+		if ps[i].Name == name {
+			return i
+		}
+	}
+	return -1
+}
+
+func TestUserOverridesAreAppliedLikeTrainerDoes(t *testing.T) {
+	runtimeTol := corev1.Toleration{Key: "runtime", Operator: corev1.TolerationOpExists}
+	userTol := corev1.Toleration{Key: "user", Operator: corev1.TolerationOpExists}
+	rt := runtimeOf(torch(nil),
+		rj{name: "dataset-initializer", ancestor: "dataset-initializer", container: "dataset-initializer", tolerations: []corev1.Toleration{runtimeTol}, selector: map[string]string{"disk": "ssd"}},
+		rj{name: "node", ancestor: "trainer", tolerations: []corev1.Toleration{runtimeTol}, selector: map[string]string{"disk": "ssd"}})
+	job := jobWith(func(j *trainer.TrainJob) {
+		j.Spec.PodTemplateOverrides = []trainer.PodTemplateOverride{
+			{
+				TargetJobs: []trainer.PodTemplateOverrideTargetJob{{Name: "node"}},
+				Metadata:   &metav1.ObjectMeta{Labels: map[string]string{"team": "nlp"}},
+				Spec: &trainer.PodTemplateSpecOverride{
+					NodeSelector: map[string]string{"zone": "z1"},
+					Tolerations:  []corev1.Toleration{userTol},
+				},
+			},
+			{
+				// Injected at an earlier admission (Kueue in-tree's marker):
+				// not the user's, not part of the PodSets.
+				TargetJobs: []trainer.PodTemplateOverrideTargetJob{{Name: "node"}},
+				Metadata:   &metav1.ObjectMeta{Labels: map[string]string{shape.InTreePodSetLabel: "node"}},
+				Spec:       &trainer.PodTemplateSpecOverride{NodeSelector: map[string]string{"flavor": "x"}},
+			},
+			{
+				TargetJobs: []trainer.PodTemplateOverrideTargetJob{{Name: "node"}},
+				Metadata:   &metav1.ObjectMeta{Labels: map[string]string{shape.OwnedLabel: "true"}},
+				Spec:       &trainer.PodTemplateSpecOverride{NodeSelector: map[string]string{"flavor": "y"}},
+			},
+		}
+	})
+	got, err := podsets.Build(job, rt, shape.PodTemplateOverrides{}, podsets.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	node := got[1].Template
+	// Strategic merge: nodeSelector merges per key, tolerations are replaced.
+	if diff := cmp.Diff(map[string]string{"disk": "ssd", "zone": "z1"}, node.Spec.NodeSelector); diff != "" {
+		t.Errorf("node selector (-want +got):\n%s", diff)
+	}
+	if diff := cmp.Diff([]corev1.Toleration{userTol}, node.Spec.Tolerations); diff != "" {
+		t.Errorf("tolerations (-want +got):\n%s", diff)
+	}
+	if node.Labels["team"] != "nlp" {
+		t.Errorf("labels %v", node.Labels)
+	}
+	init := got[0].Template
+	if diff := cmp.Diff([]corev1.Toleration{runtimeTol}, init.Spec.Tolerations); diff != "" {
+		t.Errorf("an override for node changed the initializer (-want +got):\n%s", diff)
+	}
+}
+
+func TestPriorityClassIsTheTrainers(t *testing.T) {
+	rt := runtimeOf(torch(nil),
+		rj{name: "dataset-initializer", ancestor: "dataset-initializer", priority: "low"},
+		rj{name: "node", ancestor: "trainer", priority: "high"})
+	roles, err := podsets.Roles(jobWith(nil), rt, shape.PodTemplateOverrides{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got := podsets.PriorityClass(roles); got != "high" {
+		t.Errorf("priority class %q, want the trainer's (high)", got)
+	}
+	rt = runtimeOf(torch(nil), rj{name: "dataset-initializer", ancestor: "dataset-initializer", priority: "low"}, rj{name: "node", ancestor: "trainer"})
+	roles, _ = podsets.Roles(jobWith(nil), rt, shape.PodTemplateOverrides{})
+	if got := podsets.PriorityClass(roles); got != "low" {
+		t.Errorf("priority class %q, want the only one set (low)", got)
+	}
+}
+
+func TestTopologyRequests(t *testing.T) {
+	rt := runtimeOf(torch(nil),
+		rj{name: "node", ancestor: "trainer", annotations: map[string]string{kueue.PodSetRequiredTopologyAnnotation: "cloud.provider.com/rack"}},
+		rj{name: "evaluator", replicas: 2, annotations: map[string]string{kueue.PodSetPreferredTopologyAnnotation: "zone"}})
+	got, err := podsets.Build(jobWith(nil), rt, shape.PodTemplateOverrides{}, podsets.Options{TopologyAwareScheduling: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := []*kueue.PodSetTopologyRequest{
+		{Required: ptr.To("cloud.provider.com/rack"), PodIndexLabel: ptr.To(batchv1.JobCompletionIndexAnnotation), SubGroupIndexLabel: ptr.To(jobset.JobIndexKey), SubGroupCount: ptr.To[int32](1)},
+		{Preferred: ptr.To("zone"), PodIndexLabel: ptr.To(batchv1.JobCompletionIndexAnnotation), SubGroupIndexLabel: ptr.To(jobset.JobIndexKey), SubGroupCount: ptr.To[int32](2)},
+	}
+	for i := range got {
+		if diff := cmp.Diff(want[i], got[i].TopologyRequest); diff != "" {
+			t.Errorf("%s topology request (-want +got):\n%s", got[i].Name, diff)
+		}
+	}
+	got, _ = podsets.Build(jobWith(nil), rt, shape.PodTemplateOverrides{}, podsets.Options{})
+	if got[0].TopologyRequest != nil {
+		t.Errorf("topology request without TAS: %v", got[0].TopologyRequest)
+	}
+}

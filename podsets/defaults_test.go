@@ -1,0 +1,64 @@
+package podsets_test
+
+import (
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	corev1 "k8s.io/api/core/v1"
+	apiextensionsv1 "k8s.io/apiextensions-apiserver/pkg/apis/apiextensions/v1"
+	kueue "sigs.k8s.io/kueue/apis/kueue/v1beta2"
+	"sigs.k8s.io/yaml"
+
+	"github.com/trainjob-kueue/trainjob-kueue/podsets"
+)
+
+// workloadCRD reads the Workload CRD of the Kueue release we build against.
+func workloadCRD(t testing.TB) *apiextensionsv1.CustomResourceDefinition {
+	t.Helper()
+	out, err := exec.Command("go", "list", "-m", "-f", "{{.Dir}}", "sigs.k8s.io/kueue").Output()
+	if err != nil {
+		t.Fatalf("locating the kueue module: %v", err)
+	}
+	data, err := os.ReadFile(filepath.Join(strings.TrimSpace(string(out)), "config/components/crd/bases/kueue.x-k8s.io_workloads.yaml"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	crd := &apiextensionsv1.CustomResourceDefinition{}
+	if err := yaml.Unmarshal(data, crd); err != nil {
+		t.Fatal(err)
+	}
+	return crd
+}
+
+func TestSchemaDefaulterAppliesTheWorkloadCRDDefaults(t *testing.T) {
+	d, err := podsets.NewSchemaDefaulter(workloadCRD(t), "v1beta2")
+	if err != nil {
+		t.Fatal(err)
+	}
+	ps := []kueue.PodSet{{
+		Name:  "node",
+		Count: 2,
+		Template: corev1.PodTemplateSpec{Spec: corev1.PodSpec{Containers: []corev1.Container{{
+			Name: "node", Image: "img",
+			Ports: []corev1.ContainerPort{{ContainerPort: 29400}},
+		}}}},
+	}}
+	if err := d.Default(ps); err != nil {
+		t.Fatal(err)
+	}
+	if got := ps[0].Template.Spec.Containers[0].Ports[0].Protocol; got != corev1.ProtocolTCP {
+		t.Errorf("port protocol %q, want TCP", got)
+	}
+	if ps[0].Count != 2 || ps[0].Name != "node" {
+		t.Errorf("defaulting changed what it must not: %+v", ps[0])
+	}
+}
+
+func TestSchemaDefaulterRejectsAnUnknownVersion(t *testing.T) {
+	if _, err := podsets.NewSchemaDefaulter(workloadCRD(t), "v9"); err == nil {
+		t.Fatal("want an error for a version the CRD does not serve")
+	}
+}

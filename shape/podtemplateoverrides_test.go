@@ -1,0 +1,172 @@
+package shape_test
+
+import (
+	"encoding/json"
+	"testing"
+
+	jsonpatch "github.com/evanphx/json-patch/v5"
+	"github.com/google/go-cmp/cmp"
+	corev1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+
+	trainer "github.com/kubeflow/trainer/v2/pkg/apis/trainer/v1alpha1"
+
+	"github.com/trainjob-kueue/trainjob-kueue/shape"
+)
+
+var s = shape.PodTemplateOverrides{}
+
+func user(name, key string) trainer.PodTemplateOverride {
+	return trainer.PodTemplateOverride{
+		TargetJobs: []trainer.PodTemplateOverrideTargetJob{{Name: name}},
+		Spec:       &trainer.PodTemplateSpecOverride{NodeSelector: map[string]string{key: "user"}},
+	}
+}
+
+func inTree(name string) trainer.PodTemplateOverride {
+	return trainer.PodTemplateOverride{
+		TargetJobs: []trainer.PodTemplateOverrideTargetJob{{Name: name}},
+		Metadata:   &metav1.ObjectMeta{Labels: map[string]string{shape.InTreePodSetLabel: name}},
+		Spec:       &trainer.PodTemplateSpecOverride{NodeSelector: map[string]string{"flavor": "old"}},
+	}
+}
+
+func job(overrides ...trainer.PodTemplateOverride) *trainer.TrainJob {
+	return &trainer.TrainJob{
+		ObjectMeta: metav1.ObjectMeta{Name: "j", Namespace: "ns", ResourceVersion: "7"},
+		Spec:       trainer.TrainJobSpec{RuntimeRef: trainer.RuntimeRef{Name: "torch"}, PodTemplateOverrides: overrides},
+	}
+}
+
+var flavorTol = corev1.Toleration{Key: "gpu", Operator: corev1.TolerationOpExists, Effect: corev1.TaintEffectNoSchedule}
+
+func admission() []shape.Injection {
+	return []shape.Injection{
+		{
+			Name:         "node",
+			Labels:       map[string]string{"kueue.x-k8s.io/podset": "node"},
+			Annotations:  map[string]string{"kueue.x-k8s.io/workload": "wl"},
+			NodeSelector: map[string]string{"pool": "a100"},
+			Tolerations:  []corev1.Toleration{flavorTol},
+		},
+		{Name: "dataset-initializer"},
+	}
+}
+
+// apply runs ops against job's JSON the way the API server would.
+func apply(t *testing.T, j *trainer.TrainJob, ops []shape.Op) *trainer.TrainJob {
+	t.Helper()
+	doc, err := json.Marshal(j)
+	if err != nil {
+		t.Fatal(err)
+	}
+	raw, err := json.Marshal(ops)
+	if err != nil {
+		t.Fatal(err)
+	}
+	p, err := jsonpatch.DecodePatch(raw)
+	if err != nil {
+		t.Fatal(err)
+	}
+	out, err := p.Apply(doc)
+	if err != nil {
+		t.Fatalf("applying %s: %v", raw, err)
+	}
+	got := &trainer.TrainJob{}
+	if err := json.Unmarshal(out, got); err != nil {
+		t.Fatal(err)
+	}
+	return got
+}
+
+func TestInjectThenRestoreGivesBackTheUsersList(t *testing.T) {
+	cases := map[string]*trainer.TrainJob{
+		"no overrides":                job(),
+		"user entries":                job(user("node", "a"), user("dataset-initializer", "b")),
+		"in-tree entries to clean up": job(user("node", "a"), inTree("node"), user("node", "c")),
+		"only in-tree entries":        job(inTree("node")),
+	}
+	for name, before := range cases {
+		t.Run(name, func(t *testing.T) {
+			injected := apply(t, before, s.Inject(before, admission()))
+			if !s.Injected(injected) {
+				t.Fatal("nothing injected")
+			}
+			// Ours come last, after every user entry, so Trainer applies them last.
+			n := len(injected.Spec.PodTemplateOverrides)
+			last := injected.Spec.PodTemplateOverrides[n-2:]
+			for _, o := range last {
+				if o.Metadata == nil || o.Metadata.Labels[shape.OwnedLabel] != "true" {
+					t.Errorf("trailing entry not ours: %+v", o)
+				}
+			}
+			if ops := s.Inject(injected, admission()); ops != nil {
+				t.Errorf("second Inject is not a no-op: %v", ops)
+			}
+			restored := apply(t, injected, s.Restore(injected))
+			var want []trainer.PodTemplateOverride
+			for _, o := range before.Spec.PodTemplateOverrides {
+				if o.Metadata == nil || o.Metadata.Labels[shape.InTreePodSetLabel] == "" {
+					want = append(want, o)
+				}
+			}
+			if diff := cmp.Diff(want, restored.Spec.PodTemplateOverrides); diff != "" {
+				t.Errorf("restored list (-want +got):\n%s", diff)
+			}
+			if ops := s.Restore(restored); ops != nil {
+				t.Errorf("Restore on a clean job is not a no-op: %v", ops)
+			}
+		})
+	}
+}
+
+func TestInjectedEntryCarriesTheWholeAdmission(t *testing.T) {
+	got := apply(t, job(), s.Inject(job(), admission()))
+	want := trainer.PodTemplateOverride{
+		TargetJobs: []trainer.PodTemplateOverrideTargetJob{{Name: "node"}},
+		Metadata: &metav1.ObjectMeta{
+			Labels:      map[string]string{"kueue.x-k8s.io/podset": "node", shape.OwnedLabel: "true"},
+			Annotations: map[string]string{"kueue.x-k8s.io/workload": "wl"},
+		},
+		Spec: &trainer.PodTemplateSpecOverride{
+			NodeSelector: map[string]string{"pool": "a100"},
+			Tolerations:  []corev1.Toleration{flavorTol},
+		},
+	}
+	if diff := cmp.Diff(want, got.Spec.PodTemplateOverrides[0]); diff != "" {
+		t.Errorf("injected entry (-want +got):\n%s", diff)
+	}
+}
+
+func TestInjectReplacesAStaleAdmission(t *testing.T) {
+	first := apply(t, job(user("node", "a")), s.Inject(job(user("node", "a")), admission()))
+	other := admission()
+	other[0].NodeSelector = map[string]string{"pool": "h100"}
+	second := apply(t, first, s.Inject(first, other))
+	if n := len(second.Spec.PodTemplateOverrides); n != 3 {
+		t.Fatalf("want user entry + 2 of ours, got %d", n)
+	}
+	if got := second.Spec.PodTemplateOverrides[1].Spec.NodeSelector["pool"]; got != "h100" {
+		t.Errorf("pool %q, want h100", got)
+	}
+}
+
+func TestForged(t *testing.T) {
+	ours := apply(t, job(user("node", "a")), s.Inject(job(user("node", "a")), admission()))
+	if paths := s.Forged(nil, ours); len(paths) != 2 {
+		t.Errorf("a new job carrying our marker: want 2 forged entries, got %v", paths)
+	}
+	if paths := s.Forged(ours, ours); len(paths) != 0 {
+		t.Errorf("unchanged entries are not forged: %v", paths)
+	}
+	edited := ours.DeepCopy()
+	edited.Spec.PodTemplateOverrides[1].Spec.NodeSelector["pool"] = "mine"
+	if paths := s.Forged(ours, edited); len(paths) != 1 {
+		t.Errorf("a user edit of our entry: want 1 forged entry, got %v", paths)
+	}
+	userEdit := ours.DeepCopy()
+	userEdit.Spec.PodTemplateOverrides[0].Spec.NodeSelector["a"] = "changed"
+	if paths := s.Forged(ours, userEdit); len(paths) != 0 {
+		t.Errorf("a user edit of their own entry is fine: %v", paths)
+	}
+}
