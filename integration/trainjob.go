@@ -208,28 +208,23 @@ func (t *TrainJob) PodsReady(ctx context.Context) bool {
 
 // ReclaimablePods reports the pods of roles whose Jobs already succeeded,
 // typically the initializers once the trainer nodes started: their quota can
-// go to waiting jobs.
+// go to waiting jobs. Roles are reported in runtime order.
 func (t *TrainJob) ReclaimablePods(ctx context.Context) ([]kueue.ReclaimablePod, error) {
-	if len(t.Status.JobsStatus) == 0 {
+	if len(t.Status.JobsStatus) == 0 || t.compute(ctx) != nil {
 		return nil, nil
 	}
-	perReplica := map[string]int32{}
-	replicas := map[string]int32{}
-	if t.compute(ctx) == nil {
-		for i := range t.roles {
-			perReplica[t.roles[i].Name] = t.roles[i].PodsPerReplica
-			replicas[t.roles[i].Name] = t.roles[i].Replicas
-		}
+	succeeded := make(map[string]int32, len(t.Status.JobsStatus))
+	for i := range t.Status.JobsStatus {
+		succeeded[t.Status.JobsStatus[i].Name] = ptr.Deref(t.Status.JobsStatus[i].Succeeded, 0)
 	}
 	var out []kueue.ReclaimablePod
-	for i := range t.Status.JobsStatus {
-		s := &t.Status.JobsStatus[i]
-		succeeded := ptr.Deref(s.Succeeded, 0)
-		per, known := perReplica[s.Name]
-		if succeeded <= 0 || !known || succeeded > replicas[s.Name] {
+	for i := range t.roles {
+		r := &t.roles[i]
+		done := succeeded[r.Name]
+		if done <= 0 || done > r.Replicas {
 			continue
 		}
-		out = append(out, kueue.ReclaimablePod{Name: kueue.NewPodSetReference(s.Name), Count: succeeded * per})
+		out = append(out, kueue.ReclaimablePod{Name: kueue.NewPodSetReference(r.Name), Count: done * r.PodsPerReplica})
 	}
 	return out, nil
 }

@@ -55,7 +55,7 @@ func TestTorchGPUJobIsQueuedAdmittedAndStartedOnItsFlavor(t *testing.T) {
 		role{name: "node", ancestor: "trainer", requests: cpus("1"), tolerations: []corev1.Toleration{runtimeToleration}}))
 
 	tj := trainJob(ns, "llm", "torch", lq)
-	tj.Spec.Trainer = &trainer.Trainer{NumNodes: ptr.To[int32](3), ResourcesPerNode: &corev1.ResourceRequirements{Requests: gpus(4)}}
+	tj.Spec.Trainer = &trainer.Trainer{NumNodes: ptr.To[int32](3), ResourcesPerNode: ptr.To(withLimits(gpus(4)))}
 	create(t, tj)
 
 	if got := getTrainJob(t, tj); !ptr.Deref(got.Spec.Suspend, false) {

@@ -66,7 +66,14 @@ func newNamespace(t *testing.T) string {
 func create(t *testing.T, objs ...client.Object) {
 	t.Helper()
 	for _, o := range objs {
-		if err := k8s.Create(ctx, o); err != nil {
+		err := k8s.Create(ctx, o)
+		// Trainer's webhook reads runtimes from its informer cache, which
+		// may not have seen a runtime created a moment ago.
+		for tries := 0; err != nil && strings.Contains(err.Error(), "must be created before the TrainJob") && tries < 50; tries++ {
+			time.Sleep(100 * time.Millisecond)
+			err = k8s.Create(ctx, o)
+		}
+		if err != nil {
 			t.Fatalf("creating %T %s: %v", o, o.GetName(), err)
 		}
 	}
@@ -167,7 +174,7 @@ func replicatedJobs(roles ...role) []jobsetapi.ReplicatedJob {
 							Containers: []corev1.Container{{
 								Name:      container,
 								Image:     "registry.example/" + r.name + ":v1",
-								Resources: corev1.ResourceRequirements{Requests: r.requests},
+								Resources: withLimits(r.requests),
 							}},
 						},
 					},
@@ -186,6 +193,21 @@ func replicatedJobs(roles ...role) []jobsetapi.ReplicatedJob {
 		out = append(out, rj)
 	}
 	return out
+}
+
+// withLimits sets limits for extended resources, which the API server
+// requires to equal their requests.
+func withLimits(requests corev1.ResourceList) corev1.ResourceRequirements {
+	rr := corev1.ResourceRequirements{Requests: requests}
+	for name, q := range requests {
+		if name != corev1.ResourceCPU && name != corev1.ResourceMemory {
+			if rr.Limits == nil {
+				rr.Limits = corev1.ResourceList{}
+			}
+			rr.Limits[name] = q
+		}
+	}
+	return rr
 }
 
 func trainingRuntime(ns, name string, policy *trainer.MLPolicy, roles ...role) *trainer.TrainingRuntime {
