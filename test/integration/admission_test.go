@@ -10,6 +10,7 @@ import (
 	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/api/equality"
 	"k8s.io/apimachinery/pkg/api/resource"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/utils/ptr"
 	kueue "sigs.k8s.io/kueue/apis/kueue/v1beta2"
 	"sigs.k8s.io/kueue/pkg/workload"
@@ -137,6 +138,69 @@ func TestPodSetsRoundTripThroughTheAPIServer(t *testing.T) {
 		if now := workloadOf(t, tj); now.ResourceVersion != rv || now.UID != wl.UID {
 			return fmt.Errorf("Workload rewritten (resourceVersion %s -> %s)", rv, now.ResourceVersion)
 		}
+		return nil
+	})
+}
+
+func TestSecondFlavorCarriesRuntimeAndFlavorTolerations(t *testing.T) {
+	ns := newNamespace(t)
+	spotTaint := corev1.Toleration{Key: "spot", Operator: corev1.TolerationOpEqual, Value: "true", Effect: corev1.TaintEffectNoSchedule}
+	// The first flavor has no GPUs left, so the job goes to the tainted
+	// spot pool.
+	lq := queue(t, ns,
+		pool{name: "ondemand", labels: map[string]string{"pool": "ondemand"}, gpus: 0},
+		pool{name: "spot", labels: map[string]string{"pool": "spot"}, taints: []corev1.Toleration{spotTaint}, gpus: 16})
+	runtimeToleration := corev1.Toleration{Key: "dedicated", Operator: corev1.TolerationOpEqual, Value: "ml", Effect: corev1.TaintEffectNoSchedule}
+	create(t, trainingRuntime(ns, "rt", torchPolicy(2),
+		role{name: "dataset-initializer", ancestor: "dataset-initializer", requests: cpus("1"), tolerations: []corev1.Toleration{runtimeToleration}},
+		role{name: "node", ancestor: "trainer", requests: gpus(4), tolerations: []corev1.Toleration{runtimeToleration}, dependsOn: []string{"dataset-initializer"}}))
+	tj := trainJob(ns, "job", "rt", lq)
+	create(t, tj)
+	waitRunning(t, tj)
+	js := jobSetOf(t, tj)
+	// Flavors are assigned per role: the CPU-only initializer fits the
+	// first flavor, the GPU nodes only the spot one.
+	for name, want := range map[string]struct {
+		pool        string
+		tolerations []corev1.Toleration
+	}{
+		"dataset-initializer": {"ondemand", []corev1.Toleration{runtimeToleration}},
+		"node":                {"spot", []corev1.Toleration{runtimeToleration, spotTaint}},
+	} {
+		pod := replicatedJob(js, name).Template.Spec.Template.Spec
+		if pod.NodeSelector["pool"] != want.pool {
+			t.Errorf("%s: nodeSelector %v, want pool=%s", name, pod.NodeSelector, want.pool)
+		}
+		if len(pod.Tolerations) != len(want.tolerations) {
+			t.Errorf("%s: tolerations %v, want %v", name, pod.Tolerations, want.tolerations)
+		}
+		for _, want := range want.tolerations {
+			if !slices.ContainsFunc(pod.Tolerations, func(have corev1.Toleration) bool { return have.MatchToleration(&want) && have.Value == want.Value }) {
+				t.Errorf("%s: tolerations %v lack %v", name, pod.Tolerations, want)
+			}
+		}
+	}
+}
+
+func TestDefaultLocalQueue(t *testing.T) {
+	ns := newNamespace(t)
+	queue(t, ns, pool{name: "gpu", gpus: 8})
+	create(t, &kueue.LocalQueue{
+		ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: "default"},
+		Spec:       kueue.LocalQueueSpec{ClusterQueue: kueue.ClusterQueueReference(ns)},
+	})
+	create(t, trainingRuntime(ns, "rt", torchPolicy(1), role{name: "node", ancestor: "trainer", requests: gpus(1)}))
+	// The webhook reads LocalQueues from its cache: give it a moment.
+	eventually(t, "default queue seen", func() error {
+		tj := trainJob(ns, fmt.Sprintf("job-%d", time.Now().UnixNano()), "rt", "")
+		create(t, tj)
+		if tj.Labels["kueue.x-k8s.io/queue-name"] != "default" {
+			return fmt.Errorf("labels %v", tj.Labels)
+		}
+		if !ptr.Deref(tj.Spec.Suspend, false) {
+			return fmt.Errorf("not suspended")
+		}
+		waitRunning(t, tj)
 		return nil
 	})
 }

@@ -292,10 +292,13 @@ func TestNodeSelectorConflictAtAdmissionDoesNotStartTheJob(t *testing.T) {
 		Spec:       kueue.AdmissionCheckSpec{ControllerName: "trainjob-kueue.dev/test-check"},
 	}
 	create(t, ac)
-	apimeta.SetStatusCondition(&ac.Status.Conditions, metav1.Condition{Type: kueue.AdmissionCheckActive, Status: metav1.ConditionTrue, Reason: "Active", Message: "test"})
-	if err := k8s.Status().Update(ctx, ac); err != nil {
-		t.Fatal(err)
-	}
+	eventually(t, "admission check active", func() error {
+		if err := k8s.Get(ctx, client.ObjectKeyFromObject(ac), ac); err != nil {
+			return err
+		}
+		apimeta.SetStatusCondition(&ac.Status.Conditions, metav1.Condition{Type: kueue.AdmissionCheckActive, Status: metav1.ConditionTrue, Reason: "Active", Message: "test"})
+		return k8s.Status().Update(ctx, ac)
+	})
 	lq := queue(t, ns, pool{name: "gpu", labels: map[string]string{"pool": "gpu"}, gpus: 8})
 	eventually(t, "ClusterQueue uses the check", func() error {
 		cq := &kueue.ClusterQueue{}

@@ -18,6 +18,7 @@ import (
 	"k8s.io/apimachinery/pkg/labels"
 	"k8s.io/apimachinery/pkg/runtime"
 	utilruntime "k8s.io/apimachinery/pkg/util/runtime"
+	"k8s.io/client-go/discovery"
 	clientgoscheme "k8s.io/client-go/kubernetes/scheme"
 	"k8s.io/client-go/rest"
 	"k8s.io/utils/ptr"
@@ -37,7 +38,11 @@ import (
 	schdcache "sigs.k8s.io/kueue/pkg/cache/scheduler"
 	kueuecore "sigs.k8s.io/kueue/pkg/controller/core"
 	kueueindexer "sigs.k8s.io/kueue/pkg/controller/core/indexer"
+	"sigs.k8s.io/kueue/pkg/controller/jobframework"
+	_ "sigs.k8s.io/kueue/pkg/controller/jobs/job"
+	_ "sigs.k8s.io/kueue/pkg/controller/jobs/jobset"
 	"sigs.k8s.io/kueue/pkg/scheduler"
+	"sigs.k8s.io/kueue/pkg/util/kubeversion"
 	"sigs.k8s.io/kueue/pkg/util/roletracker"
 	kueuewebhooks "sigs.k8s.io/kueue/pkg/webhooks"
 	schedulingv1alpha1 "sigs.k8s.io/scheduler-plugins/apis/scheduling/v1alpha1"
@@ -113,6 +118,10 @@ func start(ctx context.Context) (*envtest.Environment, error) {
 	if err != nil {
 		return env, err
 	}
+	kueuePort, err := freePort()
+	if err != nil {
+		return env, err
+	}
 	componentsPort, err := freePort()
 	if err != nil {
 		return env, err
@@ -121,7 +130,10 @@ func start(ctx context.Context) (*envtest.Environment, error) {
 	if err != nil {
 		return env, err
 	}
-	if err := startComponents(ctx, cfg, componentsPort, certDir); err != nil {
+	if err := startKueue(ctx, cfg, kueuePort, certDir); err != nil {
+		return env, err
+	}
+	if err := startTrainerAndJobSet(ctx, cfg, componentsPort, certDir); err != nil {
 		return env, err
 	}
 	user, err := env.AddUser(envtest.User{Name: managerUser, Groups: []string{"system:masters"}}, nil)
@@ -131,12 +143,12 @@ func start(ctx context.Context) (*envtest.Environment, error) {
 	if err := startTrainJobKueue(ctx, user.Config(), ourPort, certDir); err != nil {
 		return env, err
 	}
-	for _, p := range []int{componentsPort, ourPort} {
+	for _, p := range []int{kueuePort, componentsPort, ourPort} {
 		if err := waitForWebhook(ctx, p); err != nil {
 			return env, err
 		}
 	}
-	hooks, err := allWebhooks(componentsPort, ourPort, ca)
+	hooks, err := allWebhooks(kueuePort, componentsPort, ourPort, ca)
 	if err != nil {
 		return env, err
 	}
@@ -221,9 +233,10 @@ const (
 	unmodeledOverrideField = "comment"
 )
 
-// startComponents runs Kueue core, JobSet and Trainer v2.1 in one manager
-// serving their webhooks on one loopback port.
-func startComponents(ctx context.Context, cfg *rest.Config, port int, certDir string) error {
+// startKueue runs Kueue core (queues, cache, controllers, scheduler) with its
+// own batch/job and JobSet integrations on, as batch admins run it for their
+// other workloads: trainjob-kueue must coexist with them.
+func startKueue(ctx context.Context, cfg *rest.Config, port int, certDir string) error {
 	mgr, err := ctrl.NewManager(cfg, ctrl.Options{
 		Scheme:                 testScheme(),
 		Metrics:                metricsserver.Options{BindAddress: "0"},
@@ -234,11 +247,11 @@ func startComponents(ctx context.Context, cfg *rest.Config, port int, certDir st
 	if err != nil {
 		return err
 	}
-	// Kueue core: queues, cache, core controllers, scheduler, core webhooks.
 	kcfg, err := integration.LoadKueueConfig("")
 	if err != nil {
 		return err
 	}
+	kcfg.Integrations.Frameworks = kueueFrameworks
 	roles := roletracker.NewFakeRoleTracker("leader")
 	if err := kueueindexer.Setup(ctx, mgr.GetFieldIndexer()); err != nil {
 		return err
@@ -255,9 +268,57 @@ func startComponents(ctx context.Context, cfg *rest.Config, port int, certDir st
 	if name, err := kueuewebhooks.Setup(mgr, roles); err != nil {
 		return fmt.Errorf("kueue webhook %s: %w", name, err)
 	}
+	if err := jobframework.SetupIndexes(ctx, mgr.GetFieldIndexer(), jobframework.WithEnabledFrameworks(kcfg.Integrations.Frameworks)); err != nil {
+		return err
+	}
+	dc, err := discovery.NewDiscoveryClientForConfig(cfg)
+	if err != nil {
+		return err
+	}
+	version := kubeversion.NewServerVersionFetcher(dc)
+	if err := version.FetchServerVersion(); err != nil {
+		return err
+	}
+	if err := jobframework.SetupControllers(ctx, mgr, ctrl.Log.WithName("kueue-jobs"),
+		jobframework.WithManageJobsWithoutQueueName(kcfg.ManageJobsWithoutQueueName),
+		jobframework.WithManagedJobsNamespaceSelector(labels.Everything()),
+		jobframework.WithKubeServerVersion(version),
+		jobframework.WithEnabledFrameworks(kcfg.Integrations.Frameworks),
+		jobframework.WithManagerName("kueue"),
+		jobframework.WithCache(cache),
+		jobframework.WithQueues(queues),
+		jobframework.WithRoleTracker(roles),
+	); err != nil {
+		return err
+	}
 	go queues.CleanUpOnContext(ctx)
 	go cache.CleanUpOnContext(ctx)
 	if err := mgr.Add(scheduler.New(queues, cache, mgr.GetClient(), mgr.GetEventRecorderFor("kueue-admission"), scheduler.WithRoleTracker(roles))); err != nil {
+		return err
+	}
+	go func() {
+		if err := mgr.Start(ctx); err != nil {
+			fmt.Fprintf(os.Stderr, "kueue manager: %v\n", err)
+		}
+	}()
+	return nil
+}
+
+// kueueFrameworks are Kueue's own integrations left on next to ours; the
+// in-tree TrainJob one is not among them (design.md §6).
+var kueueFrameworks = []string{"batch/job", "jobset.x-k8s.io/jobset"}
+
+// startTrainerAndJobSet runs Trainer v2.1's and JobSet's controllers and
+// webhooks in one manager serving both on one loopback port.
+func startTrainerAndJobSet(ctx context.Context, cfg *rest.Config, port int, certDir string) error {
+	mgr, err := ctrl.NewManager(cfg, ctrl.Options{
+		Scheme:                 testScheme(),
+		Metrics:                metricsserver.Options{BindAddress: "0"},
+		HealthProbeBindAddress: "0",
+		WebhookServer:          webhook.NewServer(webhook.Options{Host: "127.0.0.1", Port: port, CertDir: certDir}),
+		Controller:             ctrlconfig.Controller{SkipNameValidation: ptr.To(true)},
+	})
+	if err != nil {
 		return err
 	}
 	// JobSet.
@@ -333,10 +394,16 @@ func startTrainJobKueue(ctx context.Context, cfg *rest.Config, port int, certDir
 	return nil
 }
 
+// kueueWebhook keeps Kueue's core webhooks and those of the integrations
+// it runs; the others would answer 404 and, failing closed, block pods.
+func kueueWebhook(path string) bool {
+	return strings.Contains(path, "-kueue-x-k8s-io-") || strings.HasSuffix(path, "-batch-v1-job") || strings.HasSuffix(path, "-jobset-x-k8s-io-v1alpha2-jobset")
+}
+
 // allWebhooks registers every component's webhooks against the loopback
 // servers: Kueue's core ones (its job integrations are not the point here),
 // JobSet's and Trainer's, and ours from config/.
-func allWebhooks(componentsPort, ourPort int, ca []byte) ([]client.Object, error) {
+func allWebhooks(kueuePort, componentsPort, ourPort int, ca []byte) ([]client.Object, error) {
 	kueueDir, err := moduleDir("sigs.k8s.io/kueue")
 	if err != nil {
 		return nil, err
@@ -349,6 +416,7 @@ func allWebhooks(componentsPort, ourPort int, ca []byte) ([]client.Object, error
 	if err != nil {
 		return nil, err
 	}
+	kueueURL := fmt.Sprintf("https://127.0.0.1:%d", kueuePort)
 	components := fmt.Sprintf("https://127.0.0.1:%d", componentsPort)
 	ours := fmt.Sprintf("https://127.0.0.1:%d", ourPort)
 	all := func(string) bool { return true }
@@ -357,7 +425,7 @@ func allWebhooks(componentsPort, ourPort int, ca []byte) ([]client.Object, error
 		file, prefix, url string
 		keep              func(string) bool
 	}{
-		{filepath.Join(kueueDir, "config/components/webhook/manifests.yaml"), "kueue", components, func(p string) bool { return strings.Contains(p, "-kueue-x-k8s-io-") }},
+		{filepath.Join(kueueDir, "config/components/webhook/manifests.yaml"), "kueue", kueueURL, kueueWebhook},
 		{filepath.Join(jobsetDir, "config/components/webhook/manifests.yaml"), "jobset", components, func(p string) bool { return strings.Contains(p, "jobset") }},
 		{filepath.Join(trainerDir, "manifests/base/webhook/manifests.yaml"), "trainer", components, all},
 		{filepath.Join("..", "..", "config/webhook/manifests.yaml"), "trainjob-kueue", ours, all},
