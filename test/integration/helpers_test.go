@@ -12,6 +12,7 @@ import (
 	apimeta "k8s.io/apimachinery/pkg/api/meta"
 	"k8s.io/apimachinery/pkg/api/resource"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/labels"
 	"k8s.io/utils/ptr"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	jobsetapi "sigs.k8s.io/jobset/api/jobset/v1alpha2"
@@ -91,13 +92,25 @@ type pool struct {
 
 func queue(t *testing.T, ns string, pools ...pool) string {
 	t.Helper()
+	lq, err := queueE(ns, pools...)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return lq
+}
+
+func everything() labels.Selector { return labels.Everything() }
+
+func queueE(ns string, pools ...pool) (string, error) {
 	var flavors []kueue.FlavorQuotas
 	for _, p := range pools {
 		rf := &kueue.ResourceFlavor{
 			ObjectMeta: metav1.ObjectMeta{Name: ns + "-" + p.name},
 			Spec:       kueue.ResourceFlavorSpec{NodeLabels: p.labels, Tolerations: p.taints},
 		}
-		create(t, rf)
+		if err := k8s.Create(ctx, rf); err != nil {
+			return "", err
+		}
 		flavors = append(flavors, kueue.FlavorQuotas{
 			Name: kueue.ResourceFlavorReference(rf.Name),
 			Resources: []kueue.ResourceQuota{
@@ -118,23 +131,26 @@ func queue(t *testing.T, ns string, pools ...pool) string {
 			Preemption: &kueue.ClusterQueuePreemption{WithinClusterQueue: kueue.PreemptionPolicyLowerPriority},
 		},
 	}
-	create(t, cq)
+	if err := k8s.Create(ctx, cq); err != nil {
+		return "", err
+	}
 	lq := &kueue.LocalQueue{
 		ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: "lq"},
 		Spec:       kueue.LocalQueueSpec{ClusterQueue: kueue.ClusterQueueReference(cq.Name)},
 	}
-	create(t, lq)
-	eventually(t, "ClusterQueue active", func() error {
+	if err := k8s.Create(ctx, lq); err != nil {
+		return "", err
+	}
+	return lq.Name, poll(func() error {
 		var got kueue.ClusterQueue
 		if err := k8s.Get(ctx, client.ObjectKeyFromObject(cq), &got); err != nil {
 			return err
 		}
 		if !apimeta.IsStatusConditionTrue(got.Status.Conditions, kueue.ClusterQueueActive) {
-			return fmt.Errorf("not active: %v", got.Status.Conditions)
+			return fmt.Errorf("ClusterQueue %s not active: %v", cq.Name, got.Status.Conditions)
 		}
 		return nil
 	})
-	return lq.Name
 }
 
 // role is one replicatedJob of a test runtime.

@@ -136,14 +136,7 @@ func start(ctx context.Context) (*envtest.Environment, error) {
 	if err := startTrainerAndJobSet(ctx, cfg, componentsPort, certDir); err != nil {
 		return env, err
 	}
-	user, err := env.AddUser(envtest.User{Name: managerUser, Groups: []string{"system:masters"}}, nil)
-	if err != nil {
-		return env, err
-	}
-	if err := startTrainJobKueue(ctx, user.Config(), ourPort, certDir); err != nil {
-		return env, err
-	}
-	for _, p := range []int{kueuePort, componentsPort, ourPort} {
+	for _, p := range []int{kueuePort, componentsPort} {
 		if err := waitForWebhook(ctx, p); err != nil {
 			return env, err
 		}
@@ -152,7 +145,30 @@ func start(ctx context.Context) (*envtest.Environment, error) {
 	if err != nil {
 		return env, err
 	}
-	if err := createAll(ctx, k8s, hooks); err != nil {
+	var ours []client.Object
+	for _, h := range hooks {
+		if strings.HasPrefix(h.GetName(), "trainjob-kueue-") {
+			ours = append(ours, h)
+		} else if err := k8s.Create(ctx, h); err != nil {
+			return env, err
+		}
+	}
+	// Kueue's in-tree integration runs first, alone, as on a cluster being
+	// switched over to trainjob-kueue.
+	if err := runInTreePhase(ctx, cfg); err != nil {
+		fmt.Fprintf(os.Stderr, "in-tree phase: %v\n", err)
+	}
+	user, err := env.AddUser(envtest.User{Name: managerUser, Groups: []string{"system:masters"}}, nil)
+	if err != nil {
+		return env, err
+	}
+	if err := startTrainJobKueue(ctx, user.Config(), ourPort, certDir); err != nil {
+		return env, err
+	}
+	if err := waitForWebhook(ctx, ourPort); err != nil {
+		return env, err
+	}
+	if err := createAll(ctx, k8s, ours); err != nil {
 		return env, err
 	}
 	return env, nil

@@ -1,0 +1,219 @@
+package integration_test
+
+import (
+	"context"
+	"fmt"
+	"os"
+	"testing"
+	"time"
+
+	"github.com/google/go-cmp/cmp"
+
+	corev1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/types"
+	"k8s.io/client-go/rest"
+	"k8s.io/utils/ptr"
+	ctrl "sigs.k8s.io/controller-runtime"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+	ctrlconfig "sigs.k8s.io/controller-runtime/pkg/config"
+	metricsserver "sigs.k8s.io/controller-runtime/pkg/metrics/server"
+	kueue "sigs.k8s.io/kueue/apis/kueue/v1beta2"
+	"sigs.k8s.io/kueue/pkg/controller/jobframework"
+	kueuetrainjob "sigs.k8s.io/kueue/pkg/controller/jobs/trainjob"
+
+	trainer "github.com/kubeflow/trainer/v2/pkg/apis/trainer/v1alpha1"
+
+	"github.com/trainjob-kueue/trainjob-kueue/integration"
+	"github.com/trainjob-kueue/trainjob-kueue/shape"
+)
+
+// inTreeRun records what Kueue's in-tree TrainJob integration left behind
+// before trainjob-kueue took over: an admin switching integrations with jobs
+// queued and running.
+type inTreeRun struct {
+	err       error
+	namespace string
+	queue     string
+	running   *trainer.TrainJob
+	queued    *trainer.TrainJob
+	workloads map[string]types.UID // job name -> Workload UID
+	userList  []trainer.PodTemplateOverride
+}
+
+var inTree inTreeRun
+
+const inTreeNamespace = "switch-from-intree"
+
+// runInTreePhase runs Kueue's in-tree TrainJob integration alone: one job is
+// admitted and started by it, one waits for quota. Then it stops.
+func runInTreePhase(parent context.Context, cfg *rest.Config) (err error) {
+	ctx, stop := context.WithCancel(parent)
+	defer func() {
+		stop()
+		inTree.err = err
+	}()
+	mgr, err := ctrl.NewManager(cfg, ctrl.Options{
+		Scheme:                 testScheme(),
+		Metrics:                metricsserver.Options{BindAddress: "0"},
+		HealthProbeBindAddress: "0",
+		Controller:             ctrlconfig.Controller{SkipNameValidation: ptr.To(true)},
+	})
+	if err != nil {
+		return err
+	}
+	if err := kueuetrainjob.SetupIndexes(ctx, mgr.GetFieldIndexer()); err != nil {
+		return err
+	}
+	rec, err := kueuetrainjob.NewReconciler(ctx, mgr.GetClient(), mgr.GetFieldIndexer(), mgr.GetEventRecorderFor("intree"),
+		jobframework.WithManagedJobsNamespaceSelector(everything()))
+	if err != nil {
+		return err
+	}
+	if err := rec.SetupWithManager(mgr); err != nil {
+		return err
+	}
+	done := make(chan error, 1)
+	go func() { done <- mgr.Start(ctx) }()
+	defer func() {
+		stop()
+		<-done
+	}()
+
+	inTree.namespace = inTreeNamespace
+	if err := k8s.Create(ctx, &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: inTreeNamespace}}); err != nil {
+		return err
+	}
+	inTree.queue, err = queueE(inTreeNamespace, pool{name: "gpu", labels: map[string]string{"pool": "gpu"}, gpus: 8})
+	if err != nil {
+		return err
+	}
+	if err := k8s.Create(ctx, trainingRuntime(inTreeNamespace, "rt", torchPolicy(1), role{name: "node", ancestor: "trainer", requests: gpus(8)})); err != nil {
+		return err
+	}
+	inTree.userList = []trainer.PodTemplateOverride{userEntry("node", "disk", "ssd"), userEntry("node", "zone", "z1")}
+	inTree.workloads = map[string]types.UID{}
+	for _, name := range []string{"running", "queued"} {
+		tj := trainJob(inTreeNamespace, name, "rt", inTree.queue)
+		tj.Spec.Suspend = ptr.To(true) // what the in-tree webhook would do
+		tj.Spec.PodTemplateOverrides = inTree.userList
+		if err := retryCreate(ctx, tj); err != nil {
+			return err
+		}
+		if name == "running" {
+			inTree.running = tj
+			// The in-tree integration admits and starts it.
+			if err := poll(func() error {
+				got := &trainer.TrainJob{}
+				if err := k8s.Get(ctx, client.ObjectKeyFromObject(tj), got); err != nil {
+					return err
+				}
+				if ptr.Deref(got.Spec.Suspend, true) {
+					return fmt.Errorf("in-tree has not started %s", name)
+				}
+				return nil
+			}); err != nil {
+				return err
+			}
+		} else {
+			inTree.queued = tj
+		}
+		if err := poll(func() error {
+			got := &trainer.TrainJob{}
+			if err := k8s.Get(ctx, client.ObjectKeyFromObject(tj), got); err != nil {
+				return err
+			}
+			wl := &kueue.Workload{}
+			key := client.ObjectKey{Namespace: inTreeNamespace, Name: jobframework.GetWorkloadNameForOwnerWithGVK(got.Name, got.UID, integration.GVK)}
+			if err := k8s.Get(ctx, key, wl); err != nil {
+				return err
+			}
+			inTree.workloads[name] = wl.UID
+			return nil
+		}); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+func poll(f func() error) error {
+	deadline := time.Now().Add(timeout)
+	var err error
+	for time.Now().Before(deadline) {
+		if err = f(); err == nil {
+			return nil
+		}
+		time.Sleep(100 * time.Millisecond)
+	}
+	return err
+}
+
+func retryCreate(ctx context.Context, o client.Object) error {
+	return poll(func() error {
+		err := k8s.Create(ctx, o)
+		if err != nil {
+			fmt.Fprintf(os.Stderr, "retrying create of %s: %v\n", o.GetName(), err)
+		}
+		return err
+	})
+}
+
+// After the switch, trainjob-kueue carries on with the in-tree
+// integration's jobs: nothing is recreated, the running job keeps running,
+// and when it is preempted exactly the in-tree entries are removed.
+func TestJobsOfTheInTreeIntegrationAreAdopted(t *testing.T) {
+	if inTree.err != nil {
+		t.Fatalf("the in-tree phase failed: %v", inTree.err)
+	}
+	running, queued := inTree.running, inTree.queued
+	consistently(t, "running job left running on its Workload", 2*time.Second, func() error {
+		got := getTrainJob(t, running)
+		if ptr.Deref(got.Spec.Suspend, false) {
+			return fmt.Errorf("the adopted running job was suspended")
+		}
+		for name, uid := range inTree.workloads {
+			tj := map[string]*trainer.TrainJob{"running": running, "queued": queued}[name]
+			if wl := workloadOf(t, tj); wl.UID != uid {
+				return fmt.Errorf("Workload of %s recreated", name)
+			}
+		}
+		return nil
+	})
+	if !(shape.PodTemplateOverrides{}).Injected(getTrainJob(t, running)) {
+		t.Fatalf("the in-tree entries of the running job are gone before any preemption")
+	}
+
+	// An admin deactivates the running job: its quota goes to the queued one.
+	eventually(t, "deactivate", func() error {
+		wl := workloadOf(t, running)
+		wl.Spec.Active = ptr.To(false)
+		return k8s.Update(ctx, wl)
+	})
+	eventually(t, "in-tree entries removed, user entries kept in order", func() error {
+		got := getTrainJob(t, running)
+		if !ptr.Deref(got.Spec.Suspend, false) {
+			return fmt.Errorf("not suspended")
+		}
+		if diff := cmp.Diff(inTree.userList, got.Spec.PodTemplateOverrides); diff != "" {
+			return fmt.Errorf("override list (-user +now):\n%s", diff)
+		}
+		return nil
+	})
+	started := waitRunning(t, queued)
+	var ours int
+	for _, o := range started.Spec.PodTemplateOverrides {
+		if o.Metadata != nil && o.Metadata.Labels[shape.OwnedLabel] == "true" {
+			ours++
+		}
+		if o.Metadata != nil && o.Metadata.Labels[shape.OwnedLabel] == "" && o.Metadata.Labels[shape.InTreePodSetLabel] != "" {
+			t.Errorf("an in-tree entry survived on the job we started: %+v", o)
+		}
+	}
+	if ours != 1 {
+		t.Errorf("want our one entry on the queued job once started, got %d", ours)
+	}
+	if wl := workloadOf(t, queued); wl.UID != inTree.workloads["queued"] {
+		t.Errorf("the queued job's Workload was recreated: it lost its place in the queue")
+	}
+}
