@@ -13,8 +13,13 @@ import (
 	"sigs.k8s.io/kueue/pkg/util/waitforpodsready"
 )
 
-// InTreeFramework is the name of Kueue's built-in TrainJob integration.
-const InTreeFramework = "trainer.kubeflow.org/trainjob"
+// Names in Kueue's Configuration.
+const (
+	// InTreeFramework is Kueue's built-in TrainJob integration.
+	InTreeFramework           = "trainer.kubeflow.org/trainjob"
+	jobSetFramework           = "jobset.x-k8s.io/jobset"
+	trainJobExternalFramework = "TrainJob.v1alpha1.trainer.kubeflow.org"
+)
 
 // FromKueueConfig takes the settings that must agree with the deployed Kueue
 // from its own Configuration. A Kueue that still runs its built-in TrainJob
@@ -22,6 +27,12 @@ const InTreeFramework = "trainer.kubeflow.org/trainjob"
 func FromKueueConfig(cfg *configapi.Configuration, opts *Options) error {
 	if cfg.Integrations != nil && slices.Contains(cfg.Integrations.Frameworks, InTreeFramework) {
 		return fmt.Errorf("the Kueue configuration enables the built-in %q integration in integrations.frameworks: every TrainJob would get two Workloads. Remove it from the Kueue configuration (and restart Kueue) before running trainjob-kueue", InTreeFramework)
+	}
+	if cfg.ManageJobsWithoutQueueName && cfg.Integrations != nil && slices.Contains(cfg.Integrations.Frameworks, jobSetFramework) {
+		return fmt.Errorf("the Kueue configuration sets manageJobsWithoutQueueName: true with the %q integration on: Kueue would queue every JobSet Trainer creates for an admitted TrainJob a second time. Set manageJobsWithoutQueueName: false (label the jobs to queue), or turn Kueue's JobSet integration off", jobSetFramework)
+	}
+	if cfg.Integrations != nil && slices.Contains(cfg.Integrations.ExternalFrameworks, trainJobExternalFramework) {
+		return fmt.Errorf("the Kueue configuration lists %q in integrations.externalFrameworks: Kueue's Job and JobSet reconcilers would then look for the TrainJob's Workloads through an index Kueue does not have and fail in a loop. Remove it; trainjob-kueue needs no entry there", trainJobExternalFramework)
 	}
 	opts.ManageJobsWithoutQueueName = cfg.ManageJobsWithoutQueueName
 	if cfg.ManagedJobsNamespaceSelector != nil {

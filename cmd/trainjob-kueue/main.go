@@ -6,8 +6,10 @@ package main
 import (
 	"context"
 	"crypto/tls"
+	"errors"
 	"flag"
 	"fmt"
+	"net/http"
 	"os"
 
 	authenticationv1 "k8s.io/api/authentication/v1"
@@ -39,6 +41,10 @@ type flags struct {
 	webhookPort    int
 	webhookCertDir string
 	disableWebhook bool
+	certManagement string
+	namespace      string
+	webhookService string
+	webhookSecret  string
 }
 
 func main() {
@@ -52,7 +58,11 @@ func main() {
 	flag.StringVar(&f.leaderElectNS, "leader-election-namespace", "", "Namespace of the leader election lease (default: the pod's).")
 	flag.StringVar(&f.webhookHost, "webhook-host", "", "Address the webhook server listens on.")
 	flag.IntVar(&f.webhookPort, "webhook-port", 9443, "Port of the webhook server.")
-	flag.StringVar(&f.webhookCertDir, "webhook-cert-dir", "", "Directory holding tls.crt and tls.key for the webhook server (default: controller-runtime's).")
+	flag.StringVar(&f.webhookCertDir, "webhook-cert-dir", "/tmp/k8s-webhook-server/serving-certs", "Directory holding tls.crt and tls.key for the webhook server.")
+	flag.StringVar(&f.certManagement, "cert-management", "internal", "internal: generate and rotate the webhook certificate (Secret --webhook-secret-name, caBundle of our webhook configurations); external: read it from --webhook-cert-dir (cert-manager, a mounted Secret).")
+	flag.StringVar(&f.namespace, "namespace", os.Getenv("POD_NAMESPACE"), "Namespace the manager runs in (default: $POD_NAMESPACE).")
+	flag.StringVar(&f.webhookService, "webhook-service-name", "trainjob-kueue-webhook-service", "Service in front of the webhook server, for the certificate's DNS name.")
+	flag.StringVar(&f.webhookSecret, "webhook-secret-name", "trainjob-kueue-webhook-server-cert", "Secret the internal certificate management keeps the certificate in.")
 	flag.BoolVar(&f.disableWebhook, "disable-webhook", false, "Do not serve the TrainJob webhook (testing only: queued jobs could start unqueued).")
 	zapOpts := zap.Options{}
 	zapOpts.BindFlags(flag.CommandLine)
@@ -123,20 +133,48 @@ func run(ctx context.Context, f flags) error {
 	if err != nil {
 		return fmt.Errorf("creating the manager: %w", err)
 	}
-	if err := integration.Setup(ctx, mgr, opts, !f.disableWebhook); err != nil {
+	certsReady := make(chan struct{})
+	if f.disableWebhook {
+		f.certManagement = "external"
+	}
+	if err := manageCerts(mgr, f, certsReady); err != nil {
 		return err
 	}
+	// Controllers and webhook start once the serving certificate exists:
+	// the webhook server cannot start without it, and reconciling before the
+	// webhook answers would let jobs through unqueued.
+	setupErr := make(chan error, 1)
+	go func() {
+		<-certsReady
+		setupErr <- integration.Setup(ctx, mgr, opts, !f.disableWebhook)
+	}()
 	if err := mgr.AddHealthzCheck("healthz", healthz.Ping); err != nil {
 		return err
 	}
-	ready := healthz.Ping
-	if !f.disableWebhook {
-		ready = mgr.GetWebhookServer().StartedChecker()
-	}
-	if err := mgr.AddReadyzCheck("readyz", ready); err != nil {
+	if err := mgr.AddReadyzCheck("readyz", func(req *http.Request) error {
+		select {
+		case <-certsReady:
+		default:
+			return errors.New("webhook certificate not ready")
+		}
+		if f.disableWebhook {
+			return nil
+		}
+		return mgr.GetWebhookServer().StartedChecker()(req)
+	}); err != nil {
 		return err
 	}
-	return mgr.Start(ctx)
+	runErr := make(chan error, 1)
+	go func() { runErr <- mgr.Start(ctx) }()
+	select {
+	case err := <-setupErr:
+		if err != nil {
+			return err
+		}
+		return <-runErr
+	case err := <-runErr:
+		return err
+	}
 }
 
 // whoAmI asks the API server who we are, so the webhook can tell our own

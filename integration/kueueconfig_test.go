@@ -1,0 +1,95 @@
+package integration
+
+import (
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"k8s.io/apimachinery/pkg/labels"
+)
+
+func writeConfig(t *testing.T, body string) string {
+	t.Helper()
+	p := filepath.Join(t.TempDir(), "config.yaml")
+	if err := os.WriteFile(p, []byte("apiVersion: config.kueue.x-k8s.io/v1beta2\nkind: Configuration\n"+body), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	return p
+}
+
+func TestFromKueueConfig(t *testing.T) {
+	cases := map[string]struct {
+		body    string
+		wantErr string
+		check   func(*testing.T, Options)
+	}{
+		"the configuration we ship": {
+			body: func() string {
+				b, err := os.ReadFile("../config/kueue/controller_manager_config.yaml")
+				if err != nil {
+					t.Fatal(err)
+				}
+				// Drop the header: writeConfig adds it.
+				return strings.SplitN(string(b), "kind: Configuration\n", 2)[1]
+			}(),
+			check: func(t *testing.T, o Options) {
+				if o.ManageJobsWithoutQueueName {
+					t.Error("manageJobsWithoutQueueName should be false")
+				}
+			},
+		},
+		"in-tree TrainJob integration enabled": {
+			body:    "integrations:\n  frameworks: [\"batch/job\", \"trainer.kubeflow.org/trainjob\"]\n",
+			wantErr: "two Workloads",
+		},
+		"TrainJob listed as an external framework": {
+			body:    "integrations:\n  frameworks: [\"batch/job\"]\n  externalFrameworks: [\"TrainJob.v1alpha1.trainer.kubeflow.org\"]\n",
+			wantErr: "externalFrameworks",
+		},
+		"manageJobsWithoutQueueName with Kueue's JobSet integration": {
+			body:    "manageJobsWithoutQueueName: true\nintegrations:\n  frameworks: [\"jobset.x-k8s.io/jobset\"]\n",
+			wantErr: "second time",
+		},
+		"manageJobsWithoutQueueName without it": {
+			body: "manageJobsWithoutQueueName: true\nmanagedJobsNamespaceSelector:\n  matchLabels: {team: ml}\nwaitForPodsReady:\n  timeout: 5m\nintegrations:\n  frameworks: [\"batch/job\"]\n  labelKeysToCopy: [\"team\"]\n",
+			check: func(t *testing.T, o Options) {
+				if !o.ManageJobsWithoutQueueName || !o.WaitForPodsReady {
+					t.Errorf("settings not taken over: %+v", o)
+				}
+				if !o.ManagedJobsNamespaceSelector.Matches(labels.Set{"team": "ml"}) || o.ManagedJobsNamespaceSelector.Matches(labels.Set{}) {
+					t.Errorf("namespace selector %v", o.ManagedJobsNamespaceSelector)
+				}
+				if len(o.LabelKeysToCopy) != 1 || o.LabelKeysToCopy[0] != "team" {
+					t.Errorf("labelKeysToCopy %v", o.LabelKeysToCopy)
+				}
+			},
+		},
+	}
+	for name, tc := range cases {
+		t.Run(name, func(t *testing.T) {
+			cfg, err := LoadKueueConfig(writeConfig(t, tc.body))
+			if err != nil {
+				t.Fatal(err)
+			}
+			var opts Options
+			err = FromKueueConfig(&cfg, &opts)
+			if tc.wantErr != "" {
+				if err == nil || !strings.Contains(err.Error(), tc.wantErr) {
+					t.Fatalf("error %v, want one containing %q", err, tc.wantErr)
+				}
+				return
+			}
+			if err != nil {
+				t.Fatal(err)
+			}
+			tc.check(t, opts)
+		})
+	}
+}
+
+func TestLoadKueueConfigRejectsUnknownFields(t *testing.T) {
+	if _, err := LoadKueueConfig(writeConfig(t, "manageJobsWithoutQueueNme: true\n")); err == nil {
+		t.Fatal("a misspelt field must not be ignored")
+	}
+}
