@@ -53,6 +53,7 @@ import (
 	trainerwebhooks "github.com/kubeflow/trainer/v2/pkg/webhooks"
 
 	"github.com/trainjob-kueue/trainjob-kueue/integration"
+	"github.com/trainjob-kueue/trainjob-kueue/test/localcluster"
 )
 
 // managerUser is the identity trainjob-kueue runs as in these tests; the
@@ -70,22 +71,37 @@ func TestMain(m *testing.M) {
 }
 
 func run(m *testing.M) int {
-	ctrl.SetLogger(zap.New(zap.WriteTo(os.Stderr), zap.UseDevMode(false), zap.Level(zapLevel())))
-	var cancel context.CancelFunc
-	ctx, cancel = context.WithCancel(context.Background())
-	defer cancel()
-
-	env, err := start(ctx)
+	// Controller logs go to a file: tests assert on objects, and the logs
+	// are there to read when one fails.
+	logFile, err := os.CreateTemp("", "trainjob-kueue-integration-*.log")
 	if err != nil {
 		fmt.Fprintf(os.Stderr, "integration tier: %v\n", err)
 		return 1
 	}
+	defer logFile.Close()
+	fmt.Fprintf(os.Stderr, "integration tier: controller logs in %s\n", logFile.Name())
+	ctrl.SetLogger(zap.New(zap.WriteTo(logFile), zap.UseDevMode(false), zap.Level(zapLevel())))
+	var cancel context.CancelFunc
+	ctx, cancel = context.WithCancel(context.Background())
+	defer cancel()
+
+	var env *envtest.Environment
+	env, err = start(ctx)
+	// Stop what started even when start failed half-way: never leave an
+	// API server and etcd behind.
 	defer func() {
 		cancel()
+		if env == nil {
+			return
+		}
 		if err := env.Stop(); err != nil {
 			fmt.Fprintf(os.Stderr, "stopping the control plane: %v\n", err)
 		}
 	}()
+	if err != nil {
+		fmt.Fprintf(os.Stderr, "integration tier: %v\n", err)
+		return 1
+	}
 	return m.Run()
 }
 
@@ -114,8 +130,15 @@ func start(ctx context.Context) (*envtest.Environment, error) {
 	if err != nil {
 		return env, err
 	}
-	ca, err := servingCerts(certDir)
+	ca, err := localcluster.NewCA("trainjob-kueue-test-ca")
 	if err != nil {
+		return env, err
+	}
+	serving, err := ca.Serving("webhooks")
+	if err != nil {
+		return env, err
+	}
+	if err := serving.WriteTLS(certDir); err != nil {
 		return env, err
 	}
 	kueuePort, err := freePort()
@@ -141,7 +164,7 @@ func start(ctx context.Context) (*envtest.Environment, error) {
 			return env, err
 		}
 	}
-	hooks, err := allWebhooks(kueuePort, componentsPort, ourPort, ca)
+	hooks, err := allWebhooks(kueuePort, componentsPort, ourPort, ca.CertPEM)
 	if err != nil {
 		return env, err
 	}
@@ -174,12 +197,12 @@ func start(ctx context.Context) (*envtest.Environment, error) {
 	return env, nil
 }
 
-// zapLevel logs errors only, unless TEST_VERBOSE asks for everything.
+// zapLevel logs info and up, everything with TEST_VERBOSE.
 func zapLevel() zapcore.Level {
 	if os.Getenv("TEST_VERBOSE") != "" {
 		return zapcore.Level(-5)
 	}
-	return zapcore.ErrorLevel
+	return zapcore.InfoLevel
 }
 
 func testScheme() *runtime.Scheme {
@@ -197,19 +220,19 @@ func testScheme() *runtime.Scheme {
 // coscheduling PodGroup, with one change: the TrainJob schema gets fields no
 // Go type of ours models, to prove our writes never drop what they don't know.
 func componentCRDs() ([]*apiextensionsv1.CustomResourceDefinition, error) {
-	kueueDir, err := moduleDir("sigs.k8s.io/kueue")
+	kueueDir, err := localcluster.ModuleDir("", "sigs.k8s.io/kueue")
 	if err != nil {
 		return nil, err
 	}
-	trainerDir, err := moduleDir("github.com/kubeflow/trainer/v2")
+	trainerDir, err := localcluster.ModuleDir("", "github.com/kubeflow/trainer/v2")
 	if err != nil {
 		return nil, err
 	}
-	jobsetDir, err := moduleDir("sigs.k8s.io/jobset")
+	jobsetDir, err := localcluster.ModuleDir("", "sigs.k8s.io/jobset")
 	if err != nil {
 		return nil, err
 	}
-	spDir, err := moduleDir("sigs.k8s.io/scheduler-plugins")
+	spDir, err := localcluster.ModuleDir("", "sigs.k8s.io/scheduler-plugins")
 	if err != nil {
 		return nil, err
 	}
@@ -224,7 +247,7 @@ func componentCRDs() ([]*apiextensionsv1.CustomResourceDefinition, error) {
 		filepath.Join(jobsetDir, "config/components/crd/bases/jobset.x-k8s.io_jobsets.yaml"),
 		filepath.Join(spDir, "config/crd/bases/scheduling.x-k8s.io_podgroups.yaml"),
 	)
-	crds, err := readCRDs(files...)
+	crds, err := localcluster.ReadCRDs(files...)
 	if err != nil {
 		return nil, err
 	}
@@ -420,22 +443,21 @@ func kueueWebhook(path string) bool {
 // servers: Kueue's core ones (its job integrations are not the point here),
 // JobSet's and Trainer's, and ours from config/.
 func allWebhooks(kueuePort, componentsPort, ourPort int, ca []byte) ([]client.Object, error) {
-	kueueDir, err := moduleDir("sigs.k8s.io/kueue")
+	kueueDir, err := localcluster.ModuleDir("", "sigs.k8s.io/kueue")
 	if err != nil {
 		return nil, err
 	}
-	trainerDir, err := moduleDir("github.com/kubeflow/trainer/v2")
+	trainerDir, err := localcluster.ModuleDir("", "github.com/kubeflow/trainer/v2")
 	if err != nil {
 		return nil, err
 	}
-	jobsetDir, err := moduleDir("sigs.k8s.io/jobset")
+	jobsetDir, err := localcluster.ModuleDir("", "sigs.k8s.io/jobset")
 	if err != nil {
 		return nil, err
 	}
 	kueueURL := fmt.Sprintf("https://127.0.0.1:%d", kueuePort)
 	components := fmt.Sprintf("https://127.0.0.1:%d", componentsPort)
 	ours := fmt.Sprintf("https://127.0.0.1:%d", ourPort)
-	all := func(string) bool { return true }
 	var objs []client.Object
 	for _, src := range []struct {
 		file, prefix, url string
@@ -443,10 +465,10 @@ func allWebhooks(kueuePort, componentsPort, ourPort int, ca []byte) ([]client.Ob
 	}{
 		{filepath.Join(kueueDir, "config/components/webhook/manifests.yaml"), "kueue", kueueURL, kueueWebhook},
 		{filepath.Join(jobsetDir, "config/components/webhook/manifests.yaml"), "jobset", components, func(p string) bool { return strings.Contains(p, "jobset") }},
-		{filepath.Join(trainerDir, "manifests/base/webhook/manifests.yaml"), "trainer", components, all},
-		{filepath.Join("..", "..", "config/webhook/manifests.yaml"), "trainjob-kueue", ours, all},
+		{filepath.Join(trainerDir, "manifests/base/webhook/manifests.yaml"), "trainer", components, localcluster.All},
+		{filepath.Join("..", "..", "config/webhook/manifests.yaml"), "trainjob-kueue", ours, localcluster.All},
 	} {
-		o, err := webhookConfigs(src.file, src.prefix, src.url, ca, src.keep)
+		o, err := localcluster.WebhookConfigs(src.file, src.prefix, src.url, ca, src.keep)
 		if err != nil {
 			return nil, err
 		}

@@ -1,0 +1,16 @@
+#!/usr/bin/env bash
+# Derives Kueue's manager main from the module cache into
+# hack/tools/kueue/cmd (git-ignored). One change: with internal certificate
+# management off, upstream main exits unless metrics certificates exist in
+# the absolute path /etc/kueue/metrics/certs; the local control plane gives
+# them from $KUEUE_METRICS_CERTS_DIR instead, without touching /etc.
+set -euo pipefail
+root=$(cd "$(dirname "$0")/.." && pwd)
+tools=$root/hack/tools/kueue
+version=$(awk '$1=="require" && $2=="sigs.k8s.io/kueue" {print $3}' "$tools/go.mod")
+src=$(cd "$tools" && go mod download -json "sigs.k8s.io/kueue@$version" | sed -n 's/.*"Dir": "\(.*\)",/\1/p')
+mkdir -p "$tools/cmd"
+sed 's|metricsCertPath := "/etc/kueue/metrics/certs"|metricsCertPath := os.Getenv("KUEUE_METRICS_CERTS_DIR")|' \
+  "$src/cmd/kueue/main.go" > "$tools/cmd/main.go.tmp"
+grep -q 'os.Getenv("KUEUE_METRICS_CERTS_DIR")' "$tools/cmd/main.go.tmp" || { echo "derive-kueue-main: the metrics certificate path moved in Kueue $version" >&2; exit 1; }
+mv "$tools/cmd/main.go.tmp" "$tools/cmd/main.go"
