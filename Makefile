@@ -6,7 +6,12 @@ GO ?= go
 KUBE_VERSION ?= v1.35.4
 ASSETS := $(CURDIR)/bin/envtest
 
-.PHONY: all build test test-unit test-integration fuzz vet fmt envtest-assets clean
+CLUSTER ?= local
+TRAINER_VERSION ?= v2.1.0
+INTEGRATION ?= ours
+KUEUE_CONFIG ?=
+
+.PHONY: all build test test-unit test-integration test-e2e fuzz vet envtest-assets components cluster-up cluster-down demo clean
 
 all: build
 
@@ -14,7 +19,7 @@ build:
 	$(GO) build -o bin/trainjob-kueue ./cmd/trainjob-kueue
 
 ## test: every tier that runs on the default configuration.
-test: vet test-unit test-integration
+test: vet test-unit test-integration test-e2e
 
 vet:
 	@out=$$(gofmt -l $$(git ls-files '*.go' 2>/dev/null || find . -name '*.go')); \
@@ -40,6 +45,27 @@ envtest-assets:
 	@mkdir -p $(ASSETS)
 	@ln -sf "$$(hack/build-tool.sh etcd go.etcd.io/etcd/server/v3 etcd)" $(ASSETS)/etcd
 	@ln -sf "$$(hack/build-tool.sh kubernetes k8s.io/kubernetes/cmd/kube-apiserver kube-apiserver "$$(hack/kube-version-ldflags.sh $(KUBE_VERSION))")" $(ASSETS)/kube-apiserver
+
+## components: build every control-plane binary into the cache (progress shown).
+components:
+	@for c in $$(hack/component.sh --list); do TRAINER_VERSION=$(TRAINER_VERSION) hack/component.sh $$c >/dev/null; done
+
+## cluster-up: the whole local control plane in the background.
+cluster-up:
+	$(GO) run ./hack/cluster up -name $(CLUSTER) -trainer-version $(TRAINER_VERSION) -integration $(INTEGRATION) $(if $(KUEUE_CONFIG),-kueue-config $(KUEUE_CONFIG))
+
+## cluster-down: stop a cluster (CLUSTER=all for every one) and remove its state.
+cluster-down:
+	$(GO) run ./hack/cluster down -name $(CLUSTER)
+
+## test-e2e: scenarios on the local control plane (its own cluster "e2e",
+## or the one KUBECONFIG points at).
+test-e2e:
+	$(GO) test -count=1 -timeout 30m ./test/e2e/...
+
+## demo: the main job, on the local control plane.
+demo:
+	$(GO) run ./hack/demo -cluster $(CLUSTER)
 
 clean:
 	rm -rf bin

@@ -9,7 +9,6 @@ import (
 	"github.com/google/go-cmp/cmp"
 	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/api/equality"
-	"k8s.io/apimachinery/pkg/api/resource"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/utils/ptr"
 	kueue "sigs.k8s.io/kueue/apis/kueue/v1beta2"
@@ -20,14 +19,6 @@ import (
 	"github.com/trainjob-kueue/trainjob-kueue/integration"
 	"github.com/trainjob-kueue/trainjob-kueue/podsets"
 )
-
-func gpus(n int64) corev1.ResourceList {
-	return corev1.ResourceList{gpu: *resource.NewQuantity(n, resource.DecimalSI), corev1.ResourceCPU: resource.MustParse("1")}
-}
-
-func cpus(s string) corev1.ResourceList {
-	return corev1.ResourceList{corev1.ResourceCPU: resource.MustParse(s)}
-}
 
 type podSetShape struct {
 	Name  string
@@ -50,10 +41,10 @@ func shapeOf(ps []kueue.PodSet) []podSetShape {
 func TestTorchGPUJobIsQueuedAdmittedAndStartedOnItsFlavor(t *testing.T) {
 	ns := newNamespace(t)
 	taint := corev1.Toleration{Key: "nvidia.com/gpu", Operator: corev1.TolerationOpExists, Effect: corev1.TaintEffectNoSchedule}
-	lq := queue(t, ns, pool{name: "a100", labels: map[string]string{"pool": "a100"}, taints: []corev1.Toleration{taint}, gpus: 16})
+	lq := queue(t, ns, pool{Name: "a100", Labels: map[string]string{"pool": "a100"}, Taints: []corev1.Toleration{taint}, GPUs: 16})
 	runtimeToleration := corev1.Toleration{Key: "dedicated", Operator: corev1.TolerationOpEqual, Value: "ml", Effect: corev1.TaintEffectNoSchedule}
 	create(t, trainingRuntime(ns, "torch", torchPolicy(1),
-		role{name: "node", ancestor: "trainer", requests: cpus("1"), tolerations: []corev1.Toleration{runtimeToleration}}))
+		role{Name: "node", Ancestor: "trainer", Requests: cpus("1"), Tolerations: []corev1.Toleration{runtimeToleration}}))
 
 	tj := trainJob(ns, "llm", "torch", lq)
 	tj.Spec.Trainer = &trainer.Trainer{NumNodes: ptr.To[int32](3), ResourcesPerNode: ptr.To(withLimits(gpus(4)))}
@@ -95,9 +86,9 @@ func TestPodSetsRoundTripThroughTheAPIServer(t *testing.T) {
 	ns := newNamespace(t)
 	// No quota: the job stays queued, so the Workload is only ever compared,
 	// never admitted.
-	lq := queue(t, ns, pool{name: "none", gpus: 0})
+	lq := queue(t, ns, pool{Name: "none", GPUs: 0})
 	rt := trainingRuntime(ns, "torch", torchPolicy(2),
-		role{name: "node", ancestor: "trainer", requests: gpus(1)})
+		role{Name: "node", Ancestor: "trainer", Requests: gpus(1)})
 	// Trainer's torch runtimes name ports without a protocol; the Workload
 	// CRD defaults it. Our in-process defaults must match.
 	rt.Spec.Template.Spec.ReplicatedJobs[0].Template.Spec.Template.Spec.Containers[0].Ports = []corev1.ContainerPort{{ContainerPort: 29400}}
@@ -132,11 +123,11 @@ func TestPodSetsRoundTripThroughTheAPIServer(t *testing.T) {
 		t.Errorf("without defaults the PodSets should differ from the stored ones; this test would not notice a broken defaulter")
 	}
 
-	// Reconciles see no mismatch, so the Workload is never rewritten.
-	rv := wl.ResourceVersion
+	// Reconciles see no mismatch, so the Workload's spec is never rewritten
+	// (Kueue's own status updates don't count).
 	consistently(t, "Workload unchanged", 2*time.Second, func() error {
-		if now := workloadOf(t, tj); now.ResourceVersion != rv || now.UID != wl.UID {
-			return fmt.Errorf("Workload rewritten (resourceVersion %s -> %s)", rv, now.ResourceVersion)
+		if now := workloadOf(t, tj); now.Generation != wl.Generation || now.UID != wl.UID {
+			return fmt.Errorf("Workload rewritten (generation %d -> %d)", wl.Generation, now.Generation)
 		}
 		return nil
 	})
@@ -148,12 +139,12 @@ func TestSecondFlavorCarriesRuntimeAndFlavorTolerations(t *testing.T) {
 	// The first flavor has no GPUs left, so the job goes to the tainted
 	// spot pool.
 	lq := queue(t, ns,
-		pool{name: "ondemand", labels: map[string]string{"pool": "ondemand"}, gpus: 0},
-		pool{name: "spot", labels: map[string]string{"pool": "spot"}, taints: []corev1.Toleration{spotTaint}, gpus: 16})
+		pool{Name: "ondemand", Labels: map[string]string{"pool": "ondemand"}, GPUs: 0},
+		pool{Name: "spot", Labels: map[string]string{"pool": "spot"}, Taints: []corev1.Toleration{spotTaint}, GPUs: 16})
 	runtimeToleration := corev1.Toleration{Key: "dedicated", Operator: corev1.TolerationOpEqual, Value: "ml", Effect: corev1.TaintEffectNoSchedule}
 	create(t, trainingRuntime(ns, "rt", torchPolicy(2),
-		role{name: "dataset-initializer", ancestor: "dataset-initializer", requests: cpus("1"), tolerations: []corev1.Toleration{runtimeToleration}},
-		role{name: "node", ancestor: "trainer", requests: gpus(4), tolerations: []corev1.Toleration{runtimeToleration}, dependsOn: []string{"dataset-initializer"}}))
+		role{Name: "dataset-initializer", Ancestor: "dataset-initializer", Requests: cpus("1"), Tolerations: []corev1.Toleration{runtimeToleration}},
+		role{Name: "node", Ancestor: "trainer", Requests: gpus(4), Tolerations: []corev1.Toleration{runtimeToleration}, DependsOn: []string{"dataset-initializer"}}))
 	tj := trainJob(ns, "job", "rt", lq)
 	create(t, tj)
 	waitRunning(t, tj)
@@ -184,12 +175,12 @@ func TestSecondFlavorCarriesRuntimeAndFlavorTolerations(t *testing.T) {
 
 func TestDefaultLocalQueue(t *testing.T) {
 	ns := newNamespace(t)
-	queue(t, ns, pool{name: "gpu", gpus: 8})
+	queue(t, ns, pool{Name: "gpu", GPUs: 8})
 	create(t, &kueue.LocalQueue{
 		ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: "default"},
 		Spec:       kueue.LocalQueueSpec{ClusterQueue: kueue.ClusterQueueReference(ns)},
 	})
-	create(t, trainingRuntime(ns, "rt", torchPolicy(1), role{name: "node", ancestor: "trainer", requests: gpus(1)}))
+	create(t, trainingRuntime(ns, "rt", torchPolicy(1), role{Name: "node", Ancestor: "trainer", Requests: gpus(1)}))
 	// The webhook reads LocalQueues from its cache: give it a moment.
 	eventually(t, "default queue seen", func() error {
 		tj := trainJob(ns, fmt.Sprintf("job-%d", time.Now().UnixNano()), "rt", "")

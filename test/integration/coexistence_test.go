@@ -20,8 +20,8 @@ import (
 // and Jobs are left to Trainer, and the admins' own queued Jobs still queue.
 func TestKueuesOwnIntegrationsCoexist(t *testing.T) {
 	ns := newNamespace(t)
-	lq := queue(t, ns, pool{name: "gpu", gpus: 8})
-	create(t, trainingRuntime(ns, "rt", torchPolicy(2), role{name: "node", ancestor: "trainer", requests: gpus(1)}))
+	lq := queue(t, ns, pool{Name: "gpu", GPUs: 8})
+	create(t, trainingRuntime(ns, "rt", torchPolicy(2), role{Name: "node", Ancestor: "trainer", Requests: gpus(1)}))
 	tj := trainJob(ns, "train", "rt", lq)
 	create(t, tj)
 	waitRunning(t, tj)

@@ -10,7 +10,6 @@ import (
 	corev1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	apimeta "k8s.io/apimachinery/pkg/api/meta"
-	"k8s.io/apimachinery/pkg/api/resource"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/labels"
 	"k8s.io/utils/ptr"
@@ -22,11 +21,12 @@ import (
 	trainer "github.com/kubeflow/trainer/v2/pkg/apis/trainer/v1alpha1"
 
 	"github.com/trainjob-kueue/trainjob-kueue/integration"
+	"github.com/trainjob-kueue/trainjob-kueue/test/fixtures"
 )
 
 const (
 	timeout = 30 * time.Second
-	gpu     = corev1.ResourceName("nvidia.com/gpu")
+	gpu     = fixtures.GPU
 )
 
 // eventually retries f until it succeeds or the timeout passes.
@@ -80,16 +80,6 @@ func create(t *testing.T, objs ...client.Object) {
 	}
 }
 
-// queue sets up a ResourceFlavor per pool, a ClusterQueue with quota in each
-// and a LocalQueue named lq in ns. Names are derived from ns so tests don't
-// share cluster-scoped objects.
-type pool struct {
-	name   string
-	labels map[string]string
-	taints []corev1.Toleration // tolerations the flavor adds
-	gpus   int64
-}
-
 func queue(t *testing.T, ns string, pools ...pool) string {
 	t.Helper()
 	lq, err := queueE(ns, pools...)
@@ -101,42 +91,18 @@ func queue(t *testing.T, ns string, pools ...pool) string {
 
 func everything() labels.Selector { return labels.Everything() }
 
+// queueE sets up a flavor per pool, a ClusterQueue named after ns (tests
+// share no cluster-scoped objects) and LocalQueue "lq", and waits until the
+// ClusterQueue is active.
 func queueE(ns string, pools ...pool) (string, error) {
-	var flavors []kueue.FlavorQuotas
-	for _, p := range pools {
-		rf := &kueue.ResourceFlavor{
-			ObjectMeta: metav1.ObjectMeta{Name: ns + "-" + p.name},
-			Spec:       kueue.ResourceFlavorSpec{NodeLabels: p.labels, Tolerations: p.taints},
-		}
+	flavors, cq, lq := fixtures.Queue(ns, ns, pools...)
+	for _, rf := range flavors {
 		if err := k8s.Create(ctx, rf); err != nil {
 			return "", err
 		}
-		flavors = append(flavors, kueue.FlavorQuotas{
-			Name: kueue.ResourceFlavorReference(rf.Name),
-			Resources: []kueue.ResourceQuota{
-				{Name: corev1.ResourceCPU, NominalQuota: resource.MustParse("100")},
-				{Name: corev1.ResourceMemory, NominalQuota: resource.MustParse("1Ti")},
-				{Name: gpu, NominalQuota: *resource.NewQuantity(p.gpus, resource.DecimalSI)},
-			},
-		})
-	}
-	cq := &kueue.ClusterQueue{
-		ObjectMeta: metav1.ObjectMeta{Name: ns},
-		Spec: kueue.ClusterQueueSpec{
-			NamespaceSelector: &metav1.LabelSelector{},
-			ResourceGroups: []kueue.ResourceGroup{{
-				CoveredResources: []corev1.ResourceName{corev1.ResourceCPU, corev1.ResourceMemory, gpu},
-				Flavors:          flavors,
-			}},
-			Preemption: &kueue.ClusterQueuePreemption{WithinClusterQueue: kueue.PreemptionPolicyLowerPriority},
-		},
 	}
 	if err := k8s.Create(ctx, cq); err != nil {
 		return "", err
-	}
-	lq := &kueue.LocalQueue{
-		ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: "lq"},
-		Spec:       kueue.LocalQueueSpec{ClusterQueue: kueue.ClusterQueueReference(cq.Name)},
 	}
 	if err := k8s.Create(ctx, lq); err != nil {
 		return "", err
@@ -153,112 +119,21 @@ func queueE(ns string, pools ...pool) (string, error) {
 	})
 }
 
-// role is one replicatedJob of a test runtime.
-type role struct {
-	name        string
-	ancestor    string
-	parallelism int32
-	replicas    int32
-	requests    corev1.ResourceList
-	tolerations []corev1.Toleration
-	dependsOn   []string
-	priority    string
-	annotations map[string]string
-}
+// Builders shared with the e2e tier.
+type (
+	role = fixtures.Role
+	pool = fixtures.Pool
+)
 
-func replicatedJobs(roles ...role) []jobsetapi.ReplicatedJob {
-	out := make([]jobsetapi.ReplicatedJob, 0, len(roles))
-	for _, r := range roles {
-		container := r.name
-		if r.ancestor == "trainer" || r.name == "node" {
-			container = "node"
-		}
-		if r.ancestor == "dataset-initializer" || r.ancestor == "model-initializer" {
-			container = r.ancestor
-		}
-		rj := jobsetapi.ReplicatedJob{
-			Name:     r.name,
-			Replicas: max(r.replicas, 1),
-			Template: batchv1.JobTemplateSpec{
-				Spec: batchv1.JobSpec{
-					Template: corev1.PodTemplateSpec{
-						ObjectMeta: metav1.ObjectMeta{Annotations: r.annotations},
-						Spec: corev1.PodSpec{
-							RestartPolicy:     corev1.RestartPolicyOnFailure,
-							PriorityClassName: r.priority,
-							Tolerations:       r.tolerations,
-							Containers: []corev1.Container{{
-								Name:      container,
-								Image:     "registry.example/" + r.name + ":v1",
-								Resources: withLimits(r.requests),
-							}},
-						},
-					},
-				},
-			},
-		}
-		if r.parallelism > 0 {
-			rj.Template.Spec.Parallelism = ptr.To(r.parallelism)
-		}
-		if r.ancestor != "" {
-			rj.Template.Labels = map[string]string{"trainer.kubeflow.org/trainjob-ancestor-step": r.ancestor}
-		}
-		for _, d := range r.dependsOn {
-			rj.DependsOn = append(rj.DependsOn, jobsetapi.DependsOn{Name: d, Status: jobsetapi.DependencyComplete})
-		}
-		out = append(out, rj)
-	}
-	return out
-}
-
-// withLimits sets limits for extended resources, which the API server
-// requires to equal their requests.
-func withLimits(requests corev1.ResourceList) corev1.ResourceRequirements {
-	rr := corev1.ResourceRequirements{Requests: requests}
-	for name, q := range requests {
-		if name != corev1.ResourceCPU && name != corev1.ResourceMemory {
-			if rr.Limits == nil {
-				rr.Limits = corev1.ResourceList{}
-			}
-			rr.Limits[name] = q
-		}
-	}
-	return rr
-}
-
-func trainingRuntime(ns, name string, policy *trainer.MLPolicy, roles ...role) *trainer.TrainingRuntime {
-	return &trainer.TrainingRuntime{
-		ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: name},
-		Spec: trainer.TrainingRuntimeSpec{
-			MLPolicy: policy,
-			Template: trainer.JobSetTemplateSpec{Spec: jobsetapi.JobSetSpec{ReplicatedJobs: replicatedJobs(roles...)}},
-		},
-	}
-}
-
-func torchPolicy(numNodes int32) *trainer.MLPolicy {
-	return &trainer.MLPolicy{NumNodes: ptr.To(numNodes), MLPolicySource: trainer.MLPolicySource{Torch: &trainer.TorchMLPolicySource{}}}
-}
-
-func mpiPolicy(numNodes int32, launcherAsNode bool) *trainer.MLPolicy {
-	return &trainer.MLPolicy{NumNodes: ptr.To(numNodes), MLPolicySource: trainer.MLPolicySource{MPI: &trainer.MPIMLPolicySource{
-		NumProcPerNode: ptr.To[int32](1), RunLauncherAsNode: ptr.To(launcherAsNode),
-		SSHAuthMountPath: ptr.To("/root/.ssh"), MPIImplementation: ptr.To(trainer.MPIImplementationOpenMPI),
-	}}}
-}
-
-func trainJob(ns, name, runtime, queue string) *trainer.TrainJob {
-	tj := &trainer.TrainJob{
-		ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: name},
-		Spec: trainer.TrainJobSpec{
-			RuntimeRef: trainer.RuntimeRef{Name: runtime, APIGroup: ptr.To(trainer.GroupVersion.Group), Kind: ptr.To(trainer.TrainingRuntimeKind)},
-		},
-	}
-	if queue != "" {
-		tj.Labels = map[string]string{"kueue.x-k8s.io/queue-name": queue}
-	}
-	return tj
-}
+var (
+	trainingRuntime = fixtures.TrainingRuntime
+	torchPolicy     = fixtures.TorchPolicy
+	mpiPolicy       = fixtures.MPIPolicy
+	trainJob        = fixtures.TrainJob
+	withLimits      = fixtures.WithLimits
+	gpus            = fixtures.GPUs
+	cpus            = fixtures.CPUs
+)
 
 func workloadOf(t *testing.T, tj *trainer.TrainJob) *kueue.Workload {
 	t.Helper()

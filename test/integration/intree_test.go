@@ -84,11 +84,11 @@ func runInTreePhase(parent context.Context, cfg *rest.Config) (err error) {
 	if err := k8s.Create(ctx, &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: inTreeNamespace}}); err != nil {
 		return err
 	}
-	inTree.queue, err = queueE(inTreeNamespace, pool{name: "gpu", labels: map[string]string{"pool": "gpu"}, gpus: 8})
+	inTree.queue, err = queueE(inTreeNamespace, pool{Name: "gpu", Labels: map[string]string{"pool": "gpu"}, GPUs: 8})
 	if err != nil {
 		return err
 	}
-	if err := k8s.Create(ctx, trainingRuntime(inTreeNamespace, "rt", torchPolicy(1), role{name: "node", ancestor: "trainer", requests: gpus(8)})); err != nil {
+	if err := k8s.Create(ctx, trainingRuntime(inTreeNamespace, "rt", torchPolicy(1), role{Name: "node", Ancestor: "trainer", Requests: gpus(8)})); err != nil {
 		return err
 	}
 	inTree.userList = []trainer.PodTemplateOverride{userEntry("node", "disk", "ssd"), userEntry("node", "zone", "z1")}

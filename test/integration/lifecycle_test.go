@@ -50,12 +50,12 @@ func unstructuredJob(t *testing.T, tj *trainer.TrainJob) *unstructured.Unstructu
 
 func TestPreemptionRestoresTheOverrideListExactly(t *testing.T) {
 	ns := newNamespace(t)
-	lq := queue(t, ns, pool{name: "gpu", labels: map[string]string{"pool": "gpu"}, gpus: 8})
+	lq := queue(t, ns, pool{Name: "gpu", Labels: map[string]string{"pool": "gpu"}, GPUs: 8})
 	priorityClass(t, ns+"-low", 10)
 	priorityClass(t, ns+"-high", 1000)
 	create(t,
-		trainingRuntime(ns, "low", torchPolicy(1), role{name: "node", ancestor: "trainer", requests: gpus(8), priority: ns + "-low"}),
-		trainingRuntime(ns, "high", torchPolicy(1), role{name: "node", ancestor: "trainer", requests: gpus(8), priority: ns + "-high"}))
+		trainingRuntime(ns, "low", torchPolicy(1), role{Name: "node", Ancestor: "trainer", Requests: gpus(8), Priority: ns + "-low"}),
+		trainingRuntime(ns, "high", torchPolicy(1), role{Name: "node", Ancestor: "trainer", Requests: gpus(8), Priority: ns + "-high"}))
 
 	// The low-priority job carries user entries and fields our types don't
 	// model; all of it must come back exactly after preemption.
@@ -132,11 +132,11 @@ func TestPreemptionRestoresTheOverrideListExactly(t *testing.T) {
 
 func TestFinishedInitializersAreReclaimable(t *testing.T) {
 	ns := newNamespace(t)
-	lq := queue(t, ns, pool{name: "gpu", gpus: 8})
+	lq := queue(t, ns, pool{Name: "gpu", GPUs: 8})
 	create(t, trainingRuntime(ns, "init", torchPolicy(2),
-		role{name: "dataset-initializer", ancestor: "dataset-initializer", requests: cpus("2")},
-		role{name: "model-initializer", ancestor: "model-initializer", requests: cpus("2")},
-		role{name: "node", ancestor: "trainer", requests: gpus(1), dependsOn: []string{"dataset-initializer", "model-initializer"}}))
+		role{Name: "dataset-initializer", Ancestor: "dataset-initializer", Requests: cpus("2")},
+		role{Name: "model-initializer", Ancestor: "model-initializer", Requests: cpus("2")},
+		role{Name: "node", Ancestor: "trainer", Requests: gpus(1), DependsOn: []string{"dataset-initializer", "model-initializer"}}))
 	tj := trainJob(ns, "job", "init", lq)
 	create(t, tj)
 	waitRunning(t, tj)
@@ -155,11 +155,11 @@ func TestFinishedInitializersAreReclaimable(t *testing.T) {
 
 func TestMissingRuntimeWaitsWithoutHotLoopAndProceedsWhenCreated(t *testing.T) {
 	ns := newNamespace(t)
-	lq := queue(t, ns, pool{name: "gpu", gpus: 0})
+	lq := queue(t, ns, pool{Name: "gpu", GPUs: 0})
 	// Trainer's webhook refuses a TrainJob whose runtime is missing, but the
 	// runtime can go away later (a forced delete), or Trainer's webhook may
 	// not run at all (a MultiKueue manager). Queue the job, then delete it.
-	rt := trainingRuntime(ns, "later", torchPolicy(1), role{name: "node", ancestor: "trainer", requests: gpus(1)})
+	rt := trainingRuntime(ns, "later", torchPolicy(1), role{Name: "node", Ancestor: "trainer", Requests: gpus(1)})
 	create(t, rt)
 	tj := trainJob(ns, "job", "later", lq)
 	create(t, tj)
@@ -183,7 +183,7 @@ func TestMissingRuntimeWaitsWithoutHotLoopAndProceedsWhenCreated(t *testing.T) {
 		t.Errorf("RuntimeNotFound recorded %d more times in 3s of quiet: the job is retried in a loop", after-before)
 	}
 
-	create(t, trainingRuntime(ns, "later", torchPolicy(1), role{name: "node", ancestor: "trainer", requests: gpus(1)}))
+	create(t, trainingRuntime(ns, "later", torchPolicy(1), role{Name: "node", Ancestor: "trainer", Requests: gpus(1)}))
 	waitRunning(t, tj)
 }
 
@@ -231,8 +231,8 @@ func eventCount(t *testing.T, obj client.Object, reason string) int32 {
 
 func TestRuntimeEditedWhileRunningDoesNotStopTheJob(t *testing.T) {
 	ns := newNamespace(t)
-	lq := queue(t, ns, pool{name: "gpu", gpus: 8})
-	rt := trainingRuntime(ns, "rt", torchPolicy(1), role{name: "node", ancestor: "trainer", requests: gpus(2)})
+	lq := queue(t, ns, pool{Name: "gpu", GPUs: 8})
+	rt := trainingRuntime(ns, "rt", torchPolicy(1), role{Name: "node", Ancestor: "trainer", Requests: gpus(2)})
 	create(t, rt)
 	tj := trainJob(ns, "job", "rt", lq)
 	create(t, tj)
@@ -265,8 +265,8 @@ func TestFlavorThePodsCannotUseIsNeverAssigned(t *testing.T) {
 	// The only flavor pins pool=a100; the user's override pins pool=h100.
 	// The PodSets carry the user's nodeSelector, so Kueue sees the mismatch
 	// and keeps the job pending with its own reason, holding no quota.
-	lq := queue(t, ns, pool{name: "a100", labels: map[string]string{"pool": "a100"}, gpus: 8})
-	create(t, trainingRuntime(ns, "rt", torchPolicy(1), role{name: "node", ancestor: "trainer", requests: gpus(1)}))
+	lq := queue(t, ns, pool{Name: "a100", Labels: map[string]string{"pool": "a100"}, GPUs: 8})
+	create(t, trainingRuntime(ns, "rt", torchPolicy(1), role{Name: "node", Ancestor: "trainer", Requests: gpus(1)}))
 	tj := trainJob(ns, "job", "rt", lq)
 	tj.Spec.PodTemplateOverrides = []trainer.PodTemplateOverride{userEntry("node", "pool", "h100")}
 	create(t, tj)
@@ -302,7 +302,7 @@ func TestNodeSelectorConflictAtAdmissionDoesNotStartTheJob(t *testing.T) {
 		apimeta.SetStatusCondition(&ac.Status.Conditions, metav1.Condition{Type: kueue.AdmissionCheckActive, Status: metav1.ConditionTrue, Reason: "Active", Message: "test"})
 		return k8s.Status().Update(ctx, ac)
 	})
-	lq := queue(t, ns, pool{name: "gpu", labels: map[string]string{"pool": "gpu"}, gpus: 8})
+	lq := queue(t, ns, pool{Name: "gpu", Labels: map[string]string{"pool": "gpu"}, GPUs: 8})
 	eventually(t, "ClusterQueue uses the check", func() error {
 		cq := &kueue.ClusterQueue{}
 		if err := k8s.Get(ctx, client.ObjectKey{Name: ns}, cq); err != nil {
@@ -311,7 +311,7 @@ func TestNodeSelectorConflictAtAdmissionDoesNotStartTheJob(t *testing.T) {
 		cq.Spec.AdmissionChecksStrategy = &kueue.AdmissionChecksStrategy{AdmissionChecks: []kueue.AdmissionCheckStrategyRule{{Name: kueue.AdmissionCheckReference(ac.Name)}}}
 		return k8s.Update(ctx, cq)
 	})
-	rt := trainingRuntime(ns, "rt", torchPolicy(1), role{name: "node", ancestor: "trainer", requests: gpus(1)})
+	rt := trainingRuntime(ns, "rt", torchPolicy(1), role{Name: "node", Ancestor: "trainer", Requests: gpus(1)})
 	rt.Spec.Template.Spec.ReplicatedJobs[0].Template.Spec.Template.Spec.NodeSelector = map[string]string{"disk": "ssd"}
 	create(t, rt)
 	tj := trainJob(ns, "job", "rt", lq)
@@ -348,8 +348,8 @@ func TestNodeSelectorConflictAtAdmissionDoesNotStartTheJob(t *testing.T) {
 
 func TestForgedOwnershipMarkerIsRejected(t *testing.T) {
 	ns := newNamespace(t)
-	lq := queue(t, ns, pool{name: "none"})
-	create(t, trainingRuntime(ns, "rt", torchPolicy(1), role{name: "node", ancestor: "trainer", requests: cpus("1")}))
+	lq := queue(t, ns, pool{Name: "none"})
+	create(t, trainingRuntime(ns, "rt", torchPolicy(1), role{Name: "node", Ancestor: "trainer", Requests: cpus("1")}))
 	tj := trainJob(ns, "job", "rt", lq)
 	forged := userEntry("node", "pool", "x")
 	forged.Metadata = &metav1.ObjectMeta{Labels: map[string]string{shape.OwnedLabel: "true"}}
@@ -372,8 +372,8 @@ func TestForgedOwnershipMarkerIsRejected(t *testing.T) {
 func TestConcurrentUserEditIsNeverOverwritten(t *testing.T) {
 	ns := newNamespace(t)
 	// No quota yet: the job waits, the user edits, then quota appears.
-	lq := queue(t, ns, pool{name: "gpu", labels: map[string]string{"pool": "gpu"}, gpus: 0})
-	create(t, trainingRuntime(ns, "rt", torchPolicy(1), role{name: "node", ancestor: "trainer", requests: gpus(1)}))
+	lq := queue(t, ns, pool{Name: "gpu", Labels: map[string]string{"pool": "gpu"}, GPUs: 0})
+	create(t, trainingRuntime(ns, "rt", torchPolicy(1), role{Name: "node", Ancestor: "trainer", Requests: gpus(1)}))
 	tj := trainJob(ns, "job", "rt", lq)
 	tj.Spec.PodTemplateOverrides = []trainer.PodTemplateOverride{userEntry("node", "disk", "ssd")}
 	create(t, tj)

@@ -25,8 +25,8 @@ func TestWorkloadPodSetsMatchTheJobSetTrainerCreates(t *testing.T) {
 		"mpi without runLauncherAsNode": {
 			policy: mpiPolicy(1, false),
 			roles: []role{
-				{name: "launcher", ancestor: "trainer", requests: cpus("1")},
-				{name: "node", requests: gpus(2)},
+				{Name: "launcher", Ancestor: "trainer", Requests: cpus("1")},
+				{Name: "node", Requests: gpus(2)},
 			},
 			numNodes: ptr.To[int32](4),
 			want:     []podSetShape{{"launcher", 1, 0, "1"}, {"node", 4, 2, "1"}},
@@ -34,8 +34,8 @@ func TestWorkloadPodSetsMatchTheJobSetTrainerCreates(t *testing.T) {
 		"mpi with runLauncherAsNode": {
 			policy: mpiPolicy(1, true),
 			roles: []role{
-				{name: "launcher", ancestor: "trainer", requests: gpus(2)},
-				{name: "node", requests: gpus(2)},
+				{Name: "launcher", Ancestor: "trainer", Requests: gpus(2)},
+				{Name: "node", Requests: gpus(2)},
 			},
 			numNodes: ptr.To[int32](4),
 			want:     []podSetShape{{"launcher", 1, 2, "1"}, {"node", 3, 2, "1"}},
@@ -43,9 +43,9 @@ func TestWorkloadPodSetsMatchTheJobSetTrainerCreates(t *testing.T) {
 		"dataset and model initializers": {
 			policy: torchPolicy(1),
 			roles: []role{
-				{name: "dataset-initializer", ancestor: "dataset-initializer", requests: cpus("2")},
-				{name: "model-initializer", ancestor: "model-initializer", requests: cpus("3")},
-				{name: "node", ancestor: "trainer", requests: gpus(1), dependsOn: []string{"dataset-initializer", "model-initializer"}},
+				{Name: "dataset-initializer", Ancestor: "dataset-initializer", Requests: cpus("2")},
+				{Name: "model-initializer", Ancestor: "model-initializer", Requests: cpus("3")},
+				{Name: "node", Ancestor: "trainer", Requests: gpus(1), DependsOn: []string{"dataset-initializer", "model-initializer"}},
 			},
 			numNodes: ptr.To[int32](2),
 			want:     []podSetShape{{"dataset-initializer", 1, 0, "2"}, {"model-initializer", 1, 0, "3"}, {"node", 2, 1, "1"}},
@@ -53,8 +53,8 @@ func TestWorkloadPodSetsMatchTheJobSetTrainerCreates(t *testing.T) {
 		"a custom extra replicatedJob": {
 			policy: torchPolicy(2),
 			roles: []role{
-				{name: "node", ancestor: "trainer", requests: gpus(1)},
-				{name: "evaluator", replicas: 2, parallelism: 3, requests: cpus("1")},
+				{Name: "node", Ancestor: "trainer", Requests: gpus(1)},
+				{Name: "evaluator", Replicas: 2, Parallelism: 3, Requests: cpus("1")},
 			},
 			want: []podSetShape{{"node", 2, 1, "1"}, {"evaluator", 6, 0, "1"}},
 		},
@@ -62,7 +62,7 @@ func TestWorkloadPodSetsMatchTheJobSetTrainerCreates(t *testing.T) {
 	for name, tc := range cases {
 		t.Run(name, func(t *testing.T) {
 			ns := newNamespace(t)
-			lq := queue(t, ns, pool{name: "gpu", gpus: 64})
+			lq := queue(t, ns, pool{Name: "gpu", GPUs: 64})
 			create(t, trainingRuntime(ns, "rt", tc.policy, tc.roles...))
 			tj := trainJob(ns, "job", "rt", lq)
 			if tc.numNodes != nil {

@@ -1,0 +1,55 @@
+// Command cluster brings the local control plane up and down; the Makefile's
+// cluster-up and cluster-down targets call it.
+//
+//	go run ./hack/cluster up   [-name local] [-trainer-version v2.1.0] [-integration ours|intree] [-kueue-config FILE]
+//	go run ./hack/cluster down [-name local|all]
+package main
+
+import (
+	"context"
+	"flag"
+	"fmt"
+	"os"
+	"os/signal"
+	"syscall"
+
+	"github.com/trainjob-kueue/trainjob-kueue/test/localcluster"
+)
+
+func main() {
+	if len(os.Args) < 2 {
+		fmt.Fprintln(os.Stderr, "usage: cluster up|down [flags]")
+		os.Exit(2)
+	}
+	fs := flag.NewFlagSet(os.Args[1], flag.ExitOnError)
+	name := fs.String("name", "local", "cluster name; state in .cluster/NAME")
+	trainer := fs.String("trainer-version", "v2.1.0", "Kubeflow Trainer release")
+	integ := fs.String("integration", localcluster.IntegrationOurs, "ours (trainjob-kueue) or intree (Kueue's built-in TrainJob integration)")
+	kueueConfig := fs.String("kueue-config", "", "Kueue Configuration replacing config/kueue/controller_manager_config.yaml")
+	_ = fs.Parse(os.Args[2:])
+	root, err := os.Getwd()
+	if err != nil {
+		fail(err)
+	}
+	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
+	defer stop()
+	switch os.Args[1] {
+	case "up":
+		_, err = localcluster.Up(ctx, localcluster.Options{
+			Name: *name, Root: root, Progress: os.Stdout, KueueConfigFile: *kueueConfig,
+			Settings: localcluster.Settings{TrainerVersion: *trainer, Integration: *integ},
+		})
+	case "down":
+		err = localcluster.Down(root, *name, os.Stdout)
+	default:
+		err = fmt.Errorf("unknown command %q: up or down", os.Args[1])
+	}
+	if err != nil {
+		fail(err)
+	}
+}
+
+func fail(err error) {
+	fmt.Fprintf(os.Stderr, "cluster: %v\n", err)
+	os.Exit(1)
+}

@@ -1,0 +1,209 @@
+// Package localcluster runs a whole Kubernetes control plane for
+// trainjob-kueue from binaries built from Go modules: etcd, kube-apiserver,
+// kube-controller-manager, kube-scheduler with the coscheduling plugin, kwok
+// playing the kubelet of fake GPU nodes, Kueue, JobSet, Kubeflow Trainer and
+// trainjob-kueue itself. Each runs as its own process in the background,
+// under its own client certificate, with its webhooks registered on loopback
+// URLs, so the cluster outlives the command that started it. It is the e2e
+// tier's cluster and the product's playground (make cluster-up, make demo).
+package localcluster
+
+import (
+	"context"
+	"crypto/sha256"
+	"encoding/hex"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"path/filepath"
+	"time"
+)
+
+// Settings decide what a cluster runs; a running cluster is reused only
+// with the same settings.
+type Settings struct {
+	// TrainerVersion of Kubeflow Trainer (and the JobSet release it pins).
+	TrainerVersion string `json:"trainerVersion"`
+	// Integration is "ours" (Kueue's built-in TrainJob integration off,
+	// trainjob-kueue on) or "intree" (Kueue's own, for comparison).
+	Integration string `json:"integration"`
+	// KueueConfigSHA identifies a replacement Kueue Configuration ("" for
+	// the one in config/kueue).
+	KueueConfigSHA string `json:"kueueConfigSHA,omitempty"`
+}
+
+// Options for Up.
+type Options struct {
+	// Name of the cluster: its state lives in <Root>/.cluster/<Name>.
+	Name string
+	// Root of the trainjob-kueue checkout.
+	Root string
+	Settings
+	// KueueConfigFile replaces config/kueue/controller_manager_config.yaml.
+	KueueConfigFile string
+	// Progress receives what is being built or started, and for how long.
+	Progress io.Writer
+}
+
+// Integrations.
+const (
+	IntegrationOurs   = "ours"
+	IntegrationInTree = "intree"
+)
+
+// Cluster is a running local control plane.
+type Cluster struct {
+	Dir        string
+	Kubeconfig string
+	state      *state
+}
+
+// state is what .cluster/<name>/state.json remembers.
+type state struct {
+	Settings Settings       `json:"settings"`
+	Ports    map[string]int `json:"ports"`
+	PIDs     map[string]int `json:"pids"`
+}
+
+// Dir is where the named cluster keeps its state.
+func Dir(root, name string) string { return filepath.Join(root, ".cluster", name) }
+
+// ErrOtherSettings reports a cluster already running with other settings.
+var ErrOtherSettings = errors.New("cluster is running with other settings")
+
+// Up builds whatever is missing, starts every component in the background,
+// waits until all are healthy and writes the kubeconfig. On a cluster
+// already running with the same settings it does nothing.
+func Up(ctx context.Context, o Options) (*Cluster, error) {
+	if o.Progress == nil {
+		o.Progress = io.Discard
+	}
+	if o.TrainerVersion == "" {
+		o.TrainerVersion = "v2.1.0"
+	}
+	if o.Integration == "" {
+		o.Integration = IntegrationOurs
+	}
+	if o.Integration != IntegrationOurs && o.Integration != IntegrationInTree {
+		return nil, fmt.Errorf("INTEGRATION=%q: use ours or intree", o.Integration)
+	}
+	if o.KueueConfigFile != "" {
+		data, err := os.ReadFile(o.KueueConfigFile)
+		if err != nil {
+			return nil, fmt.Errorf("KUEUE_CONFIG: %w", err)
+		}
+		sum := sha256.Sum256(data)
+		o.KueueConfigSHA = hex.EncodeToString(sum[:8])
+	}
+	dir := Dir(o.Root, o.Name)
+	c := &Cluster{Dir: dir, Kubeconfig: filepath.Join(dir, "kubeconfig")}
+	if st, err := readState(dir); err == nil {
+		if st.running() {
+			if st.Settings != o.Settings {
+				return nil, fmt.Errorf("%w (%+v, asked for %+v): run `make cluster-down CLUSTER=%s` first", ErrOtherSettings, st.Settings, o.Settings, o.Name)
+			}
+			fmt.Fprintf(o.Progress, "cluster %q is already running with these settings; KUBECONFIG=%s\n", o.Name, c.Kubeconfig)
+			c.state = st
+			return c, nil
+		}
+		// Left over from a crash or a reboot: clear it.
+		if err := Down(o.Root, o.Name, io.Discard); err != nil {
+			return nil, err
+		}
+	}
+	b := &bringUp{o: o, c: c, start: time.Now()}
+	if err := b.run(ctx); err != nil {
+		// Never leave half a cluster running.
+		_ = Down(o.Root, o.Name, io.Discard)
+		return nil, err
+	}
+	return c, nil
+}
+
+// Existing returns a running cluster by name.
+func Existing(root, name string) (*Cluster, error) {
+	dir := Dir(root, name)
+	st, err := readState(dir)
+	if err != nil || !st.running() {
+		return nil, fmt.Errorf("cluster %q is not running (make cluster-up CLUSTER=%s)", name, name)
+	}
+	return &Cluster{Dir: dir, Kubeconfig: filepath.Join(dir, "kubeconfig"), state: st}, nil
+}
+
+// Settings of the running cluster.
+func (c *Cluster) Settings() Settings { return c.state.Settings }
+
+// Logs is the log file of a component.
+func (c *Cluster) Logs(component string) string {
+	return filepath.Join(c.Dir, "logs", component+".log")
+}
+
+// AuditLog is the API server's audit log (Metadata level).
+func (c *Cluster) AuditLog() string { return filepath.Join(c.Dir, "audit.log") }
+
+// Down stops every process of the named cluster ("all": every cluster) by
+// pid and removes its state.
+func Down(root, name string, progress io.Writer) error {
+	if name == "all" {
+		entries, err := os.ReadDir(filepath.Join(root, ".cluster"))
+		if err != nil {
+			if os.IsNotExist(err) {
+				return nil
+			}
+			return err
+		}
+		for _, e := range entries {
+			if e.IsDir() {
+				if err := Down(root, e.Name(), progress); err != nil {
+					return err
+				}
+			}
+		}
+		return nil
+	}
+	dir := Dir(root, name)
+	if st, err := readState(dir); err == nil {
+		stopAll(st.PIDs, progress)
+	}
+	// Processes started before state.json was written have pid files.
+	stopAll(pidFiles(dir), progress)
+	if err := os.RemoveAll(dir); err != nil {
+		return fmt.Errorf("removing %s: %w", dir, err)
+	}
+	fmt.Fprintf(progress, "cluster %q is down\n", name)
+	return nil
+}
+
+func readState(dir string) (*state, error) {
+	data, err := os.ReadFile(filepath.Join(dir, "state.json"))
+	if err != nil {
+		return nil, err
+	}
+	st := &state{}
+	if err := json.Unmarshal(data, st); err != nil {
+		return nil, err
+	}
+	return st, nil
+}
+
+func (st *state) write(dir string) error {
+	data, err := json.MarshalIndent(st, "", "  ")
+	if err != nil {
+		return err
+	}
+	return os.WriteFile(filepath.Join(dir, "state.json"), data, 0o600)
+}
+
+func (st *state) running() bool {
+	if len(st.PIDs) == 0 {
+		return false
+	}
+	for _, pid := range st.PIDs {
+		if !alive(pid) {
+			return false
+		}
+	}
+	return true
+}
