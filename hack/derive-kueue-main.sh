@@ -7,8 +7,9 @@
 set -euo pipefail
 root=$(cd "$(dirname "$0")/.." && pwd)
 tools=$root/hack/tools/kueue
-version=$(awk '$1=="require" && $2=="sigs.k8s.io/kueue" {print $3}' "$tools/go.mod")
+version=$(cd "$tools" && go list -m -f '{{.Version}}' sigs.k8s.io/kueue)
 src=$(cd "$tools" && go mod download -json "sigs.k8s.io/kueue@$version" | sed -n 's/.*"Dir": "\(.*\)",/\1/p')
+[ -n "$src" ] && [ -f "$src/cmd/kueue/main.go" ] || { echo "derive-kueue-main: cannot find Kueue $version's cmd/kueue in the module cache" >&2; exit 1; }
 mkdir -p "$tools/cmd"
 sed 's|metricsCertPath := "/etc/kueue/metrics/certs"|metricsCertPath := os.Getenv("KUEUE_METRICS_CERTS_DIR")|' \
   "$src/cmd/kueue/main.go" > "$tools/cmd/main.go.tmp"

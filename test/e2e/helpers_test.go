@@ -1,0 +1,182 @@
+package e2e_test
+
+import (
+	"fmt"
+	"slices"
+	"strings"
+	"testing"
+	"time"
+
+	corev1 "k8s.io/api/core/v1"
+	apimeta "k8s.io/apimachinery/pkg/api/meta"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/utils/ptr"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+	jobsetapi "sigs.k8s.io/jobset/api/jobset/v1alpha2"
+	kueue "sigs.k8s.io/kueue/apis/kueue/v1beta2"
+	"sigs.k8s.io/kueue/pkg/controller/jobframework"
+
+	trainer "github.com/kubeflow/trainer/v2/pkg/apis/trainer/v1alpha1"
+
+	"github.com/trainjob-kueue/trainjob-kueue/integration"
+	"github.com/trainjob-kueue/trainjob-kueue/test/fixtures"
+)
+
+func eventually(t *testing.T, timeout time.Duration, what string, f func() error) {
+	t.Helper()
+	deadline := time.Now().Add(timeout)
+	var err error
+	for time.Now().Before(deadline) {
+		if err = f(); err == nil {
+			return
+		}
+		time.Sleep(250 * time.Millisecond)
+	}
+	t.Fatalf("%s: %v", what, err)
+}
+
+func create(t *testing.T, objs ...client.Object) {
+	t.Helper()
+	for _, o := range objs {
+		eventually(t, 30*time.Second, "create "+o.GetName(), func() error {
+			err := k8s.Create(ctx, o)
+			// Webhooks read from informer caches that may lag a moment.
+			if err != nil && strings.Contains(err.Error(), "must be created before") {
+				return err
+			}
+			if err != nil {
+				t.Fatalf("creating %T %s: %v", o, o.GetName(), err)
+			}
+			return nil
+		})
+	}
+}
+
+func namespace(t *testing.T) string {
+	t.Helper()
+	ns := &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{GenerateName: "e2e-"}}
+	if err := k8s.Create(ctx, ns); err != nil {
+		t.Fatal(err)
+	}
+	return ns.Name
+}
+
+// nodes creates count kwok nodes of pool p with gpus GPUs each, and waits
+// until they are Ready.
+func nodes(t *testing.T, prefix string, p fixtures.Pool, count int, gpus int64) {
+	t.Helper()
+	for i := range count {
+		n := fixtures.Node(fmt.Sprintf("%s-%s-%d", prefix, p.Name, i), p, gpus)
+		status := n.Status
+		create(t, n)
+		// The API server drops status on create: set capacity explicitly.
+		n.Status = status
+		if err := k8s.Status().Update(ctx, n); err != nil {
+			t.Fatal(err)
+		}
+		eventually(t, time.Minute, "node "+n.Name+" ready", func() error {
+			got := &corev1.Node{}
+			if err := k8s.Get(ctx, client.ObjectKeyFromObject(n), got); err != nil {
+				return err
+			}
+			for _, c := range got.Status.Conditions {
+				if c.Type == corev1.NodeReady && c.Status == corev1.ConditionTrue {
+					return nil
+				}
+			}
+			return fmt.Errorf("not ready")
+		})
+	}
+}
+
+// queue creates the flavors, ClusterQueue and LocalQueue for pools.
+func queue(t *testing.T, ns, name string, pools ...fixtures.Pool) string {
+	t.Helper()
+	flavors, cq, lq := fixtures.Queue(ns, name, pools...)
+	for _, rf := range flavors {
+		create(t, rf)
+	}
+	create(t, cq, lq)
+	eventually(t, 30*time.Second, "ClusterQueue active", func() error {
+		got := &kueue.ClusterQueue{}
+		if err := k8s.Get(ctx, client.ObjectKeyFromObject(cq), got); err != nil {
+			return err
+		}
+		if !apimeta.IsStatusConditionTrue(got.Status.Conditions, kueue.ClusterQueueActive) {
+			return fmt.Errorf("inactive: %v", got.Status.Conditions)
+		}
+		return nil
+	})
+	return lq.Name
+}
+
+// kwokRunFor makes kwok complete the role's pods d after they are running.
+func kwokRunFor(d time.Duration) map[string]string {
+	return map[string]string{
+		"pod-complete.stage.kwok.x-k8s.io/delay":        d.String(),
+		"pod-complete.stage.kwok.x-k8s.io/jitter-delay": "1s",
+	}
+}
+
+func getJob(t *testing.T, tj *trainer.TrainJob) *trainer.TrainJob {
+	t.Helper()
+	got := &trainer.TrainJob{}
+	if err := k8s.Get(ctx, client.ObjectKeyFromObject(tj), got); err != nil {
+		t.Fatal(err)
+	}
+	return got
+}
+
+func workloadOf(t *testing.T, tj *trainer.TrainJob) *kueue.Workload {
+	t.Helper()
+	var wl *kueue.Workload
+	eventually(t, 30*time.Second, "Workload of "+tj.Name, func() error {
+		job := getJob(t, tj)
+		w := &kueue.Workload{}
+		key := client.ObjectKey{Namespace: job.Namespace, Name: jobframework.GetWorkloadNameForOwnerWithGVK(job.Name, job.UID, integration.GVK)}
+		if err := k8s.Get(ctx, key, w); err != nil {
+			return err
+		}
+		wl = w
+		return nil
+	})
+	return wl
+}
+
+func condition(tj *trainer.TrainJob, cond string) bool {
+	return apimeta.IsStatusConditionTrue(tj.Status.Conditions, cond)
+}
+
+func waitComplete(t *testing.T, tj *trainer.TrainJob, timeout time.Duration) {
+	t.Helper()
+	eventually(t, timeout, tj.Name+" complete", func() error {
+		got := getJob(t, tj)
+		if condition(got, trainer.TrainJobFailed) {
+			t.Fatalf("%s failed: %v", tj.Name, got.Status.Conditions)
+		}
+		if !condition(got, trainer.TrainJobComplete) {
+			return fmt.Errorf("conditions %v, jobs %v", got.Status.Conditions, got.Status.JobsStatus)
+		}
+		return nil
+	})
+}
+
+// podsOf lists the pods of one role of a TrainJob.
+func podsOf(t *testing.T, tj *trainer.TrainJob, role string) []corev1.Pod {
+	t.Helper()
+	var pods corev1.PodList
+	if err := k8s.List(ctx, &pods, client.InNamespace(tj.Namespace), client.MatchingLabels{
+		jobsetapi.JobSetNameKey: tj.Name, jobsetapi.ReplicatedJobNameKey: role,
+	}); err != nil {
+		t.Fatal(err)
+	}
+	return pods.Items
+}
+
+func hasToleration(pod *corev1.Pod, want corev1.Toleration) bool {
+	return slices.ContainsFunc(pod.Spec.Tolerations, func(have corev1.Toleration) bool {
+		return have.MatchToleration(&want) && have.Value == want.Value
+	})
+}
+
+func suspended(tj *trainer.TrainJob) bool { return ptr.Deref(tj.Spec.Suspend, false) }

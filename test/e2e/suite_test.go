@@ -1,0 +1,77 @@
+// Package e2e runs scenarios on the whole local control plane: real
+// kube-apiserver, kube-controller-manager, kube-scheduler with coscheduling,
+// kwok GPU nodes, Kueue, JobSet, Kubeflow Trainer and trainjob-kueue, each
+// its own process. Tests assert on objects and pods, never on logs.
+//
+// With KUBECONFIG set the tests use that cluster (make cluster-up, then
+// KUBECONFIG=.cluster/local/kubeconfig); otherwise they bring up their own
+// cluster "e2e" and tear it down afterwards (E2E_KEEP=1 keeps it).
+package e2e_test
+
+import (
+	"context"
+	"fmt"
+	"os"
+	"path/filepath"
+	"testing"
+
+	"k8s.io/apimachinery/pkg/runtime"
+	utilruntime "k8s.io/apimachinery/pkg/util/runtime"
+	clientgoscheme "k8s.io/client-go/kubernetes/scheme"
+	"k8s.io/client-go/tools/clientcmd"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+	jobsetapi "sigs.k8s.io/jobset/api/jobset/v1alpha2"
+	kueue "sigs.k8s.io/kueue/apis/kueue/v1beta2"
+
+	trainer "github.com/kubeflow/trainer/v2/pkg/apis/trainer/v1alpha1"
+
+	"github.com/trainjob-kueue/trainjob-kueue/test/localcluster"
+)
+
+var (
+	k8s client.Client
+	ctx = context.Background()
+)
+
+func TestMain(m *testing.M) {
+	os.Exit(run(m))
+}
+
+func run(m *testing.M) int {
+	kubeconfig := os.Getenv("KUBECONFIG")
+	if kubeconfig == "" {
+		root, err := filepath.Abs(filepath.Join("..", ".."))
+		if err != nil {
+			fmt.Fprintln(os.Stderr, err)
+			return 1
+		}
+		c, err := localcluster.Up(ctx, localcluster.Options{Name: "e2e", Root: root, Progress: os.Stderr})
+		if err != nil {
+			fmt.Fprintf(os.Stderr, "e2e: bringing up the local control plane: %v\n", err)
+			return 1
+		}
+		if os.Getenv("E2E_KEEP") == "" {
+			defer func() {
+				if err := localcluster.Down(root, "e2e", os.Stderr); err != nil {
+					fmt.Fprintf(os.Stderr, "e2e: %v\n", err)
+				}
+			}()
+		}
+		kubeconfig = c.Kubeconfig
+	}
+	cfg, err := clientcmd.BuildConfigFromFlags("", kubeconfig)
+	if err != nil {
+		fmt.Fprintf(os.Stderr, "e2e: %v\n", err)
+		return 1
+	}
+	scheme := runtime.NewScheme()
+	utilruntime.Must(clientgoscheme.AddToScheme(scheme))
+	utilruntime.Must(kueue.AddToScheme(scheme))
+	utilruntime.Must(trainer.AddToScheme(scheme))
+	utilruntime.Must(jobsetapi.AddToScheme(scheme))
+	if k8s, err = client.New(cfg, client.Options{Scheme: scheme}); err != nil {
+		fmt.Fprintf(os.Stderr, "e2e: %v\n", err)
+		return 1
+	}
+	return m.Run()
+}
