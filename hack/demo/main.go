@@ -1,0 +1,412 @@
+// Command demo is `make demo`: it brings up the local control plane, adds
+// two pools of fake GPU nodes, flavors, two ClusterQueues in a cohort,
+// runtimes and a dozen TrainJobs of mixed sizes and priorities, and shows
+// them live — queued, admitted to a flavor, running, preempted, done — until
+// all are done. The cluster stays up afterwards.
+package main
+
+import (
+	"context"
+	"flag"
+	"fmt"
+	"os"
+	"os/signal"
+	"path/filepath"
+	"slices"
+	"sort"
+	"strings"
+	"syscall"
+	"time"
+
+	corev1 "k8s.io/api/core/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	apimeta "k8s.io/apimachinery/pkg/api/meta"
+	"k8s.io/apimachinery/pkg/api/resource"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/runtime"
+	utilruntime "k8s.io/apimachinery/pkg/util/runtime"
+	clientgoscheme "k8s.io/client-go/kubernetes/scheme"
+	"k8s.io/client-go/tools/clientcmd"
+	"k8s.io/utils/ptr"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+	jobsetapi "sigs.k8s.io/jobset/api/jobset/v1alpha2"
+	kueue "sigs.k8s.io/kueue/apis/kueue/v1beta2"
+	"sigs.k8s.io/kueue/pkg/controller/jobframework"
+	"sigs.k8s.io/kueue/pkg/workload"
+
+	trainer "github.com/kubeflow/trainer/v2/pkg/apis/trainer/v1alpha1"
+
+	"github.com/trainjob-kueue/trainjob-kueue/integration"
+	"github.com/trainjob-kueue/trainjob-kueue/test/fixtures"
+	"github.com/trainjob-kueue/trainjob-kueue/test/localcluster"
+)
+
+const ns = "demo"
+
+func main() {
+	name := flag.String("cluster", "local", "cluster name")
+	timeout := flag.Duration("timeout", 15*time.Minute, "give up after this long")
+	flag.Parse()
+	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
+	defer stop()
+	if err := run(ctx, *name, *timeout); err != nil {
+		fmt.Fprintf(os.Stderr, "demo: %v\n", err)
+		os.Exit(1)
+	}
+}
+
+func run(ctx context.Context, name string, timeout time.Duration) error {
+	root, err := os.Getwd()
+	if err != nil {
+		return err
+	}
+	c, err := localcluster.Up(ctx, localcluster.Options{Name: name, Root: root, Progress: os.Stdout})
+	if err != nil {
+		return err
+	}
+	cfg, err := clientcmd.BuildConfigFromFlags("", c.Kubeconfig)
+	if err != nil {
+		return err
+	}
+	scheme := runtime.NewScheme()
+	utilruntime.Must(clientgoscheme.AddToScheme(scheme))
+	utilruntime.Must(kueue.AddToScheme(scheme))
+	utilruntime.Must(trainer.AddToScheme(scheme))
+	utilruntime.Must(jobsetapi.AddToScheme(scheme))
+	k, err := client.New(cfg, client.Options{Scheme: scheme})
+	if err != nil {
+		return err
+	}
+	d := &demo{k: k, seen: map[string]*jobView{}}
+	if err := d.reset(ctx); err != nil {
+		return err
+	}
+	if err := d.setUp(ctx); err != nil {
+		return err
+	}
+	deadline := time.Now().Add(timeout)
+	start := time.Now()
+	late := d.jobs(true)
+	for {
+		if len(late) > 0 && time.Since(start) > 20*time.Second {
+			// High-priority jobs arrive once the cluster is full.
+			for _, tj := range late {
+				if err := create(ctx, k, tj); err != nil {
+					return err
+				}
+			}
+			late = nil
+		}
+		done, err := d.show(ctx, start)
+		if err != nil {
+			return err
+		}
+		if done && late == nil {
+			break
+		}
+		if time.Now().After(deadline) {
+			return fmt.Errorf("not all TrainJobs finished within %s; see kubectl get trainjobs -n %s", timeout, ns)
+		}
+		select {
+		case <-ctx.Done():
+			return ctx.Err()
+		case <-time.After(time.Second):
+		}
+	}
+	kubectl := filepath.Join(c.Dir, "bin", "kubectl")
+	fmt.Printf("\nAll %d TrainJobs are done. The cluster is still up:\n\n", len(d.seen))
+	fmt.Printf("  export KUBECONFIG=%s\n  %s get trainjobs,workloads -n %s\n  %s describe trainjob -n %s llm-1\n\n", c.Kubeconfig, kubectl, ns, kubectl, ns)
+	fmt.Printf("Stop it with: make cluster-down CLUSTER=%s\n", name)
+	return nil
+}
+
+type demo struct {
+	k    client.Client
+	seen map[string]*jobView
+}
+
+// Pools of fake GPU nodes, tainted so only pods with the flavor's
+// tolerations land there.
+var (
+	gpuTaint = corev1.Toleration{Key: "nvidia.com/gpu", Operator: corev1.TolerationOpExists, Effect: corev1.TaintEffectNoSchedule}
+	a100     = fixtures.Pool{Name: "a100", Labels: map[string]string{"demo.trainjob-kueue.dev/pool": "a100"}, Taints: []corev1.Toleration{gpuTaint}}
+	h100     = fixtures.Pool{Name: "h100-spot", Labels: map[string]string{"demo.trainjob-kueue.dev/pool": "h100-spot"},
+		Taints: []corev1.Toleration{gpuTaint, {Key: "spot", Operator: corev1.TolerationOpEqual, Value: "true", Effect: corev1.TaintEffectNoSchedule}}}
+)
+
+// reset removes what an earlier demo left, so the demo can run again.
+func (d *demo) reset(ctx context.Context) error {
+	nsObj := &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: ns}}
+	if err := d.k.Delete(ctx, nsObj); err != nil && !apierrors.IsNotFound(err) {
+		return err
+	}
+	for _, o := range []client.Object{
+		&kueue.ClusterQueue{ObjectMeta: metav1.ObjectMeta{Name: "research"}},
+		&kueue.ClusterQueue{ObjectMeta: metav1.ObjectMeta{Name: "production"}},
+		&kueue.ResourceFlavor{ObjectMeta: metav1.ObjectMeta{Name: "research-a100"}},
+		&kueue.ResourceFlavor{ObjectMeta: metav1.ObjectMeta{Name: "research-h100-spot"}},
+		&kueue.WorkloadPriorityClass{ObjectMeta: metav1.ObjectMeta{Name: "demo-low"}},
+		&kueue.WorkloadPriorityClass{ObjectMeta: metav1.ObjectMeta{Name: "demo-high"}},
+	} {
+		if err := d.k.Delete(ctx, o); err != nil && !apierrors.IsNotFound(err) {
+			return err
+		}
+	}
+	fmt.Println("waiting for an earlier demo's objects to go away")
+	for {
+		err := d.k.Get(ctx, client.ObjectKeyFromObject(nsObj), &corev1.Namespace{})
+		if apierrors.IsNotFound(err) {
+			break
+		}
+		time.Sleep(500 * time.Millisecond)
+	}
+	return nil
+}
+
+func (d *demo) setUp(ctx context.Context) error {
+	objs := []client.Object{&corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: ns}}}
+	for i := range 2 {
+		objs = append(objs, fixtures.Node(fmt.Sprintf("a100-%d", i), a100, 8), fixtures.Node(fmt.Sprintf("h100-spot-%d", i), h100, 8))
+	}
+	a, h := a100, h100
+	a.GPUs, h.GPUs = 8, 8
+	flavors, research, lqResearch := fixtures.Queue(ns, "research", a, h)
+	research.Spec.CohortName = "ml"
+	research.Spec.Preemption = &kueue.ClusterQueuePreemption{WithinClusterQueue: kueue.PreemptionPolicyLowerPriority, ReclaimWithinCohort: kueue.PreemptionPolicyAny}
+	lqResearch.Name = "research"
+	// production borrows the same flavors' quota through the cohort.
+	production := research.DeepCopy()
+	production.Name = "production"
+	production.ResourceVersion = ""
+	lqProduction := &kueue.LocalQueue{ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: "production"}, Spec: kueue.LocalQueueSpec{ClusterQueue: "production"}}
+	for _, f := range flavors {
+		objs = append(objs, f)
+	}
+	objs = append(objs, research, production, lqResearch, lqProduction,
+		&kueue.WorkloadPriorityClass{ObjectMeta: metav1.ObjectMeta{Name: "demo-low"}, Value: 10},
+		&kueue.WorkloadPriorityClass{ObjectMeta: metav1.ObjectMeta{Name: "demo-high"}, Value: 1000})
+	objs = append(objs,
+		fixtures.TrainingRuntime(ns, "torch-with-init", fixtures.TorchPolicy(1),
+			fixtures.Role{Name: "dataset-initializer", Ancestor: "dataset-initializer", Requests: fixtures.CPUs("2")},
+			fixtures.Role{Name: "model-initializer", Ancestor: "model-initializer", Requests: fixtures.CPUs("2")},
+			fixtures.Role{Name: "node", Ancestor: "trainer", Requests: fixtures.CPUs("4"), DependsOn: []string{"dataset-initializer", "model-initializer"}}),
+		fixtures.TrainingRuntime(ns, "torch", fixtures.TorchPolicy(1),
+			fixtures.Role{Name: "node", Ancestor: "trainer", Requests: fixtures.CPUs("4")}),
+		fixtures.TrainingRuntime(ns, "mpi", fixtures.MPIPolicy(1, true),
+			fixtures.Role{Name: "launcher", Ancestor: "trainer", Requests: fixtures.GPUs(4)},
+			fixtures.Role{Name: "node", Requests: fixtures.GPUs(4)}),
+	)
+	for _, o := range objs {
+		status := nodeStatus(o)
+		if err := create(ctx, d.k, o); err != nil {
+			return err
+		}
+		if status != nil {
+			n := o.(*corev1.Node)
+			n.Status = *status
+			if err := d.k.Status().Update(ctx, n); err != nil {
+				return err
+			}
+		}
+	}
+	for _, tj := range d.jobs(false) {
+		if err := create(ctx, d.k, tj); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+func nodeStatus(o client.Object) *corev1.NodeStatus {
+	if n, ok := o.(*corev1.Node); ok {
+		return n.Status.DeepCopy()
+	}
+	return nil
+}
+
+// jobs are the demo's TrainJobs: late ones are high priority and arrive
+// when the cluster is full, preempting low-priority work.
+func (d *demo) jobs(late bool) []*trainer.TrainJob {
+	type spec struct {
+		name, runtime, queue, priority string
+		nodes, gpus                    int32
+		runFor                         time.Duration
+	}
+	specs := []spec{
+		{"llm-1", "torch-with-init", "research", "demo-low", 2, 4, 40 * time.Second},
+		{"llm-2", "torch-with-init", "research", "demo-low", 2, 4, 30 * time.Second},
+		{"vision-1", "torch", "research", "demo-low", 1, 8, 30 * time.Second},
+		{"vision-2", "torch", "production", "demo-low", 1, 4, 20 * time.Second},
+		{"mpi-1", "mpi", "production", "demo-low", 2, 4, 25 * time.Second},
+		{"sweep-1", "torch", "research", "demo-low", 1, 2, 15 * time.Second},
+		{"sweep-2", "torch", "research", "demo-low", 1, 2, 15 * time.Second},
+		{"sweep-3", "torch", "production", "demo-low", 1, 2, 15 * time.Second},
+		{"sweep-4", "torch", "production", "demo-low", 1, 2, 15 * time.Second},
+	}
+	if late {
+		specs = []spec{
+			{"urgent-1", "torch", "research", "demo-high", 2, 8, 20 * time.Second},
+			{"urgent-2", "torch-with-init", "production", "demo-high", 2, 4, 20 * time.Second},
+			{"urgent-3", "mpi", "production", "demo-high", 2, 4, 15 * time.Second},
+		}
+	}
+	var out []*trainer.TrainJob
+	for _, s := range specs {
+		tj := fixtures.TrainJob(ns, s.name, s.runtime, s.queue)
+		tj.Spec.Trainer = &trainer.Trainer{NumNodes: ptr.To(s.nodes)}
+		if s.runtime != "mpi" {
+			tj.Spec.Trainer.ResourcesPerNode = ptr.To(fixtures.WithLimits(corev1.ResourceList{
+				fixtures.GPU: *resource.NewQuantity(int64(s.gpus), resource.DecimalSI), corev1.ResourceCPU: resource.MustParse("4"),
+			}))
+		}
+		// Every role gets the job's priority and runs for runFor on kwok.
+		for _, role := range []string{"dataset-initializer", "model-initializer", "node", "launcher"} {
+			if !hasRole(s.runtime, role) {
+				continue
+			}
+			tj.Spec.PodTemplateOverrides = append(tj.Spec.PodTemplateOverrides, trainer.PodTemplateOverride{
+				TargetJobs: []trainer.PodTemplateOverrideTargetJob{{Name: role}},
+				Metadata: &metav1.ObjectMeta{Annotations: map[string]string{
+					"pod-complete.stage.kwok.x-k8s.io/delay":        roleTime(role, s.runFor).String(),
+					"pod-complete.stage.kwok.x-k8s.io/jitter-delay": "2s",
+				}},
+			})
+		}
+		if s.priority != "" {
+			tj.Labels["kueue.x-k8s.io/priority-class"] = s.priority
+		}
+		out = append(out, tj)
+	}
+	return out
+}
+
+func hasRole(runtime, role string) bool {
+	switch runtime {
+	case "torch-with-init":
+		return role != "launcher"
+	case "mpi":
+		return role == "node" || role == "launcher"
+	default:
+		return role == "node"
+	}
+}
+
+func roleTime(role string, runFor time.Duration) time.Duration {
+	if strings.HasSuffix(role, "-initializer") {
+		return 5 * time.Second
+	}
+	return runFor
+}
+
+func create(ctx context.Context, k client.Client, o client.Object) error {
+	deadline := time.Now().Add(time.Minute)
+	for {
+		err := k.Create(ctx, o)
+		if err == nil || apierrors.IsAlreadyExists(err) {
+			return nil
+		}
+		// Webhooks answer from informer caches that may lag a moment.
+		if time.Now().After(deadline) || !strings.Contains(err.Error(), "must be created before") {
+			return fmt.Errorf("creating %T %s: %w", o, o.GetName(), err)
+		}
+		time.Sleep(200 * time.Millisecond)
+	}
+}
+
+type jobView struct {
+	admittedBefore bool
+	preemptions    int
+	waited         time.Duration
+}
+
+// show prints the live table and reports whether every job is done.
+func (d *demo) show(ctx context.Context, start time.Time) (bool, error) {
+	var jobs trainer.TrainJobList
+	if err := d.k.List(ctx, &jobs, client.InNamespace(ns)); err != nil {
+		return false, err
+	}
+	var pods corev1.PodList
+	if err := d.k.List(ctx, &pods, client.InNamespace(ns)); err != nil {
+		return false, err
+	}
+	running := map[string]int{}
+	for _, p := range pods.Items {
+		if p.Status.Phase == corev1.PodRunning {
+			running[p.Labels[jobsetapi.JobSetNameKey]]++
+		}
+	}
+	sort.Slice(jobs.Items, func(i, j int) bool {
+		return jobs.Items[i].CreationTimestamp.Before(&jobs.Items[j].CreationTimestamp) || jobs.Items[i].Name < jobs.Items[j].Name
+	})
+	var b strings.Builder
+	if isTTY() {
+		b.WriteString("\033[H\033[2J")
+	}
+	fmt.Fprintf(&b, "trainjob-kueue demo — %s\n\n", time.Since(start).Round(time.Second))
+	fmt.Fprintf(&b, "%-10s %-11s %-10s %-30s %-6s %-8s %s\n", "TRAINJOB", "QUEUE", "STATE", "FLAVOR", "PODS", "WAITED", "PREEMPTED")
+	allDone := len(jobs.Items) > 0
+	for i := range jobs.Items {
+		tj := &jobs.Items[i]
+		v := d.seen[tj.Name]
+		if v == nil {
+			v = &jobView{}
+			d.seen[tj.Name] = v
+		}
+		wl := &kueue.Workload{}
+		wlName := jobframework.GetWorkloadNameForOwnerWithGVK(tj.Name, tj.UID, integration.GVK)
+		hasWl := d.k.Get(ctx, client.ObjectKey{Namespace: ns, Name: wlName}, wl) == nil
+		state, flavor := "Queued", ""
+		admitted := hasWl && workload.IsAdmitted(wl)
+		switch {
+		case apimeta.IsStatusConditionTrue(tj.Status.Conditions, trainer.TrainJobComplete):
+			state = "Done"
+		case apimeta.IsStatusConditionTrue(tj.Status.Conditions, trainer.TrainJobFailed):
+			state = "Failed"
+		case admitted && !ptr.Deref(tj.Spec.Suspend, false):
+			state = "Running"
+			if running[tj.Name] == 0 {
+				state = "Starting"
+			}
+		case admitted:
+			state = "Admitted"
+		case hasWl && workload.IsEvicted(wl):
+			state = "Preempted"
+		}
+		if admitted && !v.admittedBefore {
+			v.waited = time.Since(tj.CreationTimestamp.Time).Round(time.Second)
+		}
+		if v.admittedBefore && !admitted && state != "Done" {
+			v.preemptions++
+		}
+		v.admittedBefore = admitted || (v.admittedBefore && state == "Done")
+		if hasWl && wl.Status.Admission != nil {
+			var names []string
+			for _, a := range wl.Status.Admission.PodSetAssignments {
+				for _, f := range a.Flavors {
+					if !slices.Contains(names, string(f)) {
+						names = append(names, string(f))
+					}
+				}
+			}
+			flavor = strings.Join(names, ",")
+		}
+		if state != "Done" {
+			allDone = false
+		}
+		waited := "-"
+		if v.waited > 0 {
+			waited = v.waited.String()
+		}
+		fmt.Fprintf(&b, "%-10s %-11s %-10s %-30s %-6d %-8s %d\n", tj.Name, tj.Labels[fixtures.QueueLabel], state, flavor, running[tj.Name], waited, v.preemptions)
+	}
+	fmt.Print(b.String())
+	if !isTTY() {
+		fmt.Println()
+	}
+	return allDone, nil
+}
+
+func isTTY() bool {
+	fi, err := os.Stdout.Stat()
+	return err == nil && fi.Mode()&os.ModeCharDevice != 0
+}
