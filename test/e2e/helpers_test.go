@@ -69,11 +69,16 @@ func nodes(t *testing.T, prefix string, p fixtures.Pool, count int, gpus int64) 
 		n := fixtures.Node(fmt.Sprintf("%s-%s-%d", prefix, p.Name, i), p, gpus)
 		status := n.Status
 		create(t, n)
-		// The API server drops status on create: set capacity explicitly.
-		n.Status = status
-		if err := k8s.Status().Update(ctx, n); err != nil {
-			t.Fatal(err)
-		}
+		// The API server drops status on create: set capacity explicitly
+		// (kwok and the node controller write the node meanwhile).
+		eventually(t, 30*time.Second, "capacity of "+n.Name, func() error {
+			got := &corev1.Node{}
+			if err := k8s.Get(ctx, client.ObjectKeyFromObject(n), got); err != nil {
+				return err
+			}
+			got.Status.Capacity, got.Status.Allocatable = status.Capacity, status.Allocatable
+			return k8s.Status().Update(ctx, got)
+		})
 		eventually(t, time.Minute, "node "+n.Name+" ready", func() error {
 			got := &corev1.Node{}
 			if err := k8s.Get(ctx, client.ObjectKeyFromObject(n), got); err != nil {

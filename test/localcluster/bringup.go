@@ -376,7 +376,7 @@ func jobsetFor(trainerVersion string) string {
 func (b *bringUp) startControllers(ctx context.Context) error {
 	if err := b.launch("kube-controller-manager", nil,
 		"--kubeconfig="+b.kubeconfig("kube-controller-manager"),
-		"--controllers=job-controller,garbage-collector-controller,namespace-controller,node-lifecycle-controller,podgc-controller,ttl-after-finished-controller",
+		"--controllers=job-controller,garbage-collector-controller,namespace-controller,node-lifecycle-controller,pod-garbage-collector-controller,ttl-after-finished-controller",
 		"--use-service-account-credentials=false",
 		"--secure-port=0",
 		"--leader-elect=false",
@@ -471,6 +471,9 @@ leaderElection:
   leaderElect: true
   resourceName: trainer.kubeflow.org
   resourceNamespace: %s
+  leaseDuration: 15s
+  renewDeadline: 10s
+  retryPeriod: 2s
 certManagement:
   enable: false
 `, b.ports["trainer-health"], b.ports["trainer-metrics"], b.ports["trainer-webhook"], trainerNamespace)
@@ -580,6 +583,23 @@ func (b *bringUp) kueueConfig() (string, error) {
 	integrations["frameworks"] = frameworks
 	cfg["integrations"] = integrations
 	cfg["namespace"] = kueueNamespace
+	le, _ := cfg["leaderElection"].(map[string]any)
+	if le == nil {
+		le = map[string]any{"leaderElect": true}
+	}
+	// Kueue's visibility API server reads its certificate from the absolute
+	// path /visibility and must be registered as an APIService: off here.
+	gates, _ := cfg["featureGates"].(map[string]any)
+	if gates == nil {
+		gates = map[string]any{}
+	}
+	if _, set := gates["VisibilityOnDemand"]; !set {
+		gates["VisibilityOnDemand"] = false
+	}
+	cfg["featureGates"] = gates
+	// Out of a cluster the namespace of the lease must be named.
+	le["resourceNamespace"] = kueueNamespace
+	cfg["leaderElection"] = le
 	cfg["internalCertManagement"] = map[string]any{"enable": false}
 	cfg["webhook"] = map[string]any{"host": "127.0.0.1", "port": b.ports["kueue-webhook"], "certDir": b.path("certs", "webhook")}
 	cfg["metrics"] = map[string]any{"bindAddress": fmt.Sprintf("127.0.0.1:%d", b.ports["kueue-metrics"])}

@@ -108,15 +108,16 @@ func Up(ctx context.Context, o Options) (*Cluster, error) {
 			c.state = st
 			return c, nil
 		}
-		// Left over from a crash or a reboot: clear it.
-		if err := Down(o.Root, o.Name, io.Discard); err != nil {
-			return nil, err
-		}
+	}
+	// Whatever is left of an earlier run (a crash, a reboot, a failed
+	// start kept for its logs) goes.
+	if err := Down(o.Root, o.Name, io.Discard); err != nil {
+		return nil, err
 	}
 	b := &bringUp{o: o, c: c, start: time.Now()}
 	if err := b.run(ctx); err != nil {
-		// Never leave half a cluster running.
-		_ = Down(o.Root, o.Name, io.Discard)
+		// Never leave half a cluster running, but keep its logs to read.
+		stopAll(pidFiles(dir), io.Discard)
 		return nil, err
 	}
 	return c, nil
