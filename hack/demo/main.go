@@ -164,10 +164,14 @@ func (d *demo) reset(ctx context.Context) error {
 }
 
 func (d *demo) setUp(ctx context.Context) error {
-	objs := []client.Object{&corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: ns}}}
 	for i := range 2 {
-		objs = append(objs, fixtures.Node(fmt.Sprintf("a100-%d", i), a100, 8), fixtures.Node(fmt.Sprintf("h100-spot-%d", i), h100, 8))
+		for _, n := range []*corev1.Node{fixtures.Node(fmt.Sprintf("a100-%d", i), a100, 8), fixtures.Node(fmt.Sprintf("h100-spot-%d", i), h100, 8)} {
+			if err := localcluster.AddNode(ctx, d.k, n); err != nil {
+				return err
+			}
+		}
 	}
+	objs := []client.Object{&corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: ns}}}
 	a, h := a100, h100
 	a.GPUs, h.GPUs = 8, 8
 	flavors, research, lqResearch := fixtures.Queue(ns, "research", a, h)
@@ -197,29 +201,14 @@ func (d *demo) setUp(ctx context.Context) error {
 			fixtures.Role{Name: "node", Requests: fixtures.GPUs(4)}),
 	)
 	for _, o := range objs {
-		status := nodeStatus(o)
 		if err := create(ctx, d.k, o); err != nil {
 			return err
-		}
-		if status != nil {
-			n := o.(*corev1.Node)
-			n.Status = *status
-			if err := d.k.Status().Update(ctx, n); err != nil {
-				return err
-			}
 		}
 	}
 	for _, tj := range d.jobs(false) {
 		if err := create(ctx, d.k, tj); err != nil {
 			return err
 		}
-	}
-	return nil
-}
-
-func nodeStatus(o client.Object) *corev1.NodeStatus {
-	if n, ok := o.(*corev1.Node); ok {
-		return n.Status.DeepCopy()
 	}
 	return nil
 }
@@ -343,7 +332,7 @@ func (d *demo) show(ctx context.Context, start time.Time) (bool, error) {
 		b.WriteString("\033[H\033[2J")
 	}
 	fmt.Fprintf(&b, "trainjob-kueue demo — %s\n\n", time.Since(start).Round(time.Second))
-	fmt.Fprintf(&b, "%-10s %-11s %-10s %-30s %-6s %-8s %s\n", "TRAINJOB", "QUEUE", "STATE", "FLAVOR", "PODS", "WAITED", "PREEMPTED")
+	fmt.Fprintf(&b, "%-10s %-11s %-10s %-34s %-6s %-8s %s\n", "TRAINJOB", "QUEUE", "STATE", "FLAVOR", "PODS", "WAITED", "PREEMPTED")
 	allDone := len(jobs.Items) > 0
 	for i := range jobs.Items {
 		tj := &jobs.Items[i]
@@ -397,7 +386,7 @@ func (d *demo) show(ctx context.Context, start time.Time) (bool, error) {
 		if v.waited > 0 {
 			waited = v.waited.String()
 		}
-		fmt.Fprintf(&b, "%-10s %-11s %-10s %-30s %-6d %-8s %d\n", tj.Name, tj.Labels[fixtures.QueueLabel], state, flavor, running[tj.Name], waited, v.preemptions)
+		fmt.Fprintf(&b, "%-10s %-11s %-10s %-34s %-6d %-8s %d\n", tj.Name, tj.Labels[fixtures.QueueLabel], state, flavor, running[tj.Name], waited, v.preemptions)
 	}
 	fmt.Print(b.String())
 	if !isTTY() {

@@ -20,6 +20,7 @@ import (
 
 	"github.com/trainjob-kueue/trainjob-kueue/integration"
 	"github.com/trainjob-kueue/trainjob-kueue/test/fixtures"
+	"github.com/trainjob-kueue/trainjob-kueue/test/localcluster"
 )
 
 func eventually(t *testing.T, timeout time.Duration, what string, f func() error) {
@@ -67,30 +68,9 @@ func nodes(t *testing.T, prefix string, p fixtures.Pool, count int, gpus int64) 
 	t.Helper()
 	for i := range count {
 		n := fixtures.Node(fmt.Sprintf("%s-%s-%d", prefix, p.Name, i), p, gpus)
-		status := n.Status
-		create(t, n)
-		// The API server drops status on create: set capacity explicitly
-		// (kwok and the node controller write the node meanwhile).
-		eventually(t, 30*time.Second, "capacity of "+n.Name, func() error {
-			got := &corev1.Node{}
-			if err := k8s.Get(ctx, client.ObjectKeyFromObject(n), got); err != nil {
-				return err
-			}
-			got.Status.Capacity, got.Status.Allocatable = status.Capacity, status.Allocatable
-			return k8s.Status().Update(ctx, got)
-		})
-		eventually(t, time.Minute, "node "+n.Name+" ready", func() error {
-			got := &corev1.Node{}
-			if err := k8s.Get(ctx, client.ObjectKeyFromObject(n), got); err != nil {
-				return err
-			}
-			for _, c := range got.Status.Conditions {
-				if c.Type == corev1.NodeReady && c.Status == corev1.ConditionTrue {
-					return nil
-				}
-			}
-			return fmt.Errorf("not ready")
-		})
+		if err := localcluster.AddNode(ctx, k8s, n); err != nil {
+			t.Fatal(err)
+		}
 	}
 }
 
