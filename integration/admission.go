@@ -42,15 +42,24 @@ func (t *TrainJob) RunWithPodSetsInfo(ctx context.Context, infos []podset.PodSet
 		}
 		want = append(want, inj)
 	}
-	if ops := t.deps.opts.Shape.Inject(&t.TrainJob, want); ops != nil {
-		var updated trainer.TrainJob
-		if err := patchGuarded(ctx, t.deps.client, &t.TrainJob, ops, &updated); err != nil {
-			return err
-		}
-		t.ResourceVersion = updated.ResourceVersion
+	// The job framework diffs t against the object it read to unsuspend:
+	// keep t as read, apart from spec.suspend.
+	written := t.TrainJob.DeepCopy()
+	injected, err := patchGuarded(ctx, t.deps.client, t.deps.apiReader, written, func(j *trainer.TrainJob) []shape.Op {
+		return t.deps.opts.Shape.Inject(j, want)
+	})
+	if err != nil {
+		return err
+	}
+	if injected {
 		t.deps.recorder.Eventf(&t.TrainJob, corev1.EventTypeNormal, ReasonInjected,
 			"Injected the admission of %d role(s) into %s", len(want), t.deps.opts.Shape.Name())
 	}
+	// No resourceVersion precondition on the unsuspend: it only names
+	// spec.suspend, and our entries can't have changed since we wrote them
+	// (the webhook lets nobody else touch them). With one, every status
+	// write Trainer makes meanwhile would fail the start.
+	t.ResourceVersion = ""
 	t.Spec.Suspend = ptr.To(false)
 	return nil
 }

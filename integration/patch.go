@@ -5,6 +5,8 @@ import (
 	"encoding/json"
 	"fmt"
 
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+
 	"k8s.io/apimachinery/pkg/types"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
@@ -13,23 +15,46 @@ import (
 	"github.com/trainjob-kueue/trainjob-kueue/shape"
 )
 
-// patchGuarded sends ops as one JSON Patch that first tests the
-// resourceVersion we read. The override lists are atomic, so any change we
-// did not see must make the write fail (and the reconcile retry on fresh
-// data) rather than be overwritten. On success, into holds the new object.
-func patchGuarded(ctx context.Context, c client.Client, job *trainer.TrainJob, ops []shape.Op, into *trainer.TrainJob) error {
-	guarded := make([]shape.Op, 0, len(ops)+1)
-	guarded = append(guarded, shape.Op{Op: "test", Path: "/metadata/resourceVersion", Value: job.ResourceVersion})
-	guarded = append(guarded, ops...)
-	data, err := json.Marshal(guarded)
-	if err != nil {
-		return fmt.Errorf("encoding patch: %w", err)
+// patchGuarded writes the operations opsFor renders for job as one JSON
+// Patch that first tests the resourceVersion they were rendered from. The
+// override lists are atomic: a change we did not see must fail the write,
+// never be overwritten. When our copy is stale (the informer lags, or
+// Trainer wrote meanwhile), it reads the job afresh from the API server and
+// renders again, a few times, before giving up. job ends up as the server
+// has it; no request is sent when opsFor has nothing to do.
+func patchGuarded(ctx context.Context, c client.Client, fresh client.Reader, job *trainer.TrainJob, opsFor func(*trainer.TrainJob) []shape.Op) (bool, error) {
+	const attempts = 3
+	for i := 0; ; i++ {
+		ops := opsFor(job)
+		if ops == nil {
+			return false, nil
+		}
+		guarded := make([]shape.Op, 0, len(ops)+1)
+		guarded = append(guarded, shape.Op{Op: "test", Path: "/metadata/resourceVersion", Value: job.ResourceVersion})
+		guarded = append(guarded, ops...)
+		data, err := json.Marshal(guarded)
+		if err != nil {
+			return false, fmt.Errorf("encoding patch: %w", err)
+		}
+		into := job.DeepCopy()
+		err = c.Patch(ctx, into, client.RawPatch(types.JSONPatchType, data))
+		if err == nil {
+			into.DeepCopyInto(job)
+			return true, nil
+		}
+		if !stale(err) || i == attempts-1 {
+			return false, fmt.Errorf("patching TrainJob %s/%s: %w", job.Namespace, job.Name, err)
+		}
+		if err := fresh.Get(ctx, client.ObjectKeyFromObject(job), job); err != nil {
+			return false, fmt.Errorf("reading TrainJob %s/%s: %w", job.Namespace, job.Name, err)
+		}
 	}
-	job.DeepCopyInto(into)
-	if err := c.Patch(ctx, into, client.RawPatch(types.JSONPatchType, data)); err != nil {
-		return fmt.Errorf("patching TrainJob %s/%s: %w", job.Namespace, job.Name, err)
-	}
-	return nil
+}
+
+// stale: our precondition failed because the object moved on.
+// A failed "test" operation answers 422 Invalid.
+func stale(err error) bool {
+	return apierrors.IsConflict(err) || apierrors.IsInvalid(err)
 }
 
 // setSuspend sets spec.suspend alone. A merge patch is safe here: it names

@@ -22,8 +22,9 @@ type Reconciler struct {
 	deps *deps
 }
 
-// NewReconciler builds a reconciler; c must read from the manager's cache.
-func NewReconciler(c client.Client, recorder record.EventRecorder, opts Options) *Reconciler {
+// NewReconciler builds a reconciler; c reads from the manager's cache,
+// apiReader from the API server.
+func NewReconciler(c client.Client, apiReader client.Reader, recorder record.EventRecorder, opts Options) *Reconciler {
 	fwOpts := []jobframework.Option{
 		jobframework.WithManageJobsWithoutQueueName(opts.ManageJobsWithoutQueueName),
 		jobframework.WithManagedJobsNamespaceSelector(opts.ManagedJobsNamespaceSelector),
@@ -34,7 +35,7 @@ func NewReconciler(c client.Client, recorder record.EventRecorder, opts Options)
 	}
 	return &Reconciler{
 		jr:   jobframework.NewReconciler(c, recorder, fwOpts...),
-		deps: &deps{client: c, recorder: recorder, opts: opts},
+		deps: &deps{client: c, apiReader: apiReader, recorder: recorder, opts: opts},
 	}
 }
 

@@ -34,7 +34,7 @@ func Setup(ctx context.Context, mgr ctrl.Manager, opts Options, withWebhook bool
 	if err := SetupIndexes(ctx, mgr.GetFieldIndexer()); err != nil {
 		return err
 	}
-	rec := NewReconciler(mgr.GetClient(), mgr.GetEventRecorderFor("trainjob-kueue"), opts)
+	rec := NewReconciler(mgr.GetClient(), mgr.GetAPIReader(), mgr.GetEventRecorderFor("trainjob-kueue"), opts)
 	if err := rec.SetupWithManager(mgr); err != nil {
 		return fmt.Errorf("setting up the TrainJob reconciler: %w", err)
 	}

@@ -8,8 +8,6 @@ import (
 	"sigs.k8s.io/kueue/pkg/controller/jobframework"
 	"sigs.k8s.io/kueue/pkg/podset"
 
-	trainer "github.com/kubeflow/trainer/v2/pkg/apis/trainer/v1alpha1"
-
 	"github.com/trainjob-kueue/trainjob-kueue/shape"
 )
 
@@ -29,12 +27,11 @@ func (t *TrainJob) Stop(ctx context.Context, c client.Client, _ []podset.PodSetI
 	if t.IsActive() {
 		return stoppedNow, nil
 	}
-	if ops := t.deps.opts.Shape.Restore(&t.TrainJob); ops != nil {
-		var updated trainer.TrainJob
-		if err := patchGuarded(ctx, c, &t.TrainJob, ops, &updated); err != nil {
-			return stoppedNow, err
-		}
-		updated.DeepCopyInto(&t.TrainJob)
+	restored, err := patchGuarded(ctx, c, t.deps.apiReader, &t.TrainJob, t.deps.opts.Shape.Restore)
+	if err != nil {
+		return stoppedNow, err
+	}
+	if restored {
 		t.deps.recorder.Eventf(&t.TrainJob, corev1.EventTypeNormal, ReasonRestored,
 			"Removed the admission's entries from %s", t.deps.opts.Shape.Name())
 	}

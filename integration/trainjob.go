@@ -35,9 +35,10 @@ const (
 // deps are what a TrainJob needs from its reconciler to answer the job
 // framework: read-only and shared by every job of one reconciler.
 type deps struct {
-	client   client.Client // cached reads; writes go to the API server
-	recorder record.EventRecorder
-	opts     Options
+	client    client.Client // cached reads; writes go to the API server
+	apiReader client.Reader // uncached reads, when the cache is stale
+	recorder  record.EventRecorder
+	opts      Options
 }
 
 // TrainJob adapts a Trainer TrainJob to Kueue's job framework. A new one is

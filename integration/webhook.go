@@ -106,14 +106,14 @@ func (w *Webhook) ValidateDelete(context.Context, runtime.Object) (admission.War
 	return nil, nil
 }
 
-// forged rejects entries that carry our ownership marker but were not
-// written by us: we would remove them on preemption, and they would be
-// mistaken for an admission.
+// forged rejects changes to entries carrying our ownership marker made by
+// anyone but us: a forged one would be removed on preemption and taken for
+// an admission; removing or changing ours would start a job unplaced.
 func (w *Webhook) forged(old, job *trainer.TrainJob) field.ErrorList {
 	var errs field.ErrorList
-	for _, path := range w.opts.Shape.Forged(old, job) {
+	for _, path := range w.opts.Shape.Tampered(old, job) {
 		errs = append(errs, field.Forbidden(field.NewPath(path),
-			fmt.Sprintf("entries labelled %s are written by trainjob-kueue at admission only; remove the label from your entry", shape.OwnedLabel)))
+			fmt.Sprintf("entries labelled %s=true are written by trainjob-kueue at admission and removed by it on preemption; nobody else may add, change or remove them (for your own entry, drop the label)", shape.OwnedLabel)))
 	}
 	return errs
 }

@@ -133,24 +133,28 @@ func (PodTemplateOverrides) Restore(job *trainer.TrainJob) []Op {
 	return ops
 }
 
-func (PodTemplateOverrides) Forged(old, job *trainer.TrainJob) []string {
-	var previous []trainer.PodTemplateOverride
+func (PodTemplateOverrides) Tampered(old, job *trainer.TrainJob) []string {
+	var before, after []int
 	if old != nil {
 		for i := range old.Spec.PodTemplateOverrides {
 			if owned(&old.Spec.PodTemplateOverrides[i]) {
-				previous = append(previous, old.Spec.PodTemplateOverrides[i])
+				before = append(before, i)
 			}
 		}
 	}
-	var paths []string
 	for i := range job.Spec.PodTemplateOverrides {
-		o := &job.Spec.PodTemplateOverrides[i]
-		if !owned(o) {
-			continue
+		if owned(&job.Spec.PodTemplateOverrides[i]) {
+			after = append(after, i)
 		}
-		if !slices.ContainsFunc(previous, func(p trainer.PodTemplateOverride) bool { return equality.Semantic.DeepEqual(&p, o) }) {
-			paths = append(paths, fmt.Sprintf("spec.podTemplateOverrides[%d].metadata.labels[%s]", i, OwnedLabel))
+	}
+	var paths []string
+	for k, i := range after {
+		if k >= len(before) || !equality.Semantic.DeepEqual(&old.Spec.PodTemplateOverrides[before[k]], &job.Spec.PodTemplateOverrides[i]) {
+			paths = append(paths, fmt.Sprintf("spec.podTemplateOverrides[%d]", i))
 		}
+	}
+	for k := len(after); k < len(before); k++ {
+		paths = append(paths, fmt.Sprintf("spec.podTemplateOverrides[%d] (removed)", before[k]))
 	}
 	return paths
 }

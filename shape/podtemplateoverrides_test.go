@@ -2,6 +2,7 @@ package shape_test
 
 import (
 	"encoding/json"
+	"strings"
 	"testing"
 
 	jsonpatch "github.com/evanphx/json-patch/v5"
@@ -151,22 +152,30 @@ func TestInjectReplacesAStaleAdmission(t *testing.T) {
 	}
 }
 
-func TestForged(t *testing.T) {
+func TestTampered(t *testing.T) {
 	ours := apply(t, job(user("node", "a")), s.Inject(job(user("node", "a")), admission()))
-	if paths := s.Forged(nil, ours); len(paths) != 2 {
+	if paths := s.Tampered(nil, ours); len(paths) != 2 {
 		t.Errorf("a new job carrying our marker: want 2 forged entries, got %v", paths)
 	}
-	if paths := s.Forged(ours, ours); len(paths) != 0 {
-		t.Errorf("unchanged entries are not forged: %v", paths)
+	if paths := s.Tampered(ours, ours); len(paths) != 0 {
+		t.Errorf("unchanged entries are not tampered with: %v", paths)
 	}
 	edited := ours.DeepCopy()
 	edited.Spec.PodTemplateOverrides[1].Spec.NodeSelector["pool"] = "mine"
-	if paths := s.Forged(ours, edited); len(paths) != 1 {
-		t.Errorf("a user edit of our entry: want 1 forged entry, got %v", paths)
+	if paths := s.Tampered(ours, edited); len(paths) != 1 {
+		t.Errorf("a user edit of our entry: want 1 path, got %v", paths)
+	}
+	removed := ours.DeepCopy()
+	removed.Spec.PodTemplateOverrides = removed.Spec.PodTemplateOverrides[:2]
+	if paths := s.Tampered(ours, removed); len(paths) != 1 || !strings.Contains(paths[0], "removed") {
+		t.Errorf("a user removing our entry: want 1 removed path, got %v", paths)
 	}
 	userEdit := ours.DeepCopy()
 	userEdit.Spec.PodTemplateOverrides[0].Spec.NodeSelector["a"] = "changed"
-	if paths := s.Forged(ours, userEdit); len(paths) != 0 {
+	if paths := s.Tampered(ours, userEdit); len(paths) != 0 {
 		t.Errorf("a user edit of their own entry is fine: %v", paths)
+	}
+	if paths := s.Tampered(ours, apply(t, ours, s.Restore(ours))); len(paths) != 2 {
+		t.Errorf("our own restore, seen as anyone else's write: want 2 removed paths, got %v", paths)
 	}
 }

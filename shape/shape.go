@@ -61,7 +61,8 @@ type Shape interface {
 	// Restore returns the operations that remove every injected entry and
 	// nothing else; nil when there is none.
 	Restore(job *trainer.TrainJob) []Op
-	// Forged returns the field paths of entries that carry our ownership
-	// marker but differ from the ones in old (nil old: every marked entry).
-	Forged(old, job *trainer.TrainJob) []string
+	// Tampered returns the field paths where job's entries carrying our
+	// ownership marker differ from old's: added, changed or removed (nil
+	// old: every marked entry). Only trainjob-kueue may write them.
+	Tampered(old, job *trainer.TrainJob) []string
 }
