@@ -11,7 +11,7 @@ TRAINER_VERSION ?= v2.1.0
 INTEGRATION ?= ours
 KUEUE_CONFIG ?=
 
-.PHONY: all build test test-unit test-integration test-e2e fuzz vet envtest-assets components cluster-up cluster-down demo clean
+.PHONY: all build test test-full test-unit test-integration test-e2e fuzz vet envtest-assets components cluster-up cluster-down demo clean
 
 all: build
 
@@ -20,6 +20,10 @@ build:
 
 ## test: every tier that runs on the default configuration.
 test: vet test-unit test-integration test-e2e
+
+## test-full: everything, fully: all tiers plus a longer fuzzing run.
+test-full: test
+	$(MAKE) fuzz FUZZTIME=5m
 
 vet:
 	@out=$$(gofmt -l $$(git ls-files '*.go' 2>/dev/null || find . -name '*.go')); \
@@ -48,7 +52,7 @@ envtest-assets:
 
 ## components: build every control-plane binary into the cache (progress shown).
 components:
-	@for c in $$(hack/component.sh --list); do TRAINER_VERSION=$(TRAINER_VERSION) hack/component.sh $$c >/dev/null; done
+	@for c in $$(hack/component.sh --list); do TRAINER_VERSION=$(TRAINER_VERSION) hack/component.sh $$c >/dev/null || exit 1; done
 
 ## cluster-up: the whole local control plane in the background.
 cluster-up:
@@ -60,7 +64,7 @@ cluster-down:
 
 ## test-e2e: scenarios on the local control plane (its own cluster "e2e",
 ## or the one KUBECONFIG points at).
-test-e2e:
+test-e2e: components
 	$(GO) test -count=1 -timeout 30m ./test/e2e/...
 
 ## demo: the main job, on the local control plane.

@@ -3,6 +3,7 @@ package integration_test
 import (
 	"fmt"
 	"slices"
+	"strings"
 	"testing"
 	"time"
 
@@ -194,4 +195,32 @@ func TestDefaultLocalQueue(t *testing.T) {
 		waitRunning(t, tj)
 		return nil
 	})
+}
+
+func TestClusterTrainingRuntime(t *testing.T) {
+	ns := newNamespace(t)
+	lq := queue(t, ns, pool{Name: "gpu", GPUs: 16})
+	rt := trainingRuntime("", ns+"-cluster-torch", torchPolicy(2), role{Name: "node", Ancestor: "trainer", Requests: gpus(4)})
+	create(t, &trainer.ClusterTrainingRuntime{ObjectMeta: metav1.ObjectMeta{Name: rt.Name}, Spec: rt.Spec})
+	tj := trainJob(ns, "job", rt.Name, lq)
+	tj.Spec.RuntimeRef.Kind = ptr.To(trainer.ClusterTrainingRuntimeKind)
+	create(t, tj)
+	wl := workloadOf(t, tj)
+	if diff := cmp.Diff([]podSetShape{{Name: "node", Count: 2, GPU: 4, CPU: "1"}}, shapeOf(wl.Spec.PodSets)); diff != "" {
+		t.Errorf("Workload PodSets (-want +got):\n%s", diff)
+	}
+	waitRunning(t, tj)
+}
+
+func TestQueueNameIsImmutableWhileRunning(t *testing.T) {
+	ns := newNamespace(t)
+	lq := queue(t, ns, pool{Name: "gpu", GPUs: 8})
+	create(t, trainingRuntime(ns, "rt", torchPolicy(1), role{Name: "node", Ancestor: "trainer", Requests: gpus(1)}))
+	tj := trainJob(ns, "job", "rt", lq)
+	create(t, tj)
+	running := waitRunning(t, tj)
+	running.Labels["kueue.x-k8s.io/queue-name"] = "elsewhere"
+	if err := k8s.Update(ctx, running); err == nil || !strings.Contains(err.Error(), "queue-name") {
+		t.Fatalf("moving a running TrainJob to another queue: %v", err)
+	}
 }

@@ -1,0 +1,53 @@
+package integration
+
+import (
+	"errors"
+	"strings"
+	"testing"
+
+	"github.com/google/go-cmp/cmp"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/utils/ptr"
+
+	trainer "github.com/kubeflow/trainer/v2/pkg/apis/trainer/v1alpha1"
+)
+
+func TestRefOf(t *testing.T) {
+	job := func(group, kind *string) *trainer.TrainJob {
+		return &trainer.TrainJob{
+			ObjectMeta: metav1.ObjectMeta{Namespace: "team", Name: "j"},
+			Spec:       trainer.TrainJobSpec{RuntimeRef: trainer.RuntimeRef{Name: "torch", APIGroup: group, Kind: kind}},
+		}
+	}
+	cases := map[string]struct {
+		job     *trainer.TrainJob
+		want    runtimeRef
+		wantErr string
+	}{
+		"defaults to a ClusterTrainingRuntime": {job: job(nil, nil), want: runtimeRef{Kind: "ClusterTrainingRuntime", Name: "torch"}},
+		"a TrainingRuntime lives in the job's namespace": {
+			job:  job(nil, ptr.To("TrainingRuntime")),
+			want: runtimeRef{Kind: "TrainingRuntime", Namespace: "team", Name: "torch"},
+		},
+		"another kind": {job: job(nil, ptr.To("Deployment")), wantErr: "only TrainingRuntime and ClusterTrainingRuntime"},
+		"another group": {job: job(ptr.To("example.com"), ptr.To("TrainingRuntime")), wantErr: "example.com"},
+	}
+	for name, tc := range cases {
+		t.Run(name, func(t *testing.T) {
+			got, err := refOf(tc.job)
+			if tc.wantErr != "" {
+				var rtErr *errRuntime
+				if !errors.As(err, &rtErr) || rtErr.reason != ReasonUnsupportedRuntime || !strings.Contains(err.Error(), tc.wantErr) {
+					t.Fatalf("error %v, want an %s naming %q", err, ReasonUnsupportedRuntime, tc.wantErr)
+				}
+				return
+			}
+			if err != nil {
+				t.Fatal(err)
+			}
+			if diff := cmp.Diff(tc.want, got, cmp.AllowUnexported(runtimeRef{})); diff != "" {
+				t.Errorf("(-want +got):\n%s", diff)
+			}
+		})
+	}
+}
