@@ -12,9 +12,8 @@ import (
 	kueue "sigs.k8s.io/kueue/apis/kueue/v1beta2"
 	"sigs.k8s.io/kueue/pkg/podset"
 
-	trainer "github.com/kubeflow/trainer/v2/pkg/apis/trainer/v1alpha1"
-
 	"github.com/trainjob-kueue/trainjob-kueue/shape"
+	"github.com/trainjob-kueue/trainjob-kueue/trainjob"
 )
 
 // RunWithPodSetsInfo writes the admission into the job's override entries and
@@ -45,7 +44,7 @@ func (t *TrainJob) RunWithPodSetsInfo(ctx context.Context, infos []podset.PodSet
 	// The job framework diffs t against the object it read to unsuspend:
 	// keep t as read, apart from spec.suspend.
 	written := t.TrainJob.DeepCopy()
-	injected, err := patchGuarded(ctx, t.deps.client, t.deps.apiReader, written, func(j *trainer.TrainJob) []shape.Op {
+	injected, err := patchGuarded(ctx, t.deps.client, t.deps.apiReader, written, func(j *trainjob.TrainJob) []shape.Op {
 		return t.deps.opts.Shape.Inject(j, want)
 	})
 	if err != nil {

@@ -4,10 +4,9 @@ import (
 	"context"
 	"fmt"
 
+	"github.com/trainjob-kueue/trainjob-kueue/trainjob"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/kueue/pkg/controller/jobframework"
-
-	trainer "github.com/kubeflow/trainer/v2/pkg/apis/trainer/v1alpha1"
 )
 
 // runtimeIndex finds the TrainJobs that use a runtime.
@@ -19,8 +18,8 @@ func SetupIndexes(ctx context.Context, indexer client.FieldIndexer) error {
 	if err := jobframework.SetupWorkloadOwnerIndex(ctx, indexer, GVK); err != nil {
 		return fmt.Errorf("indexing Workloads by TrainJob: %w", err)
 	}
-	if err := indexer.IndexField(ctx, &trainer.TrainJob{}, runtimeIndex, func(o client.Object) []string {
-		ref, err := refOf(o.(*trainer.TrainJob))
+	if err := indexer.IndexField(ctx, &trainjob.TrainJob{}, runtimeIndex, func(o client.Object) []string {
+		ref, err := refOf(o.(*trainjob.TrainJob))
 		if err != nil {
 			return nil
 		}

@@ -10,9 +10,8 @@ import (
 	"k8s.io/apimachinery/pkg/types"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
-	trainer "github.com/kubeflow/trainer/v2/pkg/apis/trainer/v1alpha1"
-
 	"github.com/trainjob-kueue/trainjob-kueue/shape"
+	"github.com/trainjob-kueue/trainjob-kueue/trainjob"
 )
 
 // patchGuarded writes the operations opsFor renders for job as one JSON
@@ -22,7 +21,7 @@ import (
 // Trainer wrote meanwhile), it reads the job afresh from the API server and
 // renders again, a few times, before giving up. job ends up as the server
 // has it; no request is sent when opsFor has nothing to do.
-func patchGuarded(ctx context.Context, c client.Client, fresh client.Reader, job *trainer.TrainJob, opsFor func(*trainer.TrainJob) []shape.Op) (bool, error) {
+func patchGuarded(ctx context.Context, c client.Client, fresh client.Reader, job *trainjob.TrainJob, opsFor func(*trainjob.TrainJob) []shape.Op) (bool, error) {
 	const attempts = 3
 	for i := 0; ; i++ {
 		ops := opsFor(job)
@@ -59,7 +58,7 @@ func stale(err error) bool {
 
 // setSuspend sets spec.suspend alone. A merge patch is safe here: it names
 // one scalar and cannot clobber anything else.
-func setSuspend(ctx context.Context, c client.Client, job *trainer.TrainJob, suspend bool) error {
+func setSuspend(ctx context.Context, c client.Client, job *trainjob.TrainJob, suspend bool) error {
 	data := fmt.Appendf(nil, `{"spec":{"suspend":%t}}`, suspend)
 	if err := c.Patch(ctx, job, client.RawPatch(types.MergePatchType, data)); err != nil {
 		return fmt.Errorf("setting spec.suspend=%t on TrainJob %s/%s: %w", suspend, job.Namespace, job.Name, err)

@@ -14,6 +14,7 @@ import (
 	"sigs.k8s.io/kueue/pkg/controller/jobframework"
 
 	trainer "github.com/kubeflow/trainer/v2/pkg/apis/trainer/v1alpha1"
+	"github.com/trainjob-kueue/trainjob-kueue/trainjob"
 )
 
 // Reconciler drives TrainJobs through Kueue's job framework.
@@ -50,7 +51,7 @@ func (r *Reconciler) Reconcile(ctx context.Context, req ctrl.Request) (ctrl.Resu
 func (r *Reconciler) SetupWithManager(mgr ctrl.Manager) error {
 	return ctrl.NewControllerManagedBy(mgr).
 		Named("trainjob").
-		For(&trainer.TrainJob{}).
+		For(&trainjob.TrainJob{}).
 		Owns(&kueue.Workload{}).
 		Watches(&trainer.TrainingRuntime{}, handler.EnqueueRequestsFromMapFunc(r.jobsUsing(kindTrainingRuntime)),
 			builder.WithPredicates(predicate.GenerationChangedPredicate{})).
@@ -62,7 +63,7 @@ func (r *Reconciler) SetupWithManager(mgr ctrl.Manager) error {
 func (r *Reconciler) jobsUsing(kind string) handler.MapFunc {
 	return func(ctx context.Context, o client.Object) []reconcile.Request {
 		ref := runtimeRef{Kind: kind, Namespace: o.GetNamespace(), Name: o.GetName()}
-		var jobs trainer.TrainJobList
+		var jobs trainjob.TrainJobList
 		opts := []client.ListOption{client.MatchingFields{runtimeIndex: ref.indexKey()}}
 		if ref.Namespace != "" {
 			opts = append(opts, client.InNamespace(ref.Namespace))

@@ -9,6 +9,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	trainer "github.com/kubeflow/trainer/v2/pkg/apis/trainer/v1alpha1"
+	"github.com/trainjob-kueue/trainjob-kueue/trainjob"
 )
 
 const (
@@ -44,7 +45,7 @@ type errRuntime struct {
 
 func (e *errRuntime) Error() string { return e.msg }
 
-func refOf(job *trainer.TrainJob) (runtimeRef, error) {
+func refOf(job *trainjob.TrainJob) (runtimeRef, error) {
 	group := ptr.Deref(job.Spec.RuntimeRef.APIGroup, trainer.GroupVersion.Group)
 	kind := ptr.Deref(job.Spec.RuntimeRef.Kind, kindClusterTrainingRuntime)
 	if group != trainer.GroupVersion.Group || (kind != kindTrainingRuntime && kind != kindClusterTrainingRuntime) {
@@ -62,7 +63,7 @@ func refOf(job *trainer.TrainJob) (runtimeRef, error) {
 }
 
 // runtimeSpec reads the runtime job refers to, from the informer cache.
-func runtimeSpec(ctx context.Context, c client.Reader, job *trainer.TrainJob) (*trainer.TrainingRuntimeSpec, error) {
+func runtimeSpec(ctx context.Context, c client.Reader, job *trainjob.TrainJob) (*trainer.TrainingRuntimeSpec, error) {
 	ref, err := refOf(job)
 	if err != nil {
 		return nil, err

@@ -6,6 +6,7 @@ import (
 	"testing"
 
 	"github.com/google/go-cmp/cmp"
+	"github.com/trainjob-kueue/trainjob-kueue/trainjob"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/utils/ptr"
 
@@ -13,14 +14,14 @@ import (
 )
 
 func TestRefOf(t *testing.T) {
-	job := func(group, kind *string) *trainer.TrainJob {
-		return &trainer.TrainJob{
+	job := func(group, kind *string) *trainjob.TrainJob {
+		return &trainjob.TrainJob{
 			ObjectMeta: metav1.ObjectMeta{Namespace: "team", Name: "j"},
-			Spec:       trainer.TrainJobSpec{RuntimeRef: trainer.RuntimeRef{Name: "torch", APIGroup: group, Kind: kind}},
+			Spec:       trainjob.Spec{RuntimeRef: trainer.RuntimeRef{Name: "torch", APIGroup: group, Kind: kind}},
 		}
 	}
 	cases := map[string]struct {
-		job     *trainer.TrainJob
+		job     *trainjob.TrainJob
 		want    runtimeRef
 		wantErr string
 	}{
@@ -29,7 +30,7 @@ func TestRefOf(t *testing.T) {
 			job:  job(nil, ptr.To("TrainingRuntime")),
 			want: runtimeRef{Kind: "TrainingRuntime", Namespace: "team", Name: "torch"},
 		},
-		"another kind": {job: job(nil, ptr.To("Deployment")), wantErr: "only TrainingRuntime and ClusterTrainingRuntime"},
+		"another kind":  {job: job(nil, ptr.To("Deployment")), wantErr: "only TrainingRuntime and ClusterTrainingRuntime"},
 		"another group": {job: job(ptr.To("example.com"), ptr.To("TrainingRuntime")), wantErr: "example.com"},
 	}
 	for name, tc := range cases {

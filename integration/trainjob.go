@@ -22,6 +22,7 @@ import (
 
 	"github.com/trainjob-kueue/trainjob-kueue/podsets"
 	"github.com/trainjob-kueue/trainjob-kueue/quota"
+	"github.com/trainjob-kueue/trainjob-kueue/trainjob"
 )
 
 // GVK of the jobs we integrate.
@@ -45,7 +46,7 @@ type deps struct {
 // made for every reconcile, so what it computes is computed once per
 // reconcile however often the framework asks.
 type TrainJob struct {
-	trainer.TrainJob
+	trainjob.TrainJob
 	deps *deps
 
 	computed bool

@@ -12,9 +12,8 @@ import (
 	kueue "sigs.k8s.io/kueue/apis/kueue/v1beta2"
 	"sigs.k8s.io/kueue/pkg/controller/jobframework"
 
-	trainer "github.com/kubeflow/trainer/v2/pkg/apis/trainer/v1alpha1"
-
 	"github.com/trainjob-kueue/trainjob-kueue/shape"
+	"github.com/trainjob-kueue/trainjob-kueue/trainjob"
 )
 
 // Webhook defaults and validates TrainJobs for Kueue. It is registered with
@@ -29,7 +28,7 @@ type Webhook struct {
 func SetupWebhook(mgr ctrl.Manager, opts Options) error {
 	wh := &Webhook{client: mgr.GetClient(), opts: opts}
 	return ctrl.NewWebhookManagedBy(mgr).
-		For(&trainer.TrainJob{}).
+		For(&trainjob.TrainJob{}).
 		WithDefaulter(wh).
 		WithValidator(wh).
 		Complete()
@@ -45,7 +44,7 @@ var (
 // Default queues the job: default LocalQueue if the namespace has one, and
 // suspended when Kueue is to manage it.
 func (w *Webhook) Default(ctx context.Context, obj runtime.Object) error {
-	job := &TrainJob{TrainJob: *obj.(*trainer.TrainJob)}
+	job := &TrainJob{TrainJob: *obj.(*trainjob.TrainJob)}
 	if w.opts.LocalQueueDefaulting && jobframework.QueueName(job) == "" {
 		if w.defaultQueueExists(ctx, job.Namespace) {
 			labels := job.GetLabels()
@@ -63,7 +62,7 @@ func (w *Webhook) Default(ctx context.Context, obj runtime.Object) error {
 	if suspend {
 		job.Suspend()
 	}
-	job.TrainJob.DeepCopyInto(obj.(*trainer.TrainJob))
+	job.TrainJob.DeepCopyInto(obj.(*trainjob.TrainJob))
 	return nil
 }
 
@@ -83,15 +82,15 @@ func (w *Webhook) defaultQueueExists(ctx context.Context, namespace string) bool
 // +kubebuilder:webhook:path=/validate-trainer-kubeflow-org-v1alpha1-trainjob,mutating=false,failurePolicy=fail,sideEffects=None,groups=trainer.kubeflow.org,resources=trainjobs,verbs=create;update,versions=v1alpha1,name=vtrainjob.trainjob-kueue.dev,admissionReviewVersions=v1
 
 func (w *Webhook) ValidateCreate(ctx context.Context, obj runtime.Object) (admission.Warnings, error) {
-	job := &TrainJob{TrainJob: *obj.(*trainer.TrainJob)}
+	job := &TrainJob{TrainJob: *obj.(*trainjob.TrainJob)}
 	errs := jobframework.ValidateJobOnCreate(job)
 	errs = append(errs, w.forged(nil, &job.TrainJob)...)
 	return nil, errs.ToAggregate()
 }
 
 func (w *Webhook) ValidateUpdate(ctx context.Context, oldObj, newObj runtime.Object) (admission.Warnings, error) {
-	oldJob := &TrainJob{TrainJob: *oldObj.(*trainer.TrainJob)}
-	newJob := &TrainJob{TrainJob: *newObj.(*trainer.TrainJob)}
+	oldJob := &TrainJob{TrainJob: *oldObj.(*trainjob.TrainJob)}
+	newJob := &TrainJob{TrainJob: *newObj.(*trainjob.TrainJob)}
 	errs := jobframework.ValidateJobOnCreate(newJob)
 	errs = append(errs, jobframework.ValidateJobOnUpdate(oldJob, newJob, func(ns string) bool {
 		return w.opts.LocalQueueDefaulting && w.defaultQueueExists(ctx, ns)
@@ -109,7 +108,7 @@ func (w *Webhook) ValidateDelete(context.Context, runtime.Object) (admission.War
 // forged rejects changes to entries carrying our ownership marker made by
 // anyone but us: a forged one would be removed on preemption and taken for
 // an admission; removing or changing ours would start a job unplaced.
-func (w *Webhook) forged(old, job *trainer.TrainJob) field.ErrorList {
+func (w *Webhook) forged(old, job *trainjob.TrainJob) field.ErrorList {
 	var errs field.ErrorList
 	for _, path := range w.opts.Shape.Tampered(old, job) {
 		errs = append(errs, field.Forbidden(field.NewPath(path),

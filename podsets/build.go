@@ -8,6 +8,7 @@ import (
 	kueue "sigs.k8s.io/kueue/apis/kueue/v1beta2"
 
 	trainer "github.com/kubeflow/trainer/v2/pkg/apis/trainer/v1alpha1"
+	"github.com/trainjob-kueue/trainjob-kueue/trainjob"
 )
 
 // Options tune the projection to the cluster it runs for.
@@ -26,7 +27,7 @@ var ErrNoReplicatedJobs = errors.New("the runtime's template has no replicatedJo
 
 // Roles returns the replicatedJobs of the runtime as Trainer will run them for
 // job, in runtime order.
-func Roles(job *trainer.TrainJob, rt *trainer.TrainingRuntimeSpec, shape Shape) ([]Role, error) {
+func Roles(job *trainjob.TrainJob, rt *trainer.TrainingRuntimeSpec, shape Shape) ([]Role, error) {
 	jobs := rt.Template.Spec.ReplicatedJobs
 	if len(jobs) == 0 {
 		return nil, ErrNoReplicatedJobs
@@ -63,7 +64,7 @@ func Roles(job *trainer.TrainJob, rt *trainer.TrainingRuntimeSpec, shape Shape) 
 }
 
 // Build returns the Workload PodSets for job run with runtime rt.
-func Build(job *trainer.TrainJob, rt *trainer.TrainingRuntimeSpec, shape Shape, opts Options) ([]kueue.PodSet, error) {
+func Build(job *trainjob.TrainJob, rt *trainer.TrainingRuntimeSpec, shape Shape, opts Options) ([]kueue.PodSet, error) {
 	roles, err := Roles(job, rt, shape)
 	if err != nil {
 		return nil, err
@@ -102,7 +103,7 @@ func FromRoles(roles []Role, opts Options) ([]kueue.PodSet, error) {
 // container of the trainer step; resourcesPerNode replaces that container's
 // resources, and also the MPI "node" workers' when the launcher runs as a
 // node. Env is left out: it never changes where or whether a pod fits.
-func applyTrainer(job *trainer.TrainJob, rt *trainer.TrainingRuntimeSpec, name, ancestor string, spec *corev1.PodSpec) {
+func applyTrainer(job *trainjob.TrainJob, rt *trainer.TrainingRuntimeSpec, name, ancestor string, spec *corev1.PodSpec) {
 	t := job.Spec.Trainer
 	if t == nil {
 		return

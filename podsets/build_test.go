@@ -18,6 +18,7 @@ import (
 
 	"github.com/trainjob-kueue/trainjob-kueue/podsets"
 	"github.com/trainjob-kueue/trainjob-kueue/shape"
+	"github.com/trainjob-kueue/trainjob-kueue/trainjob"
 )
 
 type rj struct {
@@ -75,16 +76,16 @@ func mpi(numNodes *int32, launcherAsNode bool) *trainer.MLPolicy {
 	return &trainer.MLPolicy{NumNodes: numNodes, MLPolicySource: trainer.MLPolicySource{MPI: &trainer.MPIMLPolicySource{RunLauncherAsNode: ptr.To(launcherAsNode)}}}
 }
 
-func jobWith(f func(*trainer.TrainJob)) *trainer.TrainJob {
-	j := &trainer.TrainJob{ObjectMeta: metav1.ObjectMeta{Name: "job", Namespace: "ns"}}
+func jobWith(f func(*trainjob.TrainJob)) *trainjob.TrainJob {
+	j := &trainjob.TrainJob{ObjectMeta: metav1.ObjectMeta{Name: "job", Namespace: "ns"}}
 	if f != nil {
 		f(j)
 	}
 	return j
 }
 
-func numNodes(n int32) func(*trainer.TrainJob) {
-	return func(j *trainer.TrainJob) { j.Spec.Trainer = &trainer.Trainer{NumNodes: ptr.To(n)} }
+func numNodes(n int32) func(*trainjob.TrainJob) {
+	return func(j *trainjob.TrainJob) { j.Spec.Trainer = &trainer.Trainer{NumNodes: ptr.To(n)} }
 }
 
 func gpu(n int64) corev1.ResourceList {
@@ -110,7 +111,7 @@ func TestCounts(t *testing.T) {
 		{name: "model-initializer", ancestor: "model-initializer", container: "model-initializer"},
 	}
 	cases := map[string]struct {
-		job     *trainer.TrainJob
+		job     *trainjob.TrainJob
 		runtime *trainer.TrainingRuntimeSpec
 		want    []count
 	}{
@@ -197,7 +198,7 @@ func TestCounts(t *testing.T) {
 
 func TestBuildErrors(t *testing.T) {
 	cases := map[string]struct {
-		job     *trainer.TrainJob
+		job     *trainjob.TrainJob
 		runtime *trainer.TrainingRuntimeSpec
 		want    string
 	}{
@@ -255,7 +256,7 @@ func TestTrainerFields(t *testing.T) {
 			want: map[string]int64{"dataset-initializer": -1, "node": 8},
 		},
 	}
-	job := jobWith(func(j *trainer.TrainJob) {
+	job := jobWith(func(j *trainjob.TrainJob) {
 		j.Spec.Trainer = &trainer.Trainer{ResourcesPerNode: res, Image: ptr.To("custom:1"), Command: []string{"torchrun"}, Args: []string{"train.py"}}
 	})
 	for name, tc := range cases {
@@ -301,7 +302,7 @@ func TestUserOverridesAreAppliedLikeTrainerDoes(t *testing.T) {
 	rt := runtimeOf(torch(nil),
 		rj{name: "dataset-initializer", ancestor: "dataset-initializer", container: "dataset-initializer", tolerations: []corev1.Toleration{runtimeTol}, selector: map[string]string{"disk": "ssd"}},
 		rj{name: "node", ancestor: "trainer", tolerations: []corev1.Toleration{runtimeTol}, selector: map[string]string{"disk": "ssd"}})
-	job := jobWith(func(j *trainer.TrainJob) {
+	job := jobWith(func(j *trainjob.TrainJob) {
 		j.Spec.PodTemplateOverrides = []trainer.PodTemplateOverride{
 			{
 				TargetJobs: []trainer.PodTemplateOverrideTargetJob{{Name: "node"}},

@@ -7,6 +7,7 @@ import (
 	"k8s.io/utils/ptr"
 
 	trainer "github.com/kubeflow/trainer/v2/pkg/apis/trainer/v1alpha1"
+	"github.com/trainjob-kueue/trainjob-kueue/trainjob"
 )
 
 // podsPerReplica is the parallelism Trainer gives replicatedJob rj, following
@@ -19,7 +20,7 @@ import (
 //   - MPI: spec.trainer.numNodes goes to the job named "node" (minus the
 //     launcher with runLauncherAsNode, at least 1); the launcher, which is the
 //     trainer ancestor, keeps mlPolicy.numNodes.
-func podsPerReplica(job *trainer.TrainJob, rt *trainer.TrainingRuntimeSpec, name, ancestor string, parallelism *int32) (int32, error) {
+func podsPerReplica(job *trainjob.TrainJob, rt *trainer.TrainingRuntimeSpec, name, ancestor string, parallelism *int32) (int32, error) {
 	count := ptr.Deref(parallelism, 1)
 	if ancestor == AncestorTrainer && rt.MLPolicy != nil {
 		count = ptr.Deref(rt.MLPolicy.NumNodes, 1)
@@ -71,7 +72,7 @@ func podCount(name string, replicas, perReplica int32) (int32, error) {
 	return int32(total), nil
 }
 
-func trainerNumNodes(job *trainer.TrainJob) *int32 {
+func trainerNumNodes(job *trainjob.TrainJob) *int32 {
 	if job.Spec.Trainer == nil {
 		return nil
 	}

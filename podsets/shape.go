@@ -1,9 +1,8 @@
 package podsets
 
 import (
+	"github.com/trainjob-kueue/trainjob-kueue/trainjob"
 	corev1 "k8s.io/api/core/v1"
-
-	trainer "github.com/kubeflow/trainer/v2/pkg/apis/trainer/v1alpha1"
 )
 
 // Shape is how one Trainer API version lets a TrainJob override the pod
@@ -14,5 +13,5 @@ import (
 type Shape interface {
 	// ApplyUserOverrides applies, in order and the way Trainer merges them,
 	// the job's own overrides that target replicatedJob jobName.
-	ApplyUserOverrides(job *trainer.TrainJob, jobName string, tmpl *corev1.PodTemplateSpec) error
+	ApplyUserOverrides(job *trainjob.TrainJob, jobName string, tmpl *corev1.PodTemplateSpec) error
 }

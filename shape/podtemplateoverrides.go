@@ -12,6 +12,7 @@ import (
 	"k8s.io/apimachinery/pkg/util/strategicpatch"
 
 	trainer "github.com/kubeflow/trainer/v2/pkg/apis/trainer/v1alpha1"
+	"github.com/trainjob-kueue/trainjob-kueue/trainjob"
 )
 
 const overridesPath = "/spec/podTemplateOverrides"
@@ -27,7 +28,7 @@ func (PodTemplateOverrides) Name() string { return "spec.podTemplateOverrides" }
 
 // ApplyUserOverrides implements podsets.Shape the way Trainer v2.1's
 // runtime core merges overrides.
-func (PodTemplateOverrides) ApplyUserOverrides(job *trainer.TrainJob, jobName string, tmpl *corev1.PodTemplateSpec) error {
+func (PodTemplateOverrides) ApplyUserOverrides(job *trainjob.TrainJob, jobName string, tmpl *corev1.PodTemplateSpec) error {
 	for i := range job.Spec.PodTemplateOverrides {
 		o := &job.Spec.PodTemplateOverrides[i]
 		if injected(o) || !targets(o, jobName) {
@@ -77,11 +78,11 @@ func mergeInto(tmpl *corev1.PodTemplateSpec, patch map[string]any) error {
 	return nil
 }
 
-func (PodTemplateOverrides) Injected(job *trainer.TrainJob) bool {
+func (PodTemplateOverrides) Injected(job *trainjob.TrainJob) bool {
 	return slices.ContainsFunc(job.Spec.PodTemplateOverrides, func(o trainer.PodTemplateOverride) bool { return injected(&o) })
 }
 
-func (s PodTemplateOverrides) Inject(job *trainer.TrainJob, want []Injection) []Op {
+func (s PodTemplateOverrides) Inject(job *trainjob.TrainJob, want []Injection) []Op {
 	entries := make([]trainer.PodTemplateOverride, len(want))
 	for i := range want {
 		entries[i] = render(&want[i])
@@ -110,7 +111,7 @@ func (s PodTemplateOverrides) Inject(job *trainer.TrainJob, want []Injection) []
 	return ops
 }
 
-func (PodTemplateOverrides) Restore(job *trainer.TrainJob) []Op {
+func (PodTemplateOverrides) Restore(job *trainjob.TrainJob) []Op {
 	list := job.Spec.PodTemplateOverrides
 	var idx []int
 	for i := range list {
@@ -133,7 +134,7 @@ func (PodTemplateOverrides) Restore(job *trainer.TrainJob) []Op {
 	return ops
 }
 
-func (PodTemplateOverrides) Tampered(old, job *trainer.TrainJob) []string {
+func (PodTemplateOverrides) Tampered(old, job *trainjob.TrainJob) []string {
 	var before, after []int
 	if old != nil {
 		for i := range old.Spec.PodTemplateOverrides {

@@ -13,6 +13,7 @@ import (
 	trainer "github.com/kubeflow/trainer/v2/pkg/apis/trainer/v1alpha1"
 
 	"github.com/trainjob-kueue/trainjob-kueue/shape"
+	"github.com/trainjob-kueue/trainjob-kueue/trainjob"
 )
 
 var s = shape.PodTemplateOverrides{}
@@ -32,10 +33,10 @@ func inTree(name string) trainer.PodTemplateOverride {
 	}
 }
 
-func job(overrides ...trainer.PodTemplateOverride) *trainer.TrainJob {
-	return &trainer.TrainJob{
+func job(overrides ...trainer.PodTemplateOverride) *trainjob.TrainJob {
+	return &trainjob.TrainJob{
 		ObjectMeta: metav1.ObjectMeta{Name: "j", Namespace: "ns", ResourceVersion: "7"},
-		Spec:       trainer.TrainJobSpec{RuntimeRef: trainer.RuntimeRef{Name: "torch"}, PodTemplateOverrides: overrides},
+		Spec:       trainjob.Spec{RuntimeRef: trainer.RuntimeRef{Name: "torch"}, PodTemplateOverrides: overrides},
 	}
 }
 
@@ -55,7 +56,7 @@ func admission() []shape.Injection {
 }
 
 // apply runs ops against job's JSON the way the API server would.
-func apply(t *testing.T, j *trainer.TrainJob, ops []shape.Op) *trainer.TrainJob {
+func apply(t *testing.T, j *trainjob.TrainJob, ops []shape.Op) *trainjob.TrainJob {
 	t.Helper()
 	doc, err := json.Marshal(j)
 	if err != nil {
@@ -73,7 +74,7 @@ func apply(t *testing.T, j *trainer.TrainJob, ops []shape.Op) *trainer.TrainJob 
 	if err != nil {
 		t.Fatalf("applying %s: %v", raw, err)
 	}
-	got := &trainer.TrainJob{}
+	got := &trainjob.TrainJob{}
 	if err := json.Unmarshal(out, got); err != nil {
 		t.Fatal(err)
 	}
@@ -81,7 +82,7 @@ func apply(t *testing.T, j *trainer.TrainJob, ops []shape.Op) *trainer.TrainJob 
 }
 
 func TestInjectThenRestoreGivesBackTheUsersList(t *testing.T) {
-	cases := map[string]*trainer.TrainJob{
+	cases := map[string]*trainjob.TrainJob{
 		"no overrides":                job(),
 		"user entries":                job(user("node", "a"), user("dataset-initializer", "b")),
 		"in-tree entries to clean up": job(user("node", "a"), inTree("node"), user("node", "c")),

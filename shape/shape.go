@@ -8,9 +8,8 @@ package shape
 import (
 	corev1 "k8s.io/api/core/v1"
 
-	trainer "github.com/kubeflow/trainer/v2/pkg/apis/trainer/v1alpha1"
-
 	"github.com/trainjob-kueue/trainjob-kueue/podsets"
+	"github.com/trainjob-kueue/trainjob-kueue/trainjob"
 )
 
 // Names we own (design.md §10).
@@ -54,15 +53,15 @@ type Shape interface {
 	Name() string
 	// Injected reports whether job carries entries an integration injected
 	// at admission (ours, or Kueue in-tree's).
-	Injected(job *trainer.TrainJob) bool
+	Injected(job *trainjob.TrainJob) bool
 	// Inject returns the operations that make job's injected entries exactly
 	// want, after every entry of the user; nil when they already are.
-	Inject(job *trainer.TrainJob, want []Injection) []Op
+	Inject(job *trainjob.TrainJob, want []Injection) []Op
 	// Restore returns the operations that remove every injected entry and
 	// nothing else; nil when there is none.
-	Restore(job *trainer.TrainJob) []Op
+	Restore(job *trainjob.TrainJob) []Op
 	// Tampered returns the field paths where job's entries carrying our
 	// ownership marker differ from old's: added, changed or removed (nil
 	// old: every marked entry). Only trainjob-kueue may write them.
-	Tampered(old, job *trainer.TrainJob) []string
+	Tampered(old, job *trainjob.TrainJob) []string
 }

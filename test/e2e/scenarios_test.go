@@ -161,7 +161,7 @@ func TestPriorityPreemptionSuspendsAndRestores(t *testing.T) {
 		if !suspended(got) {
 			return fmt.Errorf("not suspended")
 		}
-		if (shape.PodTemplateOverrides{}).Injected(got) {
+		if (shape.PodTemplateOverrides{}).Injected(fixtures.Ours(got)) {
 			return fmt.Errorf("admission entries still there")
 		}
 		if diff := cmp.Diff(userEntries, got.Spec.PodTemplateOverrides); diff != "" {

@@ -19,6 +19,7 @@ import (
 
 	"github.com/trainjob-kueue/trainjob-kueue/integration"
 	"github.com/trainjob-kueue/trainjob-kueue/podsets"
+	"github.com/trainjob-kueue/trainjob-kueue/test/fixtures"
 )
 
 type podSetShape struct {
@@ -109,14 +110,14 @@ func TestPodSetsRoundTripThroughTheAPIServer(t *testing.T) {
 		t.Fatal(err)
 	}
 	job := getTrainJob(t, tj)
-	computed, err := podsets.Build(job, &written.Spec, shape, podsets.Options{Defaulter: defaulter})
+	computed, err := podsets.Build(fixtures.Ours(job), &written.Spec, shape, podsets.Options{Defaulter: defaulter})
 	if err != nil {
 		t.Fatal(err)
 	}
 	if !equality.Semantic.DeepEqual(computed, wl.Spec.PodSets) {
 		t.Errorf("computed PodSets differ from the stored ones (-computed +stored):\n%s", cmp.Diff(computed, wl.Spec.PodSets))
 	}
-	undefaulted, err := podsets.Build(job, &written.Spec, shape, podsets.Options{})
+	undefaulted, err := podsets.Build(fixtures.Ours(job), &written.Spec, shape, podsets.Options{})
 	if err != nil {
 		t.Fatal(err)
 	}

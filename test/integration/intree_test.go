@@ -26,6 +26,7 @@ import (
 
 	"github.com/trainjob-kueue/trainjob-kueue/integration"
 	"github.com/trainjob-kueue/trainjob-kueue/shape"
+	"github.com/trainjob-kueue/trainjob-kueue/test/fixtures"
 )
 
 // inTreeRun records what Kueue's in-tree TrainJob integration left behind
@@ -180,7 +181,7 @@ func TestJobsOfTheInTreeIntegrationAreAdopted(t *testing.T) {
 		}
 		return nil
 	})
-	if !(shape.PodTemplateOverrides{}).Injected(getTrainJob(t, running)) {
+	if !(shape.PodTemplateOverrides{}).Injected(fixtures.Ours(getTrainJob(t, running))) {
 		t.Fatalf("the in-tree entries of the running job are gone before any preemption")
 	}
 

@@ -22,6 +22,7 @@ import (
 	trainer "github.com/kubeflow/trainer/v2/pkg/apis/trainer/v1alpha1"
 
 	"github.com/trainjob-kueue/trainjob-kueue/shape"
+	"github.com/trainjob-kueue/trainjob-kueue/test/fixtures"
 )
 
 func userEntry(job, key, value string) trainer.PodTemplateOverride {
@@ -105,7 +106,7 @@ func TestPreemptionRestoresTheOverrideListExactly(t *testing.T) {
 		return nil
 	})
 	consistently(t, "entries kept while draining", time.Second, func() error {
-		if !(shape.PodTemplateOverrides{}).Injected(getTrainJob(t, lowJob)) {
+		if !(shape.PodTemplateOverrides{}).Injected(fixtures.Ours(getTrainJob(t, lowJob))) {
 			return fmt.Errorf("entries removed while the job's pods still run")
 		}
 		return nil
@@ -341,7 +342,7 @@ func TestNodeSelectorConflictAtAdmissionDoesNotStartTheJob(t *testing.T) {
 		return nil
 	})
 	got := getTrainJob(t, tj)
-	if !ptr.Deref(got.Spec.Suspend, false) || (shape.PodTemplateOverrides{}).Injected(got) {
+	if !ptr.Deref(got.Spec.Suspend, false) || (shape.PodTemplateOverrides{}).Injected(fixtures.Ours(got)) {
 		t.Errorf("job started or injected despite the conflict: suspend=%v overrides=%v", got.Spec.Suspend, got.Spec.PodTemplateOverrides)
 	}
 }

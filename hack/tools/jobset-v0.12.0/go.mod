@@ -1,0 +1,7 @@
+// Tools module pinning the JobSet release Trainer v2.3.0 pins in its go.mod;
+// its controller manager is the module's root package.
+module github.com/trainjob-kueue/trainjob-kueue/hack/tools/jobset-v0.12.0
+
+go 1.26.0
+
+require sigs.k8s.io/jobset v0.12.0

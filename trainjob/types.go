@@ -1,0 +1,81 @@
+// Package trainjob is Kubeflow Trainer's TrainJob (trainer.kubeflow.org/
+// v1alpha1) as trainjob-kueue reads it across Trainer releases: the fields
+// every release shares, and the three ways releases let a job override its
+// runtime's pod templates — spec.podSpecOverrides (v2.0), spec.
+// podTemplateOverrides (v2.1) and spec.runtimePatches (v2.2 and later).
+//
+// Only what we read or patch is modelled. We never write a whole TrainJob,
+// only JSON Patches on our own entries, so fields missing here survive.
+package trainjob
+
+import (
+	corev1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/runtime"
+	"k8s.io/apimachinery/pkg/runtime/schema"
+
+	trainer "github.com/kubeflow/trainer/v2/pkg/apis/trainer/v1alpha1"
+)
+
+// GroupVersion of TrainJobs in every Trainer release.
+var GroupVersion = schema.GroupVersion{Group: "trainer.kubeflow.org", Version: "v1alpha1"}
+
+// TrainJob is a Kubeflow TrainJob.
+type TrainJob struct {
+	metav1.TypeMeta   `json:",inline"`
+	metav1.ObjectMeta `json:"metadata,omitempty"`
+	Spec              Spec   `json:"spec,omitempty"`
+	Status            Status `json:"status,omitempty"`
+}
+
+// Spec holds what trainjob-kueue reads or patches of a TrainJob's spec.
+type Spec struct {
+	RuntimeRef trainer.RuntimeRef `json:"runtimeRef"`
+	Trainer    *trainer.Trainer   `json:"trainer,omitempty"`
+	// PodSpecOverrides is Trainer v2.0's override field.
+	PodSpecOverrides []PodSpecOverride `json:"podSpecOverrides,omitempty"`
+	// PodTemplateOverrides is Trainer v2.1's.
+	PodTemplateOverrides []trainer.PodTemplateOverride `json:"podTemplateOverrides,omitempty"`
+	// RuntimePatches is Trainer v2.2's and later's.
+	RuntimePatches []RuntimePatch `json:"runtimePatches,omitempty"`
+	Suspend        *bool          `json:"suspend,omitempty"`
+	ManagedBy      *string        `json:"managedBy,omitempty"`
+}
+
+// Status holds what trainjob-kueue reads of a TrainJob's status.
+type Status struct {
+	Conditions []metav1.Condition  `json:"conditions,omitempty"`
+	JobsStatus []trainer.JobStatus `json:"jobsStatus,omitempty"`
+}
+
+// PodSpecOverride is an entry of Trainer v2.0's spec.podSpecOverrides,
+// merged into the pod spec of its target jobs with a strategic merge patch.
+// A job may be the target of one entry only.
+type PodSpecOverride struct {
+	TargetJobs      []TargetJob                `json:"targetJobs"`
+	NodeSelector    map[string]string          `json:"nodeSelector,omitempty"`
+	Tolerations     []corev1.Toleration        `json:"tolerations,omitempty"`
+	SchedulingGates []corev1.PodSchedulingGate `json:"schedulingGates,omitempty"`
+}
+
+// TargetJob names a replicatedJob.
+type TargetJob struct {
+	Name string `json:"name"`
+}
+
+// RuntimePatch is an entry of spec.runtimePatches (Trainer v2.2 and later):
+// a strategic merge patch of the runtime's spec, keyed by the manager that
+// owns it.
+type RuntimePatch struct {
+	Manager string       `json:"manager"`
+	Time    *metav1.Time `json:"time,omitempty"`
+	// TrainingRuntimeSpec is the patch, kept as written.
+	TrainingRuntimeSpec *runtime.RawExtension `json:"trainingRuntimeSpec,omitempty"`
+}
+
+// TrainJobList is a list of TrainJobs.
+type TrainJobList struct {
+	metav1.TypeMeta `json:",inline"`
+	metav1.ListMeta `json:"metadata,omitempty"`
+	Items           []TrainJob `json:"items"`
+}
