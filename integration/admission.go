@@ -7,6 +7,8 @@ import (
 	"sort"
 	"strings"
 
+	ctrl "sigs.k8s.io/controller-runtime"
+
 	corev1 "k8s.io/api/core/v1"
 	"k8s.io/utils/ptr"
 	kueue "sigs.k8s.io/kueue/apis/kueue/v1beta2"
@@ -41,6 +43,14 @@ func (t *TrainJob) RunWithPodSetsInfo(ctx context.Context, infos []podset.PodSet
 		}
 		want = append(want, inj)
 	}
+	if s, ok := t.deps.opts.Shape.(shape.RuntimePatches); ok && s.UnsuspendsInOnePatch && !t.deps.twoRequestStart.Load() {
+		err := t.startInOneRequest(ctx, want)
+		if !forbidsUnsuspendWithPatch(err) {
+			return err
+		}
+		ctrl.LoggerFrom(ctx).Info("The installed Trainer takes runtime patches only on a suspended TrainJob (v2.2.0): starting jobs in two requests from now on")
+		t.deps.twoRequestStart.Store(true)
+	}
 	// The job framework diffs t against the object it read to unsuspend:
 	// keep t as read, apart from spec.suspend.
 	written := t.TrainJob.DeepCopy()
@@ -61,6 +71,34 @@ func (t *TrainJob) RunWithPodSetsInfo(ctx context.Context, infos []podset.PodSet
 	t.ResourceVersion = ""
 	t.Spec.Suspend = ptr.To(false)
 	return nil
+}
+
+// startInOneRequest injects and unsuspends in one guarded JSON Patch, which
+// Trainer v2.2.1+ accepts. t stays as read, so the job framework's own
+// patch afterwards is empty and not sent.
+func (t *TrainJob) startInOneRequest(ctx context.Context, want []shape.Injection) error {
+	injected := false
+	written := t.TrainJob.DeepCopy()
+	_, err := patchGuarded(ctx, t.deps.client, t.deps.apiReader, written, func(j *trainjob.TrainJob) []shape.Op {
+		ops := t.deps.opts.Shape.Inject(j, want)
+		injected = ops != nil
+		return append(ops, shape.Op{Op: "replace", Path: "/spec/suspend", Value: false})
+	})
+	if err != nil {
+		return err
+	}
+	if injected {
+		t.deps.recorder.Eventf(&t.TrainJob, corev1.EventTypeNormal, ReasonInjected,
+			"Injected the admission of %d role(s) into %s", len(want), t.deps.opts.Shape.Name())
+	}
+	t.ResourceVersion = ""
+	return nil
+}
+
+// forbidsUnsuspendWithPatch: Trainer v2.2.0's webhook refuses runtime patch
+// changes on a TrainJob that is unsuspended by the same request.
+func forbidsUnsuspendWithPatch(err error) bool {
+	return err != nil && strings.Contains(err.Error(), "can only be modified when the TrainJob is suspended")
 }
 
 // injection is what the pods of one role must get on top of their template.

@@ -35,7 +35,7 @@ func NewReconciler(c client.Client, apiReader client.Reader, recorder record.Eve
 		fwOpts = append(fwOpts, func(o *jobframework.Options) { o.WaitForPodsReady = true })
 	}
 	return &Reconciler{
-		jr:   jobframework.NewReconciler(c, recorder, fwOpts...),
+		jr:   jobframework.NewReconciler(skipEmptyPatches{c}, recorder, fwOpts...),
 		deps: &deps{client: c, apiReader: apiReader, recorder: recorder, opts: opts},
 	}
 }

@@ -3,6 +3,7 @@ package integration
 import (
 	"context"
 	"fmt"
+	"slices"
 
 	apiextensionsv1 "k8s.io/apiextensions-apiserver/pkg/apis/apiextensions/v1"
 	"k8s.io/apimachinery/pkg/runtime"
@@ -73,7 +74,12 @@ func Discover(ctx context.Context, c client.Reader) (shape.Shape, podsets.Defaul
 }
 
 // DetectShape picks the override field from the TrainJob CRD's storage
-// version schema.
+// version schema, and tells Trainer releases apart where the field alone
+// does not:
+//   - spec.podTemplateOverrides: Trainer v2.1.x;
+//   - spec.runtimePatches: v2.2 and later; when the patches' pod spec has
+//     terminationGracePeriodSeconds it is v2.3 or later, which merges
+//     resourcesPerNode and applies it only with an mlPolicy.
 func DetectShape(crd *apiextensionsv1.CustomResourceDefinition) (shape.Shape, error) {
 	var found []string
 	for i := range crd.Spec.Versions {
@@ -88,6 +94,39 @@ func DetectShape(crd *apiextensionsv1.CustomResourceDefinition) (shape.Shape, er
 		if _, ok := spec.Properties["podTemplateOverrides"]; ok {
 			return shape.PodTemplateOverrides{}, nil
 		}
+		if patches, ok := spec.Properties["runtimePatches"]; ok {
+			v23 := hasPath(patches, "items", "trainingRuntimeSpec", "template", "spec", "replicatedJobs", "items",
+				"template", "spec", "template", "spec", "terminationGracePeriodSeconds")
+			return shape.RuntimePatches{
+				Release: podsets.Rules{
+					LauncherAsNodeWorkersGetResources: true,
+					ResourcesPerNodeMerges:            v23,
+					ResourcesPerNodeNeedsMLPolicy:     v23,
+				},
+				// v2.2.0 and v2.2.1 share a CRD; the first start tells.
+				UnsuspendsInOnePatch: true,
+			}, nil
+		}
 	}
-	return nil, fmt.Errorf("the installed TrainJob CRD has no override field this build supports (spec fields found: %v); supported: spec.podTemplateOverrides (Kubeflow Trainer v2.1.x)", found)
+	slices.Sort(found)
+	return nil, fmt.Errorf("the installed TrainJob CRD has no override field this build supports (spec fields found: %v); supported: spec.podTemplateOverrides (Kubeflow Trainer v2.1.x), spec.runtimePatches (v2.2 and later)", found)
+}
+
+// hasPath walks a schema through properties ("items" steps into arrays).
+func hasPath(s apiextensionsv1.JSONSchemaProps, path ...string) bool {
+	for _, p := range path {
+		if p == "items" {
+			if s.Items == nil || s.Items.Schema == nil {
+				return false
+			}
+			s = *s.Items.Schema
+			continue
+		}
+		next, ok := s.Properties[p]
+		if !ok {
+			return false
+		}
+		s = next
+	}
+	return true
 }

@@ -1,11 +1,17 @@
 package integration
 
 import (
+	"encoding/json"
+	"os"
+	"os/exec"
+	"path/filepath"
 	"strings"
 	"testing"
 
 	apiextensionsv1 "k8s.io/apiextensions-apiserver/pkg/apis/apiextensions/v1"
+	"sigs.k8s.io/yaml"
 
+	"github.com/trainjob-kueue/trainjob-kueue/podsets"
 	"github.com/trainjob-kueue/trainjob-kueue/shape"
 )
 
@@ -35,5 +41,57 @@ func TestDetectShape(t *testing.T) {
 	_, err = DetectShape(crdWithSpecFields("runtimeRef", "somethingNew"))
 	if err == nil || !strings.Contains(err.Error(), "somethingNew") || !strings.Contains(err.Error(), "v2.1") {
 		t.Errorf("unknown shape: error %v should name what was found and what is supported", err)
+	}
+}
+
+// releaseCRD reads the TrainJob CRD a Trainer release ships.
+func releaseCRD(t *testing.T, version string) *apiextensionsv1.CustomResourceDefinition {
+	t.Helper()
+	out, err := exec.Command("go", "mod", "download", "-json", "github.com/kubeflow/trainer/v2@"+version).Output()
+	if err != nil {
+		t.Fatalf("downloading Trainer %s: %v", version, err)
+	}
+	var mod struct{ Dir string }
+	if err := json.Unmarshal(out, &mod); err != nil {
+		t.Fatal(err)
+	}
+	data, err := os.ReadFile(filepath.Join(mod.Dir, "manifests/base/crds/trainer.kubeflow.org_trainjobs.yaml"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	crd := &apiextensionsv1.CustomResourceDefinition{}
+	if err := yaml.Unmarshal(data, crd); err != nil {
+		t.Fatal(err)
+	}
+	return crd
+}
+
+func TestDetectShapeOfEveryRelease(t *testing.T) {
+	cases := map[string]struct {
+		want    string
+		rules   podsets.Rules
+		wantErr string
+	}{
+		"v2.0.1": {wantErr: "podSpecOverrides"},
+		"v2.1.0": {want: "spec.podTemplateOverrides", rules: podsets.Rules{LauncherAsNodeWorkersGetResources: true}},
+		"v2.2.1": {want: "spec.runtimePatches", rules: podsets.Rules{LauncherAsNodeWorkersGetResources: true}},
+		"v2.3.0": {want: "spec.runtimePatches", rules: podsets.Rules{LauncherAsNodeWorkersGetResources: true, ResourcesPerNodeMerges: true, ResourcesPerNodeNeedsMLPolicy: true}},
+	}
+	for version, tc := range cases {
+		t.Run(version, func(t *testing.T) {
+			s, err := DetectShape(releaseCRD(t, version))
+			if tc.wantErr != "" {
+				if err == nil || !strings.Contains(err.Error(), tc.wantErr) {
+					t.Fatalf("error %v, want one naming %q", err, tc.wantErr)
+				}
+				return
+			}
+			if err != nil {
+				t.Fatal(err)
+			}
+			if s.Name() != tc.want || s.Rules() != tc.rules {
+				t.Errorf("got %s %+v, want %s %+v", s.Name(), s.Rules(), tc.want, tc.rules)
+			}
+		})
 	}
 }

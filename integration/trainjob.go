@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"sync/atomic"
 
 	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/api/equality"
@@ -40,6 +41,9 @@ type deps struct {
 	apiReader client.Reader // uncached reads, when the cache is stale
 	recorder  record.EventRecorder
 	opts      Options
+	// twoRequestStart remembers that the installed Trainer refused to take
+	// an injection and the unsuspend in one request (v2.2.0).
+	twoRequestStart atomic.Bool
 }
 
 // TrainJob adapts a Trainer TrainJob to Kueue's job framework. A new one is

@@ -51,7 +51,9 @@ func Roles(job *trainjob.TrainJob, rt *trainer.TrainingRuntimeSpec, shape Shape)
 		if err := shape.ApplyUserOverrides(job, rj.Name, &tmpl); err != nil {
 			return nil, fmt.Errorf("applying spec overrides to replicatedJob %q: %w", rj.Name, err)
 		}
-		applyTrainer(job, rt, rj.Name, ancestor, &tmpl.Spec)
+		if err := applyTrainer(job, rt, shape.Rules(), rj.Name, ancestor, &tmpl.Spec); err != nil {
+			return nil, fmt.Errorf("replicatedJob %q: spec.trainer.resourcesPerNode: %w", rj.Name, err)
+		}
 		roles = append(roles, Role{
 			Name:           rj.Name,
 			Ancestor:       ancestor,
@@ -99,15 +101,18 @@ func FromRoles(roles []Role, opts Options) ([]kueue.PodSet, error) {
 }
 
 // applyTrainer copies the TrainJob's trainer fields into the pod spec the way
-// Trainer's JobSet builder does: image, command and args go to the "node"
-// container of the trainer step; resourcesPerNode replaces that container's
-// resources, and also the MPI "node" workers' when the launcher runs as a
-// node. Env is left out: it never changes where or whether a pod fits.
-func applyTrainer(job *trainjob.TrainJob, rt *trainer.TrainingRuntimeSpec, name, ancestor string, spec *corev1.PodSpec) {
+// Trainer does: image, command and args go to the "node" container of the
+// trainer step; resourcesPerNode goes to that container (and, by rules, to
+// the MPI "node" workers when the launcher runs as a node), replacing or
+// merging with its resources. Env is left out: it never changes where or
+// whether a pod fits.
+func applyTrainer(job *trainjob.TrainJob, rt *trainer.TrainingRuntimeSpec, rules Rules, name, ancestor string, spec *corev1.PodSpec) error {
 	t := job.Spec.Trainer
 	if t == nil {
-		return
+		return nil
 	}
+	trainerStep := ancestor == AncestorTrainer && (rt.MLPolicy != nil || !rules.ResourcesPerNodeNeedsMLPolicy)
+	workers := rules.LauncherAsNodeWorkersGetResources && runLauncherAsNode(rt) && name == NodeName
 	for i := range spec.Containers {
 		c := &spec.Containers[i]
 		if c.Name != NodeName {
@@ -124,15 +129,35 @@ func applyTrainer(job *trainjob.TrainJob, rt *trainer.TrainingRuntimeSpec, name,
 				c.Args = t.Args
 			}
 		}
-		if ancestor == AncestorTrainer || (runLauncherAsNode(rt) && name == NodeName) {
-			if r := t.ResourcesPerNode; r != nil && (r.Limits != nil || r.Requests != nil) {
-				c.Resources = corev1.ResourceRequirements{
-					Limits:   r.Limits.DeepCopy(),
-					Requests: r.Requests.DeepCopy(),
-				}
-			}
+		r := t.ResourcesPerNode
+		if r == nil || !(trainerStep || workers) {
+			continue
+		}
+		switch {
+		case rules.ResourcesPerNodeMerges:
+			c.Resources.Limits = mergeResources(c.Resources.Limits, r.Limits)
+			c.Resources.Requests = mergeResources(c.Resources.Requests, r.Requests)
+		case r.Limits != nil || r.Requests != nil:
+			c.Resources = corev1.ResourceRequirements{Limits: r.Limits.DeepCopy(), Requests: r.Requests.DeepCopy()}
 		}
 	}
+	return nil
+}
+
+// mergeResources is a strategic merge of two resource lists: per name, the
+// override wins.
+func mergeResources(base, override corev1.ResourceList) corev1.ResourceList {
+	if base == nil && override == nil {
+		return nil
+	}
+	out := base.DeepCopy()
+	if out == nil {
+		out = corev1.ResourceList{}
+	}
+	for name, q := range override {
+		out[name] = q.DeepCopy()
+	}
+	return out
 }
 
 // PriorityClass is the priority class of the trainer step, which is what the

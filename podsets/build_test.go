@@ -387,3 +387,67 @@ func TestTopologyRequests(t *testing.T) {
 		t.Errorf("topology request without TAS: %v", got[0].TopologyRequest)
 	}
 }
+
+// release is the v2.1 override field with another release's rules.
+type release struct {
+	shape.PodTemplateOverrides
+	rules podsets.Rules
+}
+
+func (r release) Rules() podsets.Rules { return r.rules }
+
+func TestResourcesPerNodeByRelease(t *testing.T) {
+	v20 := podsets.Rules{}
+	v21 := podsets.Rules{LauncherAsNodeWorkersGetResources: true}
+	v23 := podsets.Rules{LauncherAsNodeWorkersGetResources: true, ResourcesPerNodeMerges: true, ResourcesPerNodeNeedsMLPolicy: true}
+	withRes := func(r *corev1.ResourceRequirements) *trainjob.TrainJob {
+		return jobWith(func(j *trainjob.TrainJob) { j.Spec.Trainer = &trainer.Trainer{ResourcesPerNode: r} })
+	}
+	gpuOnly := &corev1.ResourceRequirements{Requests: gpu(8)}
+	base := corev1.ResourceList{"cpu": resource.MustParse("4"), "nvidia.com/gpu": resource.MustParse("1")}
+	cases := map[string]struct {
+		rules   podsets.Rules
+		runtime *trainer.TrainingRuntimeSpec
+		want    map[string]corev1.ResourceList
+	}{
+		"before v2.3 resourcesPerNode replaces the container's requests": {
+			rules:   v21,
+			runtime: runtimeOf(torch(nil), rj{name: "node", ancestor: "trainer", requests: base}),
+			want:    map[string]corev1.ResourceList{"node": gpu(8)},
+		},
+		"v2.3 merges per resource": {
+			rules:   v23,
+			runtime: runtimeOf(torch(nil), rj{name: "node", ancestor: "trainer", requests: base}),
+			want:    map[string]corev1.ResourceList{"node": {"cpu": resource.MustParse("4"), "nvidia.com/gpu": resource.MustParse("8")}},
+		},
+		"v2.3 ignores it without an mlPolicy": {
+			rules:   v23,
+			runtime: runtimeOf(nil, rj{name: "node", ancestor: "trainer", requests: base}),
+			want:    map[string]corev1.ResourceList{"node": base},
+		},
+		"v2.0 leaves MPI workers alone with runLauncherAsNode": {
+			rules:   v20,
+			runtime: runtimeOf(mpi(nil, true), rj{name: "launcher", ancestor: "trainer"}, rj{name: "node", requests: base}),
+			want:    map[string]corev1.ResourceList{"launcher": gpu(8), "node": base},
+		},
+		"v2.1 gives MPI workers resourcesPerNode with runLauncherAsNode": {
+			rules:   v21,
+			runtime: runtimeOf(mpi(nil, true), rj{name: "launcher", ancestor: "trainer"}, rj{name: "node", requests: base}),
+			want:    map[string]corev1.ResourceList{"launcher": gpu(8), "node": gpu(8)},
+		},
+	}
+	for name, tc := range cases {
+		t.Run(name, func(t *testing.T) {
+			got, err := podsets.Build(withRes(gpuOnly), tc.runtime, release{rules: tc.rules}, podsets.Options{})
+			if err != nil {
+				t.Fatal(err)
+			}
+			for _, ps := range got {
+				have := ps.Template.Spec.Containers[0].Resources.Requests
+				if diff := cmp.Diff(tc.want[string(ps.Name)], have, cmp.Comparer(func(a, b resource.Quantity) bool { return a.Cmp(b) == 0 })); diff != "" {
+					t.Errorf("%s requests (-want +got):\n%s", ps.Name, diff)
+				}
+			}
+		})
+	}
+}

@@ -14,4 +14,21 @@ type Shape interface {
 	// ApplyUserOverrides applies, in order and the way Trainer merges them,
 	// the job's own overrides that target replicatedJob jobName.
 	ApplyUserOverrides(job *trainjob.TrainJob, jobName string, tmpl *corev1.PodTemplateSpec) error
+	// Rules are how the Trainer releases with this shape run a job.
+	Rules() Rules
+}
+
+// Rules are what differs between Trainer releases in how they turn a
+// TrainJob into pods, beyond the override field.
+type Rules struct {
+	// ResourcesPerNodeMerges: spec.trainer.resourcesPerNode is merged into
+	// the "node" container's resources per resource name (v2.3+); before,
+	// it replaced them.
+	ResourcesPerNodeMerges bool
+	// ResourcesPerNodeNeedsMLPolicy: the trainer step gets resourcesPerNode
+	// only when the runtime has an mlPolicy (v2.3+).
+	ResourcesPerNodeNeedsMLPolicy bool
+	// LauncherAsNodeWorkersGetResources: with MPI runLauncherAsNode, the
+	// "node" workers get resourcesPerNode too (v2.1+).
+	LauncherAsNodeWorkersGetResources bool
 }

@@ -12,6 +12,7 @@ import (
 	"k8s.io/apimachinery/pkg/util/strategicpatch"
 
 	trainer "github.com/kubeflow/trainer/v2/pkg/apis/trainer/v1alpha1"
+	"github.com/trainjob-kueue/trainjob-kueue/podsets"
 	"github.com/trainjob-kueue/trainjob-kueue/trainjob"
 )
 
@@ -25,6 +26,11 @@ type PodTemplateOverrides struct{}
 var _ Shape = PodTemplateOverrides{}
 
 func (PodTemplateOverrides) Name() string { return "spec.podTemplateOverrides" }
+
+// Rules of Trainer v2.1.
+func (PodTemplateOverrides) Rules() podsets.Rules {
+	return podsets.Rules{LauncherAsNodeWorkersGetResources: true}
+}
 
 // ApplyUserOverrides implements podsets.Shape the way Trainer v2.1's
 // runtime core merges overrides.

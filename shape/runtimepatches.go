@@ -1,0 +1,222 @@
+package shape
+
+import (
+	"encoding/json"
+	"fmt"
+	"reflect"
+	"slices"
+
+	corev1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/runtime"
+
+	"github.com/trainjob-kueue/trainjob-kueue/podsets"
+	"github.com/trainjob-kueue/trainjob-kueue/trainjob"
+)
+
+// Managers of runtime patches.
+const (
+	// OurManager keys the runtime patch trainjob-kueue injects. Kueue's own
+	// key is InTreeManager: a Kueue with its in-tree integration on could
+	// share the cluster during a switch-over without colliding.
+	OurManager = "trainjob-kueue.dev/manager"
+	// InTreeManager keys the runtime patch of Kueue's in-tree integration.
+	InTreeManager = "kueue.x-k8s.io/manager"
+)
+
+const patchesPath = "/spec/runtimePatches"
+
+// RuntimePatches is spec.runtimePatches of Trainer v2.2 and later: a list of
+// strategic merge patches of the runtime's spec, one per manager, applied in
+// order. We inject one entry with our manager key.
+type RuntimePatches struct {
+	// Release tells apart what the CRD alone does not.
+	Release podsets.Rules
+	// UnsuspendsInOnePatch: the webhook accepts a patch that changes the
+	// runtime patches and unsuspends at once (Trainer v2.2.1+).
+	UnsuspendsInOnePatch bool
+}
+
+var _ Shape = RuntimePatches{}
+
+func (RuntimePatches) Name() string { return "spec.runtimePatches" }
+
+// Rules implements podsets.Shape.
+func (s RuntimePatches) Rules() podsets.Rules { return s.Release }
+
+// replicatedJobPatch is the part of a runtime patch for one replicatedJob's
+// pod template.
+type replicatedJobPatch struct {
+	Name     string `json:"name"`
+	Template struct {
+		Spec struct {
+			Template json.RawMessage `json:"template,omitempty"`
+		} `json:"spec"`
+	} `json:"template"`
+}
+
+type runtimeSpecPatch struct {
+	Template struct {
+		Spec struct {
+			ReplicatedJobs []replicatedJobPatch `json:"replicatedJobs,omitempty"`
+		} `json:"spec"`
+	} `json:"template"`
+}
+
+// ApplyUserOverrides applies the pod template parts of the users' runtime
+// patches. Trainer merges each patch into the runtime's JobSet spec, where
+// replicatedJobs merge by name; per job that is a strategic merge of the pod
+// template.
+func (RuntimePatches) ApplyUserOverrides(job *trainjob.TrainJob, jobName string, tmpl *corev1.PodTemplateSpec) error {
+	for i := range job.Spec.RuntimePatches {
+		p := &job.Spec.RuntimePatches[i]
+		if injectedPatch(p) || p.TrainingRuntimeSpec == nil {
+			continue
+		}
+		var spec runtimeSpecPatch
+		if err := json.Unmarshal(p.TrainingRuntimeSpec.Raw, &spec); err != nil {
+			return fmt.Errorf("spec.runtimePatches[%d] (manager %q): %w", i, p.Manager, err)
+		}
+		for _, rj := range spec.Template.Spec.ReplicatedJobs {
+			if rj.Name != jobName || len(rj.Template.Spec.Template) == 0 {
+				continue
+			}
+			patch := map[string]any{}
+			if err := json.Unmarshal(rj.Template.Spec.Template, &patch); err != nil {
+				return fmt.Errorf("spec.runtimePatches[%d] (manager %q): %w", i, p.Manager, err)
+			}
+			if err := mergeInto(tmpl, patch); err != nil {
+				return fmt.Errorf("spec.runtimePatches[%d] (manager %q): %w", i, p.Manager, err)
+			}
+		}
+	}
+	return nil
+}
+
+func (RuntimePatches) Injected(job *trainjob.TrainJob) bool {
+	return slices.ContainsFunc(job.Spec.RuntimePatches, func(p trainjob.RuntimePatch) bool { return injectedPatch(&p) })
+}
+
+// Inject renders our runtime patch for want. It is the last entry, so
+// Trainer applies it after every user patch.
+func (s RuntimePatches) Inject(job *trainjob.TrainJob, want []Injection) []Op {
+	entry := renderPatch(want)
+	list := job.Spec.RuntimePatches
+	foreign := slices.ContainsFunc(list, func(p trainjob.RuntimePatch) bool { return p.Manager == InTreeManager })
+	if n := len(list); !foreign && n > 0 && list[n-1].Manager == OurManager && samePatch(&list[n-1], &entry) &&
+		slices.IndexFunc(list, func(p trainjob.RuntimePatch) bool { return p.Manager == OurManager }) == n-1 {
+		return nil
+	}
+	ops := s.Restore(job)
+	if len(list) == 0 || len(ops) == 1 && ops[0].Path == patchesPath {
+		return append(ops, Op{Op: "add", Path: patchesPath, Value: []trainjob.RuntimePatch{entry}})
+	}
+	return append(ops, Op{Op: "add", Path: patchesPath + "/-", Value: entry})
+}
+
+func (RuntimePatches) Restore(job *trainjob.TrainJob) []Op {
+	list := job.Spec.RuntimePatches
+	var idx []int
+	for i := range list {
+		if injectedPatch(&list[i]) {
+			idx = append(idx, i)
+		}
+	}
+	if len(idx) == 0 {
+		return nil
+	}
+	if len(idx) == len(list) {
+		return []Op{{Op: "remove", Path: patchesPath}}
+	}
+	ops := make([]Op, 0, len(idx))
+	for i := len(idx) - 1; i >= 0; i-- {
+		ops = append(ops, Op{Op: "remove", Path: fmt.Sprintf("%s/%d", patchesPath, idx[i])})
+	}
+	return ops
+}
+
+func (RuntimePatches) Tampered(old, job *trainjob.TrainJob) []string {
+	var before *trainjob.RuntimePatch
+	if old != nil {
+		for i := range old.Spec.RuntimePatches {
+			if old.Spec.RuntimePatches[i].Manager == OurManager {
+				before = &old.Spec.RuntimePatches[i]
+			}
+		}
+	}
+	var paths []string
+	found := false
+	for i := range job.Spec.RuntimePatches {
+		p := &job.Spec.RuntimePatches[i]
+		if p.Manager != OurManager {
+			continue
+		}
+		found = true
+		if before == nil || !samePatch(before, p) {
+			paths = append(paths, fmt.Sprintf("spec.runtimePatches[%d]", i))
+		}
+	}
+	if before != nil && !found {
+		paths = append(paths, fmt.Sprintf("spec.runtimePatches[manager=%s] (removed)", OurManager))
+	}
+	return paths
+}
+
+func injectedPatch(p *trainjob.RuntimePatch) bool {
+	return p.Manager == OurManager || p.Manager == InTreeManager
+}
+
+// renderPatch is our runtime patch for an admission.
+func renderPatch(want []Injection) trainjob.RuntimePatch {
+	type podSpec struct {
+		NodeSelector    map[string]string          `json:"nodeSelector,omitempty"`
+		Tolerations     []corev1.Toleration        `json:"tolerations,omitempty"`
+		SchedulingGates []corev1.PodSchedulingGate `json:"schedulingGates,omitempty"`
+	}
+	type podTemplate struct {
+		Metadata *metav1.ObjectMeta `json:"metadata,omitempty"`
+		Spec     *podSpec           `json:"spec,omitempty"`
+	}
+	type job struct {
+		Name     string `json:"name"`
+		Template struct {
+			Spec struct {
+				Template podTemplate `json:"template"`
+			} `json:"spec"`
+		} `json:"template"`
+	}
+	var jobs []job
+	for i := range want {
+		o := render(&want[i]) // the pod template entry of v2.1, reused
+		var j job
+		j.Name = want[i].Name
+		j.Template.Spec.Template.Metadata = o.Metadata
+		if o.Spec != nil {
+			j.Template.Spec.Template.Spec = &podSpec{NodeSelector: o.Spec.NodeSelector, Tolerations: o.Spec.Tolerations, SchedulingGates: o.Spec.SchedulingGates}
+		}
+		jobs = append(jobs, j)
+	}
+	body := map[string]any{"template": map[string]any{"spec": map[string]any{"replicatedJobs": jobs}}}
+	raw, err := json.Marshal(body)
+	if err != nil {
+		// Only maps, strings and core types: cannot fail.
+		panic(err)
+	}
+	return trainjob.RuntimePatch{Manager: OurManager, TrainingRuntimeSpec: &runtime.RawExtension{Raw: raw}}
+}
+
+// samePatch compares two patches by meaning, not by byte layout: the API
+// server may order keys differently from us.
+func samePatch(a, b *trainjob.RuntimePatch) bool {
+	if a.Manager != b.Manager || (a.TrainingRuntimeSpec == nil) != (b.TrainingRuntimeSpec == nil) {
+		return false
+	}
+	if a.TrainingRuntimeSpec == nil {
+		return true
+	}
+	var x, y any
+	if json.Unmarshal(a.TrainingRuntimeSpec.Raw, &x) != nil || json.Unmarshal(b.TrainingRuntimeSpec.Raw, &y) != nil {
+		return false
+	}
+	return reflect.DeepEqual(x, y)
+}

@@ -1,0 +1,98 @@
+package shape_test
+
+import (
+	"encoding/json"
+	"testing"
+
+	"github.com/google/go-cmp/cmp"
+	corev1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/runtime"
+
+	trainer "github.com/kubeflow/trainer/v2/pkg/apis/trainer/v1alpha1"
+
+	"github.com/trainjob-kueue/trainjob-kueue/shape"
+	"github.com/trainjob-kueue/trainjob-kueue/trainjob"
+)
+
+var rp = shape.RuntimePatches{}
+
+func patchFor(manager, job string, podTemplate string) trainjob.RuntimePatch {
+	return trainjob.RuntimePatch{Manager: manager, TrainingRuntimeSpec: &runtime.RawExtension{Raw: []byte(
+		`{"template":{"spec":{"replicatedJobs":[{"name":"` + job + `","template":{"spec":{"template":` + podTemplate + `}}}]}}}`)}}
+}
+
+func jobWithPatches(p ...trainjob.RuntimePatch) *trainjob.TrainJob {
+	return &trainjob.TrainJob{
+		ObjectMeta: metav1.ObjectMeta{Name: "j", ResourceVersion: "3"},
+		Spec:       trainjob.Spec{RuntimeRef: trainer.RuntimeRef{Name: "torch"}, RuntimePatches: p},
+	}
+}
+
+func applyTo(t *testing.T, j *trainjob.TrainJob, ops []shape.Op) *trainjob.TrainJob {
+	t.Helper()
+	doc, err := json.Marshal(j)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return decode(t, applyRaw(t, doc, ops))
+}
+
+func TestRuntimePatchesInjectsOneEntryUnderOurManager(t *testing.T) {
+	user := patchFor("platform-team", "node", `{"spec":{"nodeSelector":{"disk":"ssd"}}}`)
+	inTree := patchFor(shape.InTreeManager, "node", `{"spec":{"nodeSelector":{"flavor":"old"}}}`)
+	j := jobWithPatches(user, inTree)
+	got := applyTo(t, j, rp.Inject(j, admission()))
+	if n := len(got.Spec.RuntimePatches); n != 2 {
+		t.Fatalf("want the user's patch and ours (the in-tree one cleaned up), got %d", n)
+	}
+	if got.Spec.RuntimePatches[0].Manager != "platform-team" || got.Spec.RuntimePatches[1].Manager != shape.OurManager {
+		t.Fatalf("managers %q, %q", got.Spec.RuntimePatches[0].Manager, got.Spec.RuntimePatches[1].Manager)
+	}
+	// What Trainer will merge into the node job's pod template.
+	tmpl := corev1.PodTemplateSpec{Spec: corev1.PodSpec{NodeSelector: map[string]string{"base": "x"}}}
+	if err := rp.ApplyUserOverrides(got, "node", &tmpl); err != nil {
+		t.Fatal(err)
+	}
+	if diff := cmp.Diff(map[string]string{"base": "x", "disk": "ssd"}, tmpl.Spec.NodeSelector); diff != "" {
+		t.Errorf("user patches applied (ours and in-tree's skipped) (-want +got):\n%s", diff)
+	}
+	var body map[string]any
+	if err := json.Unmarshal(got.Spec.RuntimePatches[1].TrainingRuntimeSpec.Raw, &body); err != nil {
+		t.Fatal(err)
+	}
+	node := body["template"].(map[string]any)["spec"].(map[string]any)["replicatedJobs"].([]any)[0].(map[string]any)
+	pod := node["template"].(map[string]any)["spec"].(map[string]any)["template"].(map[string]any)
+	if node["name"] != "node" || pod["spec"].(map[string]any)["nodeSelector"].(map[string]any)["pool"] != "a100" {
+		t.Errorf("our patch %s", got.Spec.RuntimePatches[1].TrainingRuntimeSpec.Raw)
+	}
+	if labels := pod["metadata"].(map[string]any)["labels"].(map[string]any); labels[shape.OwnedLabel] != "true" {
+		t.Errorf("pods of our patch should carry %s: %v", shape.OwnedLabel, labels)
+	}
+	if ops := rp.Inject(got, admission()); ops != nil {
+		t.Errorf("same admission again: %v", ops)
+	}
+	restored := applyTo(t, got, rp.Restore(got))
+	if diff := cmp.Diff([]trainjob.RuntimePatch{user}, restored.Spec.RuntimePatches, cmp.Comparer(func(a, b runtime.RawExtension) bool { return string(a.Raw) == string(b.Raw) })); diff != "" {
+		t.Errorf("restored (-want +got):\n%s", diff)
+	}
+}
+
+func TestRuntimePatchesTampered(t *testing.T) {
+	j := jobWithPatches(patchFor("platform-team", "node", `{}`))
+	ours := applyTo(t, j, rp.Inject(j, admission()))
+	if p := rp.Tampered(nil, ours); len(p) != 1 {
+		t.Errorf("a new job with our manager's patch: %v", p)
+	}
+	if p := rp.Tampered(ours, ours); len(p) != 0 {
+		t.Errorf("unchanged: %v", p)
+	}
+	if p := rp.Tampered(ours, j); len(p) != 1 {
+		t.Errorf("our patch removed by someone else: %v", p)
+	}
+	edited := ours.DeepCopy()
+	edited.Spec.RuntimePatches[1] = patchFor(shape.OurManager, "node", `{"spec":{"nodeSelector":{"pool":"mine"}}}`)
+	if p := rp.Tampered(ours, edited); len(p) != 1 {
+		t.Errorf("our patch changed by someone else: %v", p)
+	}
+}
