@@ -11,19 +11,35 @@ TRAINER_VERSION ?= v2.1.0
 INTEGRATION ?= ours
 KUEUE_CONFIG ?=
 
-.PHONY: all build test test-full test-unit test-integration test-e2e fuzz vet envtest-assets components cluster-up cluster-down demo clean
+.PHONY: all build test test-smoke test-full test-unit test-integration test-e2e fuzz vet envtest-assets components cluster-up cluster-down demo clean
 
 all: build
 
 build:
 	$(GO) build -o bin/trainjob-kueue ./cmd/trainjob-kueue
 
-## test: every tier that runs on the default configuration.
-test: vet test-unit test-integration test-e2e
+## test: every tier on the default configuration, plus a smoke of every
+## other supported Trainer release.
+test: vet test-unit test-integration test-e2e test-smoke
 
-## test-full: everything, fully: all tiers plus a longer fuzzing run.
-test-full: test
+SMOKE_TRAINER_VERSIONS ?= v2.3.0
+## test-smoke: the e2e scenarios that matter most, on each other Trainer release.
+test-smoke:
+	@for v in $(SMOKE_TRAINER_VERSIONS); do \
+	  $(MAKE) --no-print-directory components TRAINER_VERSION=$$v || exit 1; \
+	  echo ">> e2e smoke on Trainer $$v"; \
+	  E2E_TRAINER_VERSION=$$v $(GO) test -count=1 -timeout 20m -run 'TestGPUTrainJobsRunWholeOnTheirFlavorsAndComplete|TestPriorityPreemptionSuspendsAndRestores' ./test/e2e/... || exit 1; \
+	done
+
+## test-full: everything, fully: all tiers on every Trainer release, and
+## longer fuzzing.
+test-full: vet test-unit test-integration test-e2e
+	@for v in $(SMOKE_TRAINER_VERSIONS); do \
+	  $(MAKE) --no-print-directory components TRAINER_VERSION=$$v || exit 1; \
+	  E2E_TRAINER_VERSION=$$v $(GO) test -count=1 -timeout 30m ./test/e2e/... || exit 1; \
+	done
 	$(MAKE) fuzz FUZZTIME=5m
+	$(GO) test -run '^$$' -fuzz FuzzInjectThenRestoreIsIdentity -fuzztime 5m ./shape/
 
 vet:
 	@out=$$(gofmt -l $$(git ls-files '*.go' 2>/dev/null || find . -name '*.go')); \

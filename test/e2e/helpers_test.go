@@ -8,6 +8,7 @@ import (
 	"time"
 
 	corev1 "k8s.io/api/core/v1"
+	apiextensionsv1 "k8s.io/apiextensions-apiserver/pkg/apis/apiextensions/v1"
 	apimeta "k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/utils/ptr"
@@ -165,3 +166,30 @@ func hasToleration(pod *corev1.Pod, want corev1.Toleration) bool {
 }
 
 func suspended(tj *trainer.TrainJob) bool { return ptr.Deref(tj.Spec.Suspend, false) }
+
+// userEntries is a user's override entry in the override field of the
+// installed Trainer, with a field our Go types don't model.
+func userEntries() (string, []any) {
+	crd := &apiextensionsv1.CustomResourceDefinition{}
+	if err := k8s.Get(ctx, client.ObjectKey{Name: "trainjobs.trainer.kubeflow.org"}, crd); err != nil {
+		panic(err)
+	}
+	s, err := integration.DetectShape(crd)
+	if err != nil {
+		panic(err)
+	}
+	labels := map[string]any{"team": "nlp"}
+	if s.Name() == "spec.runtimePatches" {
+		return "runtimePatches", []any{map[string]any{
+			"manager": "platform.example.com/defaults",
+			"trainingRuntimeSpec": map[string]any{"template": map[string]any{"spec": map[string]any{"replicatedJobs": []any{
+				map[string]any{"name": "node", "template": map[string]any{"spec": map[string]any{"template": map[string]any{
+					"metadata": map[string]any{"labels": labels}}}}},
+			}}}},
+		}}
+	}
+	return "podTemplateOverrides", []any{map[string]any{
+		"targetJobs": []any{map[string]any{"name": "node"}},
+		"metadata":   map[string]any{"labels": labels},
+	}}
+}

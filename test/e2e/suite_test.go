@@ -15,6 +15,7 @@ import (
 	"path/filepath"
 	"testing"
 
+	apiextensionsv1 "k8s.io/apiextensions-apiserver/pkg/apis/apiextensions/v1"
 	"k8s.io/apimachinery/pkg/runtime"
 	utilruntime "k8s.io/apimachinery/pkg/util/runtime"
 	clientgoscheme "k8s.io/client-go/kubernetes/scheme"
@@ -45,14 +46,22 @@ func run(m *testing.M) int {
 			fmt.Fprintln(os.Stderr, err)
 			return 1
 		}
-		c, err := localcluster.Up(ctx, localcluster.Options{Name: "e2e", Root: root, Progress: os.Stderr})
+		// E2E_TRAINER_VERSION runs the tier on another Trainer release, in
+		// its own cluster.
+		version := os.Getenv("E2E_TRAINER_VERSION")
+		name := "e2e"
+		if version != "" {
+			name = "e2e-" + version
+		}
+		c, err := localcluster.Up(ctx, localcluster.Options{Name: name, Root: root, Progress: os.Stderr,
+			Settings: localcluster.Settings{TrainerVersion: version}})
 		if err != nil {
 			fmt.Fprintf(os.Stderr, "e2e: bringing up the local control plane: %v\n", err)
 			return 1
 		}
 		if os.Getenv("E2E_KEEP") == "" {
 			defer func() {
-				if err := localcluster.Down(root, "e2e", os.Stderr); err != nil {
+				if err := localcluster.Down(root, name, os.Stderr); err != nil {
 					fmt.Fprintf(os.Stderr, "e2e: %v\n", err)
 				}
 			}()
@@ -69,6 +78,7 @@ func run(m *testing.M) int {
 	utilruntime.Must(kueue.AddToScheme(scheme))
 	utilruntime.Must(trainer.AddToScheme(scheme))
 	utilruntime.Must(jobsetapi.AddToScheme(scheme))
+	utilruntime.Must(apiextensionsv1.AddToScheme(scheme))
 	if k8s, err = client.New(cfg, client.Options{Scheme: scheme}); err != nil {
 		fmt.Fprintf(os.Stderr, "e2e: %v\n", err)
 		return 1
