@@ -2,6 +2,7 @@ package integration
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"slices"
 	"sort"
@@ -29,6 +30,11 @@ func (t *TrainJob) RunWithPodSetsInfo(ctx context.Context, infos []podset.PodSet
 	}
 	if len(infos) != len(templates) {
 		return podset.BadPodSetsInfoLenError(len(templates), len(infos))
+	}
+	if _, v20 := t.deps.opts.Shape.(shape.PodSpecOverrides); v20 {
+		if err := t.refuseTopologyOnV20(infos); err != nil {
+			return err
+		}
 	}
 	want := make([]shape.Injection, 0, len(infos))
 	for i := range infos {
@@ -64,11 +70,14 @@ func (t *TrainJob) RunWithPodSetsInfo(ctx context.Context, infos []podset.PodSet
 		t.deps.recorder.Eventf(&t.TrainJob, corev1.EventTypeNormal, ReasonInjected,
 			"Injected the admission of %d role(s) into %s", len(want), t.deps.opts.Shape.Name())
 	}
-	// No resourceVersion precondition on the unsuspend: it only names
-	// spec.suspend, and our entries can't have changed since we wrote them
-	// (the webhook lets nobody else touch them). With one, every status
-	// write Trainer makes meanwhile would fail the start.
-	t.ResourceVersion = ""
+	// No resourceVersion precondition on the unsuspend when our entries are
+	// ours alone: it only names spec.suspend, and they can't have changed
+	// since we wrote them (the webhook lets nobody else touch them). With
+	// one, every status write Trainer makes meanwhile would fail the start.
+	// Trainer v2.0 entries are shared with the user: keep the precondition.
+	if _, shared := t.deps.opts.Shape.(shape.PodSpecOverrides); !shared {
+		t.ResourceVersion = ""
+	}
 	t.Spec.Suspend = ptr.To(false)
 	return nil
 }
@@ -92,6 +101,20 @@ func (t *TrainJob) startInOneRequest(ctx context.Context, want []shape.Injection
 			"Injected the admission of %d role(s) into %s", len(want), t.deps.opts.Shape.Name())
 	}
 	t.ResourceVersion = ""
+	return nil
+}
+
+// refuseTopologyOnV20: Trainer v2.0's podSpecOverrides carry no metadata,
+// so Kueue's podset label and workload annotation can't reach the pods and
+// the topology ungater would never find them: pods gated for ever.
+func (t *TrainJob) refuseTopologyOnV20(infos []podset.PodSetInfo) error {
+	for i := range infos {
+		if slices.ContainsFunc(infos[i].SchedulingGates, func(g corev1.PodSchedulingGate) bool { return g.Name == kueue.TopologySchedulingGate }) {
+			msg := fmt.Sprintf("role %q was admitted with topology-aware scheduling, which Trainer v2.0 can't carry out (spec.podSpecOverrides has no pod labels or annotations for Kueue's ungater); the job is not started. Use a ClusterQueue without a topology for Trainer v2.0 jobs, or upgrade Trainer to v2.1+", infos[i].Name)
+			t.deps.recorder.Event(&t.TrainJob, corev1.EventTypeWarning, ReasonTopologyUnsupported, msg)
+			return podset.BadPodSetsUpdateError("schedulingGates", errors.New(msg))
+		}
+	}
 	return nil
 }
 

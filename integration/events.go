@@ -9,4 +9,5 @@ const (
 	ReasonInjected             = "Injected"
 	ReasonRestored             = "Restored"
 	ReasonNodeSelectorConflict = "NodeSelectorConflict"
+	ReasonTopologyUnsupported  = "TopologyUnsupported"
 )

@@ -76,6 +76,7 @@ func Discover(ctx context.Context, c client.Reader) (shape.Shape, podsets.Defaul
 // DetectShape picks the override field from the TrainJob CRD's storage
 // version schema, and tells Trainer releases apart where the field alone
 // does not:
+//   - spec.podSpecOverrides: Trainer v2.0.x;
 //   - spec.podTemplateOverrides: Trainer v2.1.x;
 //   - spec.runtimePatches: v2.2 and later; when the patches' pod spec has
 //     terminationGracePeriodSeconds it is v2.3 or later, which merges
@@ -94,6 +95,9 @@ func DetectShape(crd *apiextensionsv1.CustomResourceDefinition) (shape.Shape, er
 		if _, ok := spec.Properties["podTemplateOverrides"]; ok {
 			return shape.PodTemplateOverrides{}, nil
 		}
+		if _, ok := spec.Properties["podSpecOverrides"]; ok {
+			return shape.PodSpecOverrides{}, nil
+		}
 		if patches, ok := spec.Properties["runtimePatches"]; ok {
 			v23 := hasPath(patches, "items", "trainingRuntimeSpec", "template", "spec", "replicatedJobs", "items",
 				"template", "spec", "template", "spec", "terminationGracePeriodSeconds")
@@ -109,7 +113,7 @@ func DetectShape(crd *apiextensionsv1.CustomResourceDefinition) (shape.Shape, er
 		}
 	}
 	slices.Sort(found)
-	return nil, fmt.Errorf("the installed TrainJob CRD has no override field this build supports (spec fields found: %v); supported: spec.podTemplateOverrides (Kubeflow Trainer v2.1.x), spec.runtimePatches (v2.2 and later)", found)
+	return nil, fmt.Errorf("the installed TrainJob CRD has no override field this build supports (spec fields found: %v); supported: spec.podSpecOverrides (Kubeflow Trainer v2.0.x), spec.podTemplateOverrides (v2.1.x), spec.runtimePatches (v2.2 and later)", found)
 }
 
 // hasPath walks a schema through properties ("items" steps into arrays).

@@ -68,11 +68,21 @@ func FuzzInjectThenRestoreIsIdentity(f *testing.F) {
 			}
 			want = append(want, inj)
 		}
-		for _, s := range []shape.Shape{shape.PodTemplateOverrides{}, shape.RuntimePatches{}} {
+		for _, s := range []shape.Shape{shape.PodTemplateOverrides{}, shape.RuntimePatches{}, shape.PodSpecOverrides{}} {
 			// The user's document, with a field no Go type of ours knows.
 			spec := map[string]any{"runtimeRef": map[string]any{"name": "torch"}, "costCenter": key}
-			var overrides, patches []any
+			var overrides, patches, specOverrides []any
 			for u := range users {
+				entry := map[string]any{
+					"targetJobs":         []any{map[string]any{"name": fmt.Sprintf("job-%d", u)}},
+					"serviceAccountName": value,
+					"nodeSelector":       map[string]any{key: value},
+				}
+				if u%2 == 1 {
+					entry["tolerations"] = []any{map[string]any{"key": "user", "operator": "Exists"}}
+					entry["schedulingGates"] = []any{map[string]any{"name": "user-gate"}}
+				}
+				specOverrides = append(specOverrides, entry)
 				overrides = append(overrides, map[string]any{
 					"targetJobs": []any{map[string]any{"name": fmt.Sprintf("job-%d", u)}},
 					"comment":    value,
@@ -87,6 +97,7 @@ func FuzzInjectThenRestoreIsIdentity(f *testing.F) {
 			if len(overrides) > 0 {
 				spec["podTemplateOverrides"] = overrides
 				spec["runtimePatches"] = patches
+				spec["podSpecOverrides"] = specOverrides
 			}
 			doc, err := json.Marshal(map[string]any{"apiVersion": "trainer.kubeflow.org/v1alpha1", "kind": "TrainJob",
 				"metadata": map[string]any{"name": "j", "resourceVersion": "1"}, "spec": spec})
