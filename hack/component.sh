@@ -27,7 +27,13 @@ case ${1:-} in
   kube-scheduler) exec "$here/build-tool.sh" scheduler sigs.k8s.io/scheduler-plugins/cmd/scheduler kube-scheduler ;;
   kwok) exec "$here/build-tool.sh" kwok sigs.k8s.io/kwok/cmd/kwok kwok ;;
   trainer-controller-manager)
-    exec "$here/build-tool.sh" "trainer-$TRAINER_VERSION" github.com/kubeflow/trainer/v2/cmd/trainer-controller-manager trainer-controller-manager ;;
+    jobset_for "$TRAINER_VERSION" >/dev/null
+    case $TRAINER_VERSION in
+      v2.0.*) # No way to give v2.0 a webhook certificate: see the script.
+        "$here/derive-trainer-main.sh" "$TRAINER_VERSION"
+        exec "$here/build-tool.sh" "trainer-$TRAINER_VERSION" ./cmd trainer-controller-manager ;;
+      *) exec "$here/build-tool.sh" "trainer-$TRAINER_VERSION" github.com/kubeflow/trainer/v2/cmd/trainer-controller-manager trainer-controller-manager ;;
+    esac ;;
   jobset-controller-manager)
     exec "$here/build-tool.sh" "jobset-$(jobset_for "$TRAINER_VERSION")" sigs.k8s.io/jobset jobset-controller-manager ;;
   kueue)

@@ -494,8 +494,17 @@ certManagement:
 	if err := (KeyPair{Cert: kp, Key: key}).WriteTLS(filepath.Join(trainerTmp, "k8s-webhook-server", "serving-certs")); err != nil {
 		return err
 	}
-	if err := b.launch("trainer-controller-manager", []string{"TMPDIR=" + trainerTmp},
-		"--config="+b.path("config", "trainer.yaml"), "--kubeconfig="+b.kubeconfig("trainer-controller-manager")); err != nil {
+	trainerArgs := []string{"--config=" + b.path("config", "trainer.yaml"), "--kubeconfig=" + b.kubeconfig("trainer-controller-manager")}
+	if strings.HasPrefix(b.o.TrainerVersion, "v2.0.") {
+		// v2.0 takes flags only, and serves webhooks on every interface.
+		trainerArgs = []string{
+			"--kubeconfig=" + b.kubeconfig("trainer-controller-manager"),
+			fmt.Sprintf("--webhook-server-port=%d", b.ports["trainer-webhook"]),
+			fmt.Sprintf("--health-probe-bind-address=127.0.0.1:%d", b.ports["trainer-health"]),
+			"--metrics-bind-address=0",
+		}
+	}
+	if err := b.launch("trainer-controller-manager", []string{"TMPDIR=" + trainerTmp}, trainerArgs...); err != nil {
 		return err
 	}
 

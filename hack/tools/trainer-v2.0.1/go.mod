@@ -4,7 +4,15 @@ module github.com/trainjob-kueue/trainjob-kueue/hack/tools/trainer-v2.0.1
 
 go 1.25.0
 
-require github.com/kubeflow/trainer/v2 v2.0.1
+require (
+	github.com/kubeflow/trainer/v2 v2.0.1
+	go.uber.org/zap v1.27.0
+	k8s.io/apimachinery v0.32.2
+	k8s.io/client-go v0.32.2
+	sigs.k8s.io/controller-runtime v0.20.2
+	sigs.k8s.io/jobset v0.8.2
+	sigs.k8s.io/scheduler-plugins v0.30.6
+)
 
 require (
 	github.com/beorn7/perks v1.0.1 // indirect
@@ -43,7 +51,6 @@ require (
 	github.com/x448/float16 v0.8.4 // indirect
 	go.uber.org/atomic v1.11.0 // indirect
 	go.uber.org/multierr v1.11.0 // indirect
-	go.uber.org/zap v1.27.0 // indirect
 	golang.org/x/crypto v0.36.0 // indirect
 	golang.org/x/net v0.38.0 // indirect
 	golang.org/x/oauth2 v0.24.0 // indirect
@@ -59,16 +66,11 @@ require (
 	gopkg.in/yaml.v3 v3.0.1 // indirect
 	k8s.io/api v0.32.2 // indirect
 	k8s.io/apiextensions-apiserver v0.32.1 // indirect
-	k8s.io/apimachinery v0.32.2 // indirect
-	k8s.io/client-go v0.32.2 // indirect
 	k8s.io/component-helpers v0.32.2 // indirect
 	k8s.io/klog/v2 v2.130.1 // indirect
 	k8s.io/kube-openapi v0.0.0-20241105132330-32ad38e42d3f // indirect
 	k8s.io/utils v0.0.0-20241104100929-3ea5e8cea738 // indirect
-	sigs.k8s.io/controller-runtime v0.20.2 // indirect
-	sigs.k8s.io/jobset v0.8.2 // indirect
 	sigs.k8s.io/json v0.0.0-20241010143419-9aa6b5e7a4b3 // indirect
-	sigs.k8s.io/scheduler-plugins v0.30.6 // indirect
 	sigs.k8s.io/structured-merge-diff/v4 v4.5.0 // indirect
 	sigs.k8s.io/yaml v1.4.0 // indirect
 )
