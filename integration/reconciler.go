@@ -10,6 +10,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/handler"
 	"sigs.k8s.io/controller-runtime/pkg/predicate"
 	"sigs.k8s.io/controller-runtime/pkg/reconcile"
+	jobsetapi "sigs.k8s.io/jobset/api/jobset/v1alpha2"
 	kueue "sigs.k8s.io/kueue/apis/kueue/v1beta2"
 	"sigs.k8s.io/kueue/pkg/controller/jobframework"
 
@@ -49,10 +50,15 @@ func (r *Reconciler) Reconcile(ctx context.Context, req ctrl.Request) (ctrl.Resu
 // use: a job created before its runtime, or whose runtime is edited while it
 // queues, is reconciled again when the runtime changes.
 func (r *Reconciler) SetupWithManager(mgr ctrl.Manager) error {
-	return ctrl.NewControllerManagedBy(mgr).
+	b := ctrl.NewControllerManagedBy(mgr).
 		Named("trainjob").
 		For(&trainjob.TrainJob{}).
-		Owns(&kueue.Workload{}).
+		Owns(&kueue.Workload{})
+	if r.deps.opts.Shape.Rules().NoJobsStatus {
+		// Trainer v2.0 reports its Jobs only on the JobSet.
+		b = b.Owns(&jobsetapi.JobSet{})
+	}
+	return b.
 		Watches(&trainer.TrainingRuntime{}, handler.EnqueueRequestsFromMapFunc(r.jobsUsing(kindTrainingRuntime)),
 			builder.WithPredicates(predicate.GenerationChangedPredicate{})).
 		Watches(&trainer.ClusterTrainingRuntime{}, handler.EnqueueRequestsFromMapFunc(r.jobsUsing(kindClusterTrainingRuntime)),

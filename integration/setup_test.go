@@ -72,7 +72,7 @@ func TestDetectShapeOfEveryRelease(t *testing.T) {
 		rules   podsets.Rules
 		wantErr string
 	}{
-		"v2.0.1": {want: "spec.podSpecOverrides", rules: podsets.Rules{}},
+		"v2.0.1": {want: "spec.podSpecOverrides", rules: podsets.Rules{NoJobsStatus: true}},
 		"v2.1.0": {want: "spec.podTemplateOverrides", rules: podsets.Rules{LauncherAsNodeWorkersGetResources: true}},
 		"v2.2.1": {want: "spec.runtimePatches", rules: podsets.Rules{LauncherAsNodeWorkersGetResources: true}},
 		"v2.3.0": {want: "spec.runtimePatches", rules: podsets.Rules{LauncherAsNodeWorkersGetResources: true, ResourcesPerNodeMerges: true, ResourcesPerNodeNeedsMLPolicy: true}},

@@ -57,6 +57,8 @@ type TrainJob struct {
 	roles    []podsets.Role
 	podSets  []kueue.PodSet
 	err      error
+
+	jobs *[]trainer.JobStatus // memo of jobsStatus
 }
 
 var (
@@ -75,12 +77,36 @@ func (t *TrainJob) Suspend()                     { t.Spec.Suspend = ptr.To(true)
 
 // IsActive reports whether any child Job still has running pods.
 func (t *TrainJob) IsActive() bool {
-	for i := range t.Status.JobsStatus {
-		if ptr.Deref(t.Status.JobsStatus[i].Active, 0) > 0 {
+	for _, s := range t.jobsStatus(context.Background()) {
+		if ptr.Deref(s.Active, 0) > 0 {
 			return true
 		}
 	}
 	return false
+}
+
+// jobsStatus is the state of the job's child Jobs per replicatedJob: the
+// TrainJob's status.jobsStatus, or on Trainer v2.0, which has none, its
+// JobSet's status read from the cache.
+func (t *TrainJob) jobsStatus(ctx context.Context) []trainer.JobStatus {
+	if !t.deps.opts.Shape.Rules().NoJobsStatus {
+		return t.Status.JobsStatus
+	}
+	if t.jobs != nil {
+		return *t.jobs
+	}
+	var out []trainer.JobStatus
+	js := &jobsetapi.JobSet{}
+	if err := t.deps.client.Get(ctx, client.ObjectKeyFromObject(&t.TrainJob), js); err == nil {
+		for _, s := range js.Status.ReplicatedJobsStatus {
+			out = append(out, trainer.JobStatus{
+				Name: s.Name, Ready: ptr.To(s.Ready), Succeeded: ptr.To(s.Succeeded),
+				Failed: ptr.To(s.Failed), Active: ptr.To(s.Active), Suspended: ptr.To(s.Suspended),
+			})
+		}
+	}
+	t.jobs = &out
+	return out
 }
 
 func (t *TrainJob) PodLabelSelector() string {
@@ -199,9 +225,10 @@ func (t *TrainJob) PodsReady(ctx context.Context) bool {
 	if t.compute(ctx) != nil {
 		return false
 	}
+	jobs := t.jobsStatus(ctx)
 	status := map[string]*trainer.JobStatus{}
-	for i := range t.Status.JobsStatus {
-		status[t.Status.JobsStatus[i].Name] = &t.Status.JobsStatus[i]
+	for i := range jobs {
+		status[jobs[i].Name] = &jobs[i]
 	}
 	for i := range t.roles {
 		s := status[t.roles[i].Name]
@@ -216,12 +243,13 @@ func (t *TrainJob) PodsReady(ctx context.Context) bool {
 // typically the initializers once the trainer nodes started: their quota can
 // go to waiting jobs. Roles are reported in runtime order.
 func (t *TrainJob) ReclaimablePods(ctx context.Context) ([]kueue.ReclaimablePod, error) {
-	if len(t.Status.JobsStatus) == 0 || t.compute(ctx) != nil {
+	jobs := t.jobsStatus(ctx)
+	if len(jobs) == 0 || t.compute(ctx) != nil {
 		return nil, nil
 	}
-	succeeded := make(map[string]int32, len(t.Status.JobsStatus))
-	for i := range t.Status.JobsStatus {
-		succeeded[t.Status.JobsStatus[i].Name] = ptr.Deref(t.Status.JobsStatus[i].Succeeded, 0)
+	succeeded := make(map[string]int32, len(jobs))
+	for i := range jobs {
+		succeeded[jobs[i].Name] = ptr.Deref(jobs[i].Succeeded, 0)
 	}
 	var out []kueue.ReclaimablePod
 	for i := range t.roles {

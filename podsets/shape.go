@@ -31,4 +31,7 @@ type Rules struct {
 	// LauncherAsNodeWorkersGetResources: with MPI runLauncherAsNode, the
 	// "node" workers get resourcesPerNode too (v2.1+).
 	LauncherAsNodeWorkersGetResources bool
+	// NoJobsStatus: the TrainJob reports no status.jobsStatus (v2.0); the
+	// state of its Jobs is read from its JobSet.
+	NoJobsStatus bool
 }

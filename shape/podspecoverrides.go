@@ -30,8 +30,8 @@ var _ Shape = PodSpecOverrides{}
 func (PodSpecOverrides) Name() string { return "spec.podSpecOverrides" }
 
 // Rules of Trainer v2.0: resourcesPerNode replaces the trainer's resources
-// and never reaches the MPI workers.
-func (PodSpecOverrides) Rules() podsets.Rules { return podsets.Rules{} }
+// and never reaches the MPI workers; the TrainJob has no jobsStatus.
+func (PodSpecOverrides) Rules() podsets.Rules { return podsets.Rules{NoJobsStatus: true} }
 
 // record is what we added to one job's entry.
 type record struct {

@@ -256,8 +256,9 @@ func (d *demo) jobs(late bool) []*trainer.TrainJob {
 			tj.Spec.PodTemplateOverrides = append(tj.Spec.PodTemplateOverrides, trainer.PodTemplateOverride{
 				TargetJobs: []trainer.PodTemplateOverrideTargetJob{{Name: role}},
 				Metadata: &metav1.ObjectMeta{Annotations: map[string]string{
+					// kwok picks a delay between the two.
 					"pod-complete.stage.kwok.x-k8s.io/delay":        roleTime(role, s.runFor).String(),
-					"pod-complete.stage.kwok.x-k8s.io/jitter-delay": "2s",
+					"pod-complete.stage.kwok.x-k8s.io/jitter-delay": (roleTime(role, s.runFor) + 2*time.Second).String(),
 				}},
 			})
 		}

@@ -96,11 +96,13 @@ func queue(t *testing.T, ns, name string, pools ...fixtures.Pool) string {
 	return lq.Name
 }
 
-// kwokRunFor makes kwok complete the role's pods d after they are running.
+// kwokRunFor makes kwok complete the role's pods d (up to a second more)
+// after they are running. kwok picks the delay between the two values, so
+// the jitter must not be below the delay.
 func kwokRunFor(d time.Duration) map[string]string {
 	return map[string]string{
 		"pod-complete.stage.kwok.x-k8s.io/delay":        d.String(),
-		"pod-complete.stage.kwok.x-k8s.io/jitter-delay": "1s",
+		"pod-complete.stage.kwok.x-k8s.io/jitter-delay": (d + time.Second).String(),
 	}
 }
 
@@ -186,6 +188,17 @@ func userEntries() (string, []any) {
 				map[string]any{"name": "node", "template": map[string]any{"spec": map[string]any{"template": map[string]any{
 					"metadata": map[string]any{"labels": labels}}}}},
 			}}}},
+		}}
+	}
+	if s.Name() == "spec.podSpecOverrides" {
+		// No metadata in v2.0: the user's entry sets tolerations, which
+		// replace the runtime's, so it keeps the one the nodes need.
+		return "podSpecOverrides", []any{map[string]any{
+			"targetJobs": []any{map[string]any{"name": "node"}},
+			"tolerations": []any{
+				map[string]any{"key": "dedicated", "operator": "Equal", "value": "ml", "effect": "NoSchedule"},
+				map[string]any{"key": "user-extra", "operator": "Exists"},
+			},
 		}}
 	}
 	return "podTemplateOverrides", []any{map[string]any{

@@ -57,8 +57,9 @@ func TestGPUTrainJobsRunWholeOnTheirFlavorsAndComplete(t *testing.T) {
 	create(t,
 		fixtures.TrainingRuntime(ns, "torch-init", fixtures.TorchPolicy(1),
 			fixtures.Role{Name: "dataset-initializer", Ancestor: "dataset-initializer", Requests: fixtures.CPUs("2"), Tolerations: tol, Annotations: run},
-			fixtures.Role{Name: "model-initializer", Ancestor: "model-initializer", Requests: fixtures.CPUs("2"), Tolerations: tol, Annotations: run},
-			fixtures.Role{Name: "node", Ancestor: "trainer", Requests: fixtures.CPUs("1"), Tolerations: tol, Annotations: run, DependsOn: []string{"dataset-initializer", "model-initializer"}}),
+			// A chain: JobSet before v0.10 takes one dependency per job.
+			fixtures.Role{Name: "model-initializer", Ancestor: "model-initializer", Requests: fixtures.CPUs("2"), Tolerations: tol, Annotations: run, DependsOn: []string{"dataset-initializer"}},
+			fixtures.Role{Name: "node", Ancestor: "trainer", Requests: fixtures.CPUs("1"), Tolerations: tol, Annotations: run, DependsOn: []string{"model-initializer"}}),
 		fixtures.TrainingRuntime(ns, "mpi", fixtures.MPIPolicy(1, false),
 			fixtures.Role{Name: "launcher", Ancestor: "trainer", Requests: fixtures.CPUs("1"), Tolerations: tol, Annotations: run},
 			fixtures.Role{Name: "node", Requests: fixtures.GPUs(4), Tolerations: tol, Annotations: run}),
@@ -199,8 +200,8 @@ func TestFinishedInitializersFreeQuotaForAWaitingJob(t *testing.T) {
 	create(t,
 		fixtures.TrainingRuntime(ns, "init", fixtures.TorchPolicy(1),
 			fixtures.Role{Name: "dataset-initializer", Ancestor: "dataset-initializer", Requests: fixtures.CPUs("4"), Tolerations: tol, Annotations: kwokRunFor(5 * time.Second)},
-			fixtures.Role{Name: "model-initializer", Ancestor: "model-initializer", Requests: fixtures.CPUs("4"), Tolerations: tol, Annotations: kwokRunFor(5 * time.Second)},
-			fixtures.Role{Name: "node", Ancestor: "trainer", Requests: fixtures.CPUs("1"), Tolerations: tol, Annotations: kwokRunFor(10 * time.Minute), DependsOn: []string{"dataset-initializer", "model-initializer"}}),
+			fixtures.Role{Name: "model-initializer", Ancestor: "model-initializer", Requests: fixtures.CPUs("4"), Tolerations: tol, Annotations: kwokRunFor(5 * time.Second), DependsOn: []string{"dataset-initializer"}},
+			fixtures.Role{Name: "node", Ancestor: "trainer", Requests: fixtures.CPUs("1"), Tolerations: tol, Annotations: kwokRunFor(10 * time.Minute), DependsOn: []string{"model-initializer"}}),
 		fixtures.TrainingRuntime(ns, "big", fixtures.TorchPolicy(1),
 			fixtures.Role{Name: "node", Ancestor: "trainer", Requests: fixtures.CPUs("8"), Tolerations: tol, Annotations: kwokRunFor(5 * time.Second)}))
 	first := fixtures.TrainJob(ns, "first", "init", lq)
