@@ -28,7 +28,7 @@ test-smoke:
 	@for v in $(SMOKE_TRAINER_VERSIONS); do \
 	  $(MAKE) --no-print-directory components TRAINER_VERSION=$$v || exit 1; \
 	  echo ">> e2e smoke on Trainer $$v"; \
-	  E2E_TRAINER_VERSION=$$v $(GO) test -count=1 -timeout 20m -run 'TestGPUTrainJobsRunWholeOnTheirFlavorsAndComplete|TestPriorityPreemptionSuspendsAndRestores' ./test/e2e/... || exit 1; \
+	  E2E_TRAINER_VERSION=$$v $(GO) test -count=1 -timeout 20m -run 'TestGPUTrainJobsRunWholeOnTheirFlavorsAndComplete|TestPriorityPreemptionSuspendsAndRestores|TestAdmissionWritesAsFewRequestsAsTheReleaseAllows' ./test/e2e/... || exit 1; \
 	done
 
 ## test-full: everything, fully: all tiers on every Trainer release, and

@@ -32,6 +32,8 @@ import (
 var (
 	k8s client.Client
 	ctx = context.Background()
+	// auditLog is the API server's audit log of the local cluster under test.
+	auditLog string
 )
 
 func TestMain(m *testing.M) {
@@ -68,6 +70,8 @@ func run(m *testing.M) int {
 		}
 		kubeconfig = c.Kubeconfig
 	}
+	// A local cluster keeps its audit log next to its kubeconfig.
+	auditLog = filepath.Join(filepath.Dir(kubeconfig), "audit.log")
 	cfg, err := clientcmd.BuildConfigFromFlags("", kubeconfig)
 	if err != nil {
 		fmt.Fprintf(os.Stderr, "e2e: %v\n", err)

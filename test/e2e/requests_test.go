@@ -1,0 +1,101 @@
+package e2e_test
+
+import (
+	"bufio"
+	"encoding/json"
+	"fmt"
+	"os"
+	"strings"
+	"testing"
+	"time"
+
+	corev1 "k8s.io/api/core/v1"
+	apiextensionsv1 "k8s.io/apiextensions-apiserver/pkg/apis/apiextensions/v1"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+
+	"github.com/trainjob-kueue/trainjob-kueue/integration"
+	"github.com/trainjob-kueue/trainjob-kueue/test/fixtures"
+)
+
+// auditEvent is the part of an audit event we count.
+type auditEvent struct {
+	Stage      string                    `json:"stage"`
+	Verb       string                    `json:"verb"`
+	User       struct{ Username string } `json:"user"`
+	RequestURI string                    `json:"requestURI"`
+	ObjectRef  *struct {
+		Resource, Namespace, Name, Subresource string
+	} `json:"objectRef"`
+	ResponseStatus *struct{ Code int } `json:"responseStatus"`
+}
+
+// writesBy counts the successful requests user made on one TrainJob, by
+// verb, and the dry runs among them.
+func writesBy(t *testing.T, user, ns, name string) (map[string]int, int) {
+	t.Helper()
+	f, err := os.Open(auditLog)
+	if err != nil {
+		t.Fatalf("this test reads the local cluster's audit log: %v", err)
+	}
+	defer f.Close()
+	verbs, dryRuns := map[string]int{}, 0
+	sc := bufio.NewScanner(f)
+	sc.Buffer(make([]byte, 1<<20), 1<<24)
+	for sc.Scan() {
+		var e auditEvent
+		if json.Unmarshal(sc.Bytes(), &e) != nil || e.Stage != "ResponseComplete" || e.ObjectRef == nil {
+			continue
+		}
+		if e.User.Username != user || e.ObjectRef.Resource != "trainjobs" || e.ObjectRef.Namespace != ns || e.ObjectRef.Name != name {
+			continue
+		}
+		if e.ResponseStatus == nil || e.ResponseStatus.Code >= 300 {
+			continue
+		}
+		verbs[e.Verb]++
+		if strings.Contains(e.RequestURI, "dryRun") {
+			dryRuns++
+		}
+	}
+	return verbs, dryRuns
+}
+
+const ourUser = "system:serviceaccount:trainjob-kueue-system:trainjob-kueue-controller-manager"
+
+// Admission costs one TrainJob request on Trainer releases that take the
+// injection and the unsuspend together (v2.2.1+), two before; never a full
+// Update, never a dry run — counted by the API server, not by us.
+func TestAdmissionWritesAsFewRequestsAsTheReleaseAllows(t *testing.T) {
+	ns := namespace(t)
+	pool := gpuPool(ns, "gpu", 8)
+	nodesOf(t, ns, pool, 1, 8)
+	lq := queue(t, ns, ns, pool)
+	create(t, fixtures.TrainingRuntime(ns, "torch", fixtures.TorchPolicy(1),
+		fixtures.Role{Name: "node", Ancestor: "trainer", Requests: fixtures.GPUs(8), Tolerations: []corev1.Toleration{runtimeToleration}, Annotations: kwokRunFor(2 * time.Second)}))
+	tj := fixtures.TrainJob(ns, "count", "torch", lq)
+	create(t, tj)
+	waitComplete(t, tj, 3*time.Minute)
+
+	crd := &apiextensionsv1.CustomResourceDefinition{}
+	if err := k8s.Get(ctx, client.ObjectKey{Name: "trainjobs.trainer.kubeflow.org"}, crd); err != nil {
+		t.Fatal(err)
+	}
+	s, err := integration.DetectShape(crd)
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := 2
+	if s.Name() == "spec.runtimePatches" {
+		want = 1
+	}
+	eventually(t, 10*time.Second, "audit log", func() error {
+		verbs, dryRuns := writesBy(t, ourUser, ns, tj.Name)
+		if verbs["update"] != 0 || dryRuns != 0 {
+			return fmt.Errorf("full updates %d, dry runs %d: want none (%v)", verbs["update"], dryRuns, verbs)
+		}
+		if verbs["patch"] != want {
+			return fmt.Errorf("%s: %d TrainJob patches to start the job, want %d (%v)", s.Name(), verbs["patch"], want, verbs)
+		}
+		return nil
+	})
+}
