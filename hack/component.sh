@@ -14,8 +14,9 @@ jobset_for() {
   case $1 in
     v2.0.1) echo v0.8.2 ;;
     v2.1.0) echo v0.10.1 ;;
+    v2.2.0) echo v0.11.1 ;;
     v2.3.0) echo v0.12.0 ;;
-    *) echo "unsupported TRAINER_VERSION $1 (supported: v2.0.1, v2.1.0, v2.3.0)" >&2; exit 2 ;;
+    *) echo "unsupported TRAINER_VERSION $1 (supported: v2.0.1, v2.1.0, v2.2.0, v2.3.0)" >&2; exit 2 ;;
   esac
 }
 

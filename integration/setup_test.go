@@ -95,3 +95,20 @@ func TestDetectShapeOfEveryRelease(t *testing.T) {
 		})
 	}
 }
+
+func TestShapeChangedOnInPlaceUpgrade(t *testing.T) {
+	v21, err := DetectShape(releaseCRD(t, "v2.1.0"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := ShapeChanged(releaseCRD(t, "v2.1.0"), v21); err != nil {
+		t.Errorf("same CRD: %v", err)
+	}
+	if err := ShapeChanged(releaseCRD(t, "v2.3.0"), v21); err == nil || !strings.Contains(err.Error(), "spec.runtimePatches") {
+		t.Errorf("v2.1 -> v2.3 must be noticed: %v", err)
+	}
+	v22, _ := DetectShape(releaseCRD(t, "v2.2.1"))
+	if err := ShapeChanged(releaseCRD(t, "v2.3.0"), v22); err == nil {
+		t.Errorf("v2.2 -> v2.3 changes the resourcesPerNode rules and must be noticed")
+	}
+}

@@ -133,6 +133,16 @@ func run(ctx context.Context, f flags) error {
 	if err != nil {
 		return fmt.Errorf("creating the manager: %w", err)
 	}
+	// An in-place Trainer upgrade that changes the TrainJob shape stops us;
+	// the Deployment restarts us on the new one.
+	ctx, cancel := context.WithCancelCause(ctx)
+	defer cancel(nil)
+	if err := integration.WatchShape(mgr, opts.Shape, func(err error) {
+		log.Info("Stopping", "reason", err.Error())
+		cancel(err)
+	}); err != nil {
+		return err
+	}
 	certsReady := make(chan struct{})
 	if f.disableWebhook {
 		f.certManagement = "external"
@@ -171,8 +181,15 @@ func run(ctx context.Context, f flags) error {
 		if err != nil {
 			return err
 		}
-		return <-runErr
+		err = <-runErr
+		if cause := context.Cause(ctx); cause != nil && cause != context.Canceled {
+			return cause
+		}
+		return err
 	case err := <-runErr:
+		if cause := context.Cause(ctx); cause != nil && cause != context.Canceled {
+			return cause
+		}
 		return err
 	}
 }

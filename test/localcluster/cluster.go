@@ -208,3 +208,12 @@ func (st *state) running() bool {
 	}
 	return true
 }
+
+// SettingsOf reads the settings of the local cluster kept in dir.
+func SettingsOf(dir string) (Settings, error) {
+	st, err := readState(dir)
+	if err != nil {
+		return Settings{}, err
+	}
+	return st.Settings, nil
+}
