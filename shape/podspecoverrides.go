@@ -265,7 +265,7 @@ func (PodSpecOverrides) Restore(job *trainjob.TrainJob) []Op {
 	if !ok {
 		return nil
 	}
-	var ops, removals []Op
+	var ops []Op
 	list := job.Spec.PodSpecOverrides
 	var createdIdx []int
 	for i := range list {
@@ -311,14 +311,7 @@ func (PodSpecOverrides) Restore(job *trainjob.TrainJob) []Op {
 			ops = append(ops, gateOps...)
 		}
 	}
-	if len(createdIdx) == len(list) && len(list) > 0 {
-		removals = []Op{{Op: "remove", Path: specOverridesPath}}
-	} else {
-		for i := len(createdIdx) - 1; i >= 0; i-- {
-			removals = append(removals, Op{Op: "remove", Path: fmt.Sprintf("%s/%d", specOverridesPath, createdIdx[i])})
-		}
-	}
-	ops = append(ops, removals...)
+	ops = append(ops, removeAll(specOverridesPath, createdIdx, len(list))...)
 	if len(job.Annotations) == 1 {
 		// Ours was the only one: leave no empty map behind.
 		return append(ops, Op{Op: "remove", Path: "/metadata/annotations"})

@@ -125,19 +125,7 @@ func (PodTemplateOverrides) Restore(job *trainjob.TrainJob) []Op {
 			idx = append(idx, i)
 		}
 	}
-	if len(idx) == 0 {
-		return nil
-	}
-	if len(idx) == len(list) {
-		// Every entry was injected: the user had none, leave no list behind.
-		return []Op{{Op: "remove", Path: overridesPath}}
-	}
-	ops := make([]Op, 0, len(idx))
-	// Back to front, so earlier indexes stay valid while we remove.
-	for i := len(idx) - 1; i >= 0; i-- {
-		ops = append(ops, Op{Op: "remove", Path: fmt.Sprintf("%s/%d", overridesPath, idx[i])})
-	}
-	return ops
+	return removeAll(overridesPath, idx, len(list))
 }
 
 func (PodTemplateOverrides) Tampered(old, job *trainjob.TrainJob) []string {

@@ -1,11 +1,9 @@
 package shape_test
 
 import (
-	"encoding/json"
 	"strings"
 	"testing"
 
-	jsonpatch "github.com/evanphx/json-patch/v5"
 	"github.com/google/go-cmp/cmp"
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
@@ -58,27 +56,7 @@ func admission() []shape.Injection {
 // apply runs ops against job's JSON the way the API server would.
 func apply(t *testing.T, j *trainjob.TrainJob, ops []shape.Op) *trainjob.TrainJob {
 	t.Helper()
-	doc, err := json.Marshal(j)
-	if err != nil {
-		t.Fatal(err)
-	}
-	raw, err := json.Marshal(ops)
-	if err != nil {
-		t.Fatal(err)
-	}
-	p, err := jsonpatch.DecodePatch(raw)
-	if err != nil {
-		t.Fatal(err)
-	}
-	out, err := p.Apply(doc)
-	if err != nil {
-		t.Fatalf("applying %s: %v", raw, err)
-	}
-	got := &trainjob.TrainJob{}
-	if err := json.Unmarshal(out, got); err != nil {
-		t.Fatal(err)
-	}
-	return got
+	return applyTo(t, j, ops)
 }
 
 func TestInjectThenRestoreGivesBackTheUsersList(t *testing.T) {

@@ -122,17 +122,7 @@ func (RuntimePatches) Restore(job *trainjob.TrainJob) []Op {
 			idx = append(idx, i)
 		}
 	}
-	if len(idx) == 0 {
-		return nil
-	}
-	if len(idx) == len(list) {
-		return []Op{{Op: "remove", Path: patchesPath}}
-	}
-	ops := make([]Op, 0, len(idx))
-	for i := len(idx) - 1; i >= 0; i-- {
-		ops = append(ops, Op{Op: "remove", Path: fmt.Sprintf("%s/%d", patchesPath, idx[i])})
-	}
-	return ops
+	return removeAll(patchesPath, idx, len(list))
 }
 
 func (RuntimePatches) Tampered(old, job *trainjob.TrainJob) []string {

@@ -6,6 +6,8 @@
 package shape
 
 import (
+	"fmt"
+
 	corev1 "k8s.io/api/core/v1"
 
 	"github.com/trainjob-kueue/trainjob-kueue/podsets"
@@ -64,4 +66,21 @@ type Shape interface {
 	// ownership marker differ from old's: added, changed or removed (nil
 	// old: every marked entry). Only trainjob-kueue may write them.
 	Tampered(old, job *trainjob.TrainJob) []string
+}
+
+// removeAll removes the entries at idx (ascending) of the list at path of
+// total entries: the whole list when they are all of it, so no empty list
+// is left behind; back to front otherwise, so earlier indexes stay valid.
+func removeAll(path string, idx []int, total int) []Op {
+	if len(idx) == 0 {
+		return nil
+	}
+	if len(idx) == total {
+		return []Op{{Op: "remove", Path: path}}
+	}
+	ops := make([]Op, 0, len(idx))
+	for i := len(idx) - 1; i >= 0; i-- {
+		ops = append(ops, Op{Op: "remove", Path: fmt.Sprintf("%s/%d", path, idx[i])})
+	}
+	return ops
 }

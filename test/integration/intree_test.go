@@ -14,10 +14,7 @@ import (
 	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/client-go/rest"
 	"k8s.io/utils/ptr"
-	ctrl "sigs.k8s.io/controller-runtime"
 	"sigs.k8s.io/controller-runtime/pkg/client"
-	ctrlconfig "sigs.k8s.io/controller-runtime/pkg/config"
-	metricsserver "sigs.k8s.io/controller-runtime/pkg/metrics/server"
 	kueue "sigs.k8s.io/kueue/apis/kueue/v1beta2"
 	"sigs.k8s.io/kueue/pkg/controller/jobframework"
 	kueuetrainjob "sigs.k8s.io/kueue/pkg/controller/jobs/trainjob"
@@ -54,12 +51,7 @@ func runInTreePhase(parent context.Context, cfg *rest.Config) (err error) {
 		stop()
 		inTree.err = err
 	}()
-	mgr, err := ctrl.NewManager(cfg, ctrl.Options{
-		Scheme:                 testScheme(),
-		Metrics:                metricsserver.Options{BindAddress: "0"},
-		HealthProbeBindAddress: "0",
-		Controller:             ctrlconfig.Controller{SkipNameValidation: ptr.To(true)},
-	})
+	mgr, err := newManager(cfg, testScheme(), 0, "")
 	if err != nil {
 		return err
 	}

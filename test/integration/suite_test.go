@@ -276,13 +276,7 @@ const (
 // own batch/job and JobSet integrations on, as batch admins run it for their
 // other workloads: trainjob-kueue must coexist with them.
 func startKueue(ctx context.Context, cfg *rest.Config, port int, certDir string) error {
-	mgr, err := ctrl.NewManager(cfg, ctrl.Options{
-		Scheme:                 testScheme(),
-		Metrics:                metricsserver.Options{BindAddress: "0"},
-		HealthProbeBindAddress: "0",
-		WebhookServer:          webhook.NewServer(webhook.Options{Host: "127.0.0.1", Port: port, CertDir: certDir}),
-		Controller:             ctrlconfig.Controller{SkipNameValidation: ptr.To(true)},
-	})
+	mgr, err := newManager(cfg, testScheme(), port, certDir)
 	if err != nil {
 		return err
 	}
@@ -350,13 +344,7 @@ var kueueFrameworks = []string{"batch/job", "jobset.x-k8s.io/jobset"}
 // startTrainerAndJobSet runs Trainer v2.1's and JobSet's controllers and
 // webhooks in one manager serving both on one loopback port.
 func startTrainerAndJobSet(ctx context.Context, cfg *rest.Config, port int, certDir string) error {
-	mgr, err := ctrl.NewManager(cfg, ctrl.Options{
-		Scheme:                 testScheme(),
-		Metrics:                metricsserver.Options{BindAddress: "0"},
-		HealthProbeBindAddress: "0",
-		WebhookServer:          webhook.NewServer(webhook.Options{Host: "127.0.0.1", Port: port, CertDir: certDir}),
-		Controller:             ctrlconfig.Controller{SkipNameValidation: ptr.To(true)},
-	})
+	mgr, err := newManager(cfg, testScheme(), port, certDir)
 	if err != nil {
 		return err
 	}
@@ -400,13 +388,7 @@ func startTrainerAndJobSet(ctx context.Context, cfg *rest.Config, port int, cert
 // cmd/trainjob-kueue wires it, under its own identity.
 func startTrainJobKueue(ctx context.Context, cfg *rest.Config, port int, certDir string) error {
 	scheme := integration.NewScheme()
-	mgr, err := ctrl.NewManager(cfg, ctrl.Options{
-		Scheme:                 scheme,
-		Metrics:                metricsserver.Options{BindAddress: "0"},
-		HealthProbeBindAddress: "0",
-		WebhookServer:          webhook.NewServer(webhook.Options{Host: "127.0.0.1", Port: port, CertDir: certDir}),
-		Controller:             ctrlconfig.Controller{SkipNameValidation: ptr.To(true)},
-	})
+	mgr, err := newManager(cfg, scheme, port, certDir)
 	if err != nil {
 		return err
 	}
@@ -475,4 +457,20 @@ func allWebhooks(kueuePort, componentsPort, ourPort int, ca []byte) ([]client.Ob
 		objs = append(objs, o...)
 	}
 	return objs, nil
+}
+
+// newManager is a manager of this test process: no metrics or probes, its
+// webhooks (if any) served on a loopback port. Several run side by side,
+// hence no controller name validation.
+func newManager(cfg *rest.Config, scheme *runtime.Scheme, port int, certDir string) (ctrl.Manager, error) {
+	opts := ctrl.Options{
+		Scheme:                 scheme,
+		Metrics:                metricsserver.Options{BindAddress: "0"},
+		HealthProbeBindAddress: "0",
+		Controller:             ctrlconfig.Controller{SkipNameValidation: ptr.To(true)},
+	}
+	if port != 0 {
+		opts.WebhookServer = webhook.NewServer(webhook.Options{Host: "127.0.0.1", Port: port, CertDir: certDir})
+	}
+	return ctrl.NewManager(cfg, opts)
 }
