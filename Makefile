@@ -22,7 +22,7 @@ build:
 ## other supported Trainer release.
 test: vet test-unit test-integration test-e2e test-smoke
 
-SMOKE_TRAINER_VERSIONS ?= v2.0.1 v2.3.0
+SMOKE_TRAINER_VERSIONS ?= v2.0.1 v2.2.0 v2.3.0
 ## test-smoke: the e2e scenarios that matter most, on each other Trainer release.
 test-smoke:
 	@for v in $(SMOKE_TRAINER_VERSIONS); do \

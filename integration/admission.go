@@ -57,8 +57,7 @@ func (t *TrainJob) RunWithPodSetsInfo(ctx context.Context, infos []podset.PodSet
 		ctrl.LoggerFrom(ctx).Info("The installed Trainer takes runtime patches only on a suspended TrainJob (v2.2.0): starting jobs in two requests from now on")
 		t.deps.twoRequestStart.Store(true)
 	}
-	// The job framework diffs t against the object it read to unsuspend:
-	// keep t as read, apart from spec.suspend.
+	// Two requests: Trainer takes override changes only on a suspended job.
 	written := t.TrainJob.DeepCopy()
 	injected, err := patchGuarded(ctx, t.deps.client, t.deps.apiReader, written, func(j *trainjob.TrainJob) []shape.Op {
 		return t.deps.opts.Shape.Inject(j, want)
@@ -70,15 +69,28 @@ func (t *TrainJob) RunWithPodSetsInfo(ctx context.Context, infos []podset.PodSet
 		t.deps.recorder.Eventf(&t.TrainJob, corev1.EventTypeNormal, ReasonInjected,
 			"Injected the admission of %d role(s) into %s", len(want), t.deps.opts.Shape.Name())
 	}
-	// No resourceVersion precondition on the unsuspend when our entries are
-	// ours alone: it only names spec.suspend, and they can't have changed
-	// since we wrote them (the webhook lets nobody else touch them). With
-	// one, every status write Trainer makes meanwhile would fail the start.
-	// Trainer v2.0 entries are shared with the user: keep the precondition.
-	if _, shared := t.deps.opts.Shape.(shape.PodSpecOverrides); !shared {
-		t.ResourceVersion = ""
+	// The unsuspend is ours too, guarded like the injection: a copy that
+	// turns out stale is read again, and a job someone already started (a
+	// second reconcile on a lagging cache) is left alone.
+	changed := false
+	if _, err := patchGuarded(ctx, t.deps.client, t.deps.apiReader, written, func(j *trainjob.TrainJob) []shape.Op {
+		if !ptr.Deref(j.Spec.Suspend, false) {
+			return nil
+		}
+		if t.deps.opts.Shape.Inject(j, want) != nil {
+			changed = true
+			return nil
+		}
+		return []shape.Op{{Op: "replace", Path: "/spec/suspend", Value: false}}
+	}); err != nil {
+		return err
 	}
-	t.Spec.Suspend = ptr.To(false)
+	if changed {
+		return fmt.Errorf("the override entries of TrainJob %s/%s changed before it could start; retrying", t.Namespace, t.Name)
+	}
+	// t stays as read: the job framework's own patch afterwards is empty and
+	// not sent (skipEmptyPatches).
+	t.ResourceVersion = ""
 	return nil
 }
 
@@ -89,6 +101,9 @@ func (t *TrainJob) startInOneRequest(ctx context.Context, want []shape.Injection
 	injected := false
 	written := t.TrainJob.DeepCopy()
 	_, err := patchGuarded(ctx, t.deps.client, t.deps.apiReader, written, func(j *trainjob.TrainJob) []shape.Op {
+		if !ptr.Deref(j.Spec.Suspend, false) {
+			return nil // started already, by a reconcile on fresher data
+		}
 		ops := t.deps.opts.Shape.Inject(j, want)
 		injected = ops != nil
 		return append(ops, shape.Op{Op: "replace", Path: "/spec/suspend", Value: false})
