@@ -143,8 +143,8 @@ func (d *demo) reset(ctx context.Context) error {
 	for _, o := range []client.Object{
 		&kueue.ClusterQueue{ObjectMeta: metav1.ObjectMeta{Name: "research"}},
 		&kueue.ClusterQueue{ObjectMeta: metav1.ObjectMeta{Name: "production"}},
-		&kueue.ResourceFlavor{ObjectMeta: metav1.ObjectMeta{Name: "research-a100"}},
-		&kueue.ResourceFlavor{ObjectMeta: metav1.ObjectMeta{Name: "research-h100-spot"}},
+		&kueue.ResourceFlavor{ObjectMeta: metav1.ObjectMeta{Name: a100.Name}},
+		&kueue.ResourceFlavor{ObjectMeta: metav1.ObjectMeta{Name: h100.Name}},
 		&kueue.WorkloadPriorityClass{ObjectMeta: metav1.ObjectMeta{Name: "demo-low"}},
 		&kueue.WorkloadPriorityClass{ObjectMeta: metav1.ObjectMeta{Name: "demo-high"}},
 	} {
@@ -175,6 +175,11 @@ func (d *demo) setUp(ctx context.Context) error {
 	a, h := a100, h100
 	a.GPUs, h.GPUs = 8, 8
 	flavors, research, lqResearch := fixtures.Queue(ns, "research", a, h)
+	// Flavors are the pools themselves, shared by both queues.
+	for i, f := range flavors {
+		f.Name = []string{a.Name, h.Name}[i]
+		research.Spec.ResourceGroups[0].Flavors[i].Name = kueue.ResourceFlavorReference(f.Name)
+	}
 	research.Spec.CohortName = "ml"
 	research.Spec.Preemption = &kueue.ClusterQueuePreemption{WithinClusterQueue: kueue.PreemptionPolicyLowerPriority, ReclaimWithinCohort: kueue.PreemptionPolicyAny}
 	lqResearch.Name = "research"
