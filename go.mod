@@ -3,6 +3,7 @@ module github.com/trainjob-kueue/trainjob-kueue
 go 1.25.0
 
 require (
+	github.com/evanphx/json-patch v5.6.0+incompatible
 	github.com/evanphx/json-patch/v5 v5.9.11
 	github.com/google/go-cmp v0.7.0
 	github.com/kubeflow/trainer/v2 v2.1.0

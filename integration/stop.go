@@ -2,13 +2,14 @@ package integration
 
 import (
 	"context"
+	"encoding/json"
 
+	jsonpatch "github.com/evanphx/json-patch"
+	"github.com/trainjob-kueue/trainjob-kueue/trainjob"
 	corev1 "k8s.io/api/core/v1"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/kueue/pkg/controller/jobframework"
 	"sigs.k8s.io/kueue/pkg/podset"
-
-	"github.com/trainjob-kueue/trainjob-kueue/shape"
 )
 
 // Stop suspends the job, waits for its child Jobs to drain and then removes
@@ -38,17 +39,34 @@ func (t *TrainJob) Stop(ctx context.Context, c client.Client, _ []podset.PodSetI
 	return stoppedNow, nil
 }
 
-// RestorePodSetsInfo removes the injected entries in memory. The framework
-// only calls it for jobs without a custom Stop; ours has one, but the
-// interface asks for it.
+// RestorePodSetsInfo removes the injected entries in memory, with the same
+// operations Stop sends. The framework only calls it for jobs without a
+// custom Stop; ours has one, but the interface asks for it.
 func (t *TrainJob) RestorePodSetsInfo([]podset.PodSetInfo) bool {
-	before := len(t.Spec.PodTemplateOverrides)
-	kept := t.Spec.PodTemplateOverrides[:0:0]
-	for _, o := range t.Spec.PodTemplateOverrides {
-		if !shape.IsInjected(&o) {
-			kept = append(kept, o)
-		}
+	ops := t.deps.opts.Shape.Restore(&t.TrainJob)
+	if ops == nil {
+		return false
 	}
-	t.Spec.PodTemplateOverrides = kept
-	return len(kept) != before
+	doc, err := json.Marshal(&t.TrainJob)
+	if err != nil {
+		return false
+	}
+	raw, err := json.Marshal(ops)
+	if err != nil {
+		return false
+	}
+	p, err := jsonpatch.DecodePatch(raw)
+	if err != nil {
+		return false
+	}
+	out, err := p.Apply(doc)
+	if err != nil {
+		return false
+	}
+	restored := trainjob.TrainJob{}
+	if err := json.Unmarshal(out, &restored); err != nil {
+		return false
+	}
+	t.TrainJob = restored
+	return true
 }

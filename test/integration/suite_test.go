@@ -422,8 +422,8 @@ func kueueWebhook(path string) bool {
 }
 
 // allWebhooks registers every component's webhooks against the loopback
-// servers: Kueue's core ones (its job integrations are not the point here),
-// JobSet's and Trainer's, and ours from config/.
+// servers: Kueue's core ones and those of the integrations it runs, JobSet's
+// and Trainer's, and ours from config/.
 func allWebhooks(kueuePort, componentsPort, ourPort int, ca []byte) ([]client.Object, error) {
 	kueueDir, err := localcluster.ModuleDir("", "sigs.k8s.io/kueue")
 	if err != nil {
