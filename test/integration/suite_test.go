@@ -220,15 +220,7 @@ func testScheme() *runtime.Scheme {
 // coscheduling PodGroup, with one change: the TrainJob schema gets fields no
 // Go type of ours models, to prove our writes never drop what they don't know.
 func componentCRDs() ([]*apiextensionsv1.CustomResourceDefinition, error) {
-	kueueDir, err := localcluster.ModuleDir("", "sigs.k8s.io/kueue")
-	if err != nil {
-		return nil, err
-	}
-	trainerDir, err := localcluster.ModuleDir("", "github.com/kubeflow/trainer/v2")
-	if err != nil {
-		return nil, err
-	}
-	jobsetDir, err := localcluster.ModuleDir("", "sigs.k8s.io/jobset")
+	kueueDir, trainerDir, jobsetDir, err := componentDirs()
 	if err != nil {
 		return nil, err
 	}
@@ -425,15 +417,7 @@ func kueueWebhook(path string) bool {
 // servers: Kueue's core ones and those of the integrations it runs, JobSet's
 // and Trainer's, and ours from config/.
 func allWebhooks(kueuePort, componentsPort, ourPort int, ca []byte) ([]client.Object, error) {
-	kueueDir, err := localcluster.ModuleDir("", "sigs.k8s.io/kueue")
-	if err != nil {
-		return nil, err
-	}
-	trainerDir, err := localcluster.ModuleDir("", "github.com/kubeflow/trainer/v2")
-	if err != nil {
-		return nil, err
-	}
-	jobsetDir, err := localcluster.ModuleDir("", "sigs.k8s.io/jobset")
+	kueueDir, trainerDir, jobsetDir, err := componentDirs()
 	if err != nil {
 		return nil, err
 	}
@@ -473,4 +457,17 @@ func newManager(cfg *rest.Config, scheme *runtime.Scheme, port int, certDir stri
 		opts.WebhookServer = webhook.NewServer(webhook.Options{Host: "127.0.0.1", Port: port, CertDir: certDir})
 	}
 	return ctrl.NewManager(cfg, opts)
+}
+
+// componentDirs are where the module cache holds Kueue, Trainer and JobSet
+// at the versions this module requires.
+func componentDirs() (kueue, trainer, jobset string, err error) {
+	if kueue, err = localcluster.ModuleDir("", "sigs.k8s.io/kueue"); err != nil {
+		return
+	}
+	if trainer, err = localcluster.ModuleDir("", "github.com/kubeflow/trainer/v2"); err != nil {
+		return
+	}
+	jobset, err = localcluster.ModuleDir("", "sigs.k8s.io/jobset")
+	return
 }
