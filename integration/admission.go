@@ -24,6 +24,9 @@ import (
 // with the resourceVersion our write produced. Trainer before v2.2.1 accepts
 // override changes only on a suspended job, hence two requests.
 func (t *TrainJob) RunWithPodSetsInfo(ctx context.Context, infos []podset.PodSetInfo) error {
+	if runnerOf(t.Spec.ManagedBy) == runRemotely {
+		return t.refuseLocalRun(ctx)
+	}
 	templates, err := t.PodSets(ctx)
 	if err != nil {
 		return err

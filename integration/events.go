@@ -10,4 +10,7 @@ const (
 	ReasonRestored             = "Restored"
 	ReasonNodeSelectorConflict = "NodeSelectorConflict"
 	ReasonTopologyUnsupported  = "TopologyUnsupported"
+	// ReasonNoMultiKueueCheck: a job for MultiKueue was admitted by a
+	// ClusterQueue that does not dispatch.
+	ReasonNoMultiKueueCheck = "NoMultiKueueCheck"
 )

@@ -48,6 +48,11 @@ func FromKueueConfig(cfg *configapi.Configuration, opts *Options) error {
 	if cfg.Integrations != nil {
 		opts.LabelKeysToCopy = cfg.Integrations.LabelKeysToCopy
 	}
+	// The feature gates are the caller's to check: they are Kueue's,
+	// process-wide.
+	opts.MultiKueue = cfg.MultiKueue != nil && slices.ContainsFunc(cfg.MultiKueue.ExternalFrameworks, func(f configapi.MultiKueueExternalFramework) bool {
+		return f.Name == trainJobExternalFramework
+	})
 	return nil
 }
 

@@ -37,6 +37,9 @@ func TestFromKueueConfig(t *testing.T) {
 				if o.ManageJobsWithoutQueueName {
 					t.Error("manageJobsWithoutQueueName should be false")
 				}
+				if !o.MultiKueue {
+					t.Error("MultiKueue should dispatch TrainJobs with the configuration we ship")
+				}
 			},
 		},
 		"in-tree TrainJob integration enabled": {
@@ -62,6 +65,17 @@ func TestFromKueueConfig(t *testing.T) {
 				}
 				if len(o.LabelKeysToCopy) != 1 || o.LabelKeysToCopy[0] != "team" {
 					t.Errorf("labelKeysToCopy %v", o.LabelKeysToCopy)
+				}
+				if o.MultiKueue {
+					t.Error("MultiKueue dispatches TrainJobs only when multiKueue.externalFrameworks lists TrainJob")
+				}
+			},
+		},
+		"MultiKueue dispatching other kinds only": {
+			body: "multiKueue:\n  externalFrameworks:\n  - name: RayJob.v1.ray.io\n",
+			check: func(t *testing.T, o Options) {
+				if o.MultiKueue {
+					t.Error("TrainJob is not listed in multiKueue.externalFrameworks")
 				}
 			},
 		},

@@ -22,6 +22,11 @@ type Options struct {
 	// LocalQueueDefaulting mirrors Kueue's feature gate: a job without a
 	// queue name goes to the namespace's LocalQueue named "default".
 	LocalQueueDefaulting bool
+	// MultiKueue: Kueue here dispatches TrainJobs to worker clusters
+	// (TrainJob in multiKueue.externalFrameworks, the MultiKueue gates on).
+	// The webhook then hands jobs on queues with a MultiKueue admission
+	// check to MultiKueue through spec.managedBy.
+	MultiKueue bool
 	// ManagerUsername is the identity our manager writes TrainJobs with; the
 	// webhook lets only it touch entries carrying our ownership marker.
 	ManagerUsername string

@@ -16,8 +16,12 @@ import (
 // exactly the override entries injected at admission. Waiting is not an
 // error: the job's own status update (active reaching zero) requeues it, so
 // there is neither an error log nor a hot retry meanwhile. A stopped job
-// costs no request.
+// costs no request. A job MultiKueue dispatched was never started here:
+// its worker copy is MultiKueue's to remove, and there is nothing to undo.
 func (t *TrainJob) Stop(ctx context.Context, c client.Client, _ []podset.PodSetInfo, _ jobframework.StopReason, _ string) (bool, error) {
+	if runnerOf(t.Spec.ManagedBy) == runRemotely {
+		return false, nil
+	}
 	stoppedNow := false
 	if !t.IsSuspended() {
 		if err := setSuspend(ctx, c, &t.TrainJob, true); err != nil {

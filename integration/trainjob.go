@@ -59,6 +59,10 @@ type TrainJob struct {
 	err      error
 
 	jobs *[]trainer.JobStatus // memo of jobsStatus
+
+	wlRead bool
+	wl     *kueue.Workload // memo of workload
+	remote *bool           // memo of runsRemotely
 }
 
 var (
@@ -68,15 +72,30 @@ var (
 	_ jobframework.JobWithManagedBy        = (*TrainJob)(nil)
 	_ jobframework.JobWithPriorityClass    = (*TrainJob)(nil)
 	_ jobframework.JobWithPodLabelSelector = (*TrainJob)(nil)
+	_ jobframework.JobWithSkip             = (*TrainJob)(nil)
 )
 
 func (t *TrainJob) Object() client.Object        { return &t.TrainJob }
 func (t *TrainJob) GVK() schema.GroupVersionKind { return GVK }
-func (t *TrainJob) IsSuspended() bool            { return ptr.Deref(t.Spec.Suspend, false) }
 func (t *TrainJob) Suspend()                     { t.Spec.Suspend = ptr.To(true) }
 
-// IsActive reports whether any child Job still has running pods.
+// IsSuspended: a job dispatched by MultiKueue stays suspended here for ever;
+// to the job framework it is running while a worker runs it, so the
+// framework never tries to start it on this cluster.
+func (t *TrainJob) IsSuspended() bool {
+	if runnerOf(t.Spec.ManagedBy) == runRemotely {
+		return !t.runsRemotely(context.Background())
+	}
+	return ptr.Deref(t.Spec.Suspend, false)
+}
+
+// IsActive reports whether any child Job still has running pods on this
+// cluster. A dispatched job has none here, whatever the status copied from
+// its worker says.
 func (t *TrainJob) IsActive() bool {
+	if runnerOf(t.Spec.ManagedBy) == runRemotely {
+		return false
+	}
 	for _, s := range t.jobsStatus(context.Background()) {
 		if ptr.Deref(s.Active, 0) > 0 {
 			return true
@@ -187,20 +206,38 @@ func (t *TrainJob) PodSets(ctx context.Context) ([]kueue.PodSet, error) {
 
 // reservedWorkload is the job's Workload when it holds a quota reservation.
 func (t *TrainJob) reservedWorkload(ctx context.Context) *kueue.Workload {
-	if t.UID == "" {
+	wl := t.workload(ctx)
+	if wl == nil || !workload.HasQuotaReservation(wl) || workload.IsFinished(wl) {
 		return nil
 	}
-	name := jobframework.GetWorkloadNameForOwnerWithGVK(t.Name, t.UID, GVK)
+	return wl
+}
+
+// workload is the job's Workload, read once per reconcile from the cache:
+// on a MultiKueue worker the prebuilt one the manager named, otherwise the
+// one the job framework names after the job.
+func (t *TrainJob) workload(ctx context.Context) *kueue.Workload {
+	if t.wlRead {
+		return t.wl
+	}
+	t.wlRead = true
+	if t.UID == "" || t.deps == nil {
+		return nil
+	}
+	name, prebuilt := jobframework.PrebuiltWorkloadFor(t)
+	if !prebuilt {
+		name = jobframework.GetWorkloadNameForOwnerWithGVK(t.Name, t.UID, GVK)
+	}
 	wl := &kueue.Workload{}
 	if err := t.deps.client.Get(ctx, client.ObjectKey{Namespace: t.Namespace, Name: name}, wl); err != nil {
 		return nil
 	}
-	if owner := metav1.GetControllerOfNoCopy(wl); owner == nil || owner.UID != t.UID {
+	owner := metav1.GetControllerOfNoCopy(wl)
+	// A prebuilt Workload is the job's before the framework marks it so.
+	if (owner == nil && !prebuilt) || (owner != nil && owner.UID != t.UID) {
 		return nil
 	}
-	if !workload.HasQuotaReservation(wl) || workload.IsFinished(wl) {
-		return nil
-	}
+	t.wl = wl
 	return wl
 }
 

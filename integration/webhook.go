@@ -41,10 +41,16 @@ var (
 
 // +kubebuilder:webhook:path=/mutate-trainer-kubeflow-org-v1alpha1-trainjob,mutating=true,failurePolicy=fail,sideEffects=None,groups=trainer.kubeflow.org,resources=trainjobs,verbs=create,versions=v1alpha1,name=mtrainjob.trainjob-kueue.dev,admissionReviewVersions=v1
 
-// Default queues the job: default LocalQueue if the namespace has one, and
-// suspended when Kueue is to manage it.
+// job wraps a TrainJob for the job framework's checks.
+func (w *Webhook) job(obj runtime.Object) *TrainJob {
+	return &TrainJob{TrainJob: *obj.(*trainjob.TrainJob), deps: &deps{client: w.client, opts: w.opts}}
+}
+
+// Default queues the job: default LocalQueue if the namespace has one,
+// handed to MultiKueue when its ClusterQueue dispatches, and suspended when
+// Kueue is to manage it.
 func (w *Webhook) Default(ctx context.Context, obj runtime.Object) error {
-	job := &TrainJob{TrainJob: *obj.(*trainjob.TrainJob)}
+	job := w.job(obj)
 	if w.opts.LocalQueueDefaulting && jobframework.QueueName(job) == "" {
 		if w.defaultQueueExists(ctx, job.Namespace) {
 			labels := job.GetLabels()
@@ -54,6 +60,9 @@ func (w *Webhook) Default(ctx context.Context, obj runtime.Object) error {
 			labels[queueLabel] = defaultQueueName
 			job.SetLabels(labels)
 		}
+	}
+	if err := w.defaultManagedBy(ctx, job); err != nil {
+		return err
 	}
 	suspend, err := jobframework.WorkloadShouldBeSuspended(ctx, job.Object(), w.client, w.opts.ManageJobsWithoutQueueName, w.opts.ManagedJobsNamespaceSelector)
 	if err != nil {
@@ -82,16 +91,34 @@ func (w *Webhook) defaultQueueExists(ctx context.Context, namespace string) bool
 // +kubebuilder:webhook:path=/validate-trainer-kubeflow-org-v1alpha1-trainjob,mutating=false,failurePolicy=fail,sideEffects=None,groups=trainer.kubeflow.org,resources=trainjobs,verbs=create;update,versions=v1alpha1,name=vtrainjob.trainjob-kueue.dev,admissionReviewVersions=v1
 
 func (w *Webhook) ValidateCreate(ctx context.Context, obj runtime.Object) (admission.Warnings, error) {
-	job := &TrainJob{TrainJob: *obj.(*trainjob.TrainJob)}
+	job := w.job(obj)
+	if job.Skip(ctx) {
+		return nil, nil
+	}
 	errs := jobframework.ValidateJobOnCreate(job)
 	errs = append(errs, w.forged(nil, &job.TrainJob)...)
+	dispatch, err := w.validateDispatch(ctx, job)
+	if err != nil {
+		return nil, err
+	}
+	errs = append(errs, dispatch...)
 	return nil, errs.ToAggregate()
 }
 
 func (w *Webhook) ValidateUpdate(ctx context.Context, oldObj, newObj runtime.Object) (admission.Warnings, error) {
-	oldJob := &TrainJob{TrainJob: *oldObj.(*trainjob.TrainJob)}
-	newJob := &TrainJob{TrainJob: *newObj.(*trainjob.TrainJob)}
+	oldJob := w.job(oldObj)
+	newJob := w.job(newObj)
+	if newJob.Skip(ctx) {
+		return nil, nil
+	}
 	errs := jobframework.ValidateJobOnCreate(newJob)
+	if jobframework.QueueName(oldJob) != jobframework.QueueName(newJob) {
+		dispatch, err := w.validateDispatch(ctx, newJob)
+		if err != nil {
+			return nil, err
+		}
+		errs = append(errs, dispatch...)
+	}
 	errs = append(errs, jobframework.ValidateJobOnUpdate(oldJob, newJob, func(ns string) bool {
 		return w.opts.LocalQueueDefaulting && w.defaultQueueExists(ctx, ns)
 	})...)

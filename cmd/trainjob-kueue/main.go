@@ -96,6 +96,7 @@ func run(ctx context.Context, f flags) error {
 		return err
 	}
 	opts.LocalQueueDefaulting = features.Enabled(features.LocalQueueDefaulting)
+	opts.MultiKueue = opts.MultiKueue && features.Enabled(features.MultiKueue) && features.Enabled(features.MultiKueueAdaptersForCustomJobs)
 	opts.PodSets.TopologyAwareScheduling = features.Enabled(features.TopologyAwareScheduling)
 
 	restCfg := ctrl.GetConfigOrDie()

@@ -392,6 +392,9 @@ func startTrainJobKueue(ctx context.Context, cfg *rest.Config, port int, certDir
 		ManagedJobsNamespaceSelector: labels.Everything(),
 		LocalQueueDefaulting:         true,
 		ManagerUsername:              managerUser,
+		// Kueue here runs no MultiKueue controllers; the MultiKueue tests
+		// play their part.
+		MultiKueue: true,
 	}
 	if opts.Shape, opts.PodSets.Defaulter, err = integration.Discover(ctx, direct); err != nil {
 		return err

@@ -1,0 +1,64 @@
+package integration
+
+import (
+	"testing"
+
+	"github.com/google/go-cmp/cmp"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/utils/ptr"
+	kueue "sigs.k8s.io/kueue/apis/kueue/v1beta2"
+
+	trainer "github.com/kubeflow/trainer/v2/pkg/apis/trainer/v1alpha1"
+
+	"github.com/trainjob-kueue/trainjob-kueue/trainjob"
+)
+
+func TestRunnerOf(t *testing.T) {
+	cases := map[string]struct {
+		managedBy *string
+		want      runner
+		skip      bool
+	}{
+		"unset: Trainer's":        {nil, runLocally, false},
+		"Trainer's default":       {ptr.To(ControllerName), runLocally, false},
+		"MultiKueue":              {ptr.To(kueue.MultiKueueControllerName), runRemotely, false},
+		"another controller":      {ptr.To("example.com/my-operator"), runElsewhere, true},
+		"empty string is a value": {ptr.To(""), runElsewhere, true},
+	}
+	for name, tc := range cases {
+		t.Run(name, func(t *testing.T) {
+			if got := runnerOf(tc.managedBy); got != tc.want {
+				t.Errorf("runnerOf = %v, want %v", got, tc.want)
+			}
+			job := &TrainJob{TrainJob: trainjob.TrainJob{ObjectMeta: metav1.ObjectMeta{Name: "j"}, Spec: trainjob.Spec{ManagedBy: tc.managedBy, Suspend: ptr.To(true)}}}
+			if got := job.Skip(t.Context()); got != tc.skip {
+				t.Errorf("Skip = %v, want %v", got, tc.skip)
+			}
+		})
+	}
+}
+
+// A dispatched job with no Workload admitted through MultiKueue is
+// suspended, and never active here, whatever status its worker reports.
+func TestDispatchedJobIsNeverActiveHere(t *testing.T) {
+	job := &TrainJob{TrainJob: trainjob.TrainJob{Spec: trainjob.Spec{ManagedBy: ptr.To(kueue.MultiKueueControllerName), Suspend: ptr.To(true)}}}
+	job.Status.JobsStatus = []trainer.JobStatus{{Name: "node", Active: ptr.To[int32](4), Ready: ptr.To[int32](4)}}
+	if job.IsActive() {
+		t.Error("IsActive: the worker's pods are not this cluster's")
+	}
+	if !job.IsSuspended() {
+		t.Error("IsSuspended: not admitted through MultiKueue yet")
+	}
+}
+
+func TestAdmissionChecksOf(t *testing.T) {
+	cq := &kueue.ClusterQueue{Spec: kueue.ClusterQueueSpec{AdmissionChecksStrategy: &kueue.AdmissionChecksStrategy{
+		AdmissionChecks: []kueue.AdmissionCheckStrategyRule{{Name: "prov"}, {Name: "mk"}},
+	}}}
+	if diff := cmp.Diff([]string{"prov", "mk"}, AdmissionChecksOf(cq)); diff != "" {
+		t.Error(diff)
+	}
+	if got := AdmissionChecksOf(&kueue.ClusterQueue{}); len(got) != 0 {
+		t.Errorf("no strategy: %v", got)
+	}
+}
