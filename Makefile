@@ -11,7 +11,7 @@ TRAINER_VERSION ?= v2.1.0
 INTEGRATION ?= ours
 KUEUE_CONFIG ?=
 
-.PHONY: all build test test-smoke test-full test-unit test-integration test-e2e fuzz vet envtest-assets components cluster-up cluster-down demo clean
+.PHONY: all build test test-smoke test-full test-unit test-integration test-e2e fuzz vet envtest-assets components cluster-up cluster-down multikueue-up demo clean
 
 all: build
 
@@ -23,12 +23,19 @@ build:
 test: vet test-unit test-integration test-e2e test-smoke
 
 SMOKE_TRAINER_VERSIONS ?= v2.0.1 v2.2.0 v2.3.0
-## test-smoke: the e2e scenarios that matter most, on each other Trainer release.
+# Trainer v2.3 is the first whose controller may run on a MultiKueue manager.
+SMOKE_MULTIKUEUE_VERSIONS ?= v2.3.0
+## test-smoke: the e2e scenarios that matter most, on each other Trainer
+## release; MultiKueue with Trainer's full controller on the manager.
 test-smoke:
 	@for v in $(SMOKE_TRAINER_VERSIONS); do \
 	  $(MAKE) --no-print-directory components TRAINER_VERSION=$$v || exit 1; \
 	  echo ">> e2e smoke on Trainer $$v"; \
-	  E2E_TRAINER_VERSION=$$v $(GO) test -count=1 -timeout 20m -run 'TestGPUTrainJobsRunWholeOnTheirFlavorsAndComplete|TestPriorityPreemptionSuspendsAndRestores|TestAdmissionWritesAsFewRequestsAsTheReleaseAllows' ./test/e2e/... || exit 1; \
+	  E2E_TRAINER_VERSION=$$v $(GO) test -count=1 -timeout 20m -run 'TestGPUTrainJobsRunWholeOnTheirFlavorsAndComplete|TestPriorityPreemptionSuspendsAndRestores|TestAdmissionWritesAsFewRequestsAsTheReleaseAllows' ./test/e2e/ || exit 1; \
+	done
+	@for v in $(SMOKE_MULTIKUEUE_VERSIONS); do \
+	  echo ">> MultiKueue e2e with Trainer $$v (its full controller on the manager)"; \
+	  E2E_TRAINER_VERSION=$$v $(GO) test -count=1 -timeout 20m ./test/e2e/multikueue/ || exit 1; \
 	done
 
 ## test-full: everything, fully: all tiers on every Trainer release, and
@@ -73,6 +80,11 @@ components:
 ## cluster-up: the whole local control plane in the background.
 cluster-up:
 	$(GO) run ./hack/cluster up -name $(CLUSTER) -trainer-version $(TRAINER_VERSION) -integration $(INTEGRATION) $(if $(KUEUE_CONFIG),-kueue-config $(KUEUE_CONFIG))
+
+## multikueue-up: a MultiKueue manager (mk-manager) and two workers
+## (mk-worker1, mk-worker2), connected.
+multikueue-up:
+	$(GO) run ./hack/cluster multikueue -trainer-version $(TRAINER_VERSION)
 
 ## cluster-down: stop a cluster (CLUSTER=all for every one) and remove its state.
 cluster-down:

@@ -50,10 +50,12 @@ func (t *TrainJob) Skip(context.Context) bool {
 	return runnerOf(t.Spec.ManagedBy) == runElsewhere
 }
 
-// runsRemotely: the job's Workload is admitted through its MultiKueue
+// runsRemotely: the job's Workload is admitted and has a MultiKueue
 // admission check, so a worker cluster runs the job. That is what
 // "unsuspended" means for a dispatched job: the job framework then leaves it
-// alone instead of starting it here.
+// alone instead of starting it here. The check's state does not matter:
+// admitted means it was Ready, and when MultiKueue sends it back to Retry
+// (a lost worker) the job runs remotely until Kueue evicts the Workload.
 func (t *TrainJob) runsRemotely(ctx context.Context) bool {
 	if t.remote != nil {
 		return *t.remote
@@ -62,7 +64,7 @@ func (t *TrainJob) runsRemotely(ctx context.Context) bool {
 	if t.deps != nil {
 		if wl := t.workload(ctx); wl != nil && workload.IsAdmitted(wl) && !workload.IsFinished(wl) {
 			state, _ := multiKueueCheckState(ctx, t.deps.client, wl)
-			remote = state != nil && state.State == kueue.CheckStateReady
+			remote = state != nil
 		}
 	}
 	t.remote = &remote
@@ -143,13 +145,14 @@ func AdmissionChecksOf(cq *kueue.ClusterQueue) []string {
 }
 
 // refuseLocalRun answers the job framework's start of a dispatched job. It
-// only gets here when the Workload was admitted without a Ready MultiKueue
-// check: either our cache has not seen the check turn Ready yet (the next
-// reconcile finds the job running remotely), or the ClusterQueue admitted
-// it with no MultiKueue check at all. Starting it here would break the
-// promise of spec.managedBy; waiting would hold quota for a job nothing
-// runs. The second is a permanent error: the framework finishes the
-// Workload, with our event saying why.
+// only gets here when the framework saw the Workload admitted and we did
+// not see it admitted through a MultiKueue check: either the Workload
+// changed between the framework's read and ours (it was evicted meanwhile),
+// or the ClusterQueue admitted it with no MultiKueue check at all. Starting
+// it here would break the promise of spec.managedBy. The first is retried:
+// an error, not a nil that would make the framework record a start and
+// send a patch. The second is permanent: the framework finishes the
+// Workload, so its quota goes back, with our event saying why.
 func (t *TrainJob) refuseLocalRun(ctx context.Context) error {
 	wl := t.workload(ctx)
 	if wl != nil {
@@ -158,7 +161,7 @@ func (t *TrainJob) refuseLocalRun(ctx context.Context) error {
 			return err
 		}
 		if state != nil {
-			return nil
+			return fmt.Errorf("the Workload of TrainJob %s/%s changed while it was read; retrying", t.Namespace, t.Name)
 		}
 	}
 	cq := "(unknown)"

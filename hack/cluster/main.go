@@ -3,6 +3,7 @@
 //
 //	go run ./hack/cluster up   [-name local] [-trainer-version v2.1.0] [-integration ours|intree] [-kueue-config FILE]
 //	go run ./hack/cluster down [-name local|all]
+//	go run ./hack/cluster multikueue [-trainer-version v2.1.0]   (clusters mk-manager, mk-worker1, mk-worker2)
 package main
 
 import (
@@ -26,6 +27,7 @@ func main() {
 	trainer := fs.String("trainer-version", "v2.1.0", "Kubeflow Trainer release")
 	integ := fs.String("integration", localcluster.IntegrationOurs, "ours (trainjob-kueue) or intree (Kueue's built-in TrainJob integration)")
 	kueueConfig := fs.String("kueue-config", "", "Kueue Configuration replacing config/kueue/controller_manager_config.yaml")
+	multiKueue := fs.String("multikueue", "", "\"manager\" for the manager cluster of a MultiKueue set-up")
 	_ = fs.Parse(os.Args[2:])
 	root, err := os.Getwd()
 	if err != nil {
@@ -37,8 +39,10 @@ func main() {
 	case "up":
 		_, err = localcluster.Up(ctx, localcluster.Options{
 			Name: *name, Root: root, Progress: os.Stdout, KueueConfigFile: *kueueConfig,
-			Settings: localcluster.Settings{TrainerVersion: *trainer, Integration: *integ},
+			Settings: localcluster.Settings{TrainerVersion: *trainer, Integration: *integ, MultiKueue: *multiKueue},
 		})
+	case "multikueue":
+		err = upMultiKueue(ctx, root, *trainer)
 	case "down":
 		err = localcluster.Down(root, *name, os.Stdout)
 	default:
@@ -47,6 +51,29 @@ func main() {
 	if err != nil {
 		fail(err)
 	}
+}
+
+// upMultiKueue brings up a manager and two workers and connects them.
+func upMultiKueue(ctx context.Context, root, trainer string) error {
+	up := func(name, role string) (*localcluster.Cluster, error) {
+		return localcluster.Up(ctx, localcluster.Options{Name: name, Root: root, Progress: os.Stdout,
+			Settings: localcluster.Settings{TrainerVersion: trainer, MultiKueue: role}})
+	}
+	manager, err := up("mk-manager", localcluster.MultiKueueManager)
+	if err != nil {
+		return err
+	}
+	workers := map[string]*localcluster.Cluster{}
+	for _, name := range []string{"mk-worker1", "mk-worker2"} {
+		if workers[name], err = up(name, ""); err != nil {
+			return err
+		}
+	}
+	if err := localcluster.ConnectWorkers(ctx, manager, workers); err != nil {
+		return err
+	}
+	fmt.Printf("MultiKueue is up: ClusterQueues on the manager that list the AdmissionCheck %q dispatch to mk-worker1 and mk-worker2.\nexport KUBECONFIG=%s\n", localcluster.MultiKueueCheck, manager.Kubeconfig)
+	return nil
 }
 
 func fail(err error) {

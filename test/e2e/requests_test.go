@@ -1,10 +1,7 @@
 package e2e_test
 
 import (
-	"bufio"
-	"encoding/json"
 	"fmt"
-	"os"
 	"path/filepath"
 	"strings"
 	"testing"
@@ -19,41 +16,19 @@ import (
 	"github.com/trainjob-kueue/trainjob-kueue/test/localcluster"
 )
 
-// auditEvent is the part of an audit event we count.
-type auditEvent struct {
-	Stage      string                    `json:"stage"`
-	Verb       string                    `json:"verb"`
-	User       struct{ Username string } `json:"user"`
-	RequestURI string                    `json:"requestURI"`
-	ObjectRef  *struct {
-		Resource, Namespace, Name, Subresource string
-	} `json:"objectRef"`
-	ResponseStatus *struct{ Code int } `json:"responseStatus"`
-}
-
 // writesBy counts the successful requests user made on one TrainJob, by
 // verb, and the dry runs among them.
 func writesBy(t *testing.T, user, ns, name string) (map[string]int, int) {
 	t.Helper()
-	f, err := os.Open(auditLog)
+	events, err := localcluster.AuditEvents(auditLog, func(e *localcluster.AuditEvent) bool {
+		return e.Succeeded() && e.User.Username == user && e.ObjectRef.Resource == "trainjobs" &&
+			e.ObjectRef.Namespace == ns && e.ObjectRef.Name == name
+	})
 	if err != nil {
 		t.Fatalf("this test reads the local cluster's audit log: %v", err)
 	}
-	defer f.Close()
 	verbs, dryRuns := map[string]int{}, 0
-	sc := bufio.NewScanner(f)
-	sc.Buffer(make([]byte, 1<<20), 1<<24)
-	for sc.Scan() {
-		var e auditEvent
-		if json.Unmarshal(sc.Bytes(), &e) != nil || e.Stage != "ResponseComplete" || e.ObjectRef == nil {
-			continue
-		}
-		if e.User.Username != user || e.ObjectRef.Resource != "trainjobs" || e.ObjectRef.Namespace != ns || e.ObjectRef.Name != name {
-			continue
-		}
-		if e.ResponseStatus == nil || e.ResponseStatus.Code >= 300 {
-			continue
-		}
+	for _, e := range events {
 		verbs[e.Verb]++
 		if strings.Contains(e.RequestURI, "dryRun") {
 			dryRuns++

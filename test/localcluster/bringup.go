@@ -104,6 +104,36 @@ func (b *bringUp) run(ctx context.Context) error {
 	return nil
 }
 
+// runs tells whether the cluster runs a component: a MultiKueue manager
+// runs no pods, hence no scheduler, kubelets or JobSet controller, and
+// Trainer's controller only where it honours spec.managedBy (v2.3+).
+func (b *bringUp) runs(component string) bool {
+	if component == "trainjob-kueue" {
+		return b.o.Integration == IntegrationOurs
+	}
+	if b.o.MultiKueue != MultiKueueManager {
+		return true
+	}
+	switch component {
+	case "kube-scheduler", "kwok", "jobset-controller-manager":
+		return false
+	case "trainer-controller-manager":
+		return TrainerHonoursManagedBy(b.o.TrainerVersion)
+	}
+	return true
+}
+
+// TrainerHonoursManagedBy: Trainer's controller skips TrainJobs managed by
+// another controller from v2.3 on (kubeflow/trainer#3632).
+func TrainerHonoursManagedBy(version string) bool {
+	for _, old := range []string{"v2.0.", "v2.1.", "v2.2."} {
+		if strings.HasPrefix(version, old) {
+			return false
+		}
+	}
+	return true
+}
+
 // components in start order; trainjob-kueue is built from the working tree.
 func (b *bringUp) components() []string {
 	return []string{"etcd", "kube-apiserver", "kube-controller-manager", "kube-scheduler", "kwok", "kubectl",
@@ -408,20 +438,24 @@ profiles:
 	if err := os.WriteFile(b.path("config", "scheduler.yaml"), []byte(schedCfg), 0o644); err != nil {
 		return err
 	}
-	if err := b.launch("kube-scheduler", nil, "--config="+b.path("config", "scheduler.yaml"), "--secure-port=0"); err != nil {
-		return err
+	if b.runs("kube-scheduler") {
+		if err := b.launch("kube-scheduler", nil, "--config="+b.path("config", "scheduler.yaml"), "--secure-port=0"); err != nil {
+			return err
+		}
 	}
-	stages, err := b.kwokStages()
-	if err != nil {
-		return err
-	}
-	if err := b.launch("kwok", nil,
-		"--kubeconfig="+b.kubeconfig("kwok"),
-		"--manage-nodes-with-annotation-selector=kwok.x-k8s.io/node=fake",
-		"--config="+strings.Join(stages, ","),
-		fmt.Sprintf("--server-address=127.0.0.1:%d", b.ports["kwok"]),
-	); err != nil {
-		return err
+	if b.runs("kwok") {
+		stages, err := b.kwokStages()
+		if err != nil {
+			return err
+		}
+		if err := b.launch("kwok", nil,
+			"--kubeconfig="+b.kubeconfig("kwok"),
+			"--manage-nodes-with-annotation-selector=kwok.x-k8s.io/node=fake",
+			"--config="+strings.Join(stages, ","),
+			fmt.Sprintf("--server-address=127.0.0.1:%d", b.ports["kwok"]),
+		); err != nil {
+			return err
+		}
 	}
 
 	webhookCerts := b.path("certs", "webhook")
@@ -452,8 +486,10 @@ health:
 	if err := os.WriteFile(b.path("config", "jobset.yaml"), []byte(jobsetCfg), 0o644); err != nil {
 		return err
 	}
-	if err := b.launch("jobset-controller-manager", nil, "--config="+b.path("config", "jobset.yaml"), "--kubeconfig="+b.kubeconfig("jobset-controller-manager")); err != nil {
-		return err
+	if b.runs("jobset-controller-manager") {
+		if err := b.launch("jobset-controller-manager", nil, "--config="+b.path("config", "jobset.yaml"), "--kubeconfig="+b.kubeconfig("jobset-controller-manager")); err != nil {
+			return err
+		}
 	}
 	trainerCfg := fmt.Sprintf(`apiVersion: config.trainer.kubeflow.org/v1alpha1
 kind: Configuration
@@ -504,8 +540,10 @@ certManagement:
 			"--metrics-bind-address=0",
 		}
 	}
-	if err := b.launch("trainer-controller-manager", []string{"TMPDIR=" + trainerTmp}, trainerArgs...); err != nil {
-		return err
+	if b.runs("trainer-controller-manager") {
+		if err := b.launch("trainer-controller-manager", []string{"TMPDIR=" + trainerTmp}, trainerArgs...); err != nil {
+			return err
+		}
 	}
 
 	if err := b.registerWebhooks(ctx); err != nil {
@@ -609,6 +647,31 @@ func (b *bringUp) kueueConfig() (string, error) {
 	// Out of a cluster the namespace of the lease must be named.
 	le["resourceNamespace"] = kueueNamespace
 	cfg["leaderElection"] = le
+	if b.o.MultiKueue == MultiKueueManager {
+		mk, _ := cfg["multiKueue"].(map[string]any)
+		if mk == nil {
+			mk = map[string]any{}
+		}
+		// Kueue's default of 15 minutes suits production; a playground
+		// shows a lost worker's jobs moving on within a minute.
+		if _, set := mk["workerLostTimeout"]; !set {
+			mk["workerLostTimeout"] = "30s"
+		}
+		if _, set := mk["gcInterval"]; !set {
+			mk["gcInterval"] = "20s"
+		}
+		cfg["multiKueue"] = mk
+		// MultiKueue watches every enabled framework's kind on every
+		// worker and fails to connect to a worker missing one of their
+		// CRDs ("no matches for kind"): keep the kinds the workers have.
+		var onWorkers []any
+		for _, f := range frameworks {
+			if f == "batch/job" || f == "jobset.x-k8s.io/jobset" {
+				onWorkers = append(onWorkers, f)
+			}
+		}
+		integrations["frameworks"] = onWorkers
+	}
 	cfg["internalCertManagement"] = map[string]any{"enable": false}
 	cfg["webhook"] = map[string]any{"host": "127.0.0.1", "port": b.ports["kueue-webhook"], "certDir": b.path("certs", "webhook")}
 	cfg["metrics"] = map[string]any{"bindAddress": fmt.Sprintf("127.0.0.1:%d", b.ports["kueue-metrics"])}
@@ -648,6 +711,9 @@ func (b *bringUp) registerWebhooks(ctx context.Context) error {
 		{"jobset-controller-manager", filepath.Join(jobset, "config/components/webhook/manifests.yaml"), "jobset", "jobset-webhook"},
 		{"trainer-controller-manager", filepath.Join(trainer, "manifests/base/webhook/manifests.yaml"), "trainer", "trainer-webhook"},
 	} {
+		if !b.runs(w.component) {
+			continue
+		}
 		if err := b.waitPort(ctx, w.component, b.ports[w.port]); err != nil {
 			return err
 		}
@@ -691,12 +757,12 @@ func (b *bringUp) waitHealthy(ctx context.Context) error {
 		"jobset-controller-manager":  fmt.Sprintf("http://127.0.0.1:%d/readyz", b.ports["jobset-health"]),
 		"trainer-controller-manager": fmt.Sprintf("http://127.0.0.1:%d/readyz", b.ports["trainer-health"]),
 	}
-	if b.o.Integration == IntegrationOurs {
-		checks["trainjob-kueue"] = fmt.Sprintf("http://127.0.0.1:%d/readyz", b.ports["ours-health"])
-	}
+	checks["trainjob-kueue"] = fmt.Sprintf("http://127.0.0.1:%d/readyz", b.ports["ours-health"])
 	names := make([]string, 0, len(checks))
 	for n := range checks {
-		names = append(names, n)
+		if b.runs(n) {
+			names = append(names, n)
+		}
 	}
 	slices.Sort(names)
 	for _, name := range names {
@@ -720,6 +786,9 @@ func (b *bringUp) waitHealthy(ctx context.Context) error {
 	}
 	// Components without a health endpoint here must at least stay up.
 	for _, name := range []string{"etcd", "kube-controller-manager", "kube-scheduler", "kwok"} {
+		if !b.runs(name) {
+			continue
+		}
 		if !alive(b.pids[name]) {
 			return fmt.Errorf("%s exited; see %s", name, b.c.Logs(name))
 		}

@@ -29,6 +29,9 @@ type Settings struct {
 	// Integration is "ours" (Kueue's built-in TrainJob integration off,
 	// trainjob-kueue on) or "intree" (Kueue's own, for comparison).
 	Integration string `json:"integration"`
+	// MultiKueue is MultiKueueManager for the manager cluster of a
+	// MultiKueue set-up; workers are ordinary clusters.
+	MultiKueue string `json:"multiKueue,omitempty"`
 	// KueueConfigSHA identifies a replacement Kueue Configuration ("" for
 	// the one in config/kueue).
 	KueueConfigSHA string `json:"kueueConfigSHA,omitempty"`
@@ -46,6 +49,12 @@ type Options struct {
 	// Progress receives what is being built or started, and for how long.
 	Progress io.Writer
 }
+
+// MultiKueueManager: a cluster that dispatches TrainJobs to workers. It runs
+// no scheduler and no nodes, and Trainer's controller only from v2.3, the
+// first release that leaves jobs with spec.managedBy of MultiKueue alone;
+// before that, Trainer's CRDs alone (README, MultiKueue).
+const MultiKueueManager = "manager"
 
 // Integrations.
 const (
@@ -88,6 +97,9 @@ func Up(ctx context.Context, o Options) (*Cluster, error) {
 	}
 	if o.Integration != IntegrationOurs && o.Integration != IntegrationInTree {
 		return nil, fmt.Errorf("INTEGRATION=%q: use ours or intree", o.Integration)
+	}
+	if o.MultiKueue != "" && o.MultiKueue != MultiKueueManager {
+		return nil, fmt.Errorf("MultiKueue role %q: use %q or nothing", o.MultiKueue, MultiKueueManager)
 	}
 	if o.KueueConfigFile != "" {
 		data, err := os.ReadFile(o.KueueConfigFile)

@@ -1,0 +1,105 @@
+// Package multikueue runs TrainJobs through MultiKueue on three local
+// control planes on loopback: a manager, which queues and dispatches, and
+// two workers, each with its own kube-scheduler, kwok nodes, Kueue, JobSet
+// and Trainer. trainjob-kueue runs on all three. The manager runs Trainer's
+// controller only from v2.3 (earlier releases ignore spec.managedBy and
+// would create JobSets there); with E2E_TRAINER_VERSION it runs on another
+// Trainer release, every cluster alike.
+package multikueue_test
+
+import (
+	"context"
+	"fmt"
+	"os"
+	"path/filepath"
+	"testing"
+
+	apiextensionsv1 "k8s.io/apiextensions-apiserver/pkg/apis/apiextensions/v1"
+	"k8s.io/apimachinery/pkg/runtime"
+	utilruntime "k8s.io/apimachinery/pkg/util/runtime"
+	clientgoscheme "k8s.io/client-go/kubernetes/scheme"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+	jobsetapi "sigs.k8s.io/jobset/api/jobset/v1alpha2"
+	kueue "sigs.k8s.io/kueue/apis/kueue/v1beta2"
+
+	trainer "github.com/kubeflow/trainer/v2/pkg/apis/trainer/v1alpha1"
+
+	"github.com/trainjob-kueue/trainjob-kueue/test/localcluster"
+)
+
+// cluster is one control plane of the set-up.
+type cluster struct {
+	name string
+	lc   *localcluster.Cluster
+	client.Client
+}
+
+var (
+	ctx     = context.Background()
+	manager *cluster
+	worker1 *cluster
+	worker2 *cluster
+)
+
+func TestMain(m *testing.M) { os.Exit(run(m)) }
+
+func run(m *testing.M) int {
+	root, err := filepath.Abs(filepath.Join("..", "..", ".."))
+	if err != nil {
+		fmt.Fprintln(os.Stderr, err)
+		return 1
+	}
+	version := os.Getenv("E2E_TRAINER_VERSION")
+	prefix := "mk"
+	if version != "" {
+		prefix += "-" + version
+	}
+	scheme := runtime.NewScheme()
+	utilruntime.Must(clientgoscheme.AddToScheme(scheme))
+	utilruntime.Must(kueue.AddToScheme(scheme))
+	utilruntime.Must(trainer.AddToScheme(scheme))
+	utilruntime.Must(jobsetapi.AddToScheme(scheme))
+	utilruntime.Must(apiextensionsv1.AddToScheme(scheme))
+
+	up := func(name, role string) (*cluster, error) {
+		lc, err := localcluster.Up(ctx, localcluster.Options{Name: name, Root: root, Progress: os.Stderr,
+			Settings: localcluster.Settings{TrainerVersion: version, MultiKueue: role}})
+		if err != nil {
+			return nil, fmt.Errorf("bringing up %s: %w", name, err)
+		}
+		c, err := lc.Client(scheme)
+		if err != nil {
+			return nil, err
+		}
+		return &cluster{name: name, lc: lc, Client: c}, nil
+	}
+	names := []string{prefix + "-manager", prefix + "-worker1", prefix + "-worker2"}
+	if os.Getenv("E2E_KEEP") == "" {
+		defer func() {
+			for _, n := range names {
+				if err := localcluster.Down(root, n, os.Stderr); err != nil {
+					fmt.Fprintf(os.Stderr, "e2e: %v\n", err)
+				}
+			}
+		}()
+	}
+	if manager, err = up(names[0], localcluster.MultiKueueManager); err != nil {
+		fmt.Fprintln(os.Stderr, err)
+		return 1
+	}
+	if worker1, err = up(names[1], ""); err != nil {
+		fmt.Fprintln(os.Stderr, err)
+		return 1
+	}
+	if worker2, err = up(names[2], ""); err != nil {
+		fmt.Fprintln(os.Stderr, err)
+		return 1
+	}
+	if err := localcluster.ConnectWorkers(ctx, manager.lc, map[string]*localcluster.Cluster{
+		worker1.name: worker1.lc, worker2.name: worker2.lc,
+	}); err != nil {
+		fmt.Fprintf(os.Stderr, "e2e: connecting the workers: %v\n", err)
+		return 1
+	}
+	return m.Run()
+}
