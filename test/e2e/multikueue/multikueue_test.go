@@ -348,11 +348,42 @@ func TestDispatchedTrainJobWaitsForRoomThenGoesToTheOtherWorker(t *testing.T) {
 	managerRanNothing(t, ns)
 }
 
-func TestDeletingOnTheManagerCleansTheWorker(t *testing.T) {
+// setActive deactivates or reactivates the job's Workload on the manager,
+// as an admin does to evict a job.
+func setActive(t *testing.T, tj *trainer.TrainJob, active bool) {
+	t.Helper()
+	eventually(t, 30*time.Second, fmt.Sprintf("Workload active=%v", active), func() error {
+		wl := &kueue.Workload{}
+		if err := manager.Get(ctx, client.ObjectKey{Namespace: tj.Namespace, Name: managerWorkload(t, tj)}, wl); err != nil {
+			return err
+		}
+		wl.Spec.Active = ptr.To(active)
+		return manager.Update(ctx, wl)
+	})
+}
+
+func TestEvictingOrDeletingOnTheManagerCleansTheWorker(t *testing.T) {
 	ns := setUp(t, capacity{quotaGPUs: 8, nodes: 1}, capacity{quotaGPUs: 0, nodes: 1}, 10*time.Minute)
-	tj := trainJob(ns, "deleted")
+	tj := trainJob(ns, "evicted-then-deleted")
 	createAll(t, manager, tj)
 	runsOn(t, worker1, tj)
+	// The worker's status flows back while the job runs.
+	eventually(t, time.Minute, "jobsStatus copied to the manager", func() error {
+		for _, s := range get(t, manager, tj).Status.JobsStatus {
+			if s.Name == "node" && ptr.Deref(s.Active, 0) == 1 {
+				return nil
+			}
+		}
+		return fmt.Errorf("jobsStatus %+v", get(t, manager, tj).Status.JobsStatus)
+	})
+
+	// Evicted on the manager: the worker's copy goes, the manager's job
+	// waits, suspended as ever; back in the queue, it runs again.
+	setActive(t, tj, false)
+	noneLeftOn(t, worker1, ns)
+	setActive(t, tj, true)
+	runsOn(t, worker1, tj)
+
 	if err := manager.Delete(ctx, tj); err != nil {
 		t.Fatal(err)
 	}
