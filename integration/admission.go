@@ -7,10 +7,13 @@ import (
 	"slices"
 	"sort"
 	"strings"
+	"time"
 
 	ctrl "sigs.k8s.io/controller-runtime"
 
 	corev1 "k8s.io/api/core/v1"
+	apimeta "k8s.io/apimachinery/pkg/api/meta"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/utils/ptr"
 	kueue "sigs.k8s.io/kueue/apis/kueue/v1beta2"
 	"sigs.k8s.io/kueue/pkg/podset"
@@ -27,6 +30,41 @@ func (t *TrainJob) RunWithPodSetsInfo(ctx context.Context, infos []podset.PodSet
 	if runnerOf(t.Spec.ManagedBy) == runRemotely {
 		return t.refuseLocalRun(ctx)
 	}
+	err := t.start(ctx, infos)
+	var re *reasonError
+	switch {
+	case err == nil:
+		t.deps.metrics.injected("")
+		t.deps.metrics.started(t.admittedAt(ctx))
+	case errors.As(err, &re):
+		t.deps.metrics.injected(re.reason)
+	default:
+		t.deps.metrics.injected(reasonAPIError)
+	}
+	return err
+}
+
+// reasonError is a start refused for a reason users see as an event.
+type reasonError struct {
+	reason string
+	error
+}
+
+func (e *reasonError) Unwrap() error { return e.error }
+
+// admittedAt is when the job's Workload was admitted.
+func (t *TrainJob) admittedAt(ctx context.Context) time.Time {
+	wl := t.reservedWorkload(ctx)
+	if wl == nil {
+		return time.Time{}
+	}
+	if c := apimeta.FindStatusCondition(wl.Status.Conditions, kueue.WorkloadAdmitted); c != nil && c.Status == metav1.ConditionTrue {
+		return c.LastTransitionTime.Time
+	}
+	return time.Time{}
+}
+
+func (t *TrainJob) start(ctx context.Context, infos []podset.PodSetInfo) error {
 	templates, err := t.PodSets(ctx)
 	if err != nil {
 		return err
@@ -70,7 +108,7 @@ func (t *TrainJob) RunWithPodSetsInfo(ctx context.Context, infos []podset.PodSet
 	}
 	if injected {
 		t.deps.recorder.Eventf(&t.TrainJob, corev1.EventTypeNormal, ReasonInjected,
-			"Injected the admission of %d role(s) into %s", len(want), t.deps.opts.Shape.Name())
+			"Admitted to flavors %s; injected into %s", t.admittedFlavors(ctx, want), t.deps.opts.Shape.Name())
 	}
 	// The unsuspend is ours too, guarded like the injection: a copy that
 	// turns out stale is read again, and a job someone already started (a
@@ -116,7 +154,7 @@ func (t *TrainJob) startInOneRequest(ctx context.Context, want []shape.Injection
 	}
 	if injected {
 		t.deps.recorder.Eventf(&t.TrainJob, corev1.EventTypeNormal, ReasonInjected,
-			"Injected the admission of %d role(s) into %s", len(want), t.deps.opts.Shape.Name())
+			"Admitted to flavors %s; injected into %s", t.admittedFlavors(ctx, want), t.deps.opts.Shape.Name())
 	}
 	t.ResourceVersion = ""
 	return nil
@@ -130,7 +168,7 @@ func (t *TrainJob) refuseTopologyOnV20(infos []podset.PodSetInfo) error {
 		if slices.ContainsFunc(infos[i].SchedulingGates, func(g corev1.PodSchedulingGate) bool { return g.Name == kueue.TopologySchedulingGate }) {
 			msg := fmt.Sprintf("role %q was admitted with topology-aware scheduling, which Trainer v2.0 can't carry out (spec.podSpecOverrides has no pod labels or annotations for Kueue's ungater); the job is not started. Use a ClusterQueue without a topology for Trainer v2.0 jobs, or upgrade Trainer to v2.1+", infos[i].Name)
 			t.deps.recorder.Event(&t.TrainJob, corev1.EventTypeWarning, ReasonTopologyUnsupported, msg)
-			return podset.BadPodSetsUpdateError("schedulingGates", errors.New(msg))
+			return &reasonError{ReasonTopologyUnsupported, podset.BadPodSetsUpdateError("schedulingGates", errors.New(msg))}
 		}
 	}
 	return nil
@@ -149,7 +187,7 @@ func (t *TrainJob) injection(ctx context.Context, tmpl *corev1.PodTemplateSpec, 
 			msg := fmt.Sprintf("role %q: admission to flavor(s) %s sets nodeSelector %s=%s, but the pod template (runtime or spec overrides) requires %s=%s; the job is not started. Remove the key from the template or send the job to a queue whose flavors agree",
 				info.Name, t.flavorsOf(ctx, info.Name), k, info.NodeSelector[k], k, have)
 			t.deps.recorder.Event(&t.TrainJob, corev1.EventTypeWarning, ReasonNodeSelectorConflict, msg)
-			return shape.Injection{}, podset.BadPodSetsUpdateError("nodeSelector", fmt.Errorf("%s", msg))
+			return shape.Injection{}, &reasonError{ReasonNodeSelectorConflict, podset.BadPodSetsUpdateError("nodeSelector", fmt.Errorf("%s", msg))}
 		}
 	}
 	tolerations := slices.Clone(tmpl.Spec.Tolerations)
@@ -172,6 +210,15 @@ func (t *TrainJob) injection(ctx context.Context, tmpl *corev1.PodTemplateSpec, 
 		Tolerations:     tolerations,
 		SchedulingGates: info.SchedulingGates,
 	}, nil
+}
+
+// admittedFlavors says which flavors each injected role got, for events.
+func (t *TrainJob) admittedFlavors(ctx context.Context, roles []shape.Injection) string {
+	parts := make([]string, 0, len(roles))
+	for _, r := range roles {
+		parts = append(parts, r.Name+"→"+t.flavorsOf(ctx, kueue.NewPodSetReference(r.Name)))
+	}
+	return strings.Join(parts, " ")
 }
 
 // flavorsOf names the flavors assigned to a PodSet, for messages.

@@ -27,6 +27,8 @@ type Options struct {
 	// The webhook then hands jobs on queues with a MultiKueue admission
 	// check to MultiKueue through spec.managedBy.
 	MultiKueue bool
+	// Metrics, when set, records the integration's metrics.
+	Metrics *Metrics
 	// ManagerUsername is the identity our manager writes TrainJobs with; the
 	// webhook lets only it touch entries carrying our ownership marker.
 	ManagerUsername string

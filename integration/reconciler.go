@@ -2,6 +2,7 @@ package integration
 
 import (
 	"context"
+	"time"
 
 	"k8s.io/client-go/tools/record"
 	ctrl "sigs.k8s.io/controller-runtime"
@@ -37,13 +38,16 @@ func NewReconciler(c client.Client, apiReader client.Reader, recorder record.Eve
 	}
 	return &Reconciler{
 		jr:   jobframework.NewReconciler(skipEmptyPatches{c}, recorder, fwOpts...),
-		deps: &deps{client: c, apiReader: apiReader, recorder: recorder, opts: opts},
+		deps: &deps{client: c, apiReader: apiReader, recorder: recorder, opts: opts, metrics: opts.Metrics},
 	}
 }
 
 // Reconcile implements reconcile.Reconciler.
 func (r *Reconciler) Reconcile(ctx context.Context, req ctrl.Request) (ctrl.Result, error) {
-	return r.jr.ReconcileGenericJob(ctx, req, &TrainJob{deps: r.deps})
+	start := time.Now()
+	res, err := r.jr.ReconcileGenericJob(ctx, req, &TrainJob{deps: r.deps})
+	r.deps.metrics.reconciled(start, res.RequeueAfter > 0, err)
+	return res, err
 }
 
 // SetupWithManager watches TrainJobs, their Workloads, and the runtimes they

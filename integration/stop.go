@@ -34,9 +34,11 @@ func (t *TrainJob) Stop(ctx context.Context, c client.Client, _ []podset.PodSetI
 	}
 	restored, err := patchGuarded(ctx, c, t.deps.apiReader, &t.TrainJob, t.deps.opts.Shape.Restore)
 	if err != nil {
+		t.deps.metrics.restored(reasonAPIError)
 		return stoppedNow, err
 	}
 	if restored {
+		t.deps.metrics.restored("")
 		t.deps.recorder.Eventf(&t.TrainJob, corev1.EventTypeNormal, ReasonRestored,
 			"Removed the admission's entries from %s", t.deps.opts.Shape.Name())
 	}

@@ -41,6 +41,7 @@ type deps struct {
 	apiReader client.Reader // uncached reads, when the cache is stale
 	recorder  record.EventRecorder
 	opts      Options
+	metrics   *Metrics
 	// twoRequestStart remembers that the installed Trainer refused to take
 	// an injection and the unsuspend in one request (v2.2.0).
 	twoRequestStart atomic.Bool
@@ -152,6 +153,7 @@ func (t *TrainJob) compute(ctx context.Context) error {
 	if t.err != nil {
 		var rtErr *errRuntime
 		if errors.As(t.err, &rtErr) {
+			t.deps.metrics.podSetError(rtErr.reason)
 			t.deps.recorder.Event(&t.TrainJob, corev1.EventTypeWarning, rtErr.reason, rtErr.msg)
 			// The runtime watch requeues the job when the runtime changes:
 			// retrying before that would only spin.

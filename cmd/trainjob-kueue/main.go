@@ -11,6 +11,8 @@ import (
 	"fmt"
 	"net/http"
 	"os"
+	"path/filepath"
+	"strings"
 
 	authenticationv1 "k8s.io/api/authentication/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
@@ -21,6 +23,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/controller-runtime/pkg/healthz"
 	"sigs.k8s.io/controller-runtime/pkg/log/zap"
+	ctrlmetrics "sigs.k8s.io/controller-runtime/pkg/metrics"
 	"sigs.k8s.io/controller-runtime/pkg/metrics/filters"
 	metricsserver "sigs.k8s.io/controller-runtime/pkg/metrics/server"
 	"sigs.k8s.io/controller-runtime/pkg/webhook"
@@ -48,6 +51,15 @@ type flags struct {
 }
 
 func main() {
+	// As the kubectl plugin kubectl-trainjob_kueue, or with a subcommand,
+	// it is a command-line tool, not the manager.
+	if len(os.Args) > 1 && os.Args[1] == "explain" {
+		os.Exit(explainMain(os.Args[2:], os.Stdout, os.Stderr))
+	}
+	if strings.HasPrefix(filepath.Base(os.Args[0]), "kubectl-") {
+		fmt.Fprintln(os.Stderr, "usage: kubectl trainjob-kueue explain NAMESPACE/NAME | -f FILE [-n NAMESPACE] [-o text|json|yaml]")
+		os.Exit(2)
+	}
 	var f flags
 	flag.StringVar(&f.kueueConfig, "kueue-config", "", "Kueue's own Configuration file (the one the deployed Kueue runs with), so queueing settings and feature gates agree.")
 	flag.StringVar(&f.featureGates, "feature-gates", "", "Kueue feature gates overriding the Kueue configuration's, as A=true,B=false.")
@@ -143,6 +155,10 @@ func run(ctx context.Context, f flags) error {
 		cancel(err)
 	}); err != nil {
 		return err
+	}
+	opts.Metrics = integration.NewMetrics()
+	if err := opts.Metrics.Register(ctrlmetrics.Registry, mgr.GetClient()); err != nil {
+		return fmt.Errorf("registering metrics: %w", err)
 	}
 	certsReady := make(chan struct{})
 	if f.disableWebhook {

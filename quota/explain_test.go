@@ -1,0 +1,227 @@
+package quota_test
+
+import (
+	"bytes"
+	"strings"
+	"testing"
+
+	"github.com/google/go-cmp/cmp"
+	corev1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/api/resource"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/utils/ptr"
+	kueue "sigs.k8s.io/kueue/apis/kueue/v1beta2"
+
+	"github.com/trainjob-kueue/trainjob-kueue/podsets"
+	"github.com/trainjob-kueue/trainjob-kueue/quota"
+)
+
+const gpu = corev1.ResourceName("nvidia.com/gpu")
+
+func gpuRole(name string, pods int32, gpus string, nodeSelector map[string]string) podsets.Role {
+	return podsets.Role{Name: name, Replicas: 1, PodsPerReplica: pods, Template: corev1.PodTemplateSpec{Spec: corev1.PodSpec{
+		NodeSelector: nodeSelector,
+		Containers:   []corev1.Container{container(list("cpu", "1", string(gpu), gpus), nil)},
+	}}}
+}
+
+// flavorQuota is one flavor of a ClusterQueue: cpu and GPU quota, an
+// optional GPU borrowing limit.
+type flavorQuota struct {
+	name, gpus, borrowingLimit string
+}
+
+func clusterQueue(cohort string, fungibility *kueue.FlavorFungibility, flavors ...flavorQuota) *kueue.ClusterQueue {
+	cq := &kueue.ClusterQueue{ObjectMeta: metav1.ObjectMeta{Name: "cq"}, Spec: kueue.ClusterQueueSpec{
+		CohortName: kueue.CohortReference(cohort), FlavorFungibility: fungibility,
+		ResourceGroups: []kueue.ResourceGroup{{CoveredResources: []corev1.ResourceName{corev1.ResourceCPU, gpu}}},
+	}}
+	for _, f := range flavors {
+		g := kueue.ResourceQuota{Name: gpu, NominalQuota: resource.MustParse(f.gpus)}
+		if f.borrowingLimit != "" {
+			g.BorrowingLimit = ptr.To(resource.MustParse(f.borrowingLimit))
+		}
+		cq.Spec.ResourceGroups[0].Flavors = append(cq.Spec.ResourceGroups[0].Flavors, kueue.FlavorQuotas{
+			Name:      kueue.ResourceFlavorReference(f.name),
+			Resources: []kueue.ResourceQuota{{Name: corev1.ResourceCPU, NominalQuota: resource.MustParse("100")}, g},
+		})
+	}
+	return cq
+}
+
+// using records what admitted workloads reserve, per flavor.
+func using(cq *kueue.ClusterQueue, gpusByFlavor map[string]string) *kueue.ClusterQueue {
+	for f, g := range gpusByFlavor {
+		cq.Status.FlavorsReservation = append(cq.Status.FlavorsReservation, kueue.FlavorUsage{
+			Name: kueue.ResourceFlavorReference(f), Resources: []kueue.ResourceUsage{{Name: gpu, Total: resource.MustParse(g)}},
+		})
+	}
+	return cq
+}
+
+func flavors(labels map[string]map[string]string) map[string]*kueue.ResourceFlavor {
+	out := map[string]*kueue.ResourceFlavor{}
+	for name, l := range labels {
+		out[name] = &kueue.ResourceFlavor{ObjectMeta: metav1.ObjectMeta{Name: name}, Spec: kueue.ResourceFlavorSpec{NodeLabels: l}}
+	}
+	return out
+}
+
+func queueOf(cq *kueue.ClusterQueue, members ...*kueue.ClusterQueue) *quota.Queue {
+	now, idle := quota.CohortLends(members)
+	return &quota.Queue{ClusterQueue: cq, CohortLends: now, CohortCapacity: idle,
+		Flavors: flavors(map[string]map[string]string{"a100": {"gpu": "a100"}, "h100": {"gpu": "h100"}})}
+}
+
+func TestExplainPendingJobs(t *testing.T) {
+	lender := clusterQueue("research", nil, flavorQuota{name: "a100", gpus: "16"})
+	busyLender := using(clusterQueue("research", nil, flavorQuota{name: "a100", gpus: "16"}), map[string]string{"a100": "12"})
+	cases := map[string]struct {
+		roles       []podsets.Role
+		queue       *quota.Queue
+		wantVerdict []string
+		// wantPicked is the flavor each role gets, "" when none.
+		wantFits []quota.Fit
+	}{
+		"fits in the first flavor": {
+			roles:       []podsets.Role{gpuRole("node", 2, "4", nil)},
+			queue:       queueOf(clusterQueue("", nil, flavorQuota{name: "a100", gpus: "16"}, flavorQuota{name: "h100", gpus: "16"})),
+			wantVerdict: []string{"fits now in ClusterQueue cq (node→a100)"},
+			wantFits:    []quota.Fit{quota.Fits},
+		},
+		"short in one resource": {
+			roles:       []podsets.Role{gpuRole("node", 4, "8", nil)},
+			queue:       queueOf(using(clusterQueue("", nil, flavorQuota{name: "a100", gpus: "32"}), map[string]string{"a100": "16"})),
+			wantVerdict: []string{"short of 16 nvidia.com/gpu in flavor a100", "role node needs 32", "16 free of 32 nominal"},
+			wantFits:    []quota.Fit{quota.NoFit},
+		},
+		"never fits, however long it waits": {
+			roles:       []podsets.Role{gpuRole("node", 4, "8", nil)},
+			queue:       queueOf(clusterQueue("", nil, flavorQuota{name: "a100", gpus: "16"})),
+			wantVerdict: []string{"short of 16 nvidia.com/gpu in flavor a100", "does not fit even when the queue and its cohort are idle"},
+			wantFits:    []quota.Fit{quota.NoFit},
+		},
+		"borrowing from the cohort": {
+			roles:       []podsets.Role{gpuRole("node", 2, "8", nil)},
+			queue:       queueOf(clusterQueue("research", nil, flavorQuota{name: "a100", gpus: "8"}), lender),
+			wantVerdict: []string{"fits now by borrowing 8 nvidia.com/gpu of flavor a100 from cohort research"},
+			wantFits:    []quota.Fit{quota.Borrows},
+		},
+		"borrowing capped by the borrowing limit": {
+			roles:       []podsets.Role{gpuRole("node", 2, "8", nil)},
+			queue:       queueOf(clusterQueue("research", nil, flavorQuota{name: "a100", gpus: "8", borrowingLimit: "4"}), lender),
+			wantVerdict: []string{"short of 4 nvidia.com/gpu in flavor a100", "cohort research lends 4"},
+			wantFits:    []quota.Fit{quota.NoFit},
+		},
+		"the cohort lends only what it does not use": {
+			roles:       []podsets.Role{gpuRole("node", 2, "8", nil)},
+			queue:       queueOf(clusterQueue("research", nil, flavorQuota{name: "a100", gpus: "8"}), busyLender),
+			wantVerdict: []string{"short of 4 nvidia.com/gpu in flavor a100", "cohort research lends 4"},
+			wantFits:    []quota.Fit{quota.NoFit},
+		},
+		"fungibility: the next flavor has room": {
+			roles:       []podsets.Role{gpuRole("node", 2, "8", nil)},
+			queue:       queueOf(using(clusterQueue("", nil, flavorQuota{name: "a100", gpus: "16"}, flavorQuota{name: "h100", gpus: "16"}), map[string]string{"a100": "16"})),
+			wantVerdict: []string{"fits now in ClusterQueue cq (node→h100)"},
+			wantFits:    []quota.Fit{quota.NoFit, quota.Fits},
+		},
+		"fungibility: borrowing stops the search by default": {
+			roles:       []podsets.Role{gpuRole("node", 2, "8", nil)},
+			queue:       queueOf(clusterQueue("research", nil, flavorQuota{name: "a100", gpus: "8"}, flavorQuota{name: "h100", gpus: "16"}), lender),
+			wantVerdict: []string{"borrowing 8 nvidia.com/gpu of flavor a100"},
+			wantFits:    []quota.Fit{quota.Borrows},
+		},
+		"fungibility: whenCanBorrow TryNextFlavor prefers a flavor without borrowing": {
+			roles:       []podsets.Role{gpuRole("node", 2, "8", nil)},
+			queue:       queueOf(clusterQueue("research", &kueue.FlavorFungibility{WhenCanBorrow: kueue.TryNextFlavor}, flavorQuota{name: "a100", gpus: "8"}, flavorQuota{name: "h100", gpus: "16"}), lender),
+			wantVerdict: []string{"fits now in ClusterQueue cq (node→h100)"},
+			wantFits:    []quota.Fit{quota.Borrows, quota.Fits},
+		},
+		"a flavor the pods can't use": {
+			roles:       []podsets.Role{gpuRole("node", 2, "4", map[string]string{"gpu": "h100"})},
+			queue:       queueOf(clusterQueue("", nil, flavorQuota{name: "a100", gpus: "16"}, flavorQuota{name: "h100", gpus: "4"})),
+			wantVerdict: []string{"short of 4 nvidia.com/gpu in flavor h100"},
+			wantFits:    []quota.Fit{quota.Ineligible, quota.NoFit},
+		},
+		"roles of one job share the quota": {
+			roles:       []podsets.Role{gpuRole("launcher", 1, "8", nil), gpuRole("node", 1, "8", nil)},
+			queue:       queueOf(clusterQueue("", nil, flavorQuota{name: "a100", gpus: "8"})),
+			wantVerdict: []string{"short of 8 nvidia.com/gpu in flavor a100 — role node needs 8"},
+		},
+	}
+	for name, tc := range cases {
+		t.Run(name, func(t *testing.T) {
+			ex := quota.Explain(quota.Input{Job: "ns/job", Roles: tc.roles, LocalQueue: "lq", Queue: tc.queue})
+			if ex.State != quota.StatePending {
+				t.Errorf("state %s, want Pending", ex.State)
+			}
+			for _, want := range tc.wantVerdict {
+				if !strings.Contains(ex.Verdict, want) {
+					t.Errorf("verdict %q does not say %q", ex.Verdict, want)
+				}
+			}
+			if tc.wantFits != nil {
+				var got []quota.Fit
+				for _, c := range ex.Roles[0].Candidates {
+					got = append(got, c.Fit)
+				}
+				if diff := cmp.Diff(tc.wantFits, got); diff != "" {
+					t.Errorf("candidate fits (-want +got):\n%s", diff)
+				}
+			}
+			var out bytes.Buffer
+			if err := ex.WriteText(&out); err != nil || !strings.Contains(out.String(), ex.Verdict) {
+				t.Errorf("text output %q (error %v) lacks the verdict", out.String(), err)
+			}
+		})
+	}
+}
+
+func TestExplainUncoveredResource(t *testing.T) {
+	role := gpuRole("node", 1, "1", nil)
+	role.Template.Spec.Containers[0].Resources.Requests["example.com/fpga"] = resource.MustParse("1")
+	ex := quota.Explain(quota.Input{Job: "ns/job", Roles: []podsets.Role{role}, LocalQueue: "lq",
+		Queue: queueOf(clusterQueue("", nil, flavorQuota{name: "a100", gpus: "8"}))})
+	if want := "never admitted: role node requests example.com/fpga"; !strings.Contains(ex.Verdict, want) {
+		t.Errorf("verdict %q, want %q", ex.Verdict, want)
+	}
+}
+
+func TestExplainByWorkloadState(t *testing.T) {
+	roles := []podsets.Role{gpuRole("node", 2, "4", nil)}
+	q := queueOf(clusterQueue("", nil, flavorQuota{name: "a100", gpus: "16"}))
+	admission := &kueue.Admission{ClusterQueue: "cq", PodSetAssignments: []kueue.PodSetAssignment{
+		{Name: "node", Flavors: map[corev1.ResourceName]kueue.ResourceFlavorReference{gpu: "a100", corev1.ResourceCPU: "a100"}},
+	}}
+	cond := func(typ, status, reason, msg string) metav1.Condition {
+		return metav1.Condition{Type: typ, Status: metav1.ConditionStatus(status), Reason: reason, Message: msg}
+	}
+	cases := map[string]struct {
+		queue       string
+		wl          *kueue.Workload
+		wantState   quota.State
+		wantVerdict string
+	}{
+		"no queue label": {wantState: quota.StateNotQueued, wantVerdict: "no kueue.x-k8s.io/queue-name label"},
+		"admitted": {queue: "lq", wl: &kueue.Workload{Status: kueue.WorkloadStatus{Admission: admission,
+			Conditions: []metav1.Condition{cond(kueue.WorkloadAdmitted, "True", "Admitted", "")}}},
+			wantState: quota.StateAdmitted, wantVerdict: "admitted by ClusterQueue cq: node→a100"},
+		"admitted through MultiKueue": {queue: "lq", wl: &kueue.Workload{Status: kueue.WorkloadStatus{Admission: admission, ClusterName: ptr.To("worker1"),
+			Conditions: []metav1.Condition{cond(kueue.WorkloadAdmitted, "True", "Admitted", "")}}},
+			wantState: quota.StateAdmitted, wantVerdict: "runs on worker cluster worker1"},
+		"waiting for checks": {queue: "lq", wl: &kueue.Workload{Status: kueue.WorkloadStatus{Admission: admission,
+			AdmissionChecks: []kueue.AdmissionCheckState{{Name: "prov", State: kueue.CheckStatePending}}}},
+			wantState: quota.StateReserved, wantVerdict: "waiting for admission checks: prov=Pending"},
+		"finished": {queue: "lq", wl: &kueue.Workload{Status: kueue.WorkloadStatus{
+			Conditions: []metav1.Condition{cond(kueue.WorkloadFinished, "True", "Succeeded", "done")}}},
+			wantState: quota.StateFinished, wantVerdict: "finished (Succeeded): done"},
+	}
+	for name, tc := range cases {
+		t.Run(name, func(t *testing.T) {
+			ex := quota.Explain(quota.Input{Job: "ns/job", Roles: roles, LocalQueue: tc.queue, Queue: q, Workload: tc.wl})
+			if ex.State != tc.wantState || !strings.Contains(ex.Verdict, tc.wantVerdict) {
+				t.Errorf("got %s %q, want %s with %q", ex.State, ex.Verdict, tc.wantState, tc.wantVerdict)
+			}
+		})
+	}
+}
