@@ -11,12 +11,17 @@ TRAINER_VERSION ?= v2.1.0
 INTEGRATION ?= ours
 KUEUE_CONFIG ?=
 
-.PHONY: all build test test-smoke test-full test-unit test-integration test-e2e fuzz vet envtest-assets components cluster-up cluster-down multikueue-up demo clean
+.PHONY: all build plugin test test-smoke test-full test-unit test-integration test-e2e fuzz vet envtest-assets components cluster-up cluster-down multikueue-up demo clean
 
 all: build
 
 build:
 	$(GO) build -o bin/trainjob-kueue ./cmd/trainjob-kueue
+
+## plugin: the kubectl plugin (kubectl trainjob-kueue explain …); put
+## bin/kubectl-trainjob_kueue on your PATH.
+plugin:
+	$(GO) build -o bin/kubectl-trainjob_kueue ./cmd/trainjob-kueue
 
 ## test: every tier on the default configuration, plus a smoke of every
 ## other supported Trainer release.

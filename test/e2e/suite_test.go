@@ -34,6 +34,8 @@ var (
 	ctx = context.Background()
 	// auditLog is the API server's audit log of the local cluster under test.
 	auditLog string
+	// kubeconfigPath is the admin kubeconfig of the cluster under test.
+	kubeconfigPath string
 )
 
 func TestMain(m *testing.M) {
@@ -72,6 +74,7 @@ func run(m *testing.M) int {
 	}
 	// A local cluster keeps its audit log next to its kubeconfig.
 	auditLog = filepath.Join(filepath.Dir(kubeconfig), "audit.log")
+	kubeconfigPath = kubeconfig
 	cfg, err := clientcmd.BuildConfigFromFlags("", kubeconfig)
 	if err != nil {
 		fmt.Fprintf(os.Stderr, "e2e: %v\n", err)

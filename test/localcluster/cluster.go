@@ -229,3 +229,19 @@ func SettingsOf(dir string) (Settings, error) {
 	}
 	return st.Settings, nil
 }
+
+// Open returns the local cluster whose state is in dir (where its
+// kubeconfig is).
+func Open(dir string) (*Cluster, error) {
+	st, err := readState(dir)
+	if err != nil {
+		return nil, fmt.Errorf("%s is no local cluster: %w", dir, err)
+	}
+	return &Cluster{Dir: dir, Kubeconfig: filepath.Join(dir, "kubeconfig"), state: st}, nil
+}
+
+// Port of one of the cluster's listeners ("ours-metrics", "apiserver", …).
+func (c *Cluster) Port(name string) int { return c.state.Ports[name] }
+
+// Kubectl is the kubectl binary next to the kubeconfig.
+func (c *Cluster) Kubectl() string { return filepath.Join(c.Dir, "bin", "kubectl") }
