@@ -11,7 +11,7 @@ TRAINER_VERSION ?= v2.1.0
 INTEGRATION ?= ours
 KUEUE_CONFIG ?=
 
-.PHONY: all build plugin test test-smoke test-full test-unit test-integration test-e2e fuzz vet envtest-assets components cluster-up cluster-down multikueue-up demo clean
+.PHONY: all build plugin test test-install test-smoke test-full test-unit test-integration test-e2e fuzz vet envtest-assets components cluster-up cluster-down multikueue-up demo clean
 
 all: build
 
@@ -25,7 +25,7 @@ plugin:
 
 ## test: every tier on the default configuration, plus a smoke of every
 ## other supported Trainer release.
-test: vet test-unit test-integration test-e2e test-smoke
+test: vet test-unit test-install test-integration test-e2e test-smoke
 
 SMOKE_TRAINER_VERSIONS ?= v2.0.1 v2.2.0 v2.3.0
 # Trainer v2.3 is the first whose controller may run on a MultiKueue manager.
@@ -45,7 +45,7 @@ test-smoke:
 
 ## test-full: everything, fully: all tiers on every Trainer release, and
 ## longer fuzzing.
-test-full: vet test-unit test-integration test-e2e
+test-full: vet test-unit test-install test-integration test-e2e
 	@for v in $(SMOKE_TRAINER_VERSIONS); do \
 	  $(MAKE) --no-print-directory components TRAINER_VERSION=$$v || exit 1; \
 	  E2E_TRAINER_VERSION=$$v $(GO) test -count=1 -timeout 30m ./test/e2e/... || exit 1; \
@@ -57,6 +57,11 @@ vet:
 	@out=$$(gofmt -l $$(git ls-files '*.go' 2>/dev/null || find . -name '*.go')); \
 	  if [ -n "$$out" ]; then echo "gofmt wants to change: $$out"; exit 1; fi
 	$(GO) vet ./...
+
+## test-install: the Helm chart and config/default render the same objects
+## (rendered with Helm's and kustomize's Go libraries, a module of its own).
+test-install:
+	cd test/install && $(GO) test -count=1 ./...
 
 test-unit:
 	$(GO) test -count=1 ./podsets/... ./quota/... ./shape/... ./trainjob/... ./integration/... ./cmd/...

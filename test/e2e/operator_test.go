@@ -238,3 +238,28 @@ func TestMetricsCountWhatHappened(t *testing.T) {
 		}
 	}
 }
+
+// `kubectl apply -k config/default` is accepted by a real API server with
+// Kueue's, Trainer's and JobSet's CRDs and webhooks: a server-side dry run,
+// so the cluster under test is not changed.
+func TestConfigDefaultAppliesServerSide(t *testing.T) {
+	cluster, err := localcluster.Open(filepath.Dir(kubeconfigPath))
+	if err != nil {
+		t.Fatal(err)
+	}
+	cmd := exec.Command(cluster.Kubectl(), "apply", "--server-side", "--force-conflicts", "--dry-run=server", "-k", filepath.Join("..", "..", "config", "default"))
+	cmd.Env = append(os.Environ(), "KUBECONFIG="+kubeconfigPath)
+	out, err := cmd.CombinedOutput()
+	if err != nil {
+		t.Fatalf("kubectl apply -k config/default --dry-run=server: %v\n%s", err, out)
+	}
+	for _, want := range []string{
+		"deployment.apps/trainjob-kueue-controller-manager serverside-applied (server dry run)",
+		"mutatingwebhookconfiguration.admissionregistration.k8s.io/trainjob-kueue-mutating-webhook-configuration serverside-applied (server dry run)",
+		"clusterrole.rbac.authorization.k8s.io/trainjob-kueue-trainjob-viewer serverside-applied (server dry run)",
+	} {
+		if !strings.Contains(string(out), want) {
+			t.Errorf("kubectl output lacks %q:\n%s", want, out)
+		}
+	}
+}

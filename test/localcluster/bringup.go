@@ -570,6 +570,11 @@ certManagement:
 		if err != nil {
 			return err
 		}
+		// Loopback registrations under names of their own: config/default's
+		// (service-based) configurations can be applied beside them.
+		for _, h := range hooks {
+			h.SetName("local-" + h.GetName())
+		}
 		if err := b.createAll(ctx, hooks); err != nil {
 			return err
 		}

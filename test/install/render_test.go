@@ -1,0 +1,185 @@
+// Package install checks the two ways to install trainjob-kueue render the
+// same objects: `kubectl apply -k config/default` (kustomize) and the Helm
+// chart charts/trainjob-kueue, both rendered here with the libraries kubectl
+// and helm use. A module of its own: Helm's and kustomize's dependencies
+// stay out of the product's.
+package install
+
+import (
+	"bytes"
+	"errors"
+	"fmt"
+	"io"
+	"slices"
+	"strings"
+	"testing"
+
+	"github.com/google/go-cmp/cmp"
+	"helm.sh/helm/v3/pkg/chart/loader"
+	"helm.sh/helm/v3/pkg/chartutil"
+	"helm.sh/helm/v3/pkg/engine"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	utilyaml "k8s.io/apimachinery/pkg/util/yaml"
+	"sigs.k8s.io/kustomize/api/krusty"
+	"sigs.k8s.io/kustomize/kyaml/filesys"
+)
+
+const namespace = "trainjob-kueue-system"
+
+func decode(t *testing.T, data []byte) []*unstructured.Unstructured {
+	t.Helper()
+	dec := utilyaml.NewYAMLOrJSONDecoder(bytes.NewReader(data), 4096)
+	var out []*unstructured.Unstructured
+	for {
+		obj := map[string]any{}
+		if err := dec.Decode(&obj); err != nil {
+			if errors.Is(err, io.EOF) {
+				break
+			}
+			t.Fatalf("decoding rendered objects: %v\n%s", err, data)
+		}
+		if len(obj) == 0 {
+			continue
+		}
+		out = append(out, &unstructured.Unstructured{Object: obj})
+	}
+	slices.SortFunc(out, func(a, b *unstructured.Unstructured) int { return strings.Compare(key(a), key(b)) })
+	return out
+}
+
+func key(o *unstructured.Unstructured) string {
+	return fmt.Sprintf("%s/%s/%s", o.GetKind(), o.GetNamespace(), o.GetName())
+}
+
+func kustomize(t *testing.T) []*unstructured.Unstructured {
+	t.Helper()
+	m, err := krusty.MakeKustomizer(krusty.MakeDefaultOptions()).Run(filesys.MakeFsOnDisk(), "../../config/default")
+	if err != nil {
+		t.Fatalf("kustomize build config/default: %v", err)
+	}
+	data, err := m.AsYaml()
+	if err != nil {
+		t.Fatal(err)
+	}
+	return decode(t, data)
+}
+
+func helm(t *testing.T, values map[string]any) []*unstructured.Unstructured {
+	t.Helper()
+	ch, err := loader.Load("../../charts/trainjob-kueue")
+	if err != nil {
+		t.Fatalf("loading the chart: %v", err)
+	}
+	vals, err := chartutil.ToRenderValues(ch, values, chartutil.ReleaseOptions{Name: "trainjob-kueue", Namespace: namespace, IsInstall: true}, chartutil.DefaultCapabilities)
+	if err != nil {
+		t.Fatal(err)
+	}
+	files, err := engine.Render(ch, vals)
+	if err != nil {
+		t.Fatalf("rendering the chart: %v", err)
+	}
+	names := make([]string, 0, len(files))
+	for name := range files {
+		names = append(names, name)
+	}
+	slices.Sort(names)
+	var all bytes.Buffer
+	for _, name := range names {
+		if strings.HasSuffix(name, ".yaml") {
+			all.WriteString("\n---\n" + files[name])
+		}
+	}
+	return decode(t, all.Bytes())
+}
+
+func TestHelmAndKustomizeRenderTheSameObjects(t *testing.T) {
+	fromKustomize := kustomize(t)
+	// Helm makes the release namespace itself (--create-namespace).
+	fromKustomize = slices.DeleteFunc(fromKustomize, func(o *unstructured.Unstructured) bool { return o.GetKind() == "Namespace" })
+	fromHelm := helm(t, nil)
+	keys := func(objs []*unstructured.Unstructured) []string {
+		out := make([]string, len(objs))
+		for i, o := range objs {
+			out[i] = key(o)
+		}
+		return out
+	}
+	if diff := cmp.Diff(keys(fromKustomize), keys(fromHelm)); diff != "" {
+		t.Fatalf("objects (-kustomize +helm):\n%s", diff)
+	}
+	for i := range fromKustomize {
+		if diff := cmp.Diff(fromKustomize[i].Object, fromHelm[i].Object); diff != "" {
+			t.Errorf("%s (-kustomize +helm):\n%s", key(fromKustomize[i]), diff)
+		}
+	}
+}
+
+func find(t *testing.T, objs []*unstructured.Unstructured, kind, name string) *unstructured.Unstructured {
+	t.Helper()
+	for _, o := range objs {
+		if o.GetKind() == kind && o.GetName() == name {
+			return o
+		}
+	}
+	t.Fatalf("no %s %s rendered", kind, name)
+	return nil
+}
+
+func TestHelmValues(t *testing.T) {
+	objs := helm(t, map[string]any{
+		"image":          map[string]any{"repository": "registry.example.com/trainjob-kueue", "tag": "v0.1.0", "pullPolicy": "IfNotPresent"},
+		"replicas":       3,
+		"leaderElection": false,
+		"featureGates":   map[string]any{"TopologyAwareScheduling": true, "MultiKueue": false},
+		"kueueConfig":    map[string]any{"existingConfigMap": "my-kueue-config"},
+		"metrics":        map[string]any{"bindAddress": ":9090", "secure": false},
+		"webhook":        map[string]any{"certManagement": "external", "certSecretName": "from-cert-manager"},
+	})
+	deploy := find(t, objs, "Deployment", "trainjob-kueue-controller-manager")
+	replicas, _, _ := unstructured.NestedFieldNoCopy(deploy.Object, "spec", "replicas")
+	containers, _, _ := unstructured.NestedSlice(deploy.Object, "spec", "template", "spec", "containers")
+	c := containers[0].(map[string]any)
+	volumes, _, _ := unstructured.NestedSlice(deploy.Object, "spec", "template", "spec", "volumes")
+	got := map[string]any{
+		"replicas":   fmt.Sprint(replicas),
+		"image":      c["image"],
+		"pullPolicy": c["imagePullPolicy"],
+		"args":       c["args"],
+		"volumes":    volumes,
+	}
+	want := map[string]any{
+		"replicas":   "3",
+		"image":      "registry.example.com/trainjob-kueue:v0.1.0",
+		"pullPolicy": "IfNotPresent",
+		"args": []any{
+			"--kueue-config=/etc/kueue/controller_manager_config.yaml",
+			"--metrics-bind-address=:9090",
+			"--health-probe-bind-address=:8081",
+			"--metrics-secure=false",
+			"--cert-management=external",
+			"--webhook-secret-name=from-cert-manager",
+			"--feature-gates=MultiKueue=false,TopologyAwareScheduling=true",
+		},
+		"volumes": []any{
+			map[string]any{"name": "kueue-config", "configMap": map[string]any{"name": "my-kueue-config"}},
+			map[string]any{"name": "certs", "secret": map[string]any{"secretName": "from-cert-manager"}},
+		},
+	}
+	if diff := cmp.Diff(want, got); diff != "" {
+		t.Errorf("Deployment (-want +got):\n%s", diff)
+	}
+	for _, o := range objs {
+		if (o.GetKind() == "ConfigMap" || o.GetKind() == "Secret") && o.GetNamespace() == namespace {
+			t.Errorf("%s rendered although the values provide it", key(o))
+		}
+	}
+}
+
+func TestHelmInlineKueueConfig(t *testing.T) {
+	const inline = "apiVersion: config.kueue.x-k8s.io/v1beta2\nkind: Configuration\nmanageJobsWithoutQueueName: false\n"
+	objs := helm(t, map[string]any{"kueueConfig": map[string]any{"inline": inline}})
+	cm := find(t, objs, "ConfigMap", "trainjob-kueue-kueue-config")
+	if got, _, _ := unstructured.NestedString(cm.Object, "data", "controller_manager_config.yaml"); got != inline {
+		t.Errorf("inline Kueue configuration rendered as %q", got)
+	}
+}
