@@ -37,6 +37,7 @@ import (
 	trainer "github.com/kubeflow/trainer/v2/pkg/apis/trainer/v1alpha1"
 
 	"github.com/trainjob-kueue/trainjob-kueue/integration"
+	"github.com/trainjob-kueue/trainjob-kueue/quota"
 	"github.com/trainjob-kueue/trainjob-kueue/test/fixtures"
 	"github.com/trainjob-kueue/trainjob-kueue/test/localcluster"
 )
@@ -77,7 +78,15 @@ func run(ctx context.Context, name string, timeout time.Duration) error {
 	if err != nil {
 		return err
 	}
-	d := &demo{k: k, seen: map[string]*jobView{}}
+	ours, err := client.New(cfg, client.Options{Scheme: integration.NewScheme()})
+	if err != nil {
+		return err
+	}
+	positions, err := integration.NewVisibilityPositions(cfg)
+	if err != nil {
+		return err
+	}
+	d := &demo{k: k, seen: map[string]*jobView{}, explainer: &integration.Explainer{Client: ours, Positions: positions}}
 	if err := d.reset(ctx); err != nil {
 		return err
 	}
@@ -97,6 +106,14 @@ func run(ctx context.Context, name string, timeout time.Duration) error {
 			}
 			late = nil
 		}
+		if d.explained == "" && late == nil && time.Since(start) > 30*time.Second {
+			if err := d.explainPending(ctx); err != nil {
+				return err
+			}
+			if d.explained != "" && !isTTY() {
+				fmt.Println(d.explained)
+			}
+		}
 		done, err := d.show(ctx, start)
 		if err != nil {
 			return err
@@ -114,6 +131,9 @@ func run(ctx context.Context, name string, timeout time.Duration) error {
 		}
 	}
 	kubectl := filepath.Join(c.Dir, "bin", "kubectl")
+	if d.explained != "" {
+		fmt.Printf("\n%s", d.explained)
+	}
 	fmt.Printf("\nAll %d TrainJobs are done. The cluster is still up:\n\n", len(d.seen))
 	fmt.Printf("  export KUBECONFIG=%s\n  %s get trainjobs,workloads -n %s\n  %s describe trainjob -n %s llm-1\n\n", c.Kubeconfig, kubectl, ns, kubectl, ns)
 	fmt.Printf("Stop it with: make cluster-down CLUSTER=%s\n", name)
@@ -123,6 +143,45 @@ func run(ctx context.Context, name string, timeout time.Duration) error {
 type demo struct {
 	k    client.Client
 	seen map[string]*jobView
+
+	explainer *integration.Explainer
+	// explained is `explain` of a job seen pending, shown under the table.
+	explained string
+}
+
+// explainPending explains the first job waiting for admission, as
+// `kubectl trainjob-kueue explain` would.
+func (d *demo) explainPending(ctx context.Context) error {
+	var jobs trainer.TrainJobList
+	if err := d.k.List(ctx, &jobs, client.InNamespace(ns)); err != nil {
+		return err
+	}
+	sort.Slice(jobs.Items, func(i, j int) bool { return jobs.Items[i].Name < jobs.Items[j].Name })
+	for i := range jobs.Items {
+		tj := &jobs.Items[i]
+		if !ptr.Deref(tj.Spec.Suspend, false) || apimeta.IsStatusConditionTrue(tj.Status.Conditions, trainer.TrainJobComplete) {
+			continue
+		}
+		job, err := d.explainer.Get(ctx, tj.Namespace, tj.Name)
+		if err != nil {
+			return err
+		}
+		ex, err := d.explainer.Explain(ctx, job)
+		if err != nil {
+			return err
+		}
+		if ex.State != quota.StatePending {
+			continue
+		}
+		var b strings.Builder
+		fmt.Fprintf(&b, "Why is %s pending?  kubectl trainjob-kueue explain %s/%s\n\n", tj.Name, ns, tj.Name)
+		if err := ex.WriteText(&b); err != nil {
+			return err
+		}
+		d.explained = b.String()
+		return nil
+	}
+	return nil
 }
 
 // Pools of fake GPU nodes, tainted so only pods with the flavor's
@@ -393,6 +452,10 @@ func (d *demo) show(ctx context.Context, start time.Time) (bool, error) {
 			waited = v.waited.String()
 		}
 		fmt.Fprintf(&b, "%-10s %-11s %-10s %-34s %-6d %-8s %d\n", tj.Name, tj.Labels[fixtures.QueueLabel], state, flavor, running[tj.Name], waited, v.preemptions)
+	}
+	if d.explained != "" && isTTY() {
+		// A refreshing screen keeps it under the table; a log has it once.
+		b.WriteString("\n" + d.explained)
 	}
 	fmt.Print(b.String())
 	if !isTTY() {
