@@ -48,7 +48,7 @@ test-smoke:
 test-full: vet test-unit test-install test-integration test-e2e
 	@for v in $(SMOKE_TRAINER_VERSIONS); do \
 	  $(MAKE) --no-print-directory components TRAINER_VERSION=$$v || exit 1; \
-	  E2E_TRAINER_VERSION=$$v $(GO) test -count=1 -timeout 30m ./test/e2e/... || exit 1; \
+	  E2E_TRAINER_VERSION=$$v $(GO) test -p 1 -count=1 -timeout 40m ./test/e2e/... || exit 1; \
 	done
 	$(MAKE) fuzz FUZZTIME=5m
 	$(GO) test -run '^$$' -fuzz FuzzInjectThenRestoreIsIdentity -fuzztime 5m ./shape/
@@ -103,7 +103,7 @@ cluster-down:
 ## test-e2e: scenarios on the local control plane (its own cluster "e2e",
 ## or the one KUBECONFIG points at).
 test-e2e: components
-	$(GO) test -count=1 -timeout 30m ./test/e2e/...
+	$(GO) test -p 1 -count=1 -timeout 40m ./test/e2e/...
 
 ## demo: the main job, on the local control plane.
 demo:

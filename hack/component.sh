@@ -20,6 +20,13 @@ jobset_for() {
   esac
 }
 
+# One component at a time per machine: test packages bring clusters up in
+# parallel, and two builds of one component would race on its files.
+if [ "${1:-}" != --list ]; then
+  exec 9>"${TMPDIR:-/tmp}/trainjob-kueue-components-$(id -u).lock"
+  flock 9
+fi
+
 case ${1:-} in
   --list) echo etcd kube-apiserver kube-controller-manager kubectl kube-scheduler kwok trainer-controller-manager jobset-controller-manager kueue ;;
   etcd) exec "$here/build-tool.sh" etcd go.etcd.io/etcd/server/v3 etcd ;;

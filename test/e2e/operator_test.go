@@ -225,6 +225,26 @@ func TestMetricsCountWhatHappened(t *testing.T) {
 	create(t, queued)
 	workloadOf(t, queued)
 
+	// `kubectl describe` tells the story with our events.
+	cluster, err := localcluster.Open(filepath.Dir(kubeconfigPath))
+	if err != nil {
+		t.Fatal(err)
+	}
+	eventually(t, 30*time.Second, "describe shows the admission", func() error {
+		cmd := exec.Command(cluster.Kubectl(), "describe", "trainjob", "-n", ns, "running")
+		cmd.Env = append(os.Environ(), "KUBECONFIG="+kubeconfigPath)
+		out, err := cmd.CombinedOutput()
+		if err != nil {
+			return fmt.Errorf("%v: %s", err, out)
+		}
+		for _, want := range []string{"CreatedWorkload", "Started", "Injected", "Admitted to flavors node→" + ns + "-gpu"} {
+			if !strings.Contains(string(out), want) {
+				return fmt.Errorf("no %q in:\n%s", want, out)
+			}
+		}
+		return nil
+	})
+
 	m := scrapeOurMetrics(t, ns)
 	for name, min := range map[string]float64{
 		`trainjob_kueue_injections_total{reason="",result="done"}`: 1,
