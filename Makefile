@@ -11,7 +11,7 @@ TRAINER_VERSION ?= v2.1.0
 INTEGRATION ?= ours
 KUEUE_CONFIG ?=
 
-.PHONY: all build plugin test test-install test-smoke test-full test-unit test-integration test-e2e fuzz vet envtest-assets components cluster-up cluster-down multikueue-up demo clean
+.PHONY: all build plugin bench bench-smoke test test-install test-smoke test-full test-unit test-integration test-e2e fuzz vet envtest-assets components cluster-up cluster-down multikueue-up demo clean
 
 all: build
 
@@ -25,7 +25,7 @@ plugin:
 
 ## test: every tier on the default configuration, plus a smoke of every
 ## other supported Trainer release.
-test: vet test-unit test-install test-integration test-e2e test-smoke
+test: vet test-unit test-install test-integration test-e2e test-smoke bench-smoke
 
 SMOKE_TRAINER_VERSIONS ?= v2.0.1 v2.2.0 v2.3.0
 # Trainer v2.3 is the first whose controller may run on a MultiKueue manager.
@@ -40,7 +40,7 @@ test-smoke:
 	done
 	@for v in $(SMOKE_MULTIKUEUE_VERSIONS); do \
 	  echo ">> MultiKueue e2e with Trainer $$v (its full controller on the manager)"; \
-	  E2E_TRAINER_VERSION=$$v $(GO) test -count=1 -timeout 20m ./test/e2e/multikueue/ || exit 1; \
+	  E2E_TRAINER_VERSION=$$v $(GO) test -count=1 -timeout 20m -run 'TestDispatchedTrainJobRunsOnTheWorkerWithQuotaAndCompletes' ./test/e2e/multikueue/ || exit 1; \
 	done
 
 ## test-full: everything, fully: all tiers on every Trainer release, and
@@ -104,6 +104,20 @@ cluster-down:
 ## or the one KUBECONFIG points at).
 test-e2e: components
 	$(GO) test -p 1 -count=1 -timeout 40m ./test/e2e/...
+
+## bench: trainjob-kueue side by side with Kueue's in-tree TrainJob
+## integration and Kueue's bare queueing path (BENCH_N TrainJobs per set-up,
+## BENCH_ROUNDS rounds), plus the PodSet micro-benchmark. Not part of make test.
+BENCH_N ?= 2000
+BENCH_ROUNDS ?= 1
+bench: components
+	$(GO) test -run '^$$' -bench BenchmarkPodSets -benchmem ./podsets/
+	$(GO) run ./hack/bench -n $(BENCH_N) -rounds $(BENCH_ROUNDS)
+
+## bench-smoke: the benchmark's whole path on a small load (part of make test).
+bench-smoke: components
+	$(GO) test -run '^$$' -bench BenchmarkPodSets -benchtime 100x ./podsets/
+	$(GO) run ./hack/bench -n 24 -rate 8 -out .bench/smoke
 
 ## demo: the main job, on the local control plane.
 demo:

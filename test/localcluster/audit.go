@@ -5,11 +5,13 @@ import (
 	"encoding/json"
 	"fmt"
 	"os"
+	"time"
 )
 
 // AuditEvent is the part of an API server audit event the tests count.
 type AuditEvent struct {
 	Stage      string                    `json:"stage"`
+	Received   time.Time                 `json:"requestReceivedTimestamp"`
 	Verb       string                    `json:"verb"`
 	User       struct{ Username string } `json:"user"`
 	RequestURI string                    `json:"requestURI"`

@@ -631,6 +631,17 @@ func (b *bringUp) kueueConfig() (string, error) {
 	}
 	if b.o.Integration == IntegrationInTree {
 		frameworks = append(frameworks, "trainer.kubeflow.org/trainjob")
+		// Kueue refuses a generic MultiKueue adapter for a kind it has a
+		// built-in one for.
+		if mk, _ := cfg["multiKueue"].(map[string]any); mk != nil {
+			var keep []any
+			for _, f := range asSlice(mk["externalFrameworks"]) {
+				if m, _ := f.(map[string]any); m["name"] != "TrainJob.v1alpha1.trainer.kubeflow.org" {
+					keep = append(keep, f)
+				}
+			}
+			mk["externalFrameworks"] = keep
+		}
 	}
 	integrations["frameworks"] = frameworks
 	cfg["integrations"] = integrations

@@ -60,6 +60,9 @@ const MultiKueueManager = "manager"
 const (
 	IntegrationOurs   = "ours"
 	IntegrationInTree = "intree"
+	// IntegrationNone: no TrainJob integration at all (the benchmark's
+	// floor, which queues bare Workloads).
+	IntegrationNone = "none"
 )
 
 // Cluster is a running local control plane.
@@ -95,8 +98,8 @@ func Up(ctx context.Context, o Options) (*Cluster, error) {
 	if o.Integration == "" {
 		o.Integration = IntegrationOurs
 	}
-	if o.Integration != IntegrationOurs && o.Integration != IntegrationInTree {
-		return nil, fmt.Errorf("INTEGRATION=%q: use ours or intree", o.Integration)
+	if o.Integration != IntegrationOurs && o.Integration != IntegrationInTree && o.Integration != IntegrationNone {
+		return nil, fmt.Errorf("INTEGRATION=%q: use ours, intree or none", o.Integration)
 	}
 	if o.MultiKueue != "" && o.MultiKueue != MultiKueueManager {
 		return nil, fmt.Errorf("MultiKueue role %q: use %q or nothing", o.MultiKueue, MultiKueueManager)
@@ -239,6 +242,10 @@ func Open(dir string) (*Cluster, error) {
 	}
 	return &Cluster{Dir: dir, Kubeconfig: filepath.Join(dir, "kubeconfig"), state: st}, nil
 }
+
+// PID of one of the cluster's processes ("kueue", "trainjob-kueue", …), 0
+// when it runs none.
+func (c *Cluster) PID(component string) int { return c.state.PIDs[component] }
 
 // Port of one of the cluster's listeners ("ours-metrics", "apiserver", …).
 func (c *Cluster) Port(name string) int { return c.state.Ports[name] }

@@ -1,0 +1,239 @@
+// Command bench measures trainjob-kueue side by side with Kueue's in-tree
+// TrainJob integration and with Kueue's bare queueing path, on the local
+// control plane: `make bench` (N=2000), `make bench-smoke` (a small run).
+//
+// Each round runs the same load against three set-ups, each on a fresh
+// local cluster with the same components (order rotates between rounds):
+//
+//	floor   Kueue alone admitting bare Workloads of the TrainJobs' shape
+//	intree  Kueue v0.16.2's built-in TrainJob integration
+//	ours    Kueue with that integration off, plus trainjob-kueue
+//
+// Everything is measured from outside the integration: API requests from
+// the API server's audit log, CPU and memory from /proc, latencies from
+// watch events. Results: a markdown table on stdout, .bench/summary.json
+// and .bench/latency.png.
+package main
+
+import (
+	"context"
+	"flag"
+	"fmt"
+	"os"
+	"os/signal"
+	"path/filepath"
+	"strings"
+	"syscall"
+	"time"
+
+	"github.com/go-logr/logr"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/runtime"
+	utilruntime "k8s.io/apimachinery/pkg/util/runtime"
+	clientgoscheme "k8s.io/client-go/kubernetes/scheme"
+	"k8s.io/client-go/tools/clientcmd"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+	ctrllog "sigs.k8s.io/controller-runtime/pkg/log"
+	jobsetapi "sigs.k8s.io/jobset/api/jobset/v1alpha2"
+	kueue "sigs.k8s.io/kueue/apis/kueue/v1beta2"
+
+	trainer "github.com/kubeflow/trainer/v2/pkg/apis/trainer/v1alpha1"
+
+	"github.com/trainjob-kueue/trainjob-kueue/test/localcluster"
+)
+
+const (
+	setupFloor  = "floor"
+	setupInTree = "intree"
+	setupOurs   = "ours"
+
+	kueueUser = "system:serviceaccount:kueue-system:kueue-controller-manager"
+	ourUser   = "system:serviceaccount:trainjob-kueue-system:trainjob-kueue-controller-manager"
+)
+
+type options struct {
+	n       int
+	rounds  int
+	rate    float64
+	runFor  time.Duration
+	timeout time.Duration
+	out     string
+	check   bool
+	setups  string
+}
+
+func main() {
+	var o options
+	flag.IntVar(&o.n, "n", 2000, "TrainJobs per set-up and round (half in a burst, half as a stream)")
+	flag.IntVar(&o.rounds, "rounds", 1, "rounds; each runs every set-up once, in rotating order")
+	flag.Float64Var(&o.rate, "rate", 20, "jobs per second of the steady stream")
+	flag.DurationVar(&o.runFor, "run-for", 2*time.Second, "how long each pod runs")
+	flag.DurationVar(&o.timeout, "timeout", 90*time.Minute, "per set-up and round")
+	flag.StringVar(&o.out, "out", ".bench", "output directory")
+	flag.StringVar(&o.setups, "setups", "floor,intree,ours", "set-ups to run (all three for the ratios)")
+	flag.BoolVar(&o.check, "check", false, "fail unless every measurement is present and trainjob-kueue made no dry run (the smoke run)")
+	flag.Parse()
+	ctrllog.SetLogger(logr.Discard())
+	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
+	defer stop()
+	if err := run(ctx, o); err != nil {
+		fmt.Fprintf(os.Stderr, "bench: %v\n", err)
+		os.Exit(1)
+	}
+}
+
+// result of one set-up in one round.
+type result struct {
+	setup     string
+	jobs      map[string]*times
+	start     time.Time
+	end       time.Time
+	kueue     usage // Kueue's process over the load
+	ours      usage // trainjob-kueue's
+	kueueReqs int   // requests by Kueue
+	kueueDry  int
+	ourReqs   int
+	ourDry    int
+	ourVerbs  map[string]int
+	kueueVerb map[string]int
+}
+
+func run(ctx context.Context, o options) error {
+	root, err := os.Getwd()
+	if err != nil {
+		return err
+	}
+	if err := os.MkdirAll(o.out, 0o755); err != nil {
+		return err
+	}
+	order := strings.Split(o.setups, ",")
+	var results []*result
+	for round := range o.rounds {
+		for k := range order {
+			setup := order[(k+round)%len(order)]
+			fmt.Fprintf(os.Stderr, ">> round %d: %s, %d jobs\n", round+1, setup, o.n)
+			r, err := runSetup(ctx, root, setup, o)
+			if err != nil {
+				return fmt.Errorf("%s: %w", setup, err)
+			}
+			results = append(results, r)
+		}
+	}
+	s := summarize(o.n, results)
+	if err := writeSummary(filepath.Join(o.out, "summary.json"), s); err != nil {
+		return err
+	}
+	if err := plotCDFs(filepath.Join(o.out, "latency.png"), results); err != nil {
+		return err
+	}
+	printTable(os.Stdout, s)
+	fmt.Printf("\n%s/summary.json, %s/latency.png\n", o.out, o.out)
+	if o.check {
+		return check(s)
+	}
+	return nil
+}
+
+func scheme() *runtime.Scheme {
+	s := runtime.NewScheme()
+	utilruntime.Must(clientgoscheme.AddToScheme(s))
+	utilruntime.Must(kueue.AddToScheme(s))
+	utilruntime.Must(trainer.AddToScheme(s))
+	utilruntime.Must(jobsetapi.AddToScheme(s))
+	return s
+}
+
+func runSetup(ctx context.Context, root, setup string, o options) (*result, error) {
+	integration := map[string]string{setupFloor: localcluster.IntegrationNone, setupInTree: localcluster.IntegrationInTree, setupOurs: localcluster.IntegrationOurs}[setup]
+	name := "bench-" + setup
+	if err := localcluster.Down(root, name, os.Stderr); err != nil {
+		return nil, err
+	}
+	c, err := localcluster.Up(ctx, localcluster.Options{Name: name, Root: root, Progress: os.Stderr,
+		Settings: localcluster.Settings{Integration: integration}})
+	if err != nil {
+		return nil, err
+	}
+	defer func() { _ = localcluster.Down(root, name, os.Stderr) }()
+	cfg, err := clientcmd.BuildConfigFromFlags("", c.Kubeconfig)
+	if err != nil {
+		return nil, err
+	}
+	// The load generator is not what is measured: let it go fast.
+	cfg.QPS, cfg.Burst = 500, 1000
+	k, err := client.New(cfg, client.Options{Scheme: scheme()})
+	if err != nil {
+		return nil, err
+	}
+	if err := setUp(ctx, k, o.runFor); err != nil {
+		return nil, err
+	}
+	nodePods, err := nodePods(o.runFor)
+	if err != nil {
+		return nil, err
+	}
+	rec := newRecorder()
+	wctx, cancel := context.WithCancel(ctx)
+	defer cancel()
+	if err := rec.watch(wctx, cfg, k, setup == setupFloor, o.runFor, nodePods); err != nil {
+		return nil, err
+	}
+	r := &result{setup: setup}
+	kueueBefore, err := procUsage(c.PID("kueue"))
+	if err != nil {
+		return nil, err
+	}
+	oursBefore, err := procUsage(c.PID("trainjob-kueue"))
+	if err != nil {
+		return nil, err
+	}
+	r.start = time.Now()
+	mk := trainJobs
+	if setup == setupFloor {
+		mk = floorWorkloads(o.runFor)
+	}
+	if err := submit(ctx, k, o.n, o.rate, mk, rec); err != nil {
+		return nil, err
+	}
+	deadline := time.Now().Add(o.timeout)
+	lastReport := time.Now()
+	for rec.finishedCount() < o.n {
+		if time.Now().After(deadline) {
+			return nil, fmt.Errorf("only %d of %d jobs finished within %s", rec.finishedCount(), o.n, o.timeout)
+		}
+		select {
+		case <-ctx.Done():
+			return nil, ctx.Err()
+		case <-time.After(time.Second):
+		}
+		if time.Since(lastReport) >= 10*time.Second {
+			fmt.Fprintf(os.Stderr, "   %s: %d/%d finished\n", setup, rec.finishedCount(), o.n)
+			lastReport = time.Now()
+		}
+	}
+	r.end = time.Now()
+	kueueAfter, err := procUsage(c.PID("kueue"))
+	if err != nil {
+		return nil, err
+	}
+	oursAfter, err := procUsage(c.PID("trainjob-kueue"))
+	if err != nil {
+		return nil, err
+	}
+	r.kueue = usage{cpuSeconds: kueueAfter.cpuSeconds - kueueBefore.cpuSeconds, peakRSSMiB: kueueAfter.peakRSSMiB}
+	r.ours = usage{cpuSeconds: oursAfter.cpuSeconds - oursBefore.cpuSeconds, peakRSSMiB: oursAfter.peakRSSMiB}
+	cancel()
+	// Requests counted up to now; the audit log is written synchronously.
+	if r.kueueReqs, r.kueueDry, r.kueueVerb, err = requests(c, kueueUser, r.start); err != nil {
+		return nil, err
+	}
+	if r.ourReqs, r.ourDry, r.ourVerbs, err = requests(c, ourUser, r.start); err != nil {
+		return nil, err
+	}
+	r.jobs = rec.jobs
+	return r, nil
+}
+
+func kueueFinished() metav1.Condition {
+	return metav1.Condition{Type: kueue.WorkloadFinished, Status: metav1.ConditionTrue, Reason: kueue.WorkloadFinishedReasonSucceeded, Message: "bench: done", LastTransitionTime: metav1.Now()}
+}

@@ -1,0 +1,264 @@
+package main
+
+import (
+	"context"
+	"fmt"
+	"os"
+	"strconv"
+	"strings"
+	"sync"
+	"time"
+
+	corev1 "k8s.io/api/core/v1"
+	apimeta "k8s.io/apimachinery/pkg/api/meta"
+	"k8s.io/client-go/rest"
+	toolscache "k8s.io/client-go/tools/cache"
+	"k8s.io/utils/ptr"
+	"sigs.k8s.io/controller-runtime/pkg/cache"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+	jobsetapi "sigs.k8s.io/jobset/api/jobset/v1alpha2"
+	kueue "sigs.k8s.io/kueue/apis/kueue/v1beta2"
+
+	trainer "github.com/kubeflow/trainer/v2/pkg/apis/trainer/v1alpha1"
+
+	"github.com/trainjob-kueue/trainjob-kueue/test/localcluster"
+)
+
+// times of one job, as the benchmark saw them: measured from outside the
+// integration, on watch events.
+type times struct {
+	created, workload, admitted, unsuspended, running, finished time.Time
+}
+
+// recorder keeps the first time each milestone was seen, per job.
+type recorder struct {
+	mu   sync.Mutex
+	jobs map[string]*times
+	// pods running per job, of role "node".
+	running  map[string]map[string]bool
+	expected map[string]int
+}
+
+func newRecorder() *recorder {
+	return &recorder{jobs: map[string]*times{}, running: map[string]map[string]bool{}, expected: map[string]int{}}
+}
+
+func (r *recorder) at(job string) *times {
+	t := r.jobs[job]
+	if t == nil {
+		t = &times{}
+		r.jobs[job] = t
+	}
+	return t
+}
+
+func first(slot *time.Time, now time.Time) {
+	if slot.IsZero() {
+		*slot = now
+	}
+}
+
+func (r *recorder) created(job string, now time.Time) {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	first(&r.at(job).created, now)
+}
+
+func (r *recorder) finishedCount() int {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	n := 0
+	for _, t := range r.jobs {
+		if !t.finished.IsZero() {
+			n++
+		}
+	}
+	return n
+}
+
+// watch records milestones from informers on Workloads, TrainJobs and
+// pods; floor marks admitted Workloads finished after runFor, playing the
+// job that would have run.
+func (r *recorder) watch(ctx context.Context, cfg *rest.Config, c client.Client, floor bool, runFor time.Duration, nodePods map[string]int) error {
+	ca, err := cache.New(cfg, cache.Options{Scheme: c.Scheme(), DefaultNamespaces: map[string]cache.Config{ns: {}}})
+	if err != nil {
+		return err
+	}
+	handler := func(f func(obj any)) toolscache.ResourceEventHandlerFuncs {
+		return toolscache.ResourceEventHandlerFuncs{AddFunc: f, UpdateFunc: func(_, obj any) { f(obj) }}
+	}
+	wlInf, err := ca.GetInformer(ctx, &kueue.Workload{})
+	if err != nil {
+		return err
+	}
+	if _, err := wlInf.AddEventHandler(handler(func(obj any) {
+		wl, ok := obj.(*kueue.Workload)
+		if !ok {
+			return
+		}
+		job := wl.Name
+		if owner := ownerName(wl); owner != "" {
+			job = owner
+		}
+		now := time.Now()
+		r.mu.Lock()
+		t := r.at(job)
+		first(&t.workload, now)
+		admitted := apimeta.IsStatusConditionTrue(wl.Status.Conditions, kueue.WorkloadAdmitted)
+		if admitted {
+			first(&t.admitted, now)
+		}
+		done := apimeta.IsStatusConditionTrue(wl.Status.Conditions, kueue.WorkloadFinished)
+		if done {
+			first(&t.finished, now)
+		}
+		r.mu.Unlock()
+		if floor && admitted && !done {
+			go finishAfter(ctx, c, wl.Name, runFor)
+		}
+	})); err != nil {
+		return err
+	}
+	if !floor {
+		tjInf, err := ca.GetInformer(ctx, &trainer.TrainJob{})
+		if err != nil {
+			return err
+		}
+		if _, err := tjInf.AddEventHandler(handler(func(obj any) {
+			tj, ok := obj.(*trainer.TrainJob)
+			if !ok {
+				return
+			}
+			now := time.Now()
+			r.mu.Lock()
+			defer r.mu.Unlock()
+			t := r.at(tj.Name)
+			if !ptr.Deref(tj.Spec.Suspend, true) {
+				first(&t.unsuspended, now)
+			}
+			if apimeta.IsStatusConditionTrue(tj.Status.Conditions, trainer.TrainJobComplete) || apimeta.IsStatusConditionTrue(tj.Status.Conditions, trainer.TrainJobFailed) {
+				first(&t.finished, now)
+			}
+			r.expected[tj.Name] = nodePods[tj.Spec.RuntimeRef.Name]
+		})); err != nil {
+			return err
+		}
+		podInf, err := ca.GetInformer(ctx, &corev1.Pod{})
+		if err != nil {
+			return err
+		}
+		if _, err := podInf.AddEventHandler(handler(func(obj any) {
+			p, ok := obj.(*corev1.Pod)
+			if !ok || p.Labels[jobsetapi.ReplicatedJobNameKey] != "node" || p.Status.Phase != corev1.PodRunning {
+				return
+			}
+			job := p.Labels[jobsetapi.JobSetNameKey]
+			now := time.Now()
+			r.mu.Lock()
+			defer r.mu.Unlock()
+			if r.running[job] == nil {
+				r.running[job] = map[string]bool{}
+			}
+			r.running[job][p.Name] = true
+			if want := r.expected[job]; want > 0 && len(r.running[job]) >= want {
+				first(&r.at(job).running, now)
+			}
+		})); err != nil {
+			return err
+		}
+	}
+	go func() { _ = ca.Start(ctx) }()
+	if !ca.WaitForCacheSync(ctx) {
+		return fmt.Errorf("informers did not sync")
+	}
+	return nil
+}
+
+func ownerName(wl *kueue.Workload) string {
+	for _, o := range wl.OwnerReferences {
+		if o.Kind == "TrainJob" {
+			return o.Name
+		}
+	}
+	return ""
+}
+
+// finishAfter plays a finished job for the floor's bare Workloads.
+func finishAfter(ctx context.Context, c client.Client, name string, runFor time.Duration) {
+	time.Sleep(runFor)
+	for range 20 {
+		wl := &kueue.Workload{}
+		if err := c.Get(ctx, client.ObjectKey{Namespace: ns, Name: name}, wl); err != nil {
+			return
+		}
+		if apimeta.IsStatusConditionTrue(wl.Status.Conditions, kueue.WorkloadFinished) {
+			return
+		}
+		apimeta.SetStatusCondition(&wl.Status.Conditions, kueueFinished())
+		if err := c.Status().Update(ctx, wl); err == nil {
+			return
+		}
+		time.Sleep(200 * time.Millisecond)
+	}
+}
+
+// usage of a process: CPU seconds so far and peak resident memory.
+type usage struct {
+	cpuSeconds float64
+	peakRSSMiB float64
+}
+
+// procUsage reads /proc for pid (0: none).
+func procUsage(pid int) (usage, error) {
+	if pid == 0 {
+		return usage{}, nil
+	}
+	stat, err := os.ReadFile(fmt.Sprintf("/proc/%d/stat", pid))
+	if err != nil {
+		return usage{}, err
+	}
+	// Fields after the command name (which may hold spaces).
+	rest := strings.Fields(string(stat[strings.LastIndexByte(string(stat), ')')+2:]))
+	utime, _ := strconv.ParseFloat(rest[11], 64)
+	stime, _ := strconv.ParseFloat(rest[12], 64)
+	status, err := os.ReadFile(fmt.Sprintf("/proc/%d/status", pid))
+	if err != nil {
+		return usage{}, err
+	}
+	var hwmKiB float64
+	for _, line := range strings.Split(string(status), "\n") {
+		if strings.HasPrefix(line, "VmHWM:") {
+			f := strings.Fields(line)
+			hwmKiB, _ = strconv.ParseFloat(f[1], 64)
+		}
+	}
+	// Clock ticks are 100 per second on Linux.
+	return usage{cpuSeconds: (utime + stime) / 100, peakRSSMiB: hwmKiB / 1024}, nil
+}
+
+// requests counts the successful API requests user made from since on,
+// and the dry runs among them.
+func requests(c *localcluster.Cluster, user string, since time.Time) (total, dryRuns int, byVerb map[string]int, err error) {
+	events, err := localcluster.AuditEvents(c.AuditLog(), func(e *localcluster.AuditEvent) bool {
+		return e.User.Username == user && !e.Received.Before(since)
+	})
+	if err != nil {
+		return 0, 0, nil, err
+	}
+	byVerb = map[string]int{}
+	for _, e := range events {
+		if e.ResponseStatus == nil || e.ResponseStatus.Code >= 400 {
+			continue
+		}
+		total++
+		what := e.Verb + " " + e.ObjectRef.Resource
+		if e.ObjectRef.Subresource != "" {
+			what += "/" + e.ObjectRef.Subresource
+		}
+		byVerb[what]++
+		if strings.Contains(e.RequestURI, "dryRun") {
+			dryRuns++
+		}
+	}
+	return total, dryRuns, byVerb, nil
+}

@@ -1,0 +1,360 @@
+package main
+
+import (
+	"encoding/json"
+	"fmt"
+	"image"
+	"image/color"
+	"image/draw"
+	"image/png"
+	"io"
+	"math"
+	"os"
+	"slices"
+	"time"
+
+	"golang.org/x/image/font"
+	"golang.org/x/image/font/basicfont"
+	"golang.org/x/image/math/fixed"
+)
+
+// Percentiles of a latency, in milliseconds.
+type Percentiles struct {
+	P50 float64 `json:"p50"`
+	P90 float64 `json:"p90"`
+	P99 float64 `json:"p99"`
+}
+
+// Setup is one set-up's measurements; nil where it does not apply.
+type Setup struct {
+	RequestsPerJob          *float64       `json:"requests_per_job"`
+	DryRunPerJob            *float64       `json:"dry_run_per_job"`
+	CreatedToWorkloadMS     *Percentiles   `json:"created_to_workload_ms"`
+	AdmittedToUnsuspendedMS *Percentiles   `json:"admitted_to_unsuspended_ms"`
+	CreatedToRunningMS      *Percentiles   `json:"created_to_running_ms"`
+	ThroughputJobsPerS      float64        `json:"throughput_jobs_per_s"`
+	CPUSeconds              *float64       `json:"cpu_seconds"`
+	PeakRSSMiB              *float64       `json:"peak_rss_mib"`
+	RequestsByVerb          map[string]int `json:"requests_by_verb,omitempty"`
+}
+
+// Summary is .bench/summary.json.
+type Summary struct {
+	N      int                 `json:"n"`
+	Rounds int                 `json:"rounds"`
+	Setups map[string]*Setup   `json:"setups"`
+	Ratios map[string]*float64 `json:"ratios"`
+}
+
+func percentiles(samples []time.Duration) *Percentiles {
+	if len(samples) == 0 {
+		return nil
+	}
+	slices.Sort(samples)
+	at := func(q float64) float64 {
+		i := int(math.Ceil(q*float64(len(samples)))) - 1
+		i = max(0, min(i, len(samples)-1))
+		return float64(samples[i].Microseconds()) / 1000
+	}
+	return &Percentiles{P50: at(0.50), P90: at(0.90), P99: at(0.99)}
+}
+
+// spans collects one latency over every job of the results: to - from,
+// where both were seen.
+func spans(rs []*result, from, to func(*times) time.Time) []time.Duration {
+	var out []time.Duration
+	for _, r := range rs {
+		for _, t := range r.jobs {
+			a, b := from(t), to(t)
+			if a.IsZero() || b.IsZero() {
+				continue
+			}
+			out = append(out, max(b.Sub(a), 0))
+		}
+	}
+	return out
+}
+
+func throughput(r *result) float64 {
+	var firstCreated, lastAdmitted time.Time
+	n := 0
+	for _, t := range r.jobs {
+		if t.admitted.IsZero() {
+			continue
+		}
+		n++
+		if firstCreated.IsZero() || (!t.created.IsZero() && t.created.Before(firstCreated)) {
+			firstCreated = t.created
+		}
+		if t.admitted.After(lastAdmitted) {
+			lastAdmitted = t.admitted
+		}
+	}
+	if n == 0 || !lastAdmitted.After(firstCreated) {
+		return 0
+	}
+	return float64(n) / lastAdmitted.Sub(firstCreated).Seconds()
+}
+
+func ref[T any](v T) *T { return &v }
+
+func mean(xs []float64) float64 {
+	if len(xs) == 0 {
+		return 0
+	}
+	s := 0.0
+	for _, x := range xs {
+		s += x
+	}
+	return s / float64(len(xs))
+}
+
+// summarize pools latencies over rounds and averages the rest. The in-tree
+// integration runs inside Kueue: its requests, CPU and memory are Kueue's
+// in the intree set-up minus Kueue's in the ours set-up of the same round
+// (same load, same Kueue, only the TrainJob framework differs).
+func summarize(n int, rs []*result) *Summary {
+	by := map[string][]*result{}
+	for _, r := range rs {
+		by[r.setup] = append(by[r.setup], r)
+	}
+	rounds := len(by[setupOurs])
+	s := &Summary{N: n, Rounds: rounds, Setups: map[string]*Setup{}, Ratios: map[string]*float64{}}
+	created := func(t *times) time.Time { return t.created }
+	for setup, results := range by {
+		out := &Setup{}
+		var tp []float64
+		for _, r := range results {
+			tp = append(tp, throughput(r))
+		}
+		out.ThroughputJobsPerS = mean(tp)
+		if setup != setupFloor {
+			out.CreatedToWorkloadMS = percentiles(spans(results, created, func(t *times) time.Time { return t.workload }))
+			out.AdmittedToUnsuspendedMS = percentiles(spans(results, func(t *times) time.Time { return t.admitted }, func(t *times) time.Time { return t.unsuspended }))
+			out.CreatedToRunningMS = percentiles(spans(results, created, func(t *times) time.Time { return t.running }))
+		}
+		s.Setups[setup] = out
+	}
+	ours, intree := by[setupOurs], by[setupInTree]
+	if len(ours) > 0 {
+		var req, dry, cpu, rss []float64
+		verbs := map[string]int{}
+		for _, r := range ours {
+			req = append(req, float64(r.ourReqs)/float64(n))
+			dry = append(dry, float64(r.ourDry)/float64(n))
+			cpu = append(cpu, r.ours.cpuSeconds)
+			rss = append(rss, r.ours.peakRSSMiB)
+			for v, c := range r.ourVerbs {
+				verbs[v] += c
+			}
+		}
+		o := s.Setups[setupOurs]
+		o.RequestsPerJob, o.DryRunPerJob, o.CPUSeconds, o.PeakRSSMiB = ref(mean(req)), ref(mean(dry)), ref(mean(cpu)), ref(mean(rss))
+		o.RequestsByVerb = verbs
+	}
+	if len(intree) > 0 && len(ours) > 0 {
+		var req, dry, cpu, rss []float64
+		verbs := map[string]int{}
+		for i := range min(len(intree), len(ours)) {
+			it, ou := intree[i], ours[i]
+			req = append(req, float64(it.kueueReqs-ou.kueueReqs)/float64(n))
+			dry = append(dry, float64(it.kueueDry-ou.kueueDry)/float64(n))
+			cpu = append(cpu, it.kueue.cpuSeconds-ou.kueue.cpuSeconds)
+			rss = append(rss, it.kueue.peakRSSMiB-ou.kueue.peakRSSMiB)
+			for v, c := range it.kueueVerb {
+				verbs[v] += c - ou.kueueVerb[v]
+			}
+		}
+		t := s.Setups[setupInTree]
+		t.RequestsPerJob, t.DryRunPerJob, t.CPUSeconds, t.PeakRSSMiB = ref(mean(req)), ref(mean(dry)), ref(mean(cpu)), ref(mean(rss))
+		t.RequestsByVerb = verbs
+		o := s.Setups[setupOurs]
+		ratio := func(a, b *float64) *float64 {
+			if a == nil || b == nil || *b == 0 {
+				return nil
+			}
+			return ref(*a / *b)
+		}
+		p99 := func(p *Percentiles) *float64 {
+			if p == nil {
+				return nil
+			}
+			return ref(p.P99)
+		}
+		s.Ratios["requests_per_job"] = ratio(o.RequestsPerJob, t.RequestsPerJob)
+		s.Ratios["unsuspend_p99"] = ratio(p99(o.AdmittedToUnsuspendedMS), p99(t.AdmittedToUnsuspendedMS))
+		s.Ratios["created_to_running_p99"] = ratio(p99(o.CreatedToRunningMS), p99(t.CreatedToRunningMS))
+		s.Ratios["cpu_seconds"] = ratio(o.CPUSeconds, t.CPUSeconds)
+		s.Ratios["peak_rss"] = ratio(o.PeakRSSMiB, t.PeakRSSMiB)
+		s.Ratios["throughput_vs_intree"] = ratio(&o.ThroughputJobsPerS, &t.ThroughputJobsPerS)
+	}
+	if f, o := s.Setups[setupFloor], s.Setups[setupOurs]; f != nil && o != nil {
+		s.Ratios["throughput_vs_floor"] = ref(o.ThroughputJobsPerS / f.ThroughputJobsPerS)
+	}
+	return s
+}
+
+func writeSummary(path string, s *Summary) error {
+	data, err := json.MarshalIndent(s, "", "  ")
+	if err != nil {
+		return err
+	}
+	return os.WriteFile(path, append(data, '\n'), 0o644)
+}
+
+func printTable(w io.Writer, s *Summary) {
+	num := func(p *float64, format string) string {
+		if p == nil {
+			return "—"
+		}
+		return fmt.Sprintf(format, *p)
+	}
+	pct := func(p *Percentiles) string {
+		if p == nil {
+			return "—"
+		}
+		return fmt.Sprintf("%.0f / %.0f / %.0f", p.P50, p.P90, p.P99)
+	}
+	get := func(name string) *Setup {
+		if st := s.Setups[name]; st != nil {
+			return st
+		}
+		return &Setup{}
+	}
+	f, it, o := get(setupFloor), get(setupInTree), get(setupOurs)
+	fmt.Fprintf(w, "\nN = %d TrainJobs per set-up, %d round(s)\n\n", s.N, s.Rounds)
+	fmt.Fprintln(w, "| | floor | intree | ours | ours ÷ intree |")
+	fmt.Fprintln(w, "|---|---|---|---|---|")
+	fmt.Fprintf(w, "| API requests per job | — | %s | %s | %s |\n", num(it.RequestsPerJob, "%.2f"), num(o.RequestsPerJob, "%.2f"), num(s.Ratios["requests_per_job"], "%.3f"))
+	fmt.Fprintf(w, "| dry-run requests per job | — | %s | %s | |\n", num(it.DryRunPerJob, "%.2f"), num(o.DryRunPerJob, "%.2f"))
+	fmt.Fprintf(w, "| created → Workload, ms p50/p90/p99 | — | %s | %s | |\n", pct(it.CreatedToWorkloadMS), pct(o.CreatedToWorkloadMS))
+	fmt.Fprintf(w, "| admitted → unsuspended, ms p50/p90/p99 | — | %s | %s | %s (p99) |\n", pct(it.AdmittedToUnsuspendedMS), pct(o.AdmittedToUnsuspendedMS), num(s.Ratios["unsuspend_p99"], "%.3f"))
+	fmt.Fprintf(w, "| created → all pods running, ms p50/p90/p99 | — | %s | %s | %s (p99) |\n", pct(it.CreatedToRunningMS), pct(o.CreatedToRunningMS), num(s.Ratios["created_to_running_p99"], "%.3f"))
+	fmt.Fprintf(w, "| admissions per second | %.1f | %.1f | %.1f | %s (÷ floor %s) |\n", f.ThroughputJobsPerS, it.ThroughputJobsPerS, o.ThroughputJobsPerS, num(s.Ratios["throughput_vs_intree"], "%.3f"), num(s.Ratios["throughput_vs_floor"], "%.3f"))
+	fmt.Fprintf(w, "| integration CPU seconds | — | %s | %s | %s |\n", num(it.CPUSeconds, "%.1f"), num(o.CPUSeconds, "%.1f"), num(s.Ratios["cpu_seconds"], "%.3f"))
+	fmt.Fprintf(w, "| integration peak RSS, MiB | — | %s | %s | %s |\n", num(it.PeakRSSMiB, "%.0f"), num(o.PeakRSSMiB, "%.0f"), num(s.Ratios["peak_rss"], "%.3f"))
+	fmt.Fprintf(w, "\nrequests by verb — intree: %v; ours: %v\n", it.RequestsByVerb, o.RequestsByVerb)
+}
+
+// plotCDFs draws the CDF of "created → admitted" for every set-up (the one
+// latency the floor has too) and "created → all pods running" dashed for
+// intree and ours.
+func plotCDFs(path string, rs []*result) error {
+	const w, h, left, bottom, top, right = 960, 600, 70, 50, 40, 180
+	img := image.NewRGBA(image.Rect(0, 0, w, h))
+	draw.Draw(img, img.Bounds(), image.NewUniform(color.White), image.Point{}, draw.Src)
+	colors := map[string]color.RGBA{setupFloor: {0x55, 0x55, 0x55, 0xff}, setupInTree: {0xd6, 0x27, 0x28, 0xff}, setupOurs: {0x1f, 0x77, 0xb4, 0xff}}
+	by := map[string][]*result{}
+	for _, r := range rs {
+		by[r.setup] = append(by[r.setup], r)
+	}
+	created := func(t *times) time.Time { return t.created }
+	type series struct {
+		label  string
+		c      color.RGBA
+		dashed bool
+		xs     []time.Duration
+	}
+	var all []series
+	for _, setup := range []string{setupFloor, setupInTree, setupOurs} {
+		if len(by[setup]) == 0 {
+			continue
+		}
+		all = append(all, series{setup + ": created→admitted", colors[setup], false, spans(by[setup], created, func(t *times) time.Time { return t.admitted })})
+		if setup != setupFloor {
+			all = append(all, series{setup + ": created→running", colors[setup], true, spans(by[setup], created, func(t *times) time.Time { return t.running })})
+		}
+	}
+	maxX := 0.0
+	for _, s := range all {
+		for _, x := range s.xs {
+			maxX = max(maxX, x.Seconds())
+		}
+	}
+	if maxX == 0 {
+		maxX = 1
+	}
+	px := func(sec float64) int { return left + int(sec/maxX*float64(w-left-right)) }
+	py := func(q float64) int { return h - bottom - int(q*float64(h-bottom-top)) }
+	black := color.RGBA{0, 0, 0, 0xff}
+	line(img, px(0), py(0), px(maxX), py(0), black, false)
+	line(img, px(0), py(0), px(0), py(1), black, false)
+	for i := 0; i <= 4; i++ {
+		q := float64(i) / 4
+		label(img, 10, py(q)+4, fmt.Sprintf("%.2f", q), black)
+		sec := maxX * q
+		label(img, px(sec)-10, h-bottom+18, fmt.Sprintf("%.1fs", sec), black)
+	}
+	label(img, left, 20, "latency CDF (fraction of jobs within x)", black)
+	for k, s := range all {
+		xs := slices.Clone(s.xs)
+		slices.Sort(xs)
+		prevX, prevY := px(0), py(0)
+		for i, x := range xs {
+			nx, ny := px(x.Seconds()), py(float64(i+1)/float64(len(xs)))
+			line(img, prevX, prevY, nx, prevY, s.c, s.dashed)
+			line(img, nx, prevY, nx, ny, s.c, s.dashed)
+			prevX, prevY = nx, ny
+		}
+		y := top + 20*k
+		line(img, w-right+10, y, w-right+30, y, s.c, s.dashed)
+		label(img, w-right+34, y+4, s.label, black)
+	}
+	f, err := os.Create(path)
+	if err != nil {
+		return err
+	}
+	defer f.Close()
+	return png.Encode(f, img)
+}
+
+func line(img *image.RGBA, x0, y0, x1, y1 int, c color.RGBA, dashed bool) {
+	steps := max(abs(x1-x0), abs(y1-y0), 1)
+	for i := 0; i <= steps; i++ {
+		if dashed && (i/6)%2 == 1 {
+			continue
+		}
+		x := x0 + (x1-x0)*i/steps
+		y := y0 + (y1-y0)*i/steps
+		img.Set(x, y, c)
+		img.Set(x, y+1, c)
+	}
+}
+
+func abs(x int) int {
+	if x < 0 {
+		return -x
+	}
+	return x
+}
+
+func label(img *image.RGBA, x, y int, text string, c color.RGBA) {
+	d := &font.Drawer{Dst: img, Src: image.NewUniform(c), Face: basicfont.Face7x13, Dot: fixed.P(x, y)}
+	d.DrawString(text)
+}
+
+// check is what the smoke run asserts: every measurement came out, and
+// trainjob-kueue did without dry runs.
+func check(s *Summary) error {
+	for _, name := range []string{setupFloor, setupInTree, setupOurs} {
+		st := s.Setups[name]
+		if st == nil || st.ThroughputJobsPerS <= 0 {
+			return fmt.Errorf("no admissions measured for %s", name)
+		}
+		if name == setupFloor {
+			continue
+		}
+		if st.CreatedToWorkloadMS == nil || st.AdmittedToUnsuspendedMS == nil || st.CreatedToRunningMS == nil || st.RequestsPerJob == nil || st.CPUSeconds == nil {
+			return fmt.Errorf("%s: a measurement is missing: %+v", name, st)
+		}
+	}
+	for name, r := range s.Ratios {
+		if r == nil {
+			return fmt.Errorf("ratio %s could not be computed", name)
+		}
+	}
+	if d := s.Setups[setupOurs].DryRunPerJob; *d != 0 {
+		return fmt.Errorf("trainjob-kueue made %.2f dry-run requests per job", *d)
+	}
+	return nil
+}
