@@ -21,6 +21,7 @@ import (
 	"k8s.io/client-go/rest"
 	ctrl "sigs.k8s.io/controller-runtime"
 	"sigs.k8s.io/controller-runtime/pkg/client"
+	ctrlconfig "sigs.k8s.io/controller-runtime/pkg/config"
 	"sigs.k8s.io/controller-runtime/pkg/healthz"
 	"sigs.k8s.io/controller-runtime/pkg/log/zap"
 	ctrlmetrics "sigs.k8s.io/controller-runtime/pkg/metrics"
@@ -112,6 +113,22 @@ func run(ctx context.Context, f flags) error {
 	opts.PodSets.TopologyAwareScheduling = features.Enabled(features.TopologyAwareScheduling)
 
 	restCfg := ctrl.GetConfigOrDie()
+	// The same client budget as the deployed Kueue: a burst of jobs is a
+	// burst of admissions for both.
+	if cc := kcfg.ClientConnection; cc != nil {
+		if cc.QPS != nil {
+			restCfg.QPS = *cc.QPS
+		}
+		if cc.Burst != nil {
+			restCfg.Burst = int(*cc.Burst)
+		}
+	}
+	var controllerCfg ctrlconfig.Controller
+	if kcfg.Controller != nil {
+		// "TrainJob.trainer.kubeflow.org" sets how many TrainJobs are
+		// reconciled at once.
+		controllerCfg.GroupKindConcurrency = kcfg.Controller.GroupKindConcurrency
+	}
 	if opts.ManagerUsername, err = whoAmI(ctx, restCfg); err != nil {
 		return err
 	}
@@ -131,6 +148,7 @@ func run(ctx context.Context, f flags) error {
 	}
 	mgr, err := ctrl.NewManager(restCfg, ctrl.Options{
 		Scheme:                  scheme,
+		Controller:              controllerCfg,
 		Metrics:                 metricsOpts,
 		HealthProbeBindAddress:  f.probeAddr,
 		LeaderElection:          f.leaderElect,
