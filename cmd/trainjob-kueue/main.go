@@ -49,6 +49,7 @@ type flags struct {
 	namespace      string
 	webhookService string
 	webhookSecret  string
+	pprofAddr      string
 }
 
 func main() {
@@ -76,6 +77,7 @@ func main() {
 	flag.StringVar(&f.namespace, "namespace", os.Getenv("POD_NAMESPACE"), "Namespace the manager runs in (default: $POD_NAMESPACE).")
 	flag.StringVar(&f.webhookService, "webhook-service-name", "trainjob-kueue-webhook-service", "Service in front of the webhook server, for the certificate's DNS name.")
 	flag.StringVar(&f.webhookSecret, "webhook-secret-name", "trainjob-kueue-webhook-server-cert", "Secret the internal certificate management keeps the certificate in.")
+	flag.StringVar(&f.pprofAddr, "pprof-bind-address", "", "Serve Go's pprof profiles on this address (off when empty).")
 	flag.BoolVar(&f.disableWebhook, "disable-webhook", false, "Do not serve the TrainJob webhook (testing only: queued jobs could start unqueued).")
 	zapOpts := zap.Options{}
 	zapOpts.BindFlags(flag.CommandLine)
@@ -149,6 +151,7 @@ func run(ctx context.Context, f flags) error {
 	mgr, err := ctrl.NewManager(restCfg, ctrl.Options{
 		Scheme:                  scheme,
 		Controller:              controllerCfg,
+		PprofBindAddress:        f.pprofAddr,
 		Metrics:                 metricsOpts,
 		HealthProbeBindAddress:  f.probeAddr,
 		LeaderElection:          f.leaderElect,

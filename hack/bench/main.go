@@ -28,17 +28,12 @@ import (
 
 	"github.com/go-logr/logr"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
-	"k8s.io/apimachinery/pkg/runtime"
-	utilruntime "k8s.io/apimachinery/pkg/util/runtime"
-	clientgoscheme "k8s.io/client-go/kubernetes/scheme"
 	"k8s.io/client-go/tools/clientcmd"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	ctrllog "sigs.k8s.io/controller-runtime/pkg/log"
-	jobsetapi "sigs.k8s.io/jobset/api/jobset/v1alpha2"
 	kueue "sigs.k8s.io/kueue/apis/kueue/v1beta2"
 
-	trainer "github.com/kubeflow/trainer/v2/pkg/apis/trainer/v1alpha1"
-
+	"github.com/trainjob-kueue/trainjob-kueue/test/fixtures"
 	"github.com/trainjob-kueue/trainjob-kueue/test/localcluster"
 )
 
@@ -60,6 +55,7 @@ type options struct {
 	out     string
 	check   bool
 	setups  string
+	profile time.Duration
 }
 
 func main() {
@@ -71,6 +67,7 @@ func main() {
 	flag.DurationVar(&o.timeout, "timeout", 90*time.Minute, "per set-up and round")
 	flag.StringVar(&o.out, "out", ".bench", "output directory")
 	flag.StringVar(&o.setups, "setups", "floor,intree,ours", "set-ups to run (all three for the ratios)")
+	flag.DurationVar(&o.profile, "profile", 0, "take a CPU profile of trainjob-kueue for this long once the load starts (.bench/ours-cpu.pprof)")
 	flag.BoolVar(&o.check, "check", false, "fail unless every measurement is present and trainjob-kueue made no dry run (the smoke run)")
 	flag.Parse()
 	ctrllog.SetLogger(logr.Discard())
@@ -134,15 +131,6 @@ func run(ctx context.Context, o options) error {
 	return nil
 }
 
-func scheme() *runtime.Scheme {
-	s := runtime.NewScheme()
-	utilruntime.Must(clientgoscheme.AddToScheme(s))
-	utilruntime.Must(kueue.AddToScheme(s))
-	utilruntime.Must(trainer.AddToScheme(s))
-	utilruntime.Must(jobsetapi.AddToScheme(s))
-	return s
-}
-
 func runSetup(ctx context.Context, root, setup string, o options) (*result, error) {
 	integration := map[string]string{setupFloor: localcluster.IntegrationNone, setupInTree: localcluster.IntegrationInTree, setupOurs: localcluster.IntegrationOurs}[setup]
 	name := "bench-" + setup
@@ -161,7 +149,7 @@ func runSetup(ctx context.Context, root, setup string, o options) (*result, erro
 	}
 	// The load generator is not what is measured: let it go fast.
 	cfg.QPS, cfg.Burst = 500, 1000
-	k, err := client.New(cfg, client.Options{Scheme: scheme()})
+	k, err := client.New(cfg, client.Options{Scheme: fixtures.Scheme()})
 	if err != nil {
 		return nil, err
 	}
@@ -191,6 +179,9 @@ func runSetup(ctx context.Context, root, setup string, o options) (*result, erro
 	mk := trainJobs
 	if setup == setupFloor {
 		mk = floorWorkloads(o.runFor)
+	}
+	if setup == setupOurs && o.profile > 0 {
+		go profileCPU(fmt.Sprintf("http://127.0.0.1:%d/debug/pprof/profile?seconds=%d", c.Port("ours-pprof"), int(o.profile.Seconds())), filepath.Join(o.out, "ours-cpu.pprof"))
 	}
 	if err := submit(ctx, k, o.n, o.rate, mk, rec); err != nil {
 		return nil, err

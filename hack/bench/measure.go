@@ -3,6 +3,8 @@ package main
 import (
 	"context"
 	"fmt"
+	"io"
+	"net/http"
 	"os"
 	"strconv"
 	"strings"
@@ -261,4 +263,21 @@ func requests(c *localcluster.Cluster, user string, since time.Time) (total, dry
 		}
 	}
 	return total, dryRuns, byVerb, nil
+}
+
+// profileCPU saves a CPU profile from a pprof endpoint.
+func profileCPU(url, path string) {
+	resp, err := http.Get(url) //nolint:gosec // loopback pprof endpoint of the local cluster
+	if err != nil {
+		fmt.Fprintf(os.Stderr, "bench: profiling: %v\n", err)
+		return
+	}
+	defer resp.Body.Close()
+	f, err := os.Create(path)
+	if err != nil {
+		fmt.Fprintf(os.Stderr, "bench: profiling: %v\n", err)
+		return
+	}
+	defer f.Close()
+	_, _ = io.Copy(f, resp.Body)
 }

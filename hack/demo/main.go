@@ -23,9 +23,6 @@ import (
 	apimeta "k8s.io/apimachinery/pkg/api/meta"
 	"k8s.io/apimachinery/pkg/api/resource"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
-	"k8s.io/apimachinery/pkg/runtime"
-	utilruntime "k8s.io/apimachinery/pkg/util/runtime"
-	clientgoscheme "k8s.io/client-go/kubernetes/scheme"
 	"k8s.io/client-go/tools/clientcmd"
 	"k8s.io/utils/ptr"
 	"sigs.k8s.io/controller-runtime/pkg/client"
@@ -69,12 +66,7 @@ func run(ctx context.Context, name string, timeout time.Duration) error {
 	if err != nil {
 		return err
 	}
-	scheme := runtime.NewScheme()
-	utilruntime.Must(clientgoscheme.AddToScheme(scheme))
-	utilruntime.Must(kueue.AddToScheme(scheme))
-	utilruntime.Must(trainer.AddToScheme(scheme))
-	utilruntime.Must(jobsetapi.AddToScheme(scheme))
-	k, err := client.New(cfg, client.Options{Scheme: scheme})
+	k, err := client.New(cfg, client.Options{Scheme: fixtures.Scheme()})
 	if err != nil {
 		return err
 	}

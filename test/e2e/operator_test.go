@@ -58,14 +58,17 @@ func kubectlPlugin(t *testing.T) func(args ...string) (string, error) {
 	}
 }
 
-func TestExplainPendingRunningAndNotYetCreatedJobsAsAKubectlPlugin(t *testing.T) {
-	ns := namespace(t)
+// runningAndPending fills a queue of one 8-GPU node with a long 8-GPU job
+// "running" and queues a second one, "pending", behind it.
+func runningAndPending(t *testing.T) (ns, lq string, running, pending *trainer.TrainJob) {
+	t.Helper()
+	ns = namespace(t)
 	pool := gpuPool(ns, "gpu", 8)
 	nodesOf(t, ns, pool, 1, 8)
-	lq := queue(t, ns, ns, pool)
+	lq = queue(t, ns, ns, pool)
 	create(t, fixtures.TrainingRuntime(ns, "torch", fixtures.TorchPolicy(1),
 		fixtures.Role{Name: "node", Ancestor: "trainer", Requests: fixtures.GPUs(8), Tolerations: []corev1.Toleration{runtimeToleration}, Annotations: kwokRunFor(10 * time.Minute)}))
-	running := fixtures.TrainJob(ns, "running", "torch", lq)
+	running = fixtures.TrainJob(ns, "running", "torch", lq)
 	create(t, running)
 	eventually(t, 2*time.Minute, "running started", func() error {
 		if suspended(getJob(t, running)) {
@@ -73,9 +76,14 @@ func TestExplainPendingRunningAndNotYetCreatedJobsAsAKubectlPlugin(t *testing.T)
 		}
 		return nil
 	})
-	pending := fixtures.TrainJob(ns, "pending", "torch", lq)
+	pending = fixtures.TrainJob(ns, "pending", "torch", lq)
 	create(t, pending)
 	workloadOf(t, pending)
+	return ns, lq, running, pending
+}
+
+func TestExplainPendingRunningAndNotYetCreatedJobsAsAKubectlPlugin(t *testing.T) {
+	ns, lq, _, _ := runningAndPending(t)
 
 	kubectl := kubectlPlugin(t)
 	flavor := ns + "-gpu"
@@ -207,23 +215,7 @@ func scrapeOurMetrics(t *testing.T, ns string) map[string]float64 {
 
 // Counters are cumulative over the cluster's life: other tests add to them.
 func TestMetricsCountWhatHappened(t *testing.T) {
-	ns := namespace(t)
-	pool := gpuPool(ns, "gpu", 8)
-	nodesOf(t, ns, pool, 1, 8)
-	lq := queue(t, ns, ns, pool)
-	create(t, fixtures.TrainingRuntime(ns, "torch", fixtures.TorchPolicy(1),
-		fixtures.Role{Name: "node", Ancestor: "trainer", Requests: fixtures.GPUs(8), Tolerations: []corev1.Toleration{runtimeToleration}, Annotations: kwokRunFor(10 * time.Minute)}))
-	running := fixtures.TrainJob(ns, "running", "torch", lq)
-	create(t, running)
-	eventually(t, 2*time.Minute, "started", func() error {
-		if suspended(getJob(t, running)) {
-			return fmt.Errorf("still suspended")
-		}
-		return nil
-	})
-	queued := fixtures.TrainJob(ns, "queued", "torch", lq)
-	create(t, queued)
-	workloadOf(t, queued)
+	ns, _, _, _ := runningAndPending(t)
 
 	// `kubectl describe` tells the story with our events.
 	cluster, err := localcluster.Open(filepath.Dir(kubeconfigPath))

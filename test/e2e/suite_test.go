@@ -15,17 +15,10 @@ import (
 	"path/filepath"
 	"testing"
 
-	apiextensionsv1 "k8s.io/apiextensions-apiserver/pkg/apis/apiextensions/v1"
-	"k8s.io/apimachinery/pkg/runtime"
-	utilruntime "k8s.io/apimachinery/pkg/util/runtime"
-	clientgoscheme "k8s.io/client-go/kubernetes/scheme"
 	"k8s.io/client-go/tools/clientcmd"
 	"sigs.k8s.io/controller-runtime/pkg/client"
-	jobsetapi "sigs.k8s.io/jobset/api/jobset/v1alpha2"
-	kueue "sigs.k8s.io/kueue/apis/kueue/v1beta2"
 
-	trainer "github.com/kubeflow/trainer/v2/pkg/apis/trainer/v1alpha1"
-
+	"github.com/trainjob-kueue/trainjob-kueue/test/fixtures"
 	"github.com/trainjob-kueue/trainjob-kueue/test/localcluster"
 )
 
@@ -80,13 +73,7 @@ func run(m *testing.M) int {
 		fmt.Fprintf(os.Stderr, "e2e: %v\n", err)
 		return 1
 	}
-	scheme := runtime.NewScheme()
-	utilruntime.Must(clientgoscheme.AddToScheme(scheme))
-	utilruntime.Must(kueue.AddToScheme(scheme))
-	utilruntime.Must(trainer.AddToScheme(scheme))
-	utilruntime.Must(jobsetapi.AddToScheme(scheme))
-	utilruntime.Must(apiextensionsv1.AddToScheme(scheme))
-	if k8s, err = client.New(cfg, client.Options{Scheme: scheme}); err != nil {
+	if k8s, err = client.New(cfg, client.Options{Scheme: fixtures.Scheme()}); err != nil {
 		fmt.Fprintf(os.Stderr, "e2e: %v\n", err)
 		return 1
 	}

@@ -172,7 +172,7 @@ func (b *bringUp) allocatePorts() error {
 		"kueue-webhook", "kueue-metrics", "kueue-health",
 		"jobset-webhook", "jobset-metrics", "jobset-health",
 		"trainer-webhook", "trainer-metrics", "trainer-health",
-		"ours-webhook", "ours-metrics", "ours-health"} {
+		"ours-webhook", "ours-metrics", "ours-health", "ours-pprof"} {
 		l, err := net.Listen("tcp", "127.0.0.1:0")
 		if err != nil {
 			return err
@@ -558,6 +558,7 @@ certManagement:
 			"--webhook-cert-dir="+webhookCerts,
 			fmt.Sprintf("--metrics-bind-address=127.0.0.1:%d", b.ports["ours-metrics"]),
 			fmt.Sprintf("--health-probe-bind-address=127.0.0.1:%d", b.ports["ours-health"]),
+			fmt.Sprintf("--pprof-bind-address=127.0.0.1:%d", b.ports["ours-pprof"]),
 			"--leader-elect", "--leader-election-namespace="+ourNamespace, "--namespace="+ourNamespace,
 		); err != nil {
 			return err

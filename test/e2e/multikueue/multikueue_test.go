@@ -24,6 +24,7 @@ import (
 	"github.com/trainjob-kueue/trainjob-kueue/integration"
 	"github.com/trainjob-kueue/trainjob-kueue/test/fixtures"
 	"github.com/trainjob-kueue/trainjob-kueue/test/localcluster"
+	"github.com/trainjob-kueue/trainjob-kueue/test/poll"
 )
 
 const (
@@ -33,29 +34,10 @@ const (
 	dispatch = 2 * time.Minute
 )
 
-func eventually(t *testing.T, timeout time.Duration, what string, f func() error) {
-	t.Helper()
-	deadline := time.Now().Add(timeout)
-	var err error
-	for time.Now().Before(deadline) {
-		if err = f(); err == nil {
-			return
-		}
-		time.Sleep(250 * time.Millisecond)
-	}
-	t.Fatalf("%s: %v", what, err)
-}
-
-func consistently(t *testing.T, d time.Duration, what string, f func() error) {
-	t.Helper()
-	deadline := time.Now().Add(d)
-	for time.Now().Before(deadline) {
-		if err := f(); err != nil {
-			t.Fatalf("%s: %v", what, err)
-		}
-		time.Sleep(250 * time.Millisecond)
-	}
-}
+var (
+	eventually   = poll.Eventually
+	consistently = poll.Consistently
+)
 
 // capacity of one worker for a test: quota and nodes of its GPU pool.
 type capacity struct {
@@ -140,6 +122,19 @@ func createAll(t *testing.T, c *cluster, objs ...client.Object) {
 			return nil
 		})
 	}
+}
+
+// occupy runs a job of the worker's own that takes its quota.
+func occupy(t *testing.T, w *cluster, ns string) {
+	t.Helper()
+	blocker := trainJob(ns, "local-blocker")
+	createAll(t, w, blocker)
+	eventually(t, dispatch, "blocker admitted on "+w.name, func() error {
+		if ptr.Deref(get(t, w, blocker).Spec.Suspend, true) {
+			return fmt.Errorf("still suspended")
+		}
+		return nil
+	})
 }
 
 func trainJob(ns, name string) *trainer.TrainJob {
@@ -300,14 +295,7 @@ func TestDispatchedTrainJobRunsOnTheWorkerWithQuotaAndCompletes(t *testing.T) {
 func TestDispatchedTrainJobWaitsForRoomThenGoesToTheOtherWorker(t *testing.T) {
 	ns := setUp(t, capacity{quotaGPUs: 8, nodes: 1}, capacity{quotaGPUs: 0, nodes: 1}, 10*time.Minute)
 	// worker1's quota goes to a job of its own.
-	blocker := trainJob(ns, "local-blocker")
-	createAll(t, worker1, blocker)
-	eventually(t, dispatch, "blocker admitted on "+worker1.name, func() error {
-		if ptr.Deref(get(t, worker1, blocker).Spec.Suspend, true) {
-			return fmt.Errorf("still suspended")
-		}
-		return nil
-	})
+	occupy(t, worker1, ns)
 
 	tj := trainJob(ns, "waits")
 	createAll(t, manager, tj)
@@ -407,14 +395,7 @@ func TestEvictingOrDeletingOnTheManagerCleansTheWorker(t *testing.T) {
 func TestJobOfALostWorkerMovesToTheOtherAndCompletes(t *testing.T) {
 	ns := setUp(t, capacity{quotaGPUs: 8, nodes: 1}, capacity{quotaGPUs: 8, nodes: 1}, 20*time.Second)
 	// worker2 is busy at first, so the job lands on worker1.
-	blocker := trainJob(ns, "local-blocker")
-	createAll(t, worker2, blocker)
-	eventually(t, dispatch, "blocker admitted on "+worker2.name, func() error {
-		if ptr.Deref(get(t, worker2, blocker).Spec.Suspend, true) {
-			return fmt.Errorf("still suspended")
-		}
-		return nil
-	})
+	occupy(t, worker2, ns)
 	tj := trainJob(ns, "survivor")
 	createAll(t, manager, tj)
 	runsOn(t, worker1, tj)

@@ -14,16 +14,9 @@ import (
 	"path/filepath"
 	"testing"
 
-	apiextensionsv1 "k8s.io/apiextensions-apiserver/pkg/apis/apiextensions/v1"
-	"k8s.io/apimachinery/pkg/runtime"
-	utilruntime "k8s.io/apimachinery/pkg/util/runtime"
-	clientgoscheme "k8s.io/client-go/kubernetes/scheme"
 	"sigs.k8s.io/controller-runtime/pkg/client"
-	jobsetapi "sigs.k8s.io/jobset/api/jobset/v1alpha2"
-	kueue "sigs.k8s.io/kueue/apis/kueue/v1beta2"
 
-	trainer "github.com/kubeflow/trainer/v2/pkg/apis/trainer/v1alpha1"
-
+	"github.com/trainjob-kueue/trainjob-kueue/test/fixtures"
 	"github.com/trainjob-kueue/trainjob-kueue/test/localcluster"
 )
 
@@ -54,12 +47,7 @@ func run(m *testing.M) int {
 	if version != "" {
 		prefix += "-" + version
 	}
-	scheme := runtime.NewScheme()
-	utilruntime.Must(clientgoscheme.AddToScheme(scheme))
-	utilruntime.Must(kueue.AddToScheme(scheme))
-	utilruntime.Must(trainer.AddToScheme(scheme))
-	utilruntime.Must(jobsetapi.AddToScheme(scheme))
-	utilruntime.Must(apiextensionsv1.AddToScheme(scheme))
+	scheme := fixtures.Scheme()
 
 	up := func(name, role string) (*cluster, error) {
 		lc, err := localcluster.Up(ctx, localcluster.Options{Name: name, Root: root, Progress: os.Stderr,
