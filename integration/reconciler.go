@@ -38,7 +38,7 @@ func NewReconciler(c client.Client, apiReader client.Reader, recorder record.Eve
 	}
 	return &Reconciler{
 		jr:   jobframework.NewReconciler(skipEmptyPatches{c}, recorder, fwOpts...),
-		deps: &deps{client: c, apiReader: apiReader, recorder: recorder, opts: opts, metrics: opts.Metrics},
+		deps: &deps{client: c, apiReader: apiReader, recorder: recorder, opts: opts, metrics: opts.Metrics, memo: newPodSetMemo(podSetMemoSize)},
 	}
 }
 

@@ -64,28 +64,36 @@ func refOf(job *trainjob.TrainJob) (runtimeRef, error) {
 
 // runtimeSpec reads the runtime job refers to, from the informer cache.
 func runtimeSpec(ctx context.Context, c client.Reader, job *trainjob.TrainJob) (*trainer.TrainingRuntimeSpec, error) {
+	spec, _, err := runtimeVersion(ctx, c, job)
+	return spec, err
+}
+
+// runtimeVersion also names the runtime's version: its reference and
+// resourceVersion.
+func runtimeVersion(ctx context.Context, c client.Reader, job *trainjob.TrainJob) (*trainer.TrainingRuntimeSpec, string, error) {
 	ref, err := refOf(job)
 	if err != nil {
-		return nil, err
+		return nil, "", err
 	}
 	var spec *trainer.TrainingRuntimeSpec
+	var rv string
 	if ref.Kind == kindTrainingRuntime {
 		var rt trainer.TrainingRuntime
 		err = c.Get(ctx, client.ObjectKey{Namespace: ref.Namespace, Name: ref.Name}, &rt)
-		spec = &rt.Spec
+		spec, rv = &rt.Spec, rt.ResourceVersion
 	} else {
 		var rt trainer.ClusterTrainingRuntime
 		err = c.Get(ctx, client.ObjectKey{Name: ref.Name}, &rt)
-		spec = &rt.Spec
+		spec, rv = &rt.Spec, rt.ResourceVersion
 	}
 	if apierrors.IsNotFound(err) {
-		return nil, &errRuntime{
+		return nil, "", &errRuntime{
 			reason: ReasonRuntimeNotFound,
 			msg:    fmt.Sprintf("%s named in spec.runtimeRef does not exist: create it (the job stays queued and proceeds once it exists) or point spec.runtimeRef at an existing runtime", ref),
 		}
 	}
 	if err != nil {
-		return nil, fmt.Errorf("reading %s: %w", ref, err)
+		return nil, "", fmt.Errorf("reading %s: %w", ref, err)
 	}
-	return spec, nil
+	return spec, ref.String() + "@" + rv, nil
 }

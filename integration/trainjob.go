@@ -42,6 +42,8 @@ type deps struct {
 	recorder  record.EventRecorder
 	opts      Options
 	metrics   *Metrics
+	// memo keeps PodSets across reconciles, per job spec and runtime.
+	memo *podSetMemo
 	// twoRequestStart remembers that the installed Trainer refused to take
 	// an injection and the unsuspend in one request (v2.2.0).
 	twoRequestStart atomic.Bool
@@ -164,9 +166,13 @@ func (t *TrainJob) compute(ctx context.Context) error {
 }
 
 func (t *TrainJob) project(ctx context.Context) ([]podsets.Role, []kueue.PodSet, error) {
-	rt, err := runtimeSpec(ctx, t.deps.client, &t.TrainJob)
+	rt, version, err := runtimeVersion(ctx, t.deps.client, &t.TrainJob)
 	if err != nil {
 		return nil, nil, err
+	}
+	key := fmt.Sprintf("%s/%d/%s", t.UID, t.Generation, version)
+	if p, ok := t.deps.memo.get(key); ok {
+		return p.roles, p.podSets, nil
 	}
 	roles, err := podsets.Roles(&t.TrainJob, rt, t.deps.opts.Shape)
 	if err != nil {
@@ -179,6 +185,7 @@ func (t *TrainJob) project(ctx context.Context) ([]podsets.Role, []kueue.PodSet,
 	if err != nil {
 		return nil, nil, err
 	}
+	t.deps.memo.put(key, projection{roles: roles, podSets: podSets})
 	return roles, podSets, nil
 }
 
