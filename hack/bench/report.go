@@ -294,7 +294,7 @@ func printTable(w io.Writer, s *Summary) {
 // latency the floor has too) and "created → all pods running" dashed for
 // intree and ours.
 func plotCDFs(path string, rs []*result) error {
-	const w, h, left, bottom, top, right = 960, 600, 70, 50, 40, 180
+	const w, h, left, bottom, top, right = 1060, 600, 70, 50, 40, 250
 	img := image.NewRGBA(image.Rect(0, 0, w, h))
 	draw.Draw(img, img.Bounds(), image.NewUniform(color.White), image.Point{}, draw.Src)
 	colors := map[string]color.RGBA{setupFloor: {0x55, 0x55, 0x55, 0xff}, setupInTree: {0xd6, 0x27, 0x28, 0xff}, setupOurs: {0x1f, 0x77, 0xb4, 0xff}}
@@ -314,9 +314,9 @@ func plotCDFs(path string, rs []*result) error {
 		if len(by[setup]) == 0 {
 			continue
 		}
-		all = append(all, series{setup + ": created→admitted", colors[setup], false, spans(by[setup], created, func(t *times) time.Time { return t.admitted })})
+		all = append(all, series{setup + ": created->admitted", colors[setup], false, spans(by[setup], created, func(t *times) time.Time { return t.admitted })})
 		if setup != setupFloor {
-			all = append(all, series{setup + ": created→running", colors[setup], true, spans(by[setup], created, func(t *times) time.Time { return t.running })})
+			all = append(all, series{setup + ": created->running", colors[setup], true, spans(by[setup], created, func(t *times) time.Time { return t.running })})
 		}
 	}
 	maxX := 0.0
