@@ -22,6 +22,7 @@ import (
 
 	"github.com/trainjob-kueue/trainjob-kueue/integration"
 	"github.com/trainjob-kueue/trainjob-kueue/test/fixtures"
+	testpoll "github.com/trainjob-kueue/trainjob-kueue/test/poll"
 )
 
 const (
@@ -32,27 +33,13 @@ const (
 // eventually retries f until it succeeds or the timeout passes.
 func eventually(t *testing.T, what string, f func() error) {
 	t.Helper()
-	deadline := time.Now().Add(timeout)
-	var err error
-	for time.Now().Before(deadline) {
-		if err = f(); err == nil {
-			return
-		}
-		time.Sleep(100 * time.Millisecond)
-	}
-	t.Fatalf("%s: %v", what, err)
+	testpoll.Eventually(t, timeout, what, f)
 }
 
 // consistently checks f keeps succeeding for a while.
 func consistently(t *testing.T, what string, d time.Duration, f func() error) {
 	t.Helper()
-	deadline := time.Now().Add(d)
-	for time.Now().Before(deadline) {
-		if err := f(); err != nil {
-			t.Fatalf("%s: %v", what, err)
-		}
-		time.Sleep(100 * time.Millisecond)
-	}
+	testpoll.Consistently(t, d, what, f)
 }
 
 func newNamespace(t *testing.T) string {

@@ -19,7 +19,6 @@ import (
 	"k8s.io/apimachinery/pkg/runtime"
 	utilruntime "k8s.io/apimachinery/pkg/util/runtime"
 	"k8s.io/client-go/discovery"
-	clientgoscheme "k8s.io/client-go/kubernetes/scheme"
 	"k8s.io/client-go/rest"
 	"k8s.io/utils/ptr"
 	ctrl "sigs.k8s.io/controller-runtime"
@@ -30,10 +29,8 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/log/zap"
 	metricsserver "sigs.k8s.io/controller-runtime/pkg/metrics/server"
 	"sigs.k8s.io/controller-runtime/pkg/webhook"
-	jobsetapi "sigs.k8s.io/jobset/api/jobset/v1alpha2"
 	jobsetcontrollers "sigs.k8s.io/jobset/pkg/controllers"
 	jobsetwebhooks "sigs.k8s.io/jobset/pkg/webhooks"
-	kueue "sigs.k8s.io/kueue/apis/kueue/v1beta2"
 	qcache "sigs.k8s.io/kueue/pkg/cache/queue"
 	schdcache "sigs.k8s.io/kueue/pkg/cache/scheduler"
 	kueuecore "sigs.k8s.io/kueue/pkg/controller/core"
@@ -47,12 +44,12 @@ import (
 	kueuewebhooks "sigs.k8s.io/kueue/pkg/webhooks"
 	schedulingv1alpha1 "sigs.k8s.io/scheduler-plugins/apis/scheduling/v1alpha1"
 
-	trainer "github.com/kubeflow/trainer/v2/pkg/apis/trainer/v1alpha1"
 	trainercontroller "github.com/kubeflow/trainer/v2/pkg/controller"
 	trainerruntime "github.com/kubeflow/trainer/v2/pkg/runtime/core"
 	trainerwebhooks "github.com/kubeflow/trainer/v2/pkg/webhooks"
 
 	"github.com/trainjob-kueue/trainjob-kueue/integration"
+	"github.com/trainjob-kueue/trainjob-kueue/test/fixtures"
 	"github.com/trainjob-kueue/trainjob-kueue/test/localcluster"
 )
 
@@ -206,12 +203,7 @@ func zapLevel() zapcore.Level {
 }
 
 func testScheme() *runtime.Scheme {
-	s := runtime.NewScheme()
-	utilruntime.Must(clientgoscheme.AddToScheme(s))
-	utilruntime.Must(apiextensionsv1.AddToScheme(s))
-	utilruntime.Must(kueue.AddToScheme(s))
-	utilruntime.Must(trainer.AddToScheme(s))
-	utilruntime.Must(jobsetapi.AddToScheme(s))
+	s := fixtures.Scheme()
 	utilruntime.Must(schedulingv1alpha1.AddToScheme(s))
 	return s
 }
