@@ -87,9 +87,7 @@ type result struct {
 	end       time.Time
 	kueue     usage // Kueue's process over the load
 	ours      usage // trainjob-kueue's
-	kueueReqs int   // requests by Kueue
 	kueueDry  int
-	ourReqs   int
 	ourDry    int
 	ourVerbs  map[string]int
 	kueueVerb map[string]int
@@ -215,10 +213,10 @@ func runSetup(ctx context.Context, root, setup string, o options) (*result, erro
 	r.ours = usage{cpuSeconds: oursAfter.cpuSeconds - oursBefore.cpuSeconds, peakRSSMiB: oursAfter.peakRSSMiB}
 	cancel()
 	// Requests counted up to now; the audit log is written synchronously.
-	if r.kueueReqs, r.kueueDry, r.kueueVerb, err = requests(c, kueueUser, r.start); err != nil {
+	if r.kueueDry, r.kueueVerb, err = requests(c, kueueUser, r.start); err != nil {
 		return nil, err
 	}
-	if r.ourReqs, r.ourDry, r.ourVerbs, err = requests(c, ourUser, r.start); err != nil {
+	if r.ourDry, r.ourVerbs, err = requests(c, ourUser, r.start); err != nil {
 		return nil, err
 	}
 	r.jobs = rec.jobs

@@ -238,21 +238,20 @@ func procUsage(pid int) (usage, error) {
 	return usage{cpuSeconds: (utime + stime) / 100, peakRSSMiB: hwmKiB / 1024}, nil
 }
 
-// requests counts the successful API requests user made from since on,
-// and the dry runs among them.
-func requests(c *localcluster.Cluster, user string, since time.Time) (total, dryRuns int, byVerb map[string]int, err error) {
+// requests counts the successful API requests user made from since on, by
+// "verb resource[/subresource]", and the dry runs among them.
+func requests(c *localcluster.Cluster, user string, since time.Time) (dryRuns int, byVerb map[string]int, err error) {
 	events, err := localcluster.AuditEvents(c.AuditLog(), func(e *localcluster.AuditEvent) bool {
 		return e.User.Username == user && !e.Received.Before(since)
 	})
 	if err != nil {
-		return 0, 0, nil, err
+		return 0, nil, err
 	}
 	byVerb = map[string]int{}
 	for _, e := range events {
 		if e.ResponseStatus == nil || e.ResponseStatus.Code >= 400 {
 			continue
 		}
-		total++
 		what := e.Verb + " " + e.ObjectRef.Resource
 		if e.ObjectRef.Subresource != "" {
 			what += "/" + e.ObjectRef.Subresource
@@ -262,7 +261,7 @@ func requests(c *localcluster.Cluster, user string, since time.Time) (total, dry
 			dryRuns++
 		}
 	}
-	return total, dryRuns, byVerb, nil
+	return dryRuns, byVerb, nil
 }
 
 // profileCPU saves a CPU profile from a pprof endpoint.
