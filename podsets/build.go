@@ -5,6 +5,7 @@ import (
 	"fmt"
 
 	corev1 "k8s.io/api/core/v1"
+	jobset "sigs.k8s.io/jobset/api/jobset/v1alpha2"
 	kueue "sigs.k8s.io/kueue/apis/kueue/v1beta2"
 
 	trainer "github.com/kubeflow/trainer/v2/pkg/apis/trainer/v1alpha1"
@@ -54,12 +55,17 @@ func Roles(job *trainjob.TrainJob, rt *trainer.TrainingRuntimeSpec, shape Shape)
 		if err := applyTrainer(job, rt, shape.Rules(), rj.Name, ancestor, &tmpl.Spec); err != nil {
 			return nil, fmt.Errorf("replicatedJob %q: spec.trainer.resourcesPerNode: %w", rj.Name, err)
 		}
+		var deps []Dependency
+		for _, d := range rj.DependsOn {
+			deps = append(deps, Dependency{Name: d.Name, Complete: d.Status == jobset.DependencyComplete})
+		}
 		roles = append(roles, Role{
 			Name:           rj.Name,
 			Ancestor:       ancestor,
 			Replicas:       reps,
 			PodsPerReplica: perReplica,
 			Template:       tmpl,
+			DependsOn:      deps,
 		})
 	}
 	return roles, nil

@@ -33,6 +33,17 @@ type Role struct {
 	// Template is the pod template after the runtime, the user's
 	// overrides and the TrainJob's trainer fields were applied.
 	Template corev1.PodTemplateSpec
+	// DependsOn are the roles JobSet waits for before it creates this
+	// role's Jobs.
+	DependsOn []Dependency
+}
+
+// Dependency is a role another role waits for, and for what.
+type Dependency struct {
+	Name string
+	// Complete: the role's Jobs must have succeeded; otherwise their pods
+	// must be ready.
+	Complete bool
 }
 
 // Count is the number of pods the role runs at once.

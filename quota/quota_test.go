@@ -81,7 +81,7 @@ func role(name, ancestor string, replicas, perReplica int32, req corev1.Resource
 	return r
 }
 
-func TestUsageAndGangs(t *testing.T) {
+func TestUsage(t *testing.T) {
 	roles := []podsets.Role{
 		role("dataset-initializer", podsets.AncestorDatasetInitializer, 1, 1, list("cpu", "2")),
 		role("model-initializer", podsets.AncestorModelInitializer, 1, 1, list("cpu", "1")),
@@ -95,14 +95,4 @@ func TestUsageAndGangs(t *testing.T) {
 	same(t, "node total", list("cpu", "4", "nvidia.com/gpu", "32"), usage[2].Total)
 	same(t, "job total", list("cpu", "9", "nvidia.com/gpu", "32"), quota.JobTotal(usage))
 
-	init := quota.GangOf(roles, quota.PhaseInitialize)
-	if init.MinMember != 2 {
-		t.Errorf("initialize gang of %d pods, want 2", init.MinMember)
-	}
-	same(t, "initialize gang", list("cpu", "3"), init.MinResources)
-	train := quota.GangOf(roles, quota.PhaseTrain)
-	if train.MinMember != 6 {
-		t.Errorf("train gang of %d pods, want 6 (4 nodes + 2 evaluators)", train.MinMember)
-	}
-	same(t, "train gang", list("cpu", "6", "nvidia.com/gpu", "32"), train.MinResources)
 }
