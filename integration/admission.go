@@ -90,6 +90,20 @@ func (t *TrainJob) start(ctx context.Context, infos []podset.PodSetInfo) error {
 		}
 		want = append(want, inj)
 	}
+	if err := t.compute(ctx); err != nil {
+		return err
+	}
+	plans, err := t.ownGangs(ctx)
+	if err != nil {
+		return err
+	}
+	if len(plans) > 0 {
+		if err := t.applyPodGroups(ctx, plans); err != nil {
+			return err
+		}
+		withPodGroupLabels(want, plans)
+	}
+	t.warnGangTimeouts(plans)
 	if s, ok := t.deps.opts.Shape.(shape.RuntimePatches); ok && s.UnsuspendsInOnePatch && !t.deps.twoRequestStart.Load() {
 		err := t.startInOneRequest(ctx, want)
 		if !forbidsUnsuspendWithPatch(err) {

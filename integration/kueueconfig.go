@@ -45,6 +45,12 @@ func FromKueueConfig(cfg *configapi.Configuration, opts *Options) error {
 		opts.ManagedJobsNamespaceSelector = labels.Everything()
 	}
 	opts.WaitForPodsReady = waitforpodsready.Enabled(cfg.WaitForPodsReady)
+	if w := cfg.WaitForPodsReady; w != nil {
+		opts.PodsReadyTimeouts.Timeout = w.Timeout.Duration
+		if w.RecoveryTimeout != nil {
+			opts.PodsReadyTimeouts.Recovery = &w.RecoveryTimeout.Duration
+		}
+	}
 	if cfg.Integrations != nil {
 		opts.LabelKeysToCopy = cfg.Integrations.LabelKeysToCopy
 	}

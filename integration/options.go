@@ -4,6 +4,7 @@ import (
 	"k8s.io/apimachinery/pkg/labels"
 
 	"github.com/trainjob-kueue/trainjob-kueue/podsets"
+	"github.com/trainjob-kueue/trainjob-kueue/quota"
 	"github.com/trainjob-kueue/trainjob-kueue/shape"
 )
 
@@ -18,6 +19,12 @@ type Options struct {
 	ManageJobsWithoutQueueName   bool
 	ManagedJobsNamespaceSelector labels.Selector
 	WaitForPodsReady             bool
+	// PodsReadyTimeouts are waitForPodsReady's, to warn about gangs that
+	// Kueue would evict before the scheduler gives up on them.
+	PodsReadyTimeouts quota.PodsReadyTimeouts
+	// PodGroups: scheduler-plugins' PodGroup CRD is installed. Without it
+	// Trainer's PodGroups are not kept and gang opt-ins are refused.
+	PodGroups bool
 	LabelKeysToCopy              []string
 	// LocalQueueDefaulting mirrors Kueue's feature gate: a job without a
 	// queue name goes to the namespace's LocalQueue named "default".

@@ -5,6 +5,8 @@ import (
 
 	kueue "sigs.k8s.io/kueue/apis/kueue/v1beta2"
 
+	trainer "github.com/kubeflow/trainer/v2/pkg/apis/trainer/v1alpha1"
+
 	"github.com/trainjob-kueue/trainjob-kueue/podsets"
 )
 
@@ -15,6 +17,9 @@ const podSetMemoSize = 8192
 type projection struct {
 	roles   []podsets.Role
 	podSets []kueue.PodSet
+	// coscheduling is the runtime's podGroupPolicy.coscheduling: Trainer
+	// makes the job a PodGroup.
+	coscheduling *trainer.CoschedulingPodGroupPolicySource
 }
 
 // podSetMemo remembers projections by job UID, spec generation and runtime

@@ -6,12 +6,14 @@ import (
 	"slices"
 
 	apiextensionsv1 "k8s.io/apiextensions-apiserver/pkg/apis/apiextensions/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"k8s.io/apimachinery/pkg/runtime"
 	utilruntime "k8s.io/apimachinery/pkg/util/runtime"
 	clientgoscheme "k8s.io/client-go/kubernetes/scheme"
 	ctrl "sigs.k8s.io/controller-runtime"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	jobsetapi "sigs.k8s.io/jobset/api/jobset/v1alpha2"
+	schedv1alpha1 "sigs.k8s.io/scheduler-plugins/apis/scheduling/v1alpha1"
 	kueue "sigs.k8s.io/kueue/apis/kueue/v1beta2"
 
 	"github.com/trainjob-kueue/trainjob-kueue/podsets"
@@ -27,6 +29,7 @@ func NewScheme() *runtime.Scheme {
 	utilruntime.Must(kueue.AddToScheme(s))
 	utilruntime.Must(trainjob.AddToScheme(s))
 	utilruntime.Must(jobsetapi.AddToScheme(s))
+	utilruntime.Must(schedv1alpha1.AddToScheme(s))
 	return s
 }
 
@@ -40,6 +43,12 @@ func Setup(ctx context.Context, mgr ctrl.Manager, opts Options, withWebhook bool
 	if err := rec.SetupWithManager(mgr); err != nil {
 		return fmt.Errorf("setting up the TrainJob reconciler: %w", err)
 	}
+	if opts.PodGroups {
+		keeper := &GangKeeper{deps: rec.deps}
+		if err := keeper.SetupWithManager(mgr); err != nil {
+			return fmt.Errorf("setting up the PodGroup keeper: %w", err)
+		}
+	}
 	if withWebhook {
 		if err := SetupWebhook(mgr, opts); err != nil {
 			return fmt.Errorf("setting up the TrainJob webhook: %w", err)
@@ -51,7 +60,20 @@ func Setup(ctx context.Context, mgr ctrl.Manager, opts Options, withWebhook bool
 const (
 	trainJobCRD = "trainjobs.trainer.kubeflow.org"
 	workloadCRD = "workloads.kueue.x-k8s.io"
+	podGroupCRD = "podgroups.scheduling.x-k8s.io"
 )
+
+// HasPodGroups reports whether scheduler-plugins' PodGroup CRD is installed.
+func HasPodGroups(ctx context.Context, c client.Reader) (bool, error) {
+	var crd apiextensionsv1.CustomResourceDefinition
+	if err := c.Get(ctx, client.ObjectKey{Name: podGroupCRD}, &crd); err != nil {
+		if apierrors.IsNotFound(err) {
+			return false, nil
+		}
+		return false, fmt.Errorf("reading CRD %s: %w", podGroupCRD, err)
+	}
+	return true, nil
+}
 
 // Discover reads what the installed CRDs decide: the Trainer API shape and
 // the Workload defaults. It refuses, saying why, what it can't serve.

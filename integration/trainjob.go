@@ -56,10 +56,11 @@ type TrainJob struct {
 	trainjob.TrainJob
 	deps *deps
 
-	computed bool
-	roles    []podsets.Role
-	podSets  []kueue.PodSet
-	err      error
+	computed     bool
+	roles        []podsets.Role
+	podSets      []kueue.PodSet
+	coscheduling *trainer.CoschedulingPodGroupPolicySource
+	err          error
 
 	jobs *[]trainer.JobStatus // memo of jobsStatus
 
@@ -151,7 +152,9 @@ func (t *TrainJob) compute(ctx context.Context) error {
 		return t.err
 	}
 	t.computed = true
-	t.roles, t.podSets, t.err = t.project(ctx)
+	var p projection
+	p, t.err = t.project(ctx)
+	t.roles, t.podSets, t.coscheduling = p.roles, p.podSets, p.coscheduling
 	if t.err != nil {
 		var rtErr *errRuntime
 		if errors.As(t.err, &rtErr) {
@@ -165,28 +168,32 @@ func (t *TrainJob) compute(ctx context.Context) error {
 	return t.err
 }
 
-func (t *TrainJob) project(ctx context.Context) ([]podsets.Role, []kueue.PodSet, error) {
+func (t *TrainJob) project(ctx context.Context) (projection, error) {
 	rt, version, err := runtimeVersion(ctx, t.deps.client, &t.TrainJob)
 	if err != nil {
-		return nil, nil, err
+		return projection{}, err
 	}
 	key := fmt.Sprintf("%s/%d/%s", t.UID, t.Generation, version)
 	if p, ok := t.deps.memo.get(key); ok {
-		return p.roles, p.podSets, nil
+		return p, nil
 	}
 	roles, err := podsets.Roles(&t.TrainJob, rt, t.deps.opts.Shape)
 	if err != nil {
-		return nil, nil, &errRuntime{
+		return projection{}, &errRuntime{
 			reason: ReasonInvalidRuntime,
 			msg:    fmt.Sprintf("cannot compute the pods of this TrainJob: %v", err),
 		}
 	}
 	podSets, err := podsets.FromRoles(roles, t.deps.opts.PodSets)
 	if err != nil {
-		return nil, nil, err
+		return projection{}, err
 	}
-	t.deps.memo.put(key, projection{roles: roles, podSets: podSets})
-	return roles, podSets, nil
+	p := projection{roles: roles, podSets: podSets}
+	if rt.PodGroupPolicy != nil && rt.PodGroupPolicy.Coscheduling != nil {
+		p.coscheduling = rt.PodGroupPolicy.Coscheduling.DeepCopy()
+	}
+	t.deps.memo.put(key, p)
+	return p, nil
 }
 
 // PodSets are the job's roles as Trainer runs them. A job that holds a quota
@@ -266,23 +273,14 @@ func sameDemand(a, b []kueue.PodSet) bool {
 	return true
 }
 
-// PodsReady: every Job of every role is ready or done.
+// PodsReady: every role due to run now is running or done. A job starts in
+// waves (initializers, then trainer nodes), so this is the wave that runs,
+// read from jobsStatus against the memoised roles; nothing is rebuilt.
 func (t *TrainJob) PodsReady(ctx context.Context) bool {
 	if t.compute(ctx) != nil {
 		return false
 	}
-	jobs := t.jobsStatus(ctx)
-	status := map[string]*trainer.JobStatus{}
-	for i := range jobs {
-		status[jobs[i].Name] = &jobs[i]
-	}
-	for i := range t.roles {
-		s := status[t.roles[i].Name]
-		if s == nil || ptr.Deref(s.Ready, 0)+ptr.Deref(s.Succeeded, 0) < t.roles[i].Replicas {
-			return false
-		}
-	}
-	return true
+	return quota.Due(t.roles, t.progress(ctx))
 }
 
 // ReclaimablePods reports the pods of roles whose Jobs already succeeded,

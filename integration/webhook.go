@@ -96,6 +96,7 @@ func (w *Webhook) ValidateCreate(ctx context.Context, obj runtime.Object) (admis
 		return nil, nil
 	}
 	errs := jobframework.ValidateJobOnCreate(job)
+	errs = append(errs, validateGangAnnotations(&job.TrainJob)...)
 	errs = append(errs, w.forged(nil, &job.TrainJob)...)
 	dispatch, err := w.validateDispatch(ctx, job)
 	if err != nil {
@@ -112,6 +113,7 @@ func (w *Webhook) ValidateUpdate(ctx context.Context, oldObj, newObj runtime.Obj
 		return nil, nil
 	}
 	errs := jobframework.ValidateJobOnCreate(newJob)
+	errs = append(errs, validateGangAnnotations(&newJob.TrainJob)...)
 	if jobframework.QueueName(oldJob) != jobframework.QueueName(newJob) {
 		dispatch, err := w.validateDispatch(ctx, newJob)
 		if err != nil {
@@ -140,6 +142,24 @@ func (w *Webhook) forged(old, job *trainjob.TrainJob) field.ErrorList {
 	for _, path := range w.opts.Shape.Tampered(old, job) {
 		errs = append(errs, field.Forbidden(field.NewPath(path),
 			fmt.Sprintf("entries labelled %s=true are written by trainjob-kueue at admission and removed by it on preemption; nobody else may add, change or remove them (for your own entry, drop the label)", shape.OwnedLabel)))
+	}
+	return errs
+}
+
+// validateGangAnnotations refuses gang settings we would not understand at
+// admission, naming the annotation and what it takes.
+func validateGangAnnotations(job *trainjob.TrainJob) field.ErrorList {
+	var errs field.ErrorList
+	annotations := field.NewPath("metadata", "annotations")
+	if v, ok := job.Annotations[AnnotationGangScheduling]; ok {
+		if err := validGangValue(v); err != nil {
+			errs = append(errs, field.Invalid(annotations.Key(AnnotationGangScheduling), v, err.Error()))
+		}
+	}
+	if v, ok := job.Annotations[AnnotationGangScheduleTimeout]; ok {
+		if _, err := validGangTimeout(v); err != nil {
+			errs = append(errs, field.Invalid(annotations.Key(AnnotationGangScheduleTimeout), v, err.Error()))
+		}
 	}
 	return errs
 }

@@ -142,7 +142,10 @@ func run(ctx context.Context, f flags) error {
 	if opts.Shape, opts.PodSets.Defaulter, err = integration.Discover(ctx, direct); err != nil {
 		return err
 	}
-	log.Info("Serving TrainJobs", "overrides", opts.Shape.Name(), "manager", opts.ManagerUsername)
+	if opts.PodGroups, err = integration.HasPodGroups(ctx, direct); err != nil {
+		return err
+	}
+	log.Info("Serving TrainJobs", "overrides", opts.Shape.Name(), "manager", opts.ManagerUsername, "podGroups", opts.PodGroups)
 
 	metricsOpts := metricsserver.Options{BindAddress: f.metricsAddr, SecureServing: f.metricsSecure}
 	if f.metricsSecure {

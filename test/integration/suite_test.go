@@ -391,6 +391,9 @@ func startTrainJobKueue(ctx context.Context, cfg *rest.Config, port int, certDir
 	if opts.Shape, opts.PodSets.Defaulter, err = integration.Discover(ctx, direct); err != nil {
 		return err
 	}
+	if opts.PodGroups, err = integration.HasPodGroups(ctx, direct); err != nil {
+		return err
+	}
 	if err := integration.Setup(ctx, mgr, opts, true); err != nil {
 		return err
 	}

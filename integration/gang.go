@@ -1,0 +1,284 @@
+package integration
+
+import (
+	"context"
+	"crypto/sha256"
+	"encoding/hex"
+	"errors"
+	"fmt"
+	"strconv"
+	"strings"
+	"time"
+
+	corev1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/util/validation"
+	"k8s.io/utils/ptr"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+	kueue "sigs.k8s.io/kueue/apis/kueue/v1beta2"
+	"sigs.k8s.io/kueue/pkg/podset"
+	schedv1alpha1 "sigs.k8s.io/scheduler-plugins/apis/scheduling/v1alpha1"
+
+	trainer "github.com/kubeflow/trainer/v2/pkg/apis/trainer/v1alpha1"
+
+	"github.com/trainjob-kueue/trainjob-kueue/quota"
+	"github.com/trainjob-kueue/trainjob-kueue/shape"
+	"github.com/trainjob-kueue/trainjob-kueue/trainjob"
+)
+
+// Gang scheduling for runtimes without podGroupPolicy: an opt-in a batch
+// admin sets on a ClusterQueue (every TrainJob it admits) or a user on a
+// TrainJob, whose value wins.
+const (
+	// AnnotationGangScheduling: "coscheduling" makes trainjob-kueue create a
+	// scheduler-plugins PodGroup per wave of the job's roles at admission
+	// and label the pods through the overrides; "none" on a TrainJob opts
+	// out of its ClusterQueue's setting.
+	AnnotationGangScheduling = "trainjob-kueue.dev/gang-scheduling"
+	// AnnotationGangScheduleTimeout is the scheduleTimeoutSeconds of those
+	// PodGroups; without it coscheduling's permitWaitingTimeSeconds applies.
+	AnnotationGangScheduleTimeout = "trainjob-kueue.dev/gang-schedule-timeout-seconds"
+
+	GangCoscheduling = "coscheduling"
+	GangNone         = "none"
+
+	// PodGroupLabel puts a pod in a coscheduling PodGroup.
+	PodGroupLabel = schedv1alpha1.PodGroupLabel
+	// trainerDefaultScheduleTimeout is what Trainer's CRD defaults
+	// podGroupPolicy.coscheduling.scheduleTimeoutSeconds to.
+	trainerDefaultScheduleTimeout = 60 * time.Second
+)
+
+// Reasons of gang scheduling events.
+const (
+	// ReasonGangResized: the PodGroup of Trainer's coscheduling plugin was
+	// sized for the wave of roles being placed.
+	ReasonGangResized = "GangResized"
+	// ReasonGangUnsupported: gang scheduling was asked for and can't be
+	// carried out here; the job is not started.
+	ReasonGangUnsupported = "GangUnsupported"
+	// ReasonGangTimeoutConflict: Kueue's waitForPodsReady evicts the job
+	// before coscheduling gives up on its gang.
+	ReasonGangTimeoutConflict = "GangTimeoutConflict"
+	// ReasonInvalidGangScheduling: a ClusterQueue's gang annotation has a
+	// value we don't know (a TrainJob's is refused by the webhook).
+	ReasonInvalidGangScheduling = "InvalidGangScheduling"
+)
+
+// validGangValue checks an AnnotationGangScheduling value.
+func validGangValue(v string) error {
+	if v == GangCoscheduling || v == GangNone {
+		return nil
+	}
+	return fmt.Errorf("%q is not a gang scheduling mode: use %q or %q", v, GangCoscheduling, GangNone)
+}
+
+// validGangTimeout checks an AnnotationGangScheduleTimeout value.
+func validGangTimeout(v string) (time.Duration, error) {
+	s, err := strconv.ParseInt(v, 10, 32)
+	if err != nil || s < 1 {
+		return 0, fmt.Errorf("%q is not a whole number of seconds of at least 1", v)
+	}
+	return time.Duration(s) * time.Second, nil
+}
+
+// podGroupPlan is a PodGroup we create for one wave and the roles it labels.
+type podGroupPlan struct {
+	name    string
+	roles   []string
+	gang    quota.Gang
+	timeout time.Duration
+}
+
+// gangSetting is the job's own gang annotation, or else the one of the
+// ClusterQueue that admitted it.
+func (t *TrainJob) gangSetting(ctx context.Context) (mode string, timeout string) {
+	mode, timeout = t.Annotations[AnnotationGangScheduling], t.Annotations[AnnotationGangScheduleTimeout]
+	if mode != "" {
+		return mode, timeout
+	}
+	wl := t.reservedWorkload(ctx)
+	if wl == nil || wl.Status.Admission == nil {
+		return "", ""
+	}
+	cq := &kueue.ClusterQueue{}
+	if err := t.deps.client.Get(ctx, client.ObjectKey{Name: string(wl.Status.Admission.ClusterQueue)}, cq); err != nil {
+		return "", ""
+	}
+	mode = cq.Annotations[AnnotationGangScheduling]
+	if err := validGangValue(mode); mode != "" && err != nil {
+		t.deps.recorder.Eventf(&t.TrainJob, corev1.EventTypeWarning, ReasonInvalidGangScheduling,
+			"ClusterQueue %s: annotation %s: %v; the job starts without gang scheduling", cq.Name, AnnotationGangScheduling, err)
+		return "", ""
+	}
+	if timeout == "" {
+		timeout = cq.Annotations[AnnotationGangScheduleTimeout]
+	}
+	return mode, timeout
+}
+
+// ownGangs plans the PodGroups this job gets from us at admission: none
+// when it did not opt in, when its runtime has Trainer create one, or when
+// its pod templates already name a PodGroup of the user's.
+func (t *TrainJob) ownGangs(ctx context.Context) ([]podGroupPlan, error) {
+	if t.coscheduling != nil {
+		return nil, nil
+	}
+	mode, timeoutValue := t.gangSetting(ctx)
+	if mode != GangCoscheduling {
+		return nil, nil
+	}
+	for i := range t.roles {
+		if _, ok := t.roles[i].Template.Labels[PodGroupLabel]; ok {
+			return nil, nil
+		}
+	}
+	refuse := func(msg string) error {
+		t.deps.recorder.Event(&t.TrainJob, corev1.EventTypeWarning, ReasonGangUnsupported, msg)
+		return &reasonError{ReasonGangUnsupported, podset.BadPodSetsUpdateError("labels", errors.New(msg))}
+	}
+	if _, v20 := t.deps.opts.Shape.(shape.PodSpecOverrides); v20 {
+		return nil, refuse(fmt.Sprintf("gang scheduling (%s: %s) needs the %s label on the pods, which Trainer v2.0's spec.podSpecOverrides can't carry; the job is not started. Use a runtime with spec.podGroupPolicy.coscheduling, set %s: %s on the job, or upgrade Trainer to v2.1+",
+			AnnotationGangScheduling, mode, PodGroupLabel, AnnotationGangScheduling, GangNone))
+	}
+	if !t.deps.opts.PodGroups {
+		return nil, refuse(fmt.Sprintf("gang scheduling (%s: %s) needs scheduler-plugins' PodGroup CRD (podgroups.scheduling.x-k8s.io), which is not installed; the job is not started. Install scheduler-plugins with its coscheduling plugin (and restart trainjob-kueue), or set %s: %s on the job",
+			AnnotationGangScheduling, mode, AnnotationGangScheduling, GangNone))
+	}
+	var timeout time.Duration
+	if timeoutValue != "" {
+		d, err := validGangTimeout(timeoutValue)
+		if err != nil {
+			return nil, refuse(fmt.Sprintf("annotation %s: %v; the job is not started", AnnotationGangScheduleTimeout, err))
+		}
+		timeout = d
+	}
+	waves := quota.WaveGangs(t.roles)
+	plans := make([]podGroupPlan, len(waves))
+	for i, w := range waves {
+		plans[i] = podGroupPlan{name: podGroupName(t.Name, w.Roles[0], i == len(waves)-1), roles: w.Roles, gang: w.Gang, timeout: timeout}
+	}
+	return plans, nil
+}
+
+// podGroupName: the last wave's group is named after the job, as Trainer
+// names its own; an earlier wave's after the job and its first role. The
+// name is a label value, so at most 63 characters.
+func podGroupName(job, firstRole string, last bool) string {
+	if last {
+		return job
+	}
+	name := job + "-" + firstRole
+	if len(name) <= validation.LabelValueMaxLength {
+		return name
+	}
+	sum := sha256.Sum256([]byte(name))
+	suffix := hex.EncodeToString(sum[:])[:8]
+	return strings.TrimRight(name[:validation.LabelValueMaxLength-len(suffix)-1], "-.") + "-" + suffix
+}
+
+// applyPodGroups creates or updates our PodGroups before the pods exist:
+// a pod labelled for a PodGroup that is missing is refused by coscheduling.
+func (t *TrainJob) applyPodGroups(ctx context.Context, plans []podGroupPlan) error {
+	for _, p := range plans {
+		pg := &schedv1alpha1.PodGroup{
+			TypeMeta: metav1.TypeMeta{APIVersion: schedv1alpha1.SchemeGroupVersion.String(), Kind: "PodGroup"},
+			ObjectMeta: metav1.ObjectMeta{
+				Name: p.name, Namespace: t.Namespace,
+				Labels: map[string]string{shape.OwnedLabel: "true"},
+				OwnerReferences: []metav1.OwnerReference{{
+					APIVersion: trainer.GroupVersion.String(), Kind: trainer.TrainJobKind,
+					Name: t.Name, UID: t.UID, Controller: ptr.To(true), BlockOwnerDeletion: ptr.To(true),
+				}},
+			},
+			Spec: schedv1alpha1.PodGroupSpec{MinMember: p.gang.MinMember, MinResources: p.gang.MinResources},
+		}
+		if p.timeout > 0 {
+			pg.Spec.ScheduleTimeoutSeconds = ptr.To(int32(p.timeout / time.Second))
+		}
+		//nolint:staticcheck // server-side apply of a typed object
+		if err := t.deps.client.Patch(ctx, pg, client.Apply, client.FieldOwner(fieldOwner), client.ForceOwnership); err != nil {
+			return fmt.Errorf("applying PodGroup %s/%s for roles %s: %w", t.Namespace, p.name, strings.Join(p.roles, ","), err)
+		}
+	}
+	return nil
+}
+
+// fieldOwner is our field manager for objects we apply.
+const fieldOwner = "trainjob-kueue"
+
+// withPodGroupLabels adds each role's PodGroup label to its injection.
+func withPodGroupLabels(want []shape.Injection, plans []podGroupPlan) {
+	group := map[string]string{}
+	for _, p := range plans {
+		for _, r := range p.roles {
+			group[r] = p.name
+		}
+	}
+	for i := range want {
+		name, ok := group[want[i].Name]
+		if !ok {
+			continue
+		}
+		labels := make(map[string]string, len(want[i].Labels)+1)
+		for k, v := range want[i].Labels {
+			labels[k] = v
+		}
+		labels[PodGroupLabel] = name
+		want[i].Labels = labels
+	}
+}
+
+// warnGangTimeouts says, once per start, when Kueue's waitForPodsReady
+// would evict the job before coscheduling gives up on its gang.
+func (t *TrainJob) warnGangTimeouts(plans []podGroupPlan) {
+	if !t.deps.opts.WaitForPodsReady {
+		return
+	}
+	var timeout time.Duration
+	var where string
+	switch {
+	case t.coscheduling != nil:
+		timeout = time.Duration(ptr.Deref(t.coscheduling.ScheduleTimeoutSeconds, 0)) * time.Second
+		if timeout == 0 {
+			timeout = trainerDefaultScheduleTimeout
+		}
+		where = "the runtime's spec.podGroupPolicy.coscheduling.scheduleTimeoutSeconds"
+	case len(plans) > 0:
+		timeout = plans[0].timeout
+		where = "annotation " + AnnotationGangScheduleTimeout
+	default:
+		return
+	}
+	_, waves := quota.Waves(t.roles)
+	conflicts := quota.TimeoutConflicts(timeout, t.deps.opts.PodsReadyTimeouts, waves)
+	if len(conflicts) == 0 {
+		return
+	}
+	t.deps.recorder.Eventf(&t.TrainJob, corev1.EventTypeWarning, ReasonGangTimeoutConflict,
+		"%s: whenever its gang has to wait for room, Kueue evicts the job before the scheduler gives up on the gang, on every attempt, so it can't become ready until room is free the moment it is admitted. Make Kueue's waitForPodsReady timeouts longer than the gang's schedule timeout, or lower %s",
+		strings.Join(conflicts, "; "), where)
+}
+
+// progress is how far each role got, by name.
+func (t *TrainJob) progress(ctx context.Context) map[string]quota.Progress {
+	jobs := t.jobsStatus(ctx)
+	out := make(map[string]quota.Progress, len(jobs))
+	for i := range jobs {
+		out[jobs[i].Name] = quota.Progress{Ready: ptr.Deref(jobs[i].Ready, 0), Succeeded: ptr.Deref(jobs[i].Succeeded, 0)}
+	}
+	return out
+}
+
+// trainerPodGroup is the PodGroup Trainer's coscheduling plugin made for
+// job, from the cache; nil when there is none or it is not the job's.
+func trainerPodGroup(ctx context.Context, c client.Reader, job *trainjob.TrainJob) (*schedv1alpha1.PodGroup, error) {
+	pg := &schedv1alpha1.PodGroup{}
+	if err := c.Get(ctx, client.ObjectKeyFromObject(job), pg); err != nil {
+		return nil, client.IgnoreNotFound(err)
+	}
+	if owner := metav1.GetControllerOfNoCopy(pg); owner == nil || owner.UID != job.UID || pg.Labels[shape.OwnedLabel] == "true" {
+		return nil, nil
+	}
+	return pg, nil
+}

@@ -1,0 +1,177 @@
+package integration_test
+
+import (
+	"fmt"
+	"strings"
+	"testing"
+
+	"k8s.io/utils/ptr"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+	kueue "sigs.k8s.io/kueue/apis/kueue/v1beta2"
+	schedv1alpha1 "sigs.k8s.io/scheduler-plugins/apis/scheduling/v1alpha1"
+
+	trainer "github.com/kubeflow/trainer/v2/pkg/apis/trainer/v1alpha1"
+
+	"github.com/trainjob-kueue/trainjob-kueue/integration"
+)
+
+// podGroupSize reads a PodGroup's minMember and GPUs.
+func podGroupSize(ns, name string) (int32, int64, error) {
+	pg := &schedv1alpha1.PodGroup{}
+	if err := k8s.Get(ctx, client.ObjectKey{Namespace: ns, Name: name}, pg); err != nil {
+		return 0, 0, err
+	}
+	q := pg.Spec.MinResources[gpu]
+	return pg.Spec.MinMember, q.Value(), nil
+}
+
+func wantPodGroup(t *testing.T, ns, name string, members int32, gpus int64) {
+	t.Helper()
+	eventually(t, fmt.Sprintf("PodGroup %s of %d pods", name, members), func() error {
+		m, g, err := podGroupSize(ns, name)
+		if err != nil {
+			return err
+		}
+		if m != members || g != gpus {
+			return fmt.Errorf("minMember %d, %d GPUs; want %d, %d", m, g, members, gpus)
+		}
+		return nil
+	})
+}
+
+// initThenTrain: a dataset initializer, then two 4-GPU trainer nodes.
+func initThenTrain(ns, name string) *trainer.TrainingRuntime {
+	return trainingRuntime(ns, name, torchPolicy(2),
+		role{Name: "dataset-initializer", Ancestor: "dataset-initializer", Requests: cpus("1")},
+		role{Name: "node", Ancestor: "trainer", Requests: gpus(4), DependsOn: []string{"dataset-initializer"}})
+}
+
+func TestTrainerPodGroupFollowsTheWaveBeingPlaced(t *testing.T) {
+	ns := newNamespace(t)
+	lq := queue(t, ns, pool{Name: "gpu", GPUs: 8})
+	rt := initThenTrain(ns, "gang")
+	rt.Spec.PodGroupPolicy = &trainer.PodGroupPolicy{PodGroupPolicySource: trainer.PodGroupPolicySource{Coscheduling: &trainer.CoschedulingPodGroupPolicySource{}}}
+	create(t, rt)
+	tj := trainJob(ns, "job", "gang", lq)
+	create(t, tj)
+
+	waitRunning(t, tj)
+	jobSetOf(t, tj)
+	// Started: Trainer sized its group for all three pods; the initializer
+	// alone is placed first.
+	wantPodGroup(t, ns, "job", 1, 0)
+	eventually(t, "GangResized event", func() error { return hasEvent(t, tj, integration.ReasonGangResized, "minMember 3 → 1 for dataset-initializer") })
+	// The initializer runs: the trainer nodes' size before JobSet creates
+	// them, counting the running initializer.
+	setJobsStatus(t, ns, "job", "dataset-initializer", 1, 0)
+	wantPodGroup(t, ns, "job", 3, 8)
+	// It finished: the trainer nodes alone.
+	setJobsStatus(t, ns, "job", "dataset-initializer", 0, 1)
+	wantPodGroup(t, ns, "job", 2, 8)
+}
+
+func TestTrainerPodGroupOfAJobWithoutWavesIsLeftAlone(t *testing.T) {
+	ns := newNamespace(t)
+	lq := queue(t, ns, pool{Name: "gpu", GPUs: 8})
+	rt := trainingRuntime(ns, "gang", torchPolicy(2), role{Name: "node", Ancestor: "trainer", Requests: gpus(4)})
+	rt.Spec.PodGroupPolicy = &trainer.PodGroupPolicy{PodGroupPolicySource: trainer.PodGroupPolicySource{Coscheduling: &trainer.CoschedulingPodGroupPolicySource{}}}
+	create(t, rt)
+	tj := trainJob(ns, "job", "gang", lq)
+	create(t, tj)
+	wantPodGroup(t, ns, "job", 2, 8)
+	waitRunning(t, tj)
+	jobSetOf(t, tj)
+	pg := &schedv1alpha1.PodGroup{}
+	if err := k8s.Get(ctx, client.ObjectKey{Namespace: ns, Name: "job"}, pg); err != nil {
+		t.Fatal(err)
+	}
+	rv := pg.ResourceVersion
+	consistently(t, "Trainer's PodGroup untouched", timeout/10, func() error {
+		if err := k8s.Get(ctx, client.ObjectKeyFromObject(pg), pg); err != nil {
+			return err
+		}
+		if pg.ResourceVersion != rv {
+			return fmt.Errorf("PodGroup written: %+v", pg.Spec)
+		}
+		return nil
+	})
+}
+
+func TestGangOptInGivesEachWaveItsPodGroupAndPreemptionRemovesTheLabels(t *testing.T) {
+	ns := newNamespace(t)
+	lq := queue(t, ns, pool{Name: "gpu", GPUs: 8})
+	// The batch admin opts the whole ClusterQueue in.
+	eventually(t, "annotate the ClusterQueue", func() error {
+		cq := &kueue.ClusterQueue{}
+		if err := k8s.Get(ctx, client.ObjectKey{Name: ns}, cq); err != nil {
+			return err
+		}
+		if cq.Annotations == nil {
+			cq.Annotations = map[string]string{}
+		}
+		cq.Annotations[integration.AnnotationGangScheduling] = integration.GangCoscheduling
+		return k8s.Update(ctx, cq)
+	})
+	create(t, initThenTrain(ns, "plain"))
+	tj := trainJob(ns, "job", "plain", lq)
+	tj.Annotations = map[string]string{integration.AnnotationGangScheduleTimeout: "120"}
+	create(t, tj)
+	waitRunning(t, tj)
+
+	wantPodGroup(t, ns, "job-dataset-initializer", 1, 0)
+	wantPodGroup(t, ns, "job", 2, 8)
+	pg := &schedv1alpha1.PodGroup{}
+	if err := k8s.Get(ctx, client.ObjectKey{Namespace: ns, Name: "job"}, pg); err != nil {
+		t.Fatal(err)
+	}
+	if got := ptr.Deref(pg.Spec.ScheduleTimeoutSeconds, 0); got != 120 {
+		t.Errorf("scheduleTimeoutSeconds %d, want 120 from the job's annotation", got)
+	}
+	js := jobSetOf(t, tj)
+	for role, group := range map[string]string{"dataset-initializer": "job-dataset-initializer", "node": "job"} {
+		if got := replicatedJob(js, role).Template.Spec.Template.Labels[integration.PodGroupLabel]; got != group {
+			t.Errorf("pods of %s are in PodGroup %q, want %q", role, got, group)
+		}
+	}
+
+	// Preempted (an admin deactivates it): suspended, and the labels go
+	// with the rest of the admission.
+	eventually(t, "deactivate", func() error {
+		wl := workloadOf(t, tj)
+		wl.Spec.Active = ptr.To(false)
+		return k8s.Update(ctx, wl)
+	})
+	eventually(t, "labels removed", func() error {
+		got := getTrainJob(t, tj)
+		if !ptr.Deref(got.Spec.Suspend, false) {
+			return fmt.Errorf("not suspended")
+		}
+		for _, o := range got.Spec.PodTemplateOverrides {
+			if o.Metadata != nil {
+				if _, ok := o.Metadata.Labels[integration.PodGroupLabel]; ok {
+					return fmt.Errorf("override for %v still labels a PodGroup", o.TargetJobs)
+				}
+			}
+		}
+		return nil
+	})
+}
+
+func TestGangAnnotationsAreValidated(t *testing.T) {
+	ns := newNamespace(t)
+	lq := queue(t, ns, pool{Name: "gpu", GPUs: 8})
+	create(t, initThenTrain(ns, "plain"))
+	for name, annotations := range map[string]map[string]string{
+		"mode":    {integration.AnnotationGangScheduling: "volcano"},
+		"timeout": {integration.AnnotationGangScheduleTimeout: "1m"},
+	} {
+		tj := trainJob(ns, name, "plain", lq)
+		tj.Annotations = annotations
+		err := k8s.Create(ctx, tj)
+		for key := range annotations {
+			if err == nil || !strings.Contains(err.Error(), key) {
+				t.Errorf("%s: want a refusal naming %s, got %v", name, key, err)
+			}
+		}
+	}
+}
