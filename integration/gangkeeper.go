@@ -1,30 +1,54 @@
 package integration
 
 import (
+	"cmp"
 	"context"
 	"fmt"
+	"slices"
 	"strings"
+	"time"
 
 	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/api/equality"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/types"
 	ctrl "sigs.k8s.io/controller-runtime"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/controller-runtime/pkg/controller"
 	schedv1alpha1 "sigs.k8s.io/scheduler-plugins/apis/scheduling/v1alpha1"
 
 	"github.com/trainjob-kueue/trainjob-kueue/quota"
+	"github.com/trainjob-kueue/trainjob-kueue/shape"
 	"github.com/trainjob-kueue/trainjob-kueue/trainjob"
 )
 
-// GangKeeper keeps the PodGroup of Trainer's coscheduling plugin sized for
-// the wave of roles being placed, while the job runs. Trainer sizes it for
-// every role at once, finished or not yet created, and writes it only while
-// the job is suspended or the group is missing; Trainer's rewrite on
-// suspension is undone at the next start. A group that is already right is
-// left alone, so jobs without initializers cost a read from the cache.
+// GangKeeper looks after the PodGroups of running jobs.
+//
+// It keeps the PodGroup of Trainer's coscheduling plugin sized for the wave
+// of roles being placed. Trainer sizes it for every role at once, finished
+// or not yet created, and writes it only while the job is suspended or the
+// group is missing; Trainer's rewrite on suspension is undone at the next
+// start. A group that is already right is left alone, so a job without
+// initializers costs a read from the cache.
+//
+// And it retries gangs that wait for room. Coscheduling turns a gang away
+// in PreFilter when the cluster lacks its minResources, and only a new pod
+// or a PodGroup change brings it back before kube-scheduler's periodic
+// flush of unschedulable pods (5 minutes by default): finished pods freeing
+// the room do not. A gang whose due pods are not all placed RetryInterval
+// after admission gets its PodGroup touched (an annotation) every
+// RetryInterval until they are.
 type GangKeeper struct {
 	deps *deps
+	// RetryInterval; zero means DefaultGangRetryInterval.
+	RetryInterval time.Duration
 }
+
+// DefaultGangRetryInterval is how often a waiting gang is retried.
+const DefaultGangRetryInterval = 10 * time.Second
+
+// AnnotationGangRetriedAt on a PodGroup is when we last retried its gang.
+const AnnotationGangRetriedAt = "trainjob-kueue.dev/gang-retried-at"
 
 // Reconcile implements reconcile.Reconciler.
 func (k *GangKeeper) Reconcile(ctx context.Context, req ctrl.Request) (ctrl.Result, error) {
@@ -44,33 +68,104 @@ func (k *GangKeeper) Reconcile(ctx context.Context, req ctrl.Request) (ctrl.Resu
 		return ctrl.Result{}, nil
 	}
 	// The job reconciler reports runtime problems; nothing to size then.
-	if t.compute(ctx) != nil || t.coscheduling == nil {
+	if t.compute(ctx) != nil {
 		return ctrl.Result{}, nil
 	}
-	pg, err := trainerPodGroup(ctx, k.deps.client, job)
-	if err != nil || pg == nil {
-		return ctrl.Result{}, err
+	progress := t.progress(ctx)
+	var groups []*schedv1alpha1.PodGroup
+	if t.coscheduling != nil {
+		pg, err := trainerPodGroup(ctx, k.deps.client, job)
+		if err != nil || pg == nil {
+			return ctrl.Result{}, err
+		}
+		if pg, err = k.size(ctx, t, pg, progress); err != nil {
+			return ctrl.Result{}, err
+		}
+		groups = append(groups, pg)
+	} else {
+		var err error
+		if groups, err = ownWaitingGroups(ctx, k.deps.client, t, progress); err != nil || len(groups) == 0 {
+			return ctrl.Result{}, err
+		}
 	}
-	want := quota.SharedGang(t.roles, t.progress(ctx))
+	if quota.Due(t.roles, progress) {
+		return ctrl.Result{}, nil
+	}
+	return k.retry(ctx, t, groups)
+}
+
+// size writes the shared gang of the wave being placed into Trainer's
+// PodGroup, when it differs, and returns the group as written.
+func (k *GangKeeper) size(ctx context.Context, t *TrainJob, pg *schedv1alpha1.PodGroup, progress map[string]quota.Progress) (*schedv1alpha1.PodGroup, error) {
+	want := quota.SharedGang(t.roles, progress)
 	if pg.Spec.MinMember == want.MinMember && equality.Semantic.DeepEqual(pg.Spec.MinResources, want.MinResources) {
-		return ctrl.Result{}, nil
+		return pg, nil
 	}
 	// The resourceVersion guard: a group Trainer rewrote meanwhile is read
 	// again and sized again, never overwritten blind.
 	patched := pg.DeepCopy()
 	patched.Spec.MinMember, patched.Spec.MinResources = want.MinMember, want.MinResources
 	if err := k.deps.client.Patch(ctx, patched, client.MergeFromWithOptions(pg, client.MergeFromWithOptimisticLock{})); err != nil {
-		return ctrl.Result{}, fmt.Errorf("sizing PodGroup %s/%s: %w", pg.Namespace, pg.Name, err)
+		return nil, fmt.Errorf("sizing PodGroup %s/%s: %w", pg.Namespace, pg.Name, err)
 	}
-	k.deps.recorder.Eventf(job, corev1.EventTypeNormal, ReasonGangResized,
-		"PodGroup %s: minMember %d → %d for %s, the pods that start now", pg.Name, pg.Spec.MinMember, want.MinMember, placingRoles(t))
-	return ctrl.Result{}, nil
+	k.deps.recorder.Eventf(&t.TrainJob, corev1.EventTypeNormal, ReasonGangResized,
+		"PodGroup %s: minMember %d → %d for %s, the pods that start now", pg.Name, pg.Spec.MinMember, want.MinMember, placingRoles(t, progress))
+	return patched, nil
+}
+
+// retry touches the groups of a gang that waits for room, at most once per
+// interval, and comes back after the interval.
+func (k *GangKeeper) retry(ctx context.Context, t *TrainJob, groups []*schedv1alpha1.PodGroup) (ctrl.Result, error) {
+	interval := cmp.Or(k.RetryInterval, DefaultGangRetryInterval)
+	now := time.Now()
+	since := t.admittedAt(ctx)
+	wait := interval
+	for _, pg := range groups {
+		last := since
+		if at, err := time.Parse(time.RFC3339Nano, pg.Annotations[AnnotationGangRetriedAt]); err == nil && at.After(last) {
+			last = at
+		}
+		if left := last.Add(interval).Sub(now); left > 0 {
+			wait = min(wait, left)
+			continue
+		}
+		patch := fmt.Appendf(nil, `{"metadata":{"annotations":{%q:%q}}}`, AnnotationGangRetriedAt, now.UTC().Format(time.RFC3339Nano))
+		if err := k.deps.client.Patch(ctx, pg, client.RawPatch(types.MergePatchType, patch)); err != nil {
+			return ctrl.Result{}, fmt.Errorf("retrying the gang of PodGroup %s/%s: %w", pg.Namespace, pg.Name, err)
+		}
+	}
+	return ctrl.Result{RequeueAfter: wait}, nil
+}
+
+// ownWaitingGroups are the PodGroups we made for the waves of t whose roles
+// are due and not all placed.
+func ownWaitingGroups(ctx context.Context, c client.Reader, t *TrainJob, progress map[string]quota.Progress) ([]*schedv1alpha1.PodGroup, error) {
+	waiting := quota.Waiting(t.roles, progress)
+	waves := quota.WaveGangs(t.roles)
+	var out []*schedv1alpha1.PodGroup
+	for i, w := range waves {
+		pg := &schedv1alpha1.PodGroup{}
+		key := client.ObjectKey{Namespace: t.Namespace, Name: podGroupName(t.Name, w.Roles[0], i == len(waves)-1)}
+		if err := c.Get(ctx, key, pg); err != nil {
+			if client.IgnoreNotFound(err) == nil {
+				continue
+			}
+			return nil, err
+		}
+		if owner := metav1.GetControllerOfNoCopy(pg); owner == nil || owner.UID != t.UID || pg.Labels[shape.OwnedLabel] != "true" {
+			continue
+		}
+		if slices.ContainsFunc(w.Roles, func(r string) bool { return slices.Contains(waiting, r) }) {
+			out = append(out, pg)
+		}
+	}
+	return out, nil
 }
 
 // placingRoles names the roles of the wave being placed, for events.
-func placingRoles(t *TrainJob) string {
+func placingRoles(t *TrainJob, progress map[string]quota.Progress) string {
 	waveOf, _ := quota.Waves(t.roles)
-	w := quota.Placing(t.roles, t.progress(context.Background()))
+	w := quota.Placing(t.roles, progress)
 	var names []string
 	for i := range t.roles {
 		if waveOf[i] == w {

@@ -137,10 +137,17 @@ func SharedGang(roles []podsets.Role, progress map[string]Progress) Gang {
 // for longer than waitForPodsReady's timeout is running, not stuck, and
 // each later wave is held to the recovery timeout.
 func Due(roles []podsets.Role, progress map[string]Progress) bool {
+	return len(Waiting(roles, progress)) == 0
+}
+
+// Waiting names the roles that are due and not all placed, in runtime
+// order.
+func Waiting(roles []podsets.Role, progress map[string]Progress) []string {
 	index := make(map[string]*podsets.Role, len(roles))
 	for i := range roles {
 		index[roles[i].Name] = &roles[i]
 	}
+	var out []string
 	for i := range roles {
 		r := &roles[i]
 		due := true
@@ -154,10 +161,10 @@ func Due(roles []podsets.Role, progress map[string]Progress) bool {
 			}
 		}
 		if due && !placed(r, progress[r.Name]) {
-			return false
+			out = append(out, r.Name)
 		}
 	}
-	return true
+	return out
 }
 
 // PodsReadyTimeouts are Kueue's waitForPodsReady settings.

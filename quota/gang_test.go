@@ -187,3 +187,22 @@ func TestTimeoutConflicts(t *testing.T) {
 		})
 	}
 }
+
+func TestWaitingNamesTheDueRolesNotYetPlaced(t *testing.T) {
+	roles := chained()
+	cases := map[string]struct {
+		progress map[string]quota.Progress
+		want     []string
+	}{
+		"queued: the first initializer":             {want: []string{"dataset-initializer"}},
+		"it runs: nothing due waits":                {progress: map[string]quota.Progress{"dataset-initializer": {Ready: 1}}},
+		"initializers done: the trainer nodes wait": {progress: map[string]quota.Progress{"dataset-initializer": {Succeeded: 1}, "model-initializer": {Succeeded: 1}}, want: []string{"node"}},
+	}
+	for name, tc := range cases {
+		t.Run(name, func(t *testing.T) {
+			if diff := cmp.Diff(tc.want, quota.Waiting(roles, tc.progress)); diff != "" {
+				t.Errorf("(-want +got):\n%s", diff)
+			}
+		})
+	}
+}
