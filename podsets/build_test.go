@@ -368,7 +368,12 @@ func TestPriorityClassIsTheTrainers(t *testing.T) {
 func TestTopologyRequests(t *testing.T) {
 	rt := runtimeOf(torch(nil),
 		rj{name: "node", ancestor: "trainer", annotations: map[string]string{kueue.PodSetRequiredTopologyAnnotation: "cloud.provider.com/rack"}},
-		rj{name: "evaluator", replicas: 2, annotations: map[string]string{kueue.PodSetPreferredTopologyAnnotation: "zone"}})
+		rj{name: "evaluator", replicas: 2, annotations: map[string]string{kueue.PodSetPreferredTopologyAnnotation: "zone"}},
+		rj{name: "sliced", annotations: map[string]string{
+			kueue.PodSetRequiredTopologyAnnotation: "block", kueue.PodSetSliceRequiredTopologyAnnotation: "rack", kueue.PodSetSliceSizeAnnotation: "4",
+			kueue.PodSetGroupName: "together",
+		}},
+		rj{name: "anywhere", annotations: map[string]string{kueue.PodSetUnconstrainedTopologyAnnotation: "true"}})
 	got, err := podsets.Build(jobWith(nil), rt, shape.PodTemplateOverrides{}, podsets.Options{TopologyAwareScheduling: true})
 	if err != nil {
 		t.Fatal(err)
@@ -376,6 +381,14 @@ func TestTopologyRequests(t *testing.T) {
 	want := []*kueue.PodSetTopologyRequest{
 		{Required: ptr.To("cloud.provider.com/rack"), PodIndexLabel: ptr.To(batchv1.JobCompletionIndexAnnotation), SubGroupIndexLabel: ptr.To(jobset.JobIndexKey), SubGroupCount: ptr.To[int32](1)},
 		{Preferred: ptr.To("zone"), PodIndexLabel: ptr.To(batchv1.JobCompletionIndexAnnotation), SubGroupIndexLabel: ptr.To(jobset.JobIndexKey), SubGroupCount: ptr.To[int32](2)},
+		{
+			Required: ptr.To("block"), PodSetSliceRequiredTopology: ptr.To("rack"), PodSetSliceSize: ptr.To[int32](4), PodSetGroupName: ptr.To("together"),
+			PodIndexLabel: ptr.To(batchv1.JobCompletionIndexAnnotation), SubGroupIndexLabel: ptr.To(jobset.JobIndexKey), SubGroupCount: ptr.To[int32](1),
+		},
+		{Unconstrained: ptr.To(true), PodIndexLabel: ptr.To(batchv1.JobCompletionIndexAnnotation), SubGroupIndexLabel: ptr.To(jobset.JobIndexKey), SubGroupCount: ptr.To[int32](1)},
+	}
+	if len(got) != len(want) {
+		t.Fatalf("%d PodSets, want %d", len(got), len(want))
 	}
 	for i := range got {
 		if diff := cmp.Diff(want[i], got[i].TopologyRequest); diff != "" {
@@ -385,6 +398,12 @@ func TestTopologyRequests(t *testing.T) {
 	got, _ = podsets.Build(jobWith(nil), rt, shape.PodTemplateOverrides{}, podsets.Options{})
 	if got[0].TopologyRequest != nil {
 		t.Errorf("topology request without TAS: %v", got[0].TopologyRequest)
+	}
+	bad := runtimeOf(torch(nil), rj{name: "node", ancestor: "trainer", annotations: map[string]string{
+		kueue.PodSetRequiredTopologyAnnotation: "block", kueue.PodSetSliceRequiredTopologyAnnotation: "rack", kueue.PodSetSliceSizeAnnotation: "four",
+	}})
+	if _, err := podsets.Build(jobWith(nil), bad, shape.PodTemplateOverrides{}, podsets.Options{TopologyAwareScheduling: true}); err == nil || !strings.Contains(err.Error(), `replicatedJob "node"`) {
+		t.Errorf("a slice size that is no number: want an error naming the replicatedJob, got %v", err)
 	}
 }
 
