@@ -24,8 +24,8 @@ type Options struct {
 	PodsReadyTimeouts quota.PodsReadyTimeouts
 	// PodGroups: scheduler-plugins' PodGroup CRD is installed. Without it
 	// Trainer's PodGroups are not kept and gang opt-ins are refused.
-	PodGroups bool
-	LabelKeysToCopy              []string
+	PodGroups       bool
+	LabelKeysToCopy []string
 	// LocalQueueDefaulting mirrors Kueue's feature gate: a job without a
 	// queue name goes to the namespace's LocalQueue named "default".
 	LocalQueueDefaulting bool

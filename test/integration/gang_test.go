@@ -60,7 +60,9 @@ func TestTrainerPodGroupFollowsTheWaveBeingPlaced(t *testing.T) {
 	// Started: Trainer sized its group for all three pods; the initializer
 	// alone is placed first.
 	wantPodGroup(t, ns, "job", 1, 0)
-	eventually(t, "GangResized event", func() error { return hasEvent(t, tj, integration.ReasonGangResized, "minMember 3 → 1 for dataset-initializer") })
+	eventually(t, "GangResized event", func() error {
+		return hasEvent(t, tj, integration.ReasonGangResized, "minMember 3 → 1 for dataset-initializer")
+	})
 	// The initializer runs: the trainer nodes' size before JobSet creates
 	// them, counting the running initializer.
 	setJobsStatus(t, ns, "job", "dataset-initializer", 1, 0)
