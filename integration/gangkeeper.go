@@ -12,9 +12,12 @@ import (
 	"k8s.io/apimachinery/pkg/api/equality"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/types"
+	"k8s.io/utils/ptr"
 	ctrl "sigs.k8s.io/controller-runtime"
+	"sigs.k8s.io/controller-runtime/pkg/builder"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/controller-runtime/pkg/controller"
+	"sigs.k8s.io/controller-runtime/pkg/predicate"
 	schedv1alpha1 "sigs.k8s.io/scheduler-plugins/apis/scheduling/v1alpha1"
 
 	"github.com/trainjob-kueue/trainjob-kueue/quota"
@@ -180,7 +183,11 @@ func placingRoles(t *TrainJob, progress map[string]quota.Progress) string {
 func (k *GangKeeper) SetupWithManager(mgr ctrl.Manager) error {
 	return ctrl.NewControllerManagedBy(mgr).
 		Named("trainjob-gang").
-		For(&trainjob.TrainJob{}).
+		// A queued job has no pods to gang: its events are not ours.
+		For(&trainjob.TrainJob{}, builder.WithPredicates(predicate.NewPredicateFuncs(func(o client.Object) bool {
+			tj, ok := o.(*trainjob.TrainJob)
+			return ok && !ptr.Deref(tj.Spec.Suspend, false)
+		}))).
 		Owns(&schedv1alpha1.PodGroup{}).
 		WithOptions(controller.Options{MaxConcurrentReconciles: 2}).
 		Complete(k)
