@@ -30,18 +30,18 @@ test: vet test-unit test-install test-integration test-e2e test-smoke bench-smok
 SMOKE_TRAINER_VERSIONS ?= v2.0.1 v2.2.0 v2.3.0
 # Trainer v2.3 is the first whose controller may run on a MultiKueue manager.
 SMOKE_MULTIKUEUE_VERSIONS ?= v2.3.0
+SMOKE_TESTS := TestGPUTrainJobsRunWholeOnTheirFlavorsAndComplete|TestPriorityPreemptionSuspendsAndRestores|TestAdmissionWritesAsFewRequestsAsTheReleaseAllows
+SMOKE_PARALLEL ?= 2
 ## test-smoke: the e2e scenarios that matter most, on each other Trainer
-## release; MultiKueue with Trainer's full controller on the manager.
+## release; MultiKueue with Trainer's full controller on the manager. Each
+## smoke has a cluster of its own; SMOKE_PARALLEL of them run at once.
 test-smoke:
-	@for v in $(SMOKE_TRAINER_VERSIONS); do \
+	@for v in $(sort $(SMOKE_TRAINER_VERSIONS) $(SMOKE_MULTIKUEUE_VERSIONS)); do \
 	  $(MAKE) --no-print-directory components TRAINER_VERSION=$$v || exit 1; \
-	  echo ">> e2e smoke on Trainer $$v"; \
-	  E2E_TRAINER_VERSION=$$v $(GO) test -count=1 -timeout 20m -run 'TestGPUTrainJobsRunWholeOnTheirFlavorsAndComplete|TestPriorityPreemptionSuspendsAndRestores|TestAdmissionWritesAsFewRequestsAsTheReleaseAllows' ./test/e2e/ || exit 1; \
 	done
-	@for v in $(SMOKE_MULTIKUEUE_VERSIONS); do \
-	  echo ">> MultiKueue e2e with Trainer $$v (its full controller on the manager)"; \
-	  E2E_TRAINER_VERSION=$$v $(GO) test -count=1 -timeout 20m -run 'TestDispatchedTrainJobRunsOnTheWorkerWithQuotaAndCompletes' ./test/e2e/multikueue/ || exit 1; \
-	done
+	hack/smoke.sh $(SMOKE_PARALLEL) \
+	  $(foreach v,$(SMOKE_TRAINER_VERSIONS),'e2e smoke on Trainer $(v)|E2E_TRAINER_VERSION=$(v)|-timeout 20m -run $(SMOKE_TESTS) ./test/e2e/') \
+	  $(foreach v,$(SMOKE_MULTIKUEUE_VERSIONS),'MultiKueue e2e with Trainer $(v) (its full controller on the manager)|E2E_TRAINER_VERSION=$(v)|-timeout 20m -run TestDispatchedTrainJobRunsOnTheWorkerWithQuotaAndCompletes ./test/e2e/multikueue/')
 
 ## test-full: everything, fully: all tiers on every Trainer release, and
 ## longer fuzzing.

@@ -1,0 +1,47 @@
+#!/usr/bin/env bash
+# Runs the e2e smokes, two at a time: each brings up its own local cluster,
+# whose components mostly wait on kwok's pod timings, so two share the
+# machine without slowing each other much. Every smoke's output is shown
+# once it ends; the script fails if any smoke failed.
+#
+# usage: hack/smoke.sh PARALLEL 'NAME|ENV=VALUE …|go test args' …
+set -uo pipefail
+parallel=$1
+shift
+logs=$(mktemp -d)
+trap 'rm -rf "$logs"' EXIT
+
+run() {
+	local i=$1 spec=$2
+	local name=${spec%%|*} rest=${spec#*|}
+	local env=${rest%%|*} args=${rest#*|}
+	echo ">> $name"
+	# shellcheck disable=SC2086
+	env $env go test -count=1 $args >"$logs/$i.log" 2>&1
+	echo $? >"$logs/$i.rc"
+}
+
+i=0
+for spec in "$@"; do
+	while [ "$(jobs -rp | wc -l)" -ge "$parallel" ]; do
+		wait -n
+	done
+	run "$i" "$spec" &
+	i=$((i + 1))
+done
+wait
+
+failed=0
+i=0
+for spec in "$@"; do
+	rc=$(cat "$logs/$i.rc" 2>/dev/null || echo 1)
+	echo "== ${spec%%|*}: $([ "$rc" = 0 ] && echo ok || echo FAILED)"
+	if [ "$rc" = 0 ]; then
+		tail -n 3 "$logs/$i.log"
+	else
+		cat "$logs/$i.log"
+		failed=1
+	fi
+	i=$((i + 1))
+done
+exit $failed
