@@ -1,6 +1,7 @@
 package integration
 
 import (
+	"context"
 	"strings"
 	"testing"
 	"time"
@@ -9,6 +10,7 @@ import (
 	"k8s.io/apimachinery/pkg/util/validation"
 	"k8s.io/client-go/tools/record"
 	"k8s.io/utils/ptr"
+	"sigs.k8s.io/kueue/pkg/podset"
 
 	trainer "github.com/kubeflow/trainer/v2/pkg/apis/trainer/v1alpha1"
 
@@ -114,6 +116,91 @@ func TestGangTimeoutConflictIsAWarningEvent(t *testing.T) {
 			}
 			if len(got) != 1 || !strings.HasPrefix(got[0], tc.want) {
 				t.Errorf("got %q, want one event starting %q", got, tc.want)
+			}
+		})
+	}
+}
+
+func TestOwnGangs(t *testing.T) {
+	chained := []podsets.Role{
+		{Name: "dataset-initializer", Ancestor: podsets.AncestorDatasetInitializer, Replicas: 1, PodsPerReplica: 1},
+		{Name: "node", Ancestor: podsets.AncestorTrainer, Replicas: 1, PodsPerReplica: 2, DependsOn: []podsets.Dependency{{Name: "dataset-initializer", Complete: true}}},
+	}
+	labelled := []podsets.Role{{Name: "node", Replicas: 1, PodsPerReplica: 2}}
+	labelled[0].Template.Labels = map[string]string{PodGroupLabel: "mine"}
+	cases := map[string]struct {
+		annotations  map[string]string
+		shape        shape.Shape
+		noCRD        bool
+		roles        []podsets.Role
+		coscheduling *trainer.CoschedulingPodGroupPolicySource
+		want         []string // PodGroup names
+		refused      string
+	}{
+		"opted in: a group per wave": {
+			annotations: map[string]string{AnnotationGangScheduling: GangCoscheduling},
+			want:        []string{"llm-dataset-initializer", "llm"},
+		},
+		"not opted in": {},
+		"opted out":    {annotations: map[string]string{AnnotationGangScheduling: GangNone}},
+		"the runtime has Trainer make one": {
+			annotations:  map[string]string{AnnotationGangScheduling: GangCoscheduling},
+			coscheduling: &trainer.CoschedulingPodGroupPolicySource{},
+		},
+		"the user's own PodGroup": {
+			annotations: map[string]string{AnnotationGangScheduling: GangCoscheduling},
+			roles:       labelled,
+		},
+		"Trainer v2.0": {
+			annotations: map[string]string{AnnotationGangScheduling: GangCoscheduling},
+			shape:       shape.PodSpecOverrides{},
+			refused:     "Trainer v2.0's spec.podSpecOverrides can't carry",
+		},
+		"no PodGroup CRD": {
+			annotations: map[string]string{AnnotationGangScheduling: GangCoscheduling},
+			noCRD:       true,
+			refused:     "podgroups.scheduling.x-k8s.io), which is not installed",
+		},
+		"a timeout that is no number": {
+			annotations: map[string]string{AnnotationGangScheduling: GangCoscheduling, AnnotationGangScheduleTimeout: "1m"},
+			refused:     "annotation trainjob-kueue.dev/gang-schedule-timeout-seconds",
+		},
+	}
+	for name, tc := range cases {
+		t.Run(name, func(t *testing.T) {
+			rec := record.NewFakeRecorder(4)
+			s := tc.shape
+			if s == nil {
+				s = shape.PodTemplateOverrides{}
+			}
+			roles := tc.roles
+			if roles == nil {
+				roles = chained
+			}
+			job := &TrainJob{deps: &deps{opts: Options{Shape: s, PodGroups: !tc.noCRD}, recorder: rec}, roles: roles, coscheduling: tc.coscheduling}
+			job.Name, job.Annotations = "llm", tc.annotations
+			plans, err := job.ownGangs(context.Background())
+			if tc.refused != "" {
+				if err == nil || !strings.Contains(err.Error(), tc.refused) {
+					t.Fatalf("want a refusal containing %q, got %v", tc.refused, err)
+				}
+				if !podset.IsPermanent(err) {
+					t.Errorf("a refusal that retries for ever: %v", err)
+				}
+				if len(rec.Events) != 1 {
+					t.Errorf("want one Warning event, got %d", len(rec.Events))
+				}
+				return
+			}
+			if err != nil {
+				t.Fatal(err)
+			}
+			var got []string
+			for _, p := range plans {
+				got = append(got, p.name)
+			}
+			if diff := cmp.Diff(tc.want, got); diff != "" {
+				t.Errorf("PodGroups (-want +got):\n%s", diff)
 			}
 		})
 	}
