@@ -200,6 +200,7 @@ func (t *TrainJob) applyPodGroups(ctx context.Context, plans []podGroupPlan) err
 		if err := t.deps.client.Patch(ctx, pg, client.Apply, client.FieldOwner(fieldOwner), client.ForceOwnership); err != nil {
 			return fmt.Errorf("applying PodGroup %s/%s for roles %s: %w", t.Namespace, p.name, strings.Join(p.roles, ","), err)
 		}
+		t.deps.metrics.gang(gangCreated)
 	}
 	return nil
 }

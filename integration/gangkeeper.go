@@ -111,6 +111,7 @@ func (k *GangKeeper) size(ctx context.Context, t *TrainJob, pg *schedv1alpha1.Po
 	if err := k.deps.client.Patch(ctx, patched, client.MergeFromWithOptions(pg, client.MergeFromWithOptimisticLock{})); err != nil {
 		return nil, fmt.Errorf("sizing PodGroup %s/%s: %w", pg.Namespace, pg.Name, err)
 	}
+	k.deps.metrics.gang(gangResized)
 	k.deps.recorder.Eventf(&t.TrainJob, corev1.EventTypeNormal, ReasonGangResized,
 		"PodGroup %s: minMember %d → %d for %s, the pods that start now", pg.Name, pg.Spec.MinMember, want.MinMember, placingRoles(t, progress))
 	return patched, nil
@@ -136,6 +137,7 @@ func (k *GangKeeper) retry(ctx context.Context, t *TrainJob, groups []*schedv1al
 		if err := k.deps.client.Patch(ctx, pg, client.RawPatch(types.MergePatchType, patch)); err != nil {
 			return ctrl.Result{}, fmt.Errorf("retrying the gang of PodGroup %s/%s: %w", pg.Namespace, pg.Name, err)
 		}
+		k.deps.metrics.gang(gangRetried)
 	}
 	return ctrl.Result{RequeueAfter: wait}, nil
 }

@@ -20,6 +20,7 @@ type Metrics struct {
 	injections        *prometheus.CounterVec
 	restores          *prometheus.CounterVec
 	podSetErrors      *prometheus.CounterVec
+	gangs             *prometheus.CounterVec
 }
 
 // Label values of the result and reason labels.
@@ -63,13 +64,17 @@ func NewMetrics() *Metrics {
 			Name: "trainjob_kueue_podset_errors_total",
 			Help: "TrainJobs whose PodSets could not be computed, by reason (RuntimeNotFound, UnsupportedRuntime, InvalidRuntime, APIError).",
 		}, []string{"reason"}),
+		gangs: prometheus.NewCounterVec(prometheus.CounterOpts{
+			Name: "trainjob_kueue_gang_actions_total",
+			Help: "What was done to PodGroups, by action: resized (Trainer's, for the wave being placed), created (ours, at admission), retried (a gang waiting for room).",
+		}, []string{"action"}),
 	}
 }
 
 // Register exposes the metrics, and the TrainJobs by state counted from c
 // at every scrape, on reg.
 func (m *Metrics) Register(reg prometheus.Registerer, c client.Reader) error {
-	for _, col := range []prometheus.Collector{m.reconciles, m.reconcileDuration, m.admissionToStart, m.injections, m.restores, m.podSetErrors, newJobsByState(c)} {
+	for _, col := range []prometheus.Collector{m.reconciles, m.reconcileDuration, m.admissionToStart, m.injections, m.restores, m.podSetErrors, m.gangs, newJobsByState(c)} {
 		if err := reg.Register(col); err != nil {
 			return err
 		}
@@ -168,4 +173,18 @@ func (j *jobsByState) Collect(ch chan<- prometheus.Metric) {
 	for state, n := range counts {
 		ch <- prometheus.MustNewConstMetric(j.desc, prometheus.GaugeValue, n, state)
 	}
+}
+
+// Actions on PodGroups.
+const (
+	gangResized = "resized"
+	gangCreated = "created"
+	gangRetried = "retried"
+)
+
+func (m *Metrics) gang(action string) {
+	if m == nil {
+		return
+	}
+	m.gangs.WithLabelValues(action).Inc()
 }

@@ -18,6 +18,7 @@ func TestMetricsCountWhatHappened(t *testing.T) {
 	m.restored("")
 	m.podSetError(ReasonRuntimeNotFound)
 	m.started(time.Now().Add(-time.Second))
+	m.gang(gangRetried)
 	for name, c := range map[string]struct {
 		got, want float64
 	}{
@@ -29,6 +30,7 @@ func TestMetricsCountWhatHappened(t *testing.T) {
 		"restore done":            {testutil.ToFloat64(m.restores.WithLabelValues(resultDone, "")), 1},
 		"podset runtime missing":  {testutil.ToFloat64(m.podSetErrors.WithLabelValues(ReasonRuntimeNotFound)), 1},
 		"admission to start seen": {float64(testutil.CollectAndCount(m.admissionToStart)), 1},
+		"gang retried":            {testutil.ToFloat64(m.gangs.WithLabelValues(gangRetried)), 1},
 	} {
 		if c.got != c.want {
 			t.Errorf("%s: %v, want %v", name, c.got, c.want)
