@@ -70,13 +70,19 @@ func TestOverSubscribedGangsStartWholeOneAtATime(t *testing.T) {
 
 	bothAdmitted := false
 	most := map[string]int{}
-	eventually(t, 4*time.Minute, "both jobs complete", func() error {
+	first := ""
+	// Well within kube-scheduler's 5-minute flush of unschedulable pods:
+	// the second gang must be retried when the first is done.
+	eventually(t, 2*time.Minute, "both jobs complete", func() error {
 		bound := boundPods(t, ns)
 		if bound["a"] > 0 && bound["b"] > 0 {
 			t.Fatalf("both jobs hold nodes at once (a: %d pods, b: %d pods): neither can run whole", bound["a"], bound["b"])
 		}
 		for job, n := range bound {
 			most[job] = max(most[job], n)
+			if first == "" && n > 0 {
+				first = job
+			}
 		}
 		if !bothAdmitted {
 			bothAdmitted = workload.IsAdmitted(workloadOf(t, a)) && workload.IsAdmitted(workloadOf(t, b))
@@ -99,6 +105,14 @@ func TestOverSubscribedGangsStartWholeOneAtATime(t *testing.T) {
 		if most[job] != 4 {
 			t.Errorf("job %s had at most %d of its 4 pods on nodes at once", job, most[job])
 		}
+	}
+	second := map[string]string{"a": "b", "b": "a"}[first]
+	pg := &schedv1alpha1.PodGroup{}
+	if err := k8s.Get(ctx, client.ObjectKey{Namespace: ns, Name: second}, pg); err != nil {
+		t.Fatal(err)
+	}
+	if pg.Annotations[integration.AnnotationGangRetriedAt] == "" {
+		t.Errorf("the gang of %s, which waited for %s, was never retried", second, first)
 	}
 }
 
