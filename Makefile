@@ -30,7 +30,7 @@ test: vet test-unit test-install test-integration test-e2e test-smoke bench-smok
 SMOKE_TRAINER_VERSIONS ?= v2.0.1 v2.2.0 v2.3.0
 # Trainer v2.3 is the first whose controller may run on a MultiKueue manager.
 SMOKE_MULTIKUEUE_VERSIONS ?= v2.3.0
-SMOKE_TESTS := TestGPUTrainJobsRunWholeOnTheirFlavorsAndComplete|TestPriorityPreemptionSuspendsAndRestores|TestAdmissionWritesAsFewRequestsAsTheReleaseAllows
+SMOKE_TESTS := TestGPUTrainJobsRunWholeOnTheirFlavorsAndComplete|TestPriorityPreemptionSuspendsAndRestores|TestAdmissionWritesAsFewRequestsAsTheReleaseAllows|TestOverSubscribedGangsStartWholeOneAtATime|TestInitializersThenTrainerNodesUnderTrainersCoscheduling
 SMOKE_PARALLEL ?= 2
 ## test-smoke: the e2e scenarios that matter most, on each other Trainer
 ## release; MultiKueue with Trainer's full controller on the manager. Each

@@ -8,6 +8,7 @@ import (
 	"time"
 
 	corev1 "k8s.io/api/core/v1"
+	apiextensionsv1 "k8s.io/apiextensions-apiserver/pkg/apis/apiextensions/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/utils/ptr"
 	"sigs.k8s.io/controller-runtime/pkg/client"
@@ -42,6 +43,19 @@ func boundPods(t *testing.T, ns string) map[string]int {
 	return out
 }
 
+// overrideField is the override field of the Trainer under test.
+func overrideField() string {
+	crd := &apiextensionsv1.CustomResourceDefinition{}
+	if err := k8s.Get(ctx, client.ObjectKey{Name: "trainjobs.trainer.kubeflow.org"}, crd); err != nil {
+		panic(err)
+	}
+	s, err := integration.DetectShape(crd)
+	if err != nil {
+		panic(err)
+	}
+	return s.Name()
+}
+
 func coscheduling(timeoutSeconds int32) *trainer.PodGroupPolicy {
 	return &trainer.PodGroupPolicy{PodGroupPolicySource: trainer.PodGroupPolicySource{
 		Coscheduling: &trainer.CoschedulingPodGroupPolicySource{ScheduleTimeoutSeconds: ptr.To(timeoutSeconds)},
@@ -67,6 +81,18 @@ func TestOverSubscribedGangsStartWholeOneAtATime(t *testing.T) {
 		fixtures.Role{Name: "node", Ancestor: "trainer", Requests: fixtures.GPUs(8), Tolerations: []corev1.Toleration{runtimeToleration}, Annotations: kwokRunFor(8 * time.Second)}))
 	a, b := fixtures.TrainJob(ns, "a", "torch", lq.Name), fixtures.TrainJob(ns, "b", "torch", lq.Name)
 	create(t, a, b)
+	if overrideField() == "spec.podSpecOverrides" {
+		// Trainer v2.0 can't carry the PodGroup label: refused, not started.
+		for _, tj := range []*trainer.TrainJob{a, b} {
+			eventually(t, time.Minute, tj.Name+" refused", func() error {
+				return hasEventE(tj, integration.ReasonGangUnsupported, "Trainer v2.0")
+			})
+			if !suspended(getJob(t, tj)) || len(podsOf(t, tj, "node")) > 0 {
+				t.Errorf("%s started although its gang can't be carried out", tj.Name)
+			}
+		}
+		return
+	}
 
 	bothAdmitted := false
 	most := map[string]int{}
