@@ -67,17 +67,24 @@ func (k *GangKeeper) Reconcile(ctx context.Context, req ctrl.Request) (ctrl.Resu
 		return ctrl.Result{}, nil
 	}
 	// Only jobs Kueue admitted: a TrainJob outside Kueue is Trainer's alone.
-	if t.reservedWorkload(ctx) == nil {
+	wl := t.reservedWorkload(ctx)
+	if wl == nil {
 		return ctrl.Result{}, nil
 	}
-	// The job reconciler reports runtime problems; nothing to size then.
-	if t.compute(ctx) != nil {
+	// The job reconciler reports runtime problems (a running job does not
+	// even need its runtime any more); without roles there is nothing to
+	// size, and nothing to say twice. Roles from a runtime edited since
+	// the admission don't describe the pods that run: leave the gang be.
+	p, err := t.project(ctx)
+	if err != nil || !sameDemand(wl.Spec.PodSets, p.podSets) {
 		return ctrl.Result{}, nil
 	}
+	t.computed, t.roles, t.podSets, t.coscheduling = true, p.roles, p.podSets, p.coscheduling
 	progress := t.progress(ctx)
 	var groups []*schedv1alpha1.PodGroup
 	if t.coscheduling != nil {
-		pg, err := trainerPodGroup(ctx, k.deps.client, job)
+		var pg *schedv1alpha1.PodGroup
+		pg, err = trainerPodGroup(ctx, k.deps.client, job)
 		if err != nil || pg == nil {
 			return ctrl.Result{}, err
 		}
@@ -86,7 +93,6 @@ func (k *GangKeeper) Reconcile(ctx context.Context, req ctrl.Request) (ctrl.Resu
 		}
 		groups = append(groups, pg)
 	} else {
-		var err error
 		if groups, err = ownWaitingGroups(ctx, k.deps.client, t, progress); err != nil || len(groups) == 0 {
 			return ctrl.Result{}, err
 		}
