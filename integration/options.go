@@ -1,6 +1,8 @@
 package integration
 
 import (
+	"time"
+
 	"k8s.io/apimachinery/pkg/labels"
 
 	"github.com/trainjob-kueue/trainjob-kueue/podsets"
@@ -22,10 +24,13 @@ type Options struct {
 	// PodsReadyTimeouts are waitForPodsReady's, to warn about gangs that
 	// Kueue would evict before the scheduler gives up on them.
 	PodsReadyTimeouts quota.PodsReadyTimeouts
+	LabelKeysToCopy   []string
 	// PodGroups: scheduler-plugins' PodGroup CRD is installed. Without it
 	// Trainer's PodGroups are not kept and gang opt-ins are refused.
-	PodGroups       bool
-	LabelKeysToCopy []string
+	PodGroups bool
+	// GangRetryInterval: how often a started job's gang that waits for
+	// room is retried; zero means DefaultGangRetryInterval.
+	GangRetryInterval time.Duration
 	// LocalQueueDefaulting mirrors Kueue's feature gate: a job without a
 	// queue name goes to the namespace's LocalQueue named "default".
 	LocalQueueDefaulting bool

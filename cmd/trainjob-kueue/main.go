@@ -13,6 +13,7 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
+	"time"
 
 	authenticationv1 "k8s.io/api/authentication/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
@@ -34,22 +35,23 @@ import (
 )
 
 type flags struct {
-	kueueConfig    string
-	featureGates   string
-	metricsAddr    string
-	metricsSecure  bool
-	probeAddr      string
-	leaderElect    bool
-	leaderElectNS  string
-	webhookHost    string
-	webhookPort    int
-	webhookCertDir string
-	disableWebhook bool
-	certManagement string
-	namespace      string
-	webhookService string
-	webhookSecret  string
-	pprofAddr      string
+	kueueConfig       string
+	featureGates      string
+	metricsAddr       string
+	metricsSecure     bool
+	probeAddr         string
+	leaderElect       bool
+	leaderElectNS     string
+	webhookHost       string
+	webhookPort       int
+	webhookCertDir    string
+	disableWebhook    bool
+	gangRetryInterval time.Duration
+	certManagement    string
+	namespace         string
+	webhookService    string
+	webhookSecret     string
+	pprofAddr         string
 }
 
 func main() {
@@ -78,6 +80,7 @@ func main() {
 	flag.StringVar(&f.webhookService, "webhook-service-name", "trainjob-kueue-webhook-service", "Service in front of the webhook server, for the certificate's DNS name.")
 	flag.StringVar(&f.webhookSecret, "webhook-secret-name", "trainjob-kueue-webhook-server-cert", "Secret the internal certificate management keeps the certificate in.")
 	flag.StringVar(&f.pprofAddr, "pprof-bind-address", "", "Serve Go's pprof profiles on this address (off when empty).")
+	flag.DurationVar(&f.gangRetryInterval, "gang-retry-interval", integration.DefaultGangRetryInterval, "How often a started job's gang that waits for room is retried (its PodGroup touched): coscheduling itself only retries it on new pods, PodGroup changes and kube-scheduler's 5-minute flush.")
 	flag.BoolVar(&f.disableWebhook, "disable-webhook", false, "Do not serve the TrainJob webhook (testing only: queued jobs could start unqueued).")
 	zapOpts := zap.Options{}
 	zapOpts.BindFlags(flag.CommandLine)
@@ -145,6 +148,7 @@ func run(ctx context.Context, f flags) error {
 	if opts.PodGroups, err = integration.HasPodGroups(ctx, direct); err != nil {
 		return err
 	}
+	opts.GangRetryInterval = f.gangRetryInterval
 	log.Info("Serving TrainJobs", "overrides", opts.Shape.Name(), "manager", opts.ManagerUsername, "podGroups", opts.PodGroups)
 
 	metricsOpts := metricsserver.Options{BindAddress: f.metricsAddr, SecureServing: f.metricsSecure}

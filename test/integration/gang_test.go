@@ -5,6 +5,7 @@ import (
 	"strings"
 	"testing"
 
+	"k8s.io/apimachinery/pkg/api/equality"
 	"k8s.io/utils/ptr"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	kueue "sigs.k8s.io/kueue/apis/kueue/v1beta2"
@@ -87,16 +88,21 @@ func TestTrainerPodGroupOfAJobWithoutWavesIsLeftAlone(t *testing.T) {
 	if err := k8s.Get(ctx, client.ObjectKey{Namespace: ns, Name: "job"}, pg); err != nil {
 		t.Fatal(err)
 	}
-	rv := pg.ResourceVersion
-	consistently(t, "Trainer's PodGroup untouched", timeout/10, func() error {
+	spec := pg.Spec.DeepCopy()
+	// Pods never run here, so the gang is retried (an annotation); its
+	// size is Trainer's and stays so.
+	consistently(t, "Trainer's PodGroup size untouched", timeout/10, func() error {
 		if err := k8s.Get(ctx, client.ObjectKeyFromObject(pg), pg); err != nil {
 			return err
 		}
-		if pg.ResourceVersion != rv {
-			return fmt.Errorf("PodGroup written: %+v", pg.Spec)
+		if !equality.Semantic.DeepEqual(spec, &pg.Spec) {
+			return fmt.Errorf("PodGroup spec written: %+v, was %+v", pg.Spec, *spec)
 		}
 		return nil
 	})
+	if err := hasEvent(t, tj, integration.ReasonGangResized, ""); err == nil {
+		t.Errorf("a GangResized event for a group that was right")
+	}
 }
 
 func TestGangOptInGivesEachWaveItsPodGroupAndPreemptionRemovesTheLabels(t *testing.T) {
@@ -134,6 +140,25 @@ func TestGangOptInGivesEachWaveItsPodGroupAndPreemptionRemovesTheLabels(t *testi
 		if got := replicatedJob(js, role).Template.Spec.Template.Labels[integration.PodGroupLabel]; got != group {
 			t.Errorf("pods of %s are in PodGroup %q, want %q", role, got, group)
 		}
+	}
+
+	// No pod is ever placed here: the first wave's gang waits and is
+	// retried, the trainer nodes' is not due yet.
+	eventually(t, "the waiting gang retried", func() error {
+		pg := &schedv1alpha1.PodGroup{}
+		if err := k8s.Get(ctx, client.ObjectKey{Namespace: ns, Name: "job-dataset-initializer"}, pg); err != nil {
+			return err
+		}
+		if pg.Annotations[integration.AnnotationGangRetriedAt] == "" {
+			return fmt.Errorf("not retried")
+		}
+		return nil
+	})
+	if err := k8s.Get(ctx, client.ObjectKey{Namespace: ns, Name: "job"}, pg); err != nil {
+		t.Fatal(err)
+	}
+	if at := pg.Annotations[integration.AnnotationGangRetriedAt]; at != "" {
+		t.Errorf("the trainer nodes' gang, not due before the initializer finished, was retried at %s", at)
 	}
 
 	// Preempted (an admin deactivates it): suspended, and the labels go

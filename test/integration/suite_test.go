@@ -6,6 +6,8 @@
 package integration_test
 
 import (
+	"time"
+
 	"context"
 	"fmt"
 	"os"
@@ -387,6 +389,8 @@ func startTrainJobKueue(ctx context.Context, cfg *rest.Config, port int, certDir
 		// Kueue here runs no MultiKueue controllers; the MultiKueue tests
 		// play their part.
 		MultiKueue: true,
+		// Pods never run here: every started gang waits, and is retried.
+		GangRetryInterval: 2 * time.Second,
 	}
 	if opts.Shape, opts.PodSets.Defaulter, err = integration.Discover(ctx, direct); err != nil {
 		return err
