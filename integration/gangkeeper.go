@@ -18,6 +18,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/controller-runtime/pkg/controller"
 	"sigs.k8s.io/controller-runtime/pkg/predicate"
+	jobsetapi "sigs.k8s.io/jobset/api/jobset/v1alpha2"
 	schedv1alpha1 "sigs.k8s.io/scheduler-plugins/apis/scheduling/v1alpha1"
 
 	"github.com/trainjob-kueue/trainjob-kueue/quota"
@@ -186,10 +187,17 @@ func placingRoles(t *TrainJob, progress map[string]quota.Progress) string {
 	return strings.Join(names, ", ")
 }
 
-// SetupWithManager watches TrainJobs, whose status tells the wave, and the
-// PodGroups they control, which Trainer may rewrite.
+// SetupWithManager watches TrainJobs, whose status tells the wave (on
+// Trainer v2.0 their JobSets do), and the PodGroups they control, which
+// Trainer may rewrite.
 func (k *GangKeeper) SetupWithManager(mgr ctrl.Manager) error {
-	return ctrl.NewControllerManagedBy(mgr).
+	b := ctrl.NewControllerManagedBy(mgr)
+	if k.deps.opts.Shape.Rules().NoJobsStatus {
+		// Trainer v2.0 reports its Jobs only on the JobSet: the waves'
+		// progress shows there, not on the TrainJob.
+		b = b.Owns(&jobsetapi.JobSet{})
+	}
+	return b.
 		Named("trainjob-gang").
 		// A queued job has no pods to gang: its events are not ours.
 		For(&trainjob.TrainJob{}, builder.WithPredicates(predicate.NewPredicateFuncs(func(o client.Object) bool {
