@@ -105,7 +105,7 @@ func (t *TrainJob) start(ctx context.Context, infos []podset.PodSetInfo) error {
 	}
 	t.warnGangTimeouts(plans)
 	if s, ok := t.deps.opts.Shape.(shape.RuntimePatches); ok && s.UnsuspendsInOnePatch && !t.deps.twoRequestStart.Load() {
-		err := t.startInOneRequest(ctx, want)
+		err := t.startInOneRequest(ctx, want, gangNote(plans))
 		if !forbidsUnsuspendWithPatch(err) {
 			return err
 		}
@@ -122,7 +122,7 @@ func (t *TrainJob) start(ctx context.Context, infos []podset.PodSetInfo) error {
 	}
 	if injected {
 		t.deps.recorder.Eventf(&t.TrainJob, corev1.EventTypeNormal, ReasonInjected,
-			"Admitted to flavors %s; injected into %s", t.admittedFlavors(ctx, want), t.deps.opts.Shape.Name())
+			"Admitted to flavors %s; injected into %s%s", t.admittedFlavors(ctx, want), t.deps.opts.Shape.Name(), gangNote(plans))
 	}
 	// The unsuspend is ours too, guarded like the injection: a copy that
 	// turns out stale is read again, and a job someone already started (a
@@ -152,7 +152,7 @@ func (t *TrainJob) start(ctx context.Context, infos []podset.PodSetInfo) error {
 // startInOneRequest injects and unsuspends in one guarded JSON Patch, which
 // Trainer v2.2.1+ accepts. t stays as read, so the job framework's own
 // patch afterwards is empty and not sent.
-func (t *TrainJob) startInOneRequest(ctx context.Context, want []shape.Injection) error {
+func (t *TrainJob) startInOneRequest(ctx context.Context, want []shape.Injection, note string) error {
 	injected := false
 	written := t.TrainJob.DeepCopy()
 	_, err := patchGuarded(ctx, t.deps.client, t.deps.apiReader, written, func(j *trainjob.TrainJob) []shape.Op {
@@ -168,7 +168,7 @@ func (t *TrainJob) startInOneRequest(ctx context.Context, want []shape.Injection
 	}
 	if injected {
 		t.deps.recorder.Eventf(&t.TrainJob, corev1.EventTypeNormal, ReasonInjected,
-			"Admitted to flavors %s; injected into %s", t.admittedFlavors(ctx, want), t.deps.opts.Shape.Name())
+			"Admitted to flavors %s; injected into %s%s", t.admittedFlavors(ctx, want), t.deps.opts.Shape.Name(), note)
 	}
 	t.ResourceVersion = ""
 	return nil

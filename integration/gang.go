@@ -205,6 +205,18 @@ func (t *TrainJob) applyPodGroups(ctx context.Context, plans []podGroupPlan) err
 	return nil
 }
 
+// gangNote names our PodGroups for the Injected event.
+func gangNote(plans []podGroupPlan) string {
+	if len(plans) == 0 {
+		return ""
+	}
+	parts := make([]string, len(plans))
+	for i, p := range plans {
+		parts[i] = fmt.Sprintf("%s (%s, %d pods)", p.name, strings.Join(p.roles, ", "), p.gang.MinMember)
+	}
+	return "; gang scheduled as PodGroups " + strings.Join(parts, ", ")
+}
+
 // fieldOwner is our field manager for objects we apply.
 const fieldOwner = "trainjob-kueue"
 

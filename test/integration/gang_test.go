@@ -142,6 +142,9 @@ func TestGangOptInGivesEachWaveItsPodGroupAndPreemptionRemovesTheLabels(t *testi
 		}
 	}
 
+	eventually(t, "Injected event names the PodGroups", func() error {
+		return hasEvent(t, tj, integration.ReasonInjected, "gang scheduled as PodGroups job-dataset-initializer (dataset-initializer, 1 pods), job (node, 2 pods)")
+	})
 	// No pod is ever placed here: the first wave's gang waits and is
 	// retried, the trainer nodes' is not due yet.
 	eventually(t, "the waiting gang retried", func() error {
