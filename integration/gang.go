@@ -111,8 +111,13 @@ func (t *TrainJob) gangSetting(ctx context.Context) (mode string, timeout string
 			"ClusterQueue %s: annotation %s: %v; the job starts without gang scheduling", cq.Name, AnnotationGangScheduling, err)
 		return "", ""
 	}
-	if timeout == "" {
-		timeout = cq.Annotations[AnnotationGangScheduleTimeout]
+	if v := cq.Annotations[AnnotationGangScheduleTimeout]; timeout == "" && v != "" {
+		if _, err := validGangTimeout(v); err != nil {
+			t.deps.recorder.Eventf(&t.TrainJob, corev1.EventTypeWarning, ReasonInvalidGangScheduling,
+				"ClusterQueue %s: annotation %s: %v; the job's PodGroups get the scheduler's default timeout", cq.Name, AnnotationGangScheduleTimeout, err)
+		} else {
+			timeout = v
+		}
 	}
 	return mode, timeout
 }

@@ -105,10 +105,10 @@ func TestTrainerPodGroupOfAJobWithoutWavesIsLeftAlone(t *testing.T) {
 	}
 }
 
-func TestGangOptInGivesEachWaveItsPodGroupAndPreemptionRemovesTheLabels(t *testing.T) {
-	ns := newNamespace(t)
-	lq := queue(t, ns, pool{Name: "gpu", GPUs: 8})
-	// The batch admin opts the whole ClusterQueue in.
+// annotateClusterQueue sets annotations on the ClusterQueue of the test's
+// namespace, as a batch admin would.
+func annotateClusterQueue(t *testing.T, ns string, annotations map[string]string) {
+	t.Helper()
 	eventually(t, "annotate the ClusterQueue", func() error {
 		cq := &kueue.ClusterQueue{}
 		if err := k8s.Get(ctx, client.ObjectKey{Name: ns}, cq); err != nil {
@@ -117,9 +117,18 @@ func TestGangOptInGivesEachWaveItsPodGroupAndPreemptionRemovesTheLabels(t *testi
 		if cq.Annotations == nil {
 			cq.Annotations = map[string]string{}
 		}
-		cq.Annotations[integration.AnnotationGangScheduling] = integration.GangCoscheduling
+		for k, v := range annotations {
+			cq.Annotations[k] = v
+		}
 		return k8s.Update(ctx, cq)
 	})
+}
+
+func TestGangOptInGivesEachWaveItsPodGroupAndPreemptionRemovesTheLabels(t *testing.T) {
+	ns := newNamespace(t)
+	lq := queue(t, ns, pool{Name: "gpu", GPUs: 8})
+	// The batch admin opts the whole ClusterQueue in.
+	annotateClusterQueue(t, ns, map[string]string{integration.AnnotationGangScheduling: integration.GangCoscheduling})
 	create(t, initThenTrain(ns, "plain"))
 	tj := trainJob(ns, "job", "plain", lq)
 	tj.Annotations = map[string]string{integration.AnnotationGangScheduleTimeout: "120"}
@@ -203,5 +212,29 @@ func TestGangAnnotationsAreValidated(t *testing.T) {
 				t.Errorf("%s: want a refusal naming %s, got %v", name, key, err)
 			}
 		}
+	}
+}
+
+func TestBadGangTimeoutOnAClusterQueueIsAWarningNotARefusal(t *testing.T) {
+	ns := newNamespace(t)
+	lq := queue(t, ns, pool{Name: "gpu", GPUs: 8})
+	annotateClusterQueue(t, ns, map[string]string{
+		integration.AnnotationGangScheduling:      integration.GangCoscheduling,
+		integration.AnnotationGangScheduleTimeout: "soon",
+	})
+	create(t, initThenTrain(ns, "plain"))
+	tj := trainJob(ns, "job", "plain", lq)
+	create(t, tj)
+	waitRunning(t, tj)
+	eventually(t, "InvalidGangScheduling event", func() error {
+		return hasEvent(t, tj, integration.ReasonInvalidGangScheduling, integration.AnnotationGangScheduleTimeout)
+	})
+	wantPodGroup(t, ns, "job", 2, 8)
+	pg := &schedv1alpha1.PodGroup{}
+	if err := k8s.Get(ctx, client.ObjectKey{Namespace: ns, Name: "job"}, pg); err != nil {
+		t.Fatal(err)
+	}
+	if pg.Spec.ScheduleTimeoutSeconds != nil {
+		t.Errorf("scheduleTimeoutSeconds %d from a timeout that is no number", *pg.Spec.ScheduleTimeoutSeconds)
 	}
 }
