@@ -18,6 +18,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/controller-runtime/pkg/controller"
 	"sigs.k8s.io/controller-runtime/pkg/predicate"
+	"sigs.k8s.io/controller-runtime/pkg/source"
 	jobsetapi "sigs.k8s.io/jobset/api/jobset/v1alpha2"
 	schedv1alpha1 "sigs.k8s.io/scheduler-plugins/apis/scheduling/v1alpha1"
 
@@ -41,11 +42,19 @@ import (
 // flush of unschedulable pods (5 minutes by default): finished pods freeing
 // the room do not. A gang whose due pods are not all placed RetryInterval
 // after admission gets its PodGroup touched (an annotation) every
-// RetryInterval until they are.
+// RetryInterval until they are, and at once when another TrainJob stops
+// running.
 type GangKeeper struct {
 	deps *deps
 	// RetryInterval; zero means DefaultGangRetryInterval.
 	RetryInterval time.Duration
+
+	waiting *waitingGangs
+}
+
+// NewGangKeeper makes a keeper for the jobs of r.
+func NewGangKeeper(r *Reconciler, retryInterval time.Duration) *GangKeeper {
+	return &GangKeeper{deps: r.deps, RetryInterval: retryInterval, waiting: newWaitingGangs()}
 }
 
 // DefaultGangRetryInterval is how often a waiting gang is retried.
@@ -56,21 +65,28 @@ const AnnotationGangRetriedAt = "trainjob-kueue.dev/gang-retried-at"
 
 // Reconcile implements reconcile.Reconciler.
 func (k *GangKeeper) Reconcile(ctx context.Context, req ctrl.Request) (ctrl.Result, error) {
+	res, waiting, err := k.reconcile(ctx, req)
+	k.waiting.set(req.NamespacedName, waiting)
+	return res, err
+}
+
+// reconcile also says whether the job's gang waits for room.
+func (k *GangKeeper) reconcile(ctx context.Context, req ctrl.Request) (ctrl.Result, bool, error) {
 	job := &trainjob.TrainJob{}
 	if err := k.deps.client.Get(ctx, req.NamespacedName, job); err != nil {
-		return ctrl.Result{}, client.IgnoreNotFound(err)
+		return ctrl.Result{}, false, client.IgnoreNotFound(err)
 	}
 	t := &TrainJob{TrainJob: *job, deps: k.deps}
 	if runnerOf(job.Spec.ManagedBy) != runLocally || t.IsSuspended() {
-		return ctrl.Result{}, nil
+		return ctrl.Result{}, false, nil
 	}
 	if _, _, finished := t.Finished(ctx); finished {
-		return ctrl.Result{}, nil
+		return ctrl.Result{}, false, nil
 	}
 	// Only jobs Kueue admitted: a TrainJob outside Kueue is Trainer's alone.
 	wl := t.reservedWorkload(ctx)
 	if wl == nil {
-		return ctrl.Result{}, nil
+		return ctrl.Result{}, false, nil
 	}
 	// The job reconciler reports runtime problems (a running job does not
 	// even need its runtime any more); without roles there is nothing to
@@ -78,7 +94,7 @@ func (k *GangKeeper) Reconcile(ctx context.Context, req ctrl.Request) (ctrl.Resu
 	// the admission don't describe the pods that run: leave the gang be.
 	p, err := t.project(ctx)
 	if err != nil || !sameDemand(wl.Spec.PodSets, p.podSets) {
-		return ctrl.Result{}, nil
+		return ctrl.Result{}, false, nil
 	}
 	t.computed, t.roles, t.podSets, t.coscheduling = true, p.roles, p.podSets, p.coscheduling
 	progress := t.progress(ctx)
@@ -87,21 +103,22 @@ func (k *GangKeeper) Reconcile(ctx context.Context, req ctrl.Request) (ctrl.Resu
 		var pg *schedv1alpha1.PodGroup
 		pg, err = trainerPodGroup(ctx, k.deps.client, job)
 		if err != nil || pg == nil {
-			return ctrl.Result{}, err
+			return ctrl.Result{}, false, err
 		}
 		if pg, err = k.size(ctx, t, pg, progress); err != nil {
-			return ctrl.Result{}, err
+			return ctrl.Result{}, false, err
 		}
 		groups = append(groups, pg)
 	} else {
 		if groups, err = ownWaitingGroups(ctx, k.deps.client, t, progress); err != nil || len(groups) == 0 {
-			return ctrl.Result{}, err
+			return ctrl.Result{}, false, err
 		}
 	}
 	if quota.Due(t.roles, progress) {
-		return ctrl.Result{}, nil
+		return ctrl.Result{}, false, nil
 	}
-	return k.retry(ctx, t, groups)
+	res, err := k.retry(ctx, t, groups)
+	return res, true, err
 }
 
 // size writes the shared gang of the wave being placed into Trainer's
@@ -130,6 +147,11 @@ func (k *GangKeeper) retry(ctx context.Context, t *TrainJob, groups []*schedv1al
 	interval := cmp.Or(k.RetryInterval, DefaultGangRetryInterval)
 	now := time.Now()
 	since := t.admittedAt(ctx)
+	if k.waiting.takeNow(client.ObjectKeyFromObject(&t.TrainJob)) {
+		// Another job stopped running: retry now, whatever the interval
+		// says, but not more than once a second.
+		interval = min(interval, time.Second)
+	}
 	wait := interval
 	for _, pg := range groups {
 		last := since
@@ -205,6 +227,7 @@ func (k *GangKeeper) SetupWithManager(mgr ctrl.Manager) error {
 			return ok && !ptr.Deref(tj.Spec.Suspend, false)
 		}))).
 		Owns(&schedv1alpha1.PodGroup{}).
+		WatchesRawSource(source.Kind(mgr.GetCache(), &trainjob.TrainJob{}, k.waiting.onStop())).
 		WithOptions(controller.Options{MaxConcurrentReconciles: 2}).
 		Complete(k)
 }

@@ -44,7 +44,7 @@ func Setup(ctx context.Context, mgr ctrl.Manager, opts Options, withWebhook bool
 		return fmt.Errorf("setting up the TrainJob reconciler: %w", err)
 	}
 	if opts.PodGroups {
-		keeper := &GangKeeper{deps: rec.deps, RetryInterval: opts.GangRetryInterval}
+		keeper := NewGangKeeper(rec, opts.GangRetryInterval)
 		if err := keeper.SetupWithManager(mgr); err != nil {
 			return fmt.Errorf("setting up the PodGroup keeper: %w", err)
 		}

@@ -1,0 +1,91 @@
+package integration
+
+import (
+	"context"
+	"sync"
+
+	"k8s.io/apimachinery/pkg/types"
+	"k8s.io/client-go/util/workqueue"
+	"sigs.k8s.io/controller-runtime/pkg/event"
+	"sigs.k8s.io/controller-runtime/pkg/handler"
+	"sigs.k8s.io/controller-runtime/pkg/reconcile"
+
+	"github.com/trainjob-kueue/trainjob-kueue/trainjob"
+)
+
+// waitingGangs are the started jobs whose gang waits for room. When another
+// job stops running (finished or suspended) its nodes free up: the waiting
+// gangs are retried then, not only at the next interval.
+type waitingGangs struct {
+	mu sync.Mutex
+	// jobs maps a waiting job to whether it is to be retried now.
+	jobs map[types.NamespacedName]bool
+}
+
+func newWaitingGangs() *waitingGangs {
+	return &waitingGangs{jobs: map[types.NamespacedName]bool{}}
+}
+
+// set records whether job's gang waits.
+func (w *waitingGangs) set(job types.NamespacedName, waiting bool) {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	if !waiting {
+		delete(w.jobs, job)
+		return
+	}
+	if _, ok := w.jobs[job]; !ok {
+		w.jobs[job] = false
+	}
+}
+
+// now marks every waiting job to be retried now, and returns them.
+func (w *waitingGangs) now() []types.NamespacedName {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	out := make([]types.NamespacedName, 0, len(w.jobs))
+	for job := range w.jobs {
+		w.jobs[job] = true
+		out = append(out, job)
+	}
+	return out
+}
+
+// takeNow reports whether job is to be retried now, once.
+func (w *waitingGangs) takeNow(job types.NamespacedName) bool {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	now := w.jobs[job]
+	if now {
+		w.jobs[job] = false
+	}
+	return now
+}
+
+// stoppedRunning: the job ran pods and no longer does, or is about to stop.
+func stoppedRunning(old, cur *trainjob.TrainJob) bool {
+	running := func(j *trainjob.TrainJob) bool {
+		if isSuspended(j) {
+			return false
+		}
+		_, _, finished := (&TrainJob{TrainJob: *j}).Finished(context.Background())
+		return !finished
+	}
+	return running(old) && !running(cur)
+}
+
+func isSuspended(j *trainjob.TrainJob) bool { return j.Spec.Suspend != nil && *j.Spec.Suspend }
+
+// onStop enqueues the waiting gangs for a retry when a job stops running.
+func (w *waitingGangs) onStop() handler.TypedEventHandler[*trainjob.TrainJob, reconcile.Request] {
+	return handler.TypedFuncs[*trainjob.TrainJob, reconcile.Request]{
+		UpdateFunc: func(_ context.Context, e event.TypedUpdateEvent[*trainjob.TrainJob], q workqueue.TypedRateLimitingInterface[reconcile.Request]) {
+			if !stoppedRunning(e.ObjectOld, e.ObjectNew) {
+				return
+			}
+			for _, job := range w.now() {
+				q.Add(reconcile.Request{NamespacedName: job})
+			}
+		},
+	}
+}
