@@ -85,7 +85,7 @@ func TestOverSubscribedGangsStartWholeOneAtATime(t *testing.T) {
 		// Trainer v2.0 can't carry the PodGroup label: refused, not started.
 		for _, tj := range []*trainer.TrainJob{a, b} {
 			eventually(t, time.Minute, tj.Name+" refused", func() error {
-				return hasEventE(tj, integration.ReasonGangUnsupported, "Trainer v2.0")
+				return fixtures.EventOn(ctx, k8s, tj, integration.ReasonGangUnsupported, "Trainer v2.0")
 			})
 			if !suspended(getJob(t, tj)) || len(podsOf(t, tj, "node")) > 0 {
 				t.Errorf("%s started although its gang can't be carried out", tj.Name)
@@ -186,7 +186,7 @@ func TestInitializersThenTrainerNodesUnderTrainersCoscheduling(t *testing.T) {
 		t.Errorf("trainer pods were bound %s apart: not as one gang", gap)
 	}
 	eventually(t, 30*time.Second, "GangResized events", func() error {
-		return hasEventE(queued, integration.ReasonGangResized, "for dataset-initializer")
+		return fixtures.EventOn(ctx, k8s, queued, integration.ReasonGangResized, "for dataset-initializer")
 	})
 
 	// Meanwhile, Trainer alone: its group waits for three pods while one
@@ -220,19 +220,6 @@ func scheduledMessage(p *corev1.Pod) string {
 		}
 	}
 	return ""
-}
-
-func hasEventE(obj client.Object, reason, contains string) error {
-	var events corev1.EventList
-	if err := k8s.List(ctx, &events, client.InNamespace(obj.GetNamespace())); err != nil {
-		return err
-	}
-	for _, e := range events.Items {
-		if e.InvolvedObject.Name == obj.GetName() && e.Reason == reason && strings.Contains(e.Message, contains) {
-			return nil
-		}
-	}
-	return fmt.Errorf("no %s event containing %q on %s", reason, contains, obj.GetName())
 }
 
 // Nodes in 2 blocks × 2 racks × 2 hosts of 4 GPUs, a Kueue Topology and a

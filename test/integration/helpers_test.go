@@ -230,16 +230,7 @@ func setJobsStatus(t *testing.T, ns, jobSet, rjName string, active, succeeded in
 
 func hasEvent(t *testing.T, obj client.Object, reason, contains string) error {
 	t.Helper()
-	var events corev1.EventList
-	if err := k8s.List(ctx, &events, client.InNamespace(obj.GetNamespace())); err != nil {
-		return err
-	}
-	for _, e := range events.Items {
-		if e.InvolvedObject.Name == obj.GetName() && e.Reason == reason && strings.Contains(e.Message, contains) {
-			return nil
-		}
-	}
-	return fmt.Errorf("no %s event containing %q on %s", reason, contains, obj.GetName())
+	return fixtures.EventOn(ctx, k8s, obj, reason, contains)
 }
 
 func notFound(err error) bool { return apierrors.IsNotFound(err) }
