@@ -30,8 +30,10 @@ import (
 const (
 	ourUser = "system:serviceaccount:trainjob-kueue-system:trainjob-kueue-controller-manager"
 	// dispatch is how long a job may take from creation on the manager to
-	// running pods on a worker, through two Kueues.
-	dispatch = 2 * time.Minute
+	// running pods on a worker, through two Kueues. Usually under 20 s;
+	// twice in CI it took more than 2 minutes (not yet understood), so the
+	// margin is wide.
+	dispatch = 4 * time.Minute
 )
 
 var (
@@ -162,14 +164,8 @@ func managerWorkload(t *testing.T, tj *trainer.TrainJob) string {
 // worker runs the manager's Workload, not one of its own.
 func runsOn(t *testing.T, w *cluster, tj *trainer.TrainJob) {
 	t.Helper()
-	runsOnWithin(t, w, tj, dispatch)
-}
-
-// runsOnWithin: the job runs on w within d.
-func runsOnWithin(t *testing.T, w *cluster, tj *trainer.TrainJob, d time.Duration) {
-	t.Helper()
 	wlName := managerWorkload(t, tj)
-	eventually(t, d, tj.Name+" running on "+w.name, func() error {
+	eventually(t, dispatch, tj.Name+" running on "+w.name, func() error {
 		var pods corev1.PodList
 		if err := w.List(ctx, &pods, client.InNamespace(tj.Namespace), client.MatchingLabels{jobsetapi.JobSetNameKey: tj.Name}); err != nil {
 			return err
@@ -409,11 +405,8 @@ func TestJobOfALostWorkerMovesToTheOtherAndCompletes(t *testing.T) {
 		t.Fatal(err)
 	}
 	// The blocker finishes in 20s, the lost worker's job is requeued after
-	// 30s: it then runs on worker2. Usually within a minute of the kill;
-	// once in CI Kueue's MultiKueue controllers, which retry the dead
-	// worker's connection and conflict on the Workload meanwhile, took
-	// longer than the 2 minutes a first dispatch gets.
-	runsOnWithin(t, worker2, tj, 2*dispatch)
+	// 30s: it then runs on worker2, usually within a minute of the kill.
+	runsOn(t, worker2, tj)
 	complete(t, tj)
 	managerRanNothing(t, ns)
 }
