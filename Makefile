@@ -8,6 +8,7 @@ ASSETS := $(CURDIR)/bin/envtest
 
 CLUSTER ?= local
 TRAINER_VERSION ?= v2.1.0
+KUEUE_VERSION ?= v0.19.2
 INTEGRATION ?= ours
 KUEUE_CONFIG ?=
 
@@ -85,16 +86,16 @@ envtest-assets:
 
 ## components: build every control-plane binary into the cache (progress shown).
 components:
-	@for c in $$(hack/component.sh --list); do TRAINER_VERSION=$(TRAINER_VERSION) hack/component.sh $$c >/dev/null || exit 1; done
+	@for c in $$(hack/component.sh --list); do TRAINER_VERSION=$(TRAINER_VERSION) KUEUE_VERSION=$(KUEUE_VERSION) hack/component.sh $$c >/dev/null || exit 1; done
 
 ## cluster-up: the whole local control plane in the background.
 cluster-up:
-	$(GO) run ./hack/cluster up -name $(CLUSTER) -trainer-version $(TRAINER_VERSION) -integration $(INTEGRATION) $(if $(KUEUE_CONFIG),-kueue-config $(KUEUE_CONFIG))
+	$(GO) run ./hack/cluster up -name $(CLUSTER) -trainer-version $(TRAINER_VERSION) -kueue-version $(KUEUE_VERSION) -integration $(INTEGRATION) $(if $(KUEUE_CONFIG),-kueue-config $(KUEUE_CONFIG))
 
 ## multikueue-up: a MultiKueue manager (mk-manager) and two workers
 ## (mk-worker1, mk-worker2), connected.
 multikueue-up:
-	$(GO) run ./hack/cluster multikueue -trainer-version $(TRAINER_VERSION)
+	$(GO) run ./hack/cluster multikueue -trainer-version $(TRAINER_VERSION) -kueue-version $(KUEUE_VERSION)
 
 ## cluster-down: stop a cluster (CLUSTER=all for every one) and remove its state.
 cluster-down:

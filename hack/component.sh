@@ -7,6 +7,7 @@ set -euo pipefail
 here=$(cd "$(dirname "$0")" && pwd)
 KUBE_VERSION=${KUBE_VERSION:-v1.35.4}
 TRAINER_VERSION=${TRAINER_VERSION:-v2.1.0}
+KUEUE_VERSION=${KUEUE_VERSION:-v0.19.2}
 kube_ldflags() { "$here/kube-version-ldflags.sh" "$KUBE_VERSION"; }
 
 # Trainer release -> the JobSet release it pins in its go.mod.
@@ -45,7 +46,7 @@ case ${1:-} in
   jobset-controller-manager)
     exec "$here/build-tool.sh" "jobset-$(jobset_for "$TRAINER_VERSION")" sigs.k8s.io/jobset jobset-controller-manager ;;
   kueue)
-    "$here/derive-kueue-main.sh"
-    exec "$here/build-tool.sh" kueue ./cmd kueue ;;
+    "$here/derive-kueue-main.sh" "$KUEUE_VERSION"
+    exec "$here/build-tool.sh" "kueue-$KUEUE_VERSION" ./cmd kueue ;;
   *) echo "usage: $0 NAME|--list" >&2; exit 2 ;;
 esac

@@ -10,6 +10,7 @@ import (
 	"time"
 
 	ctrl "sigs.k8s.io/controller-runtime"
+	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	corev1 "k8s.io/api/core/v1"
 	apimeta "k8s.io/apimachinery/pkg/api/meta"
@@ -26,7 +27,7 @@ import (
 // leaves t unsuspended in memory; the job framework then sends spec.suspend
 // with the resourceVersion our write produced. Trainer before v2.2.1 accepts
 // override changes only on a suspended job, hence two requests.
-func (t *TrainJob) RunWithPodSetsInfo(ctx context.Context, infos []podset.PodSetInfo) error {
+func (t *TrainJob) RunWithPodSetsInfo(ctx context.Context, _ client.Client, infos []podset.PodSetInfo) error {
 	if runnerOf(t.Spec.ManagedBy) == runRemotely {
 		return t.refuseLocalRun(ctx)
 	}
@@ -65,7 +66,7 @@ func (t *TrainJob) admittedAt(ctx context.Context) time.Time {
 }
 
 func (t *TrainJob) start(ctx context.Context, infos []podset.PodSetInfo) error {
-	templates, err := t.PodSets(ctx)
+	templates, err := t.currentPodSets(ctx)
 	if err != nil {
 		return err
 	}
@@ -121,7 +122,7 @@ func (t *TrainJob) start(ctx context.Context, infos []podset.PodSetInfo) error {
 		return err
 	}
 	if injected {
-		t.deps.recorder.Eventf(&t.TrainJob, corev1.EventTypeNormal, ReasonInjected,
+		t.deps.recorder.Eventf(&t.TrainJob, nil, corev1.EventTypeNormal, ReasonInjected, actionStart,
 			"Admitted to flavors %s; injected into %s%s", t.admittedFlavors(ctx, want), t.deps.opts.Shape.Name(), gangNote(plans))
 	}
 	// The unsuspend is ours too, guarded like the injection: a copy that
@@ -167,7 +168,7 @@ func (t *TrainJob) startInOneRequest(ctx context.Context, want []shape.Injection
 		return err
 	}
 	if injected {
-		t.deps.recorder.Eventf(&t.TrainJob, corev1.EventTypeNormal, ReasonInjected,
+		t.deps.recorder.Eventf(&t.TrainJob, nil, corev1.EventTypeNormal, ReasonInjected, actionStart,
 			"Admitted to flavors %s; injected into %s%s", t.admittedFlavors(ctx, want), t.deps.opts.Shape.Name(), note)
 	}
 	t.ResourceVersion = ""
@@ -181,7 +182,7 @@ func (t *TrainJob) refuseTopologyOnV20(infos []podset.PodSetInfo) error {
 	for i := range infos {
 		if slices.ContainsFunc(infos[i].SchedulingGates, func(g corev1.PodSchedulingGate) bool { return g.Name == kueue.TopologySchedulingGate }) {
 			msg := fmt.Sprintf("role %q was admitted with topology-aware scheduling, which Trainer v2.0 can't carry out (spec.podSpecOverrides has no pod labels or annotations for Kueue's ungater); the job is not started. Use a ClusterQueue without a topology for Trainer v2.0 jobs, or upgrade Trainer to v2.1+", infos[i].Name)
-			t.deps.recorder.Event(&t.TrainJob, corev1.EventTypeWarning, ReasonTopologyUnsupported, msg)
+			t.deps.recorder.Eventf(&t.TrainJob, nil, corev1.EventTypeWarning, ReasonTopologyUnsupported, actionStart, "%s", msg)
 			return &reasonError{ReasonTopologyUnsupported, podset.BadPodSetsUpdateError("schedulingGates", errors.New(msg))}
 		}
 	}
@@ -200,7 +201,7 @@ func (t *TrainJob) injection(ctx context.Context, tmpl *corev1.PodTemplateSpec, 
 		if have, ok := tmpl.Spec.NodeSelector[k]; ok && have != info.NodeSelector[k] {
 			msg := fmt.Sprintf("role %q: admission to flavor(s) %s sets nodeSelector %s=%s, but the pod template (runtime or spec overrides) requires %s=%s; the job is not started. Remove the key from the template or send the job to a queue whose flavors agree",
 				info.Name, t.flavorsOf(ctx, info.Name), k, info.NodeSelector[k], k, have)
-			t.deps.recorder.Event(&t.TrainJob, corev1.EventTypeWarning, ReasonNodeSelectorConflict, msg)
+			t.deps.recorder.Eventf(&t.TrainJob, nil, corev1.EventTypeWarning, ReasonNodeSelectorConflict, actionStart, "%s", msg)
 			return shape.Injection{}, &reasonError{ReasonNodeSelectorConflict, podset.BadPodSetsUpdateError("nodeSelector", fmt.Errorf("%s", msg))}
 		}
 	}

@@ -14,3 +14,12 @@ const (
 	// ClusterQueue that does not dispatch.
 	ReasonNoMultiKueueCheck = "NoMultiKueueCheck"
 )
+
+// Actions of our events (events.k8s.io/v1): what we were doing when the
+// event happened.
+const (
+	actionComputePodSets = "ComputePodSets"
+	actionStart          = "Start"
+	actionStop           = "Stop"
+	actionGang           = "GangSchedule"
+)

@@ -143,7 +143,8 @@ func (e *Explainer) queue(ctx context.Context, namespace, name string) (*quota.Q
 }
 
 func (e *Explainer) workload(ctx context.Context, job *trainjob.TrainJob) (*kueue.Workload, error) {
-	name, prebuilt := jobframework.PrebuiltWorkloadFor(&TrainJob{TrainJob: *job})
+	name := jobframework.PrebuiltWorkloadNameFor(job)
+	prebuilt := name != ""
 	if !prebuilt {
 		name = jobframework.GetWorkloadNameForOwnerWithGVK(job.Name, job.UID, GVK)
 	}
@@ -164,7 +165,7 @@ type VisibilityPositions struct{ REST rest.Interface }
 func NewVisibilityPositions(cfg *rest.Config) (*VisibilityPositions, error) {
 	c := rest.CopyConfig(cfg)
 	c.APIPath = "/apis"
-	c.GroupVersion = &visibility.GroupVersion
+	c.GroupVersion = &visibility.SchemeGroupVersion
 	c.NegotiatedSerializer = clientgoscheme.Codecs.WithoutConversion()
 	rc, err := rest.UnversionedRESTClientFor(c)
 	if err != nil {
@@ -174,7 +175,7 @@ func NewVisibilityPositions(cfg *rest.Config) (*VisibilityPositions, error) {
 }
 
 func (v *VisibilityPositions) Position(ctx context.Context, namespace, localQueue, workload string) (*quota.Position, error) {
-	raw, err := v.REST.Get().AbsPath("/apis", visibility.GroupVersion.Group, visibility.GroupVersion.Version,
+	raw, err := v.REST.Get().AbsPath("/apis", visibility.SchemeGroupVersion.Group, visibility.SchemeGroupVersion.Version,
 		"namespaces", namespace, "localqueues", localQueue, "pendingworkloads").DoRaw(ctx)
 	if err != nil {
 		if apierrors.IsNotFound(err) {

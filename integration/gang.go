@@ -107,13 +107,13 @@ func (t *TrainJob) gangSetting(ctx context.Context) (mode string, timeout string
 	}
 	mode = cq.Annotations[AnnotationGangScheduling]
 	if err := validGangValue(mode); mode != "" && err != nil {
-		t.deps.recorder.Eventf(&t.TrainJob, corev1.EventTypeWarning, ReasonInvalidGangScheduling,
+		t.deps.recorder.Eventf(&t.TrainJob, nil, corev1.EventTypeWarning, ReasonInvalidGangScheduling, actionGang,
 			"ClusterQueue %s: annotation %s: %v; the job starts without gang scheduling", cq.Name, AnnotationGangScheduling, err)
 		return "", ""
 	}
 	if v := cq.Annotations[AnnotationGangScheduleTimeout]; timeout == "" && v != "" {
 		if _, err := validGangTimeout(v); err != nil {
-			t.deps.recorder.Eventf(&t.TrainJob, corev1.EventTypeWarning, ReasonInvalidGangScheduling,
+			t.deps.recorder.Eventf(&t.TrainJob, nil, corev1.EventTypeWarning, ReasonInvalidGangScheduling, actionGang,
 				"ClusterQueue %s: annotation %s: %v; the job's PodGroups get the scheduler's default timeout", cq.Name, AnnotationGangScheduleTimeout, err)
 		} else {
 			timeout = v
@@ -139,7 +139,7 @@ func (t *TrainJob) ownGangs(ctx context.Context) ([]podGroupPlan, error) {
 		}
 	}
 	refuse := func(msg string) error {
-		t.deps.recorder.Event(&t.TrainJob, corev1.EventTypeWarning, ReasonGangUnsupported, msg)
+		t.deps.recorder.Eventf(&t.TrainJob, nil, corev1.EventTypeWarning, ReasonGangUnsupported, actionGang, "%s", msg)
 		return &reasonError{ReasonGangUnsupported, podset.BadPodSetsUpdateError("labels", errors.New(msg))}
 	}
 	if _, v20 := t.deps.opts.Shape.(shape.PodSpecOverrides); v20 {
@@ -273,7 +273,7 @@ func (t *TrainJob) warnGangTimeouts(plans []podGroupPlan) {
 	if len(conflicts) == 0 {
 		return
 	}
-	t.deps.recorder.Eventf(&t.TrainJob, corev1.EventTypeWarning, ReasonGangTimeoutConflict,
+	t.deps.recorder.Eventf(&t.TrainJob, nil, corev1.EventTypeWarning, ReasonGangTimeoutConflict, actionGang,
 		"%s: whenever its gang has to wait for room, Kueue evicts the job before the scheduler gives up on the gang, on every attempt, so it can't become ready until room is free the moment it is admitted. Make Kueue's waitForPodsReady timeouts longer than the gang's schedule timeout, or lower %s",
 		strings.Join(conflicts, "; "), where)
 }

@@ -8,7 +8,7 @@ import (
 
 	"github.com/google/go-cmp/cmp"
 	"k8s.io/apimachinery/pkg/util/validation"
-	"k8s.io/client-go/tools/record"
+	"k8s.io/client-go/tools/events"
 	"k8s.io/utils/ptr"
 	"sigs.k8s.io/kueue/pkg/podset"
 
@@ -100,7 +100,7 @@ func TestGangTimeoutConflictIsAWarningEvent(t *testing.T) {
 	}
 	for name, tc := range cases {
 		t.Run(name, func(t *testing.T) {
-			rec := record.NewFakeRecorder(4)
+			rec := events.NewFakeRecorder(4)
 			job := &TrainJob{deps: &deps{opts: tc.opts, recorder: rec}, roles: roles, coscheduling: tc.coscheduling}
 			job.warnGangTimeouts(tc.plans)
 			close(rec.Events)
@@ -168,7 +168,7 @@ func TestOwnGangs(t *testing.T) {
 	}
 	for name, tc := range cases {
 		t.Run(name, func(t *testing.T) {
-			rec := record.NewFakeRecorder(4)
+			rec := events.NewFakeRecorder(4)
 			s := tc.shape
 			if s == nil {
 				s = shape.PodTemplateOverrides{}

@@ -136,7 +136,7 @@ func (k *GangKeeper) size(ctx context.Context, t *TrainJob, pg *schedv1alpha1.Po
 		return nil, fmt.Errorf("sizing PodGroup %s/%s: %w", pg.Namespace, pg.Name, err)
 	}
 	k.deps.metrics.gang(gangResized)
-	k.deps.recorder.Eventf(&t.TrainJob, corev1.EventTypeNormal, ReasonGangResized,
+	k.deps.recorder.Eventf(&t.TrainJob, nil, corev1.EventTypeNormal, ReasonGangResized, actionGang,
 		"PodGroup %s: minMember %d → %d for %s, the pods that start now", pg.Name, pg.Spec.MinMember, want.MinMember, placingRoles(t, progress))
 	return patched, nil
 }

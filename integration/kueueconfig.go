@@ -84,3 +84,35 @@ func LoadKueueConfig(path string) (configapi.Configuration, error) {
 	scheme.Default(&cfg)
 	return cfg, nil
 }
+
+// GateLocalQueueDefaulting is the gate of Kueue's default LocalQueue, GA and
+// removed in Kueue v0.17.
+const GateLocalQueueDefaulting = "LocalQueueDefaulting"
+
+// retiredGates are feature gates Kueue v0.16 had and the linked Kueue no
+// longer knows (graduated or dropped). A configuration written for Kueue
+// v0.16 may still set them; setting them on the linked gates would fail.
+var retiredGates = []string{
+	"DynamicResourceAllocation",
+	"LendingLimit",
+	GateLocalQueueDefaulting,
+	"MultiKueueBatchJobWithManagedBy",
+	"SanitizePodSets",
+	"TASProfileLeastFreeCapacity",
+}
+
+// SplitFeatureGates separates the gates of a Kueue configuration that the
+// linked Kueue knows from retired ones, whose values the caller honours
+// itself where they matter.
+func SplitFeatureGates(all map[string]bool) (known, retired map[string]bool) {
+	known = make(map[string]bool, len(all))
+	retired = map[string]bool{}
+	for name, on := range all {
+		if slices.Contains(retiredGates, name) {
+			retired[name] = on
+			continue
+		}
+		known[name] = on
+	}
+	return known, retired
+}

@@ -62,7 +62,7 @@ func (t *TrainJob) runsRemotely(ctx context.Context) bool {
 	}
 	remote := false
 	if t.deps != nil {
-		if wl := t.workload(ctx); wl != nil && workload.IsAdmitted(wl) && !workload.IsFinished(wl) {
+		if wl := t.workload(ctx); wl != nil && workload.IsAdmitted(wl) && !workloadFinished(wl) {
 			state, _ := multiKueueCheckState(ctx, t.deps.client, wl)
 			remote = state != nil
 		}
@@ -169,7 +169,7 @@ func (t *TrainJob) refuseLocalRun(ctx context.Context) error {
 		cq = string(wl.Status.Admission.ClusterQueue)
 	}
 	msg := fmt.Sprintf("spec.managedBy is %s, but ClusterQueue %s admitted the job without a MultiKueue admission check: no worker cluster will run it, and this cluster must not. The job is not started; recreate it on a queue whose ClusterQueue has a MultiKueue admission check, or without spec.managedBy to run it here", kueue.MultiKueueControllerName, cq)
-	t.deps.recorder.Event(&t.TrainJob, corev1.EventTypeWarning, ReasonNoMultiKueueCheck, msg)
+	t.deps.recorder.Eventf(&t.TrainJob, nil, corev1.EventTypeWarning, ReasonNoMultiKueueCheck, actionStart, "%s", msg)
 	return podset.BadPodSetsUpdateError("managedBy", errors.New(msg))
 }
 

@@ -4,7 +4,8 @@ import (
 	"context"
 	"time"
 
-	"k8s.io/client-go/tools/record"
+	"k8s.io/apimachinery/pkg/util/sets"
+	"k8s.io/client-go/tools/events"
 	ctrl "sigs.k8s.io/controller-runtime"
 	"sigs.k8s.io/controller-runtime/pkg/builder"
 	"sigs.k8s.io/controller-runtime/pkg/client"
@@ -27,11 +28,11 @@ type Reconciler struct {
 
 // NewReconciler builds a reconciler; c reads from the manager's cache,
 // apiReader from the API server.
-func NewReconciler(c client.Client, apiReader client.Reader, recorder record.EventRecorder, opts Options) *Reconciler {
+func NewReconciler(c client.Client, apiReader client.Reader, recorder events.EventRecorder, opts Options) *Reconciler {
 	fwOpts := []jobframework.Option{
 		jobframework.WithManageJobsWithoutQueueName(opts.ManageJobsWithoutQueueName),
 		jobframework.WithManagedJobsNamespaceSelector(opts.ManagedJobsNamespaceSelector),
-		jobframework.WithLabelKeysToCopy(opts.LabelKeysToCopy),
+		jobframework.WithLabelKeysToCopy(sets.New(opts.LabelKeysToCopy...)),
 	}
 	if opts.WaitForPodsReady {
 		fwOpts = append(fwOpts, func(o *jobframework.Options) { o.WaitForPodsReady = true })

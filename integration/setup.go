@@ -39,7 +39,7 @@ func Setup(ctx context.Context, mgr ctrl.Manager, opts Options, withWebhook bool
 	if err := SetupIndexes(ctx, mgr.GetFieldIndexer()); err != nil {
 		return err
 	}
-	rec := NewReconciler(mgr.GetClient(), mgr.GetAPIReader(), mgr.GetEventRecorderFor("trainjob-kueue"), opts)
+	rec := NewReconciler(mgr.GetClient(), mgr.GetAPIReader(), mgr.GetEventRecorder("trainjob-kueue"), opts)
 	if err := rec.SetupWithManager(mgr); err != nil {
 		return fmt.Errorf("setting up the TrainJob reconciler: %w", err)
 	}
@@ -90,7 +90,7 @@ func Discover(ctx context.Context, c client.Reader) (shape.Shape, podsets.Defaul
 	if err := c.Get(ctx, client.ObjectKey{Name: workloadCRD}, &wl); err != nil {
 		return nil, nil, fmt.Errorf("reading CRD %s (is Kueue installed?): %w", workloadCRD, err)
 	}
-	d, err := podsets.NewSchemaDefaulter(&wl, kueue.GroupVersion.Version)
+	d, err := podsets.NewSchemaDefaulter(&wl, kueue.SchemeGroupVersion.Version)
 	if err != nil {
 		return nil, nil, err
 	}

@@ -39,7 +39,7 @@ func (t *TrainJob) Stop(ctx context.Context, c client.Client, _ []podset.PodSetI
 	}
 	if restored {
 		t.deps.metrics.restored("")
-		t.deps.recorder.Eventf(&t.TrainJob, corev1.EventTypeNormal, ReasonRestored,
+		t.deps.recorder.Eventf(&t.TrainJob, nil, corev1.EventTypeNormal, ReasonRestored, actionStop,
 			"Removed the admission's entries from %s", t.deps.opts.Shape.Name())
 	}
 	return stoppedNow, nil
@@ -48,7 +48,7 @@ func (t *TrainJob) Stop(ctx context.Context, c client.Client, _ []podset.PodSetI
 // RestorePodSetsInfo removes the injected entries in memory, with the same
 // operations Stop sends. The framework only calls it for jobs without a
 // custom Stop; ours has one, but the interface asks for it.
-func (t *TrainJob) RestorePodSetsInfo([]podset.PodSetInfo) bool {
+func (t *TrainJob) RestorePodSetsInfo(context.Context, []podset.PodSetInfo) bool {
 	ops := t.deps.opts.Shape.Restore(&t.TrainJob)
 	if ops == nil {
 		return false

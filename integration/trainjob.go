@@ -11,7 +11,7 @@ import (
 	apimeta "k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime/schema"
-	"k8s.io/client-go/tools/record"
+	"k8s.io/client-go/tools/events"
 	"k8s.io/utils/ptr"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	jobsetapi "sigs.k8s.io/jobset/api/jobset/v1alpha2"
@@ -39,7 +39,7 @@ const (
 type deps struct {
 	client    client.Client // cached reads; writes go to the API server
 	apiReader client.Reader // uncached reads, when the cache is stale
-	recorder  record.EventRecorder
+	recorder  events.EventRecorder
 	opts      Options
 	metrics   *Metrics
 	// memo keeps PodSets across reconciles, per job spec and runtime.
@@ -159,7 +159,7 @@ func (t *TrainJob) compute(ctx context.Context) error {
 		var rtErr *errRuntime
 		if errors.As(t.err, &rtErr) {
 			t.deps.metrics.podSetError(rtErr.reason)
-			t.deps.recorder.Event(&t.TrainJob, corev1.EventTypeWarning, rtErr.reason, rtErr.msg)
+			t.deps.recorder.Eventf(&t.TrainJob, nil, corev1.EventTypeWarning, rtErr.reason, actionComputePodSets, "%s", rtErr.msg)
 			// The runtime watch requeues the job when the runtime changes:
 			// retrying before that would only spin.
 			t.err = jobframework.UnretryableError(rtErr.msg)
@@ -202,7 +202,11 @@ func (t *TrainJob) project(ctx context.Context) (projection, error) {
 // immutable), so an edited runtime must not stop it, and a Workload written
 // by another integration stays matched when only non-scheduling details of
 // its templates differ from ours.
-func (t *TrainJob) PodSets(ctx context.Context) ([]kueue.PodSet, error) {
+func (t *TrainJob) PodSets(ctx context.Context, _ client.Client) ([]kueue.PodSet, error) {
+	return t.currentPodSets(ctx)
+}
+
+func (t *TrainJob) currentPodSets(ctx context.Context) ([]kueue.PodSet, error) {
 	reserved := t.reservedWorkload(ctx)
 	if reserved != nil && !t.IsSuspended() {
 		return reserved.Spec.DeepCopy().PodSets, nil
@@ -223,7 +227,7 @@ func (t *TrainJob) PodSets(ctx context.Context) ([]kueue.PodSet, error) {
 // reservedWorkload is the job's Workload when it holds a quota reservation.
 func (t *TrainJob) reservedWorkload(ctx context.Context) *kueue.Workload {
 	wl := t.workload(ctx)
-	if wl == nil || !workload.HasQuotaReservation(wl) || workload.IsFinished(wl) {
+	if wl == nil || !workload.HasQuotaReservation(wl) || workloadFinished(wl) {
 		return nil
 	}
 	return wl
@@ -240,7 +244,8 @@ func (t *TrainJob) workload(ctx context.Context) *kueue.Workload {
 	if t.UID == "" || t.deps == nil {
 		return nil
 	}
-	name, prebuilt := jobframework.PrebuiltWorkloadFor(t)
+	name := jobframework.PrebuiltWorkloadNameFor(&t.TrainJob)
+	prebuilt := name != ""
 	if !prebuilt {
 		name = jobframework.GetWorkloadNameForOwnerWithGVK(t.Name, t.UID, GVK)
 	}
@@ -255,6 +260,11 @@ func (t *TrainJob) workload(ctx context.Context) *kueue.Workload {
 	}
 	t.wl = wl
 	return wl
+}
+
+// workloadFinished: Kueue is done with the Workload.
+func workloadFinished(wl *kueue.Workload) bool {
+	return apimeta.IsStatusConditionTrue(wl.Status.Conditions, kueue.WorkloadFinished)
 }
 
 // sameDemand: same roles, same counts, same per-pod requests.
@@ -276,7 +286,7 @@ func sameDemand(a, b []kueue.PodSet) bool {
 // PodsReady: every role due to run now is running or done. A job starts in
 // waves (initializers, then trainer nodes), so this is the wave that runs,
 // read from jobsStatus against the memoised roles; nothing is rebuilt.
-func (t *TrainJob) PodsReady(ctx context.Context) bool {
+func (t *TrainJob) PodsReady(ctx context.Context, _ client.Client) bool {
 	if t.compute(ctx) != nil {
 		return false
 	}
@@ -286,7 +296,7 @@ func (t *TrainJob) PodsReady(ctx context.Context) bool {
 // ReclaimablePods reports the pods of roles whose Jobs already succeeded,
 // typically the initializers once the trainer nodes started: their quota can
 // go to waiting jobs. Roles are reported in runtime order.
-func (t *TrainJob) ReclaimablePods(ctx context.Context) ([]kueue.ReclaimablePod, error) {
+func (t *TrainJob) ReclaimablePods(ctx context.Context, _ client.Client) ([]kueue.ReclaimablePod, error) {
 	jobs := t.jobsStatus(ctx)
 	if len(jobs) == 0 || t.compute(ctx) != nil {
 		return nil, nil

@@ -4,7 +4,6 @@ import (
 	"context"
 	"fmt"
 
-	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/util/validation/field"
 	ctrl "sigs.k8s.io/controller-runtime"
 	"sigs.k8s.io/controller-runtime/pkg/client"
@@ -27,29 +26,28 @@ type Webhook struct {
 // SetupWebhook registers the TrainJob webhook with the manager's server.
 func SetupWebhook(mgr ctrl.Manager, opts Options) error {
 	wh := &Webhook{client: mgr.GetClient(), opts: opts}
-	return ctrl.NewWebhookManagedBy(mgr).
-		For(&trainjob.TrainJob{}).
+	return ctrl.NewWebhookManagedBy(mgr, &trainjob.TrainJob{}).
 		WithDefaulter(wh).
 		WithValidator(wh).
 		Complete()
 }
 
 var (
-	_ admission.CustomDefaulter = (*Webhook)(nil)
-	_ admission.CustomValidator = (*Webhook)(nil)
+	_ admission.Defaulter[*trainjob.TrainJob] = (*Webhook)(nil)
+	_ admission.Validator[*trainjob.TrainJob] = (*Webhook)(nil)
 )
 
 // +kubebuilder:webhook:path=/mutate-trainer-kubeflow-org-v1alpha1-trainjob,mutating=true,failurePolicy=fail,sideEffects=None,groups=trainer.kubeflow.org,resources=trainjobs,verbs=create,versions=v1alpha1,name=mtrainjob.trainjob-kueue.dev,admissionReviewVersions=v1
 
 // job wraps a TrainJob for the job framework's checks.
-func (w *Webhook) job(obj runtime.Object) *TrainJob {
-	return &TrainJob{TrainJob: *obj.(*trainjob.TrainJob), deps: &deps{client: w.client, opts: w.opts}}
+func (w *Webhook) job(obj *trainjob.TrainJob) *TrainJob {
+	return &TrainJob{TrainJob: *obj, deps: &deps{client: w.client, opts: w.opts}}
 }
 
 // Default queues the job: default LocalQueue if the namespace has one,
 // handed to MultiKueue when its ClusterQueue dispatches, and suspended when
 // Kueue is to manage it.
-func (w *Webhook) Default(ctx context.Context, obj runtime.Object) error {
+func (w *Webhook) Default(ctx context.Context, obj *trainjob.TrainJob) error {
 	job := w.job(obj)
 	if w.opts.LocalQueueDefaulting && jobframework.QueueName(job) == "" {
 		if w.defaultQueueExists(ctx, job.Namespace) {
@@ -71,7 +69,7 @@ func (w *Webhook) Default(ctx context.Context, obj runtime.Object) error {
 	if suspend {
 		job.Suspend()
 	}
-	job.TrainJob.DeepCopyInto(obj.(*trainjob.TrainJob))
+	job.TrainJob.DeepCopyInto(obj)
 	return nil
 }
 
@@ -90,7 +88,7 @@ func (w *Webhook) defaultQueueExists(ctx context.Context, namespace string) bool
 
 // +kubebuilder:webhook:path=/validate-trainer-kubeflow-org-v1alpha1-trainjob,mutating=false,failurePolicy=fail,sideEffects=None,groups=trainer.kubeflow.org,resources=trainjobs,verbs=create;update,versions=v1alpha1,name=vtrainjob.trainjob-kueue.dev,admissionReviewVersions=v1
 
-func (w *Webhook) ValidateCreate(ctx context.Context, obj runtime.Object) (admission.Warnings, error) {
+func (w *Webhook) ValidateCreate(ctx context.Context, obj *trainjob.TrainJob) (admission.Warnings, error) {
 	job := w.job(obj)
 	if job.Skip(ctx) {
 		return nil, nil
@@ -106,7 +104,7 @@ func (w *Webhook) ValidateCreate(ctx context.Context, obj runtime.Object) (admis
 	return nil, errs.ToAggregate()
 }
 
-func (w *Webhook) ValidateUpdate(ctx context.Context, oldObj, newObj runtime.Object) (admission.Warnings, error) {
+func (w *Webhook) ValidateUpdate(ctx context.Context, oldObj, newObj *trainjob.TrainJob) (admission.Warnings, error) {
 	oldJob := w.job(oldObj)
 	newJob := w.job(newObj)
 	if newJob.Skip(ctx) {
@@ -130,7 +128,7 @@ func (w *Webhook) ValidateUpdate(ctx context.Context, oldObj, newObj runtime.Obj
 	return nil, errs.ToAggregate()
 }
 
-func (w *Webhook) ValidateDelete(context.Context, runtime.Object) (admission.Warnings, error) {
+func (w *Webhook) ValidateDelete(context.Context, *trainjob.TrainJob) (admission.Warnings, error) {
 	return nil, nil
 }
 

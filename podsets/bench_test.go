@@ -7,8 +7,6 @@ import (
 	"k8s.io/apimachinery/pkg/api/resource"
 	"k8s.io/utils/ptr"
 
-	trainer "github.com/kubeflow/trainer/v2/pkg/apis/trainer/v1alpha1"
-
 	"github.com/trainjob-kueue/trainjob-kueue/podsets"
 	"github.com/trainjob-kueue/trainjob-kueue/shape"
 	"github.com/trainjob-kueue/trainjob-kueue/trainjob"
@@ -24,10 +22,10 @@ func BenchmarkPodSets(b *testing.B) {
 		rj{name: "model-initializer", ancestor: "model-initializer", container: "model-initializer", requests: corev1.ResourceList{corev1.ResourceCPU: resource.MustParse("2")}},
 		rj{name: "node", ancestor: "trainer", requests: gpu})
 	job := jobWith(func(j *trainjob.TrainJob) {
-		j.Spec.Trainer = &trainer.Trainer{NumNodes: ptr.To[int32](8)}
-		j.Spec.PodTemplateOverrides = []trainer.PodTemplateOverride{{
-			TargetJobs: []trainer.PodTemplateOverrideTargetJob{{Name: "node"}},
-			Spec:       &trainer.PodTemplateSpecOverride{NodeSelector: map[string]string{"pool": "a100"}},
+		j.Spec.Trainer = &trainjob.Trainer{NumNodes: ptr.To[int32](8)}
+		j.Spec.PodTemplateOverrides = []trainjob.PodTemplateOverride{{
+			TargetJobs: []trainjob.PodTemplateOverrideTargetJob{{Name: "node"}},
+			Spec:       &trainjob.PodTemplateSpecOverride{NodeSelector: map[string]string{"pool": "a100"}},
 		}}
 	})
 	d, err := podsets.NewSchemaDefaulter(workloadCRD(b), "v1beta2")

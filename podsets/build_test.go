@@ -85,7 +85,7 @@ func jobWith(f func(*trainjob.TrainJob)) *trainjob.TrainJob {
 }
 
 func numNodes(n int32) func(*trainjob.TrainJob) {
-	return func(j *trainjob.TrainJob) { j.Spec.Trainer = &trainer.Trainer{NumNodes: ptr.To(n)} }
+	return func(j *trainjob.TrainJob) { j.Spec.Trainer = &trainjob.Trainer{NumNodes: ptr.To(n)} }
 }
 
 func gpu(n int64) corev1.ResourceList {
@@ -257,7 +257,7 @@ func TestTrainerFields(t *testing.T) {
 		},
 	}
 	job := jobWith(func(j *trainjob.TrainJob) {
-		j.Spec.Trainer = &trainer.Trainer{ResourcesPerNode: res, Image: ptr.To("custom:1"), Command: []string{"torchrun"}, Args: []string{"train.py"}}
+		j.Spec.Trainer = &trainjob.Trainer{ResourcesPerNode: res, Image: ptr.To("custom:1"), Command: []string{"torchrun"}, Args: []string{"train.py"}}
 	})
 	for name, tc := range cases {
 		t.Run(name, func(t *testing.T) {
@@ -303,11 +303,11 @@ func TestUserOverridesAreAppliedLikeTrainerDoes(t *testing.T) {
 		rj{name: "dataset-initializer", ancestor: "dataset-initializer", container: "dataset-initializer", tolerations: []corev1.Toleration{runtimeTol}, selector: map[string]string{"disk": "ssd"}},
 		rj{name: "node", ancestor: "trainer", tolerations: []corev1.Toleration{runtimeTol}, selector: map[string]string{"disk": "ssd"}})
 	job := jobWith(func(j *trainjob.TrainJob) {
-		j.Spec.PodTemplateOverrides = []trainer.PodTemplateOverride{
+		j.Spec.PodTemplateOverrides = []trainjob.PodTemplateOverride{
 			{
-				TargetJobs: []trainer.PodTemplateOverrideTargetJob{{Name: "node"}},
+				TargetJobs: []trainjob.PodTemplateOverrideTargetJob{{Name: "node"}},
 				Metadata:   &metav1.ObjectMeta{Labels: map[string]string{"team": "nlp"}},
-				Spec: &trainer.PodTemplateSpecOverride{
+				Spec: &trainjob.PodTemplateSpecOverride{
 					NodeSelector: map[string]string{"zone": "z1"},
 					Tolerations:  []corev1.Toleration{userTol},
 				},
@@ -315,14 +315,14 @@ func TestUserOverridesAreAppliedLikeTrainerDoes(t *testing.T) {
 			{
 				// Injected at an earlier admission (Kueue in-tree's marker):
 				// not the user's, not part of the PodSets.
-				TargetJobs: []trainer.PodTemplateOverrideTargetJob{{Name: "node"}},
+				TargetJobs: []trainjob.PodTemplateOverrideTargetJob{{Name: "node"}},
 				Metadata:   &metav1.ObjectMeta{Labels: map[string]string{shape.InTreePodSetLabel: "node"}},
-				Spec:       &trainer.PodTemplateSpecOverride{NodeSelector: map[string]string{"flavor": "x"}},
+				Spec:       &trainjob.PodTemplateSpecOverride{NodeSelector: map[string]string{"flavor": "x"}},
 			},
 			{
-				TargetJobs: []trainer.PodTemplateOverrideTargetJob{{Name: "node"}},
+				TargetJobs: []trainjob.PodTemplateOverrideTargetJob{{Name: "node"}},
 				Metadata:   &metav1.ObjectMeta{Labels: map[string]string{shape.OwnedLabel: "true"}},
-				Spec:       &trainer.PodTemplateSpecOverride{NodeSelector: map[string]string{"flavor": "y"}},
+				Spec:       &trainjob.PodTemplateSpecOverride{NodeSelector: map[string]string{"flavor": "y"}},
 			},
 		}
 	})
@@ -420,7 +420,7 @@ func TestResourcesPerNodeByRelease(t *testing.T) {
 	v21 := podsets.Rules{LauncherAsNodeWorkersGetResources: true}
 	v23 := podsets.Rules{LauncherAsNodeWorkersGetResources: true, ResourcesPerNodeMerges: true, ResourcesPerNodeNeedsMLPolicy: true}
 	withRes := func(r *corev1.ResourceRequirements) *trainjob.TrainJob {
-		return jobWith(func(j *trainjob.TrainJob) { j.Spec.Trainer = &trainer.Trainer{ResourcesPerNode: r} })
+		return jobWith(func(j *trainjob.TrainJob) { j.Spec.Trainer = &trainjob.Trainer{ResourcesPerNode: r} })
 	}
 	gpuOnly := &corev1.ResourceRequirements{Requests: gpu(8)}
 	base := corev1.ResourceList{"cpu": resource.MustParse("4"), "nvidia.com/gpu": resource.MustParse("1")}

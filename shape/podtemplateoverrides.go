@@ -11,7 +11,6 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/util/strategicpatch"
 
-	trainer "github.com/kubeflow/trainer/v2/pkg/apis/trainer/v1alpha1"
 	"github.com/trainjob-kueue/trainjob-kueue/podsets"
 	"github.com/trainjob-kueue/trainjob-kueue/trainjob"
 )
@@ -85,15 +84,15 @@ func mergeInto(tmpl *corev1.PodTemplateSpec, patch map[string]any) error {
 }
 
 func (PodTemplateOverrides) Injected(job *trainjob.TrainJob) bool {
-	return slices.ContainsFunc(job.Spec.PodTemplateOverrides, func(o trainer.PodTemplateOverride) bool { return injected(&o) })
+	return slices.ContainsFunc(job.Spec.PodTemplateOverrides, func(o trainjob.PodTemplateOverride) bool { return injected(&o) })
 }
 
 func (s PodTemplateOverrides) Inject(job *trainjob.TrainJob, want []Injection) []Op {
-	entries := make([]trainer.PodTemplateOverride, len(want))
+	entries := make([]trainjob.PodTemplateOverride, len(want))
 	for i := range want {
 		entries[i] = render(&want[i])
 	}
-	var current []trainer.PodTemplateOverride
+	var current []trainjob.PodTemplateOverride
 	foreign := false
 	for i := range job.Spec.PodTemplateOverrides {
 		o := &job.Spec.PodTemplateOverrides[i]
@@ -154,20 +153,20 @@ func (PodTemplateOverrides) Tampered(old, job *trainjob.TrainJob) []string {
 	return paths
 }
 
-func render(in *Injection) trainer.PodTemplateOverride {
+func render(in *Injection) trainjob.PodTemplateOverride {
 	labels := maps.Clone(in.Labels)
 	if labels == nil {
 		labels = map[string]string{}
 	}
 	labels[OwnedLabel] = "true"
-	o := trainer.PodTemplateOverride{
-		TargetJobs: []trainer.PodTemplateOverrideTargetJob{{Name: in.Name}},
+	o := trainjob.PodTemplateOverride{
+		TargetJobs: []trainjob.PodTemplateOverrideTargetJob{{Name: in.Name}},
 		Metadata: &metav1.ObjectMeta{
 			Labels:      labels,
 			Annotations: nonEmpty(in.Annotations),
 		},
 	}
-	spec := &trainer.PodTemplateSpecOverride{
+	spec := &trainjob.PodTemplateSpecOverride{
 		NodeSelector:    nonEmpty(in.NodeSelector),
 		Tolerations:     slices.Clone(in.Tolerations),
 		SchedulingGates: slices.Clone(in.SchedulingGates),
@@ -185,20 +184,20 @@ func nonEmpty(m map[string]string) map[string]string {
 	return maps.Clone(m)
 }
 
-func targets(o *trainer.PodTemplateOverride, jobName string) bool {
-	return slices.ContainsFunc(o.TargetJobs, func(t trainer.PodTemplateOverrideTargetJob) bool { return t.Name == jobName })
+func targets(o *trainjob.PodTemplateOverride, jobName string) bool {
+	return slices.ContainsFunc(o.TargetJobs, func(t trainjob.PodTemplateOverrideTargetJob) bool { return t.Name == jobName })
 }
 
 // owned: injected by trainjob-kueue.
-func owned(o *trainer.PodTemplateOverride) bool {
+func owned(o *trainjob.PodTemplateOverride) bool {
 	return o.Metadata != nil && o.Metadata.Labels[OwnedLabel] == "true"
 }
 
 // IsInjected reports whether a v2.1 override entry was injected at
 // admission, by us or by Kueue's in-tree integration.
-func IsInjected(o *trainer.PodTemplateOverride) bool { return injected(o) }
+func IsInjected(o *trainjob.PodTemplateOverride) bool { return injected(o) }
 
-func injected(o *trainer.PodTemplateOverride) bool {
+func injected(o *trainjob.PodTemplateOverride) bool {
 	if owned(o) {
 		return true
 	}
@@ -211,7 +210,7 @@ func injected(o *trainer.PodTemplateOverride) bool {
 
 // trailing reports whether the last n entries of list are exactly the owned
 // ones, i.e. ours come after every user entry and are applied last.
-func trailing(list []trainer.PodTemplateOverride, n int) bool {
+func trailing(list []trainjob.PodTemplateOverride, n int) bool {
 	for i := len(list) - n; i < len(list); i++ {
 		if !owned(&list[i]) {
 			return false

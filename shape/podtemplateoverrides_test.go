@@ -16,22 +16,22 @@ import (
 
 var s = shape.PodTemplateOverrides{}
 
-func user(name, key string) trainer.PodTemplateOverride {
-	return trainer.PodTemplateOverride{
-		TargetJobs: []trainer.PodTemplateOverrideTargetJob{{Name: name}},
-		Spec:       &trainer.PodTemplateSpecOverride{NodeSelector: map[string]string{key: "user"}},
+func user(name, key string) trainjob.PodTemplateOverride {
+	return trainjob.PodTemplateOverride{
+		TargetJobs: []trainjob.PodTemplateOverrideTargetJob{{Name: name}},
+		Spec:       &trainjob.PodTemplateSpecOverride{NodeSelector: map[string]string{key: "user"}},
 	}
 }
 
-func inTree(name string) trainer.PodTemplateOverride {
-	return trainer.PodTemplateOverride{
-		TargetJobs: []trainer.PodTemplateOverrideTargetJob{{Name: name}},
+func inTree(name string) trainjob.PodTemplateOverride {
+	return trainjob.PodTemplateOverride{
+		TargetJobs: []trainjob.PodTemplateOverrideTargetJob{{Name: name}},
 		Metadata:   &metav1.ObjectMeta{Labels: map[string]string{shape.InTreePodSetLabel: name}},
-		Spec:       &trainer.PodTemplateSpecOverride{NodeSelector: map[string]string{"flavor": "old"}},
+		Spec:       &trainjob.PodTemplateSpecOverride{NodeSelector: map[string]string{"flavor": "old"}},
 	}
 }
 
-func job(overrides ...trainer.PodTemplateOverride) *trainjob.TrainJob {
+func job(overrides ...trainjob.PodTemplateOverride) *trainjob.TrainJob {
 	return &trainjob.TrainJob{
 		ObjectMeta: metav1.ObjectMeta{Name: "j", Namespace: "ns", ResourceVersion: "7"},
 		Spec:       trainjob.Spec{RuntimeRef: trainer.RuntimeRef{Name: "torch"}, PodTemplateOverrides: overrides},
@@ -84,7 +84,7 @@ func TestInjectThenRestoreGivesBackTheUsersList(t *testing.T) {
 				t.Errorf("second Inject is not a no-op: %v", ops)
 			}
 			restored := apply(t, injected, s.Restore(injected))
-			var want []trainer.PodTemplateOverride
+			var want []trainjob.PodTemplateOverride
 			for _, o := range before.Spec.PodTemplateOverrides {
 				if o.Metadata == nil || o.Metadata.Labels[shape.InTreePodSetLabel] == "" {
 					want = append(want, o)
@@ -102,13 +102,13 @@ func TestInjectThenRestoreGivesBackTheUsersList(t *testing.T) {
 
 func TestInjectedEntryCarriesTheWholeAdmission(t *testing.T) {
 	got := apply(t, job(), s.Inject(job(), admission()))
-	want := trainer.PodTemplateOverride{
-		TargetJobs: []trainer.PodTemplateOverrideTargetJob{{Name: "node"}},
+	want := trainjob.PodTemplateOverride{
+		TargetJobs: []trainjob.PodTemplateOverrideTargetJob{{Name: "node"}},
 		Metadata: &metav1.ObjectMeta{
 			Labels:      map[string]string{"kueue.x-k8s.io/podset": "node", shape.OwnedLabel: "true"},
 			Annotations: map[string]string{"kueue.x-k8s.io/workload": "wl"},
 		},
-		Spec: &trainer.PodTemplateSpecOverride{
+		Spec: &trainjob.PodTemplateSpecOverride{
 			NodeSelector: map[string]string{"pool": "a100"},
 			Tolerations:  []corev1.Toleration{flavorTol},
 		},

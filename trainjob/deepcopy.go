@@ -46,7 +46,7 @@ func (s *Spec) DeepCopyInto(out *Spec) {
 		}
 	}
 	if s.PodTemplateOverrides != nil {
-		out.PodTemplateOverrides = make([]trainer.PodTemplateOverride, len(s.PodTemplateOverrides))
+		out.PodTemplateOverrides = make([]PodTemplateOverride, len(s.PodTemplateOverrides))
 		for i := range s.PodTemplateOverrides {
 			s.PodTemplateOverrides[i].DeepCopyInto(&out.PodTemplateOverrides[i])
 		}
@@ -82,6 +82,39 @@ func (s *Status) DeepCopyInto(out *Status) {
 			s.JobsStatus[i].DeepCopyInto(&out.JobsStatus[i])
 		}
 	}
+}
+
+// DeepCopy returns a copy of t.
+func (t *Trainer) DeepCopy() *Trainer {
+	if t == nil {
+		return nil
+	}
+	out := &Trainer{}
+	*out = *t
+	if t.Image != nil {
+		v := *t.Image
+		out.Image = &v
+	}
+	out.Command = slices.Clone(t.Command)
+	out.Args = slices.Clone(t.Args)
+	if t.Env != nil {
+		out.Env = make([]corev1.EnvVar, len(t.Env))
+		for i := range t.Env {
+			t.Env[i].DeepCopyInto(&out.Env[i])
+		}
+	}
+	if t.NumNodes != nil {
+		v := *t.NumNodes
+		out.NumNodes = &v
+	}
+	if t.ResourcesPerNode != nil {
+		out.ResourcesPerNode = t.ResourcesPerNode.DeepCopy()
+	}
+	if t.NumProcPerNode != nil {
+		v := *t.NumProcPerNode
+		out.NumProcPerNode = &v
+	}
+	return out
 }
 
 // DeepCopyInto copies o into out.

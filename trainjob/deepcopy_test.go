@@ -19,14 +19,14 @@ func full() *TrainJob {
 		ObjectMeta: metav1.ObjectMeta{Name: "j", Namespace: "ns", Labels: map[string]string{"a": "b"}},
 		Spec: Spec{
 			RuntimeRef: trainer.RuntimeRef{Name: "torch", Kind: ptr.To("TrainingRuntime")},
-			Trainer:    &trainer.Trainer{NumNodes: ptr.To[int32](2)},
+			Trainer:    &Trainer{NumNodes: ptr.To[int32](2)},
 			PodSpecOverrides: []PodSpecOverride{{
 				TargetJobs:      []TargetJob{{Name: "node"}},
 				NodeSelector:    map[string]string{"k": "v"},
 				Tolerations:     []corev1.Toleration{{Key: "t", Operator: corev1.TolerationOpExists}},
 				SchedulingGates: []corev1.PodSchedulingGate{{Name: "g"}},
 			}},
-			PodTemplateOverrides: []trainer.PodTemplateOverride{{TargetJobs: []trainer.PodTemplateOverrideTargetJob{{Name: "node"}}}},
+			PodTemplateOverrides: []PodTemplateOverride{{TargetJobs: []PodTemplateOverrideTargetJob{{Name: "node"}}}},
 			RuntimePatches:       []RuntimePatch{{Manager: "m", Time: &metav1.Time{}, TrainingRuntimeSpec: &runtime.RawExtension{Raw: []byte(`{"template":{}}`)}}},
 			Suspend:              ptr.To(true),
 			ManagedBy:            ptr.To("x"),

@@ -13,6 +13,7 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/runtime/schema"
+	"k8s.io/apimachinery/pkg/util/intstr"
 
 	trainer "github.com/kubeflow/trainer/v2/pkg/apis/trainer/v1alpha1"
 )
@@ -31,11 +32,11 @@ type TrainJob struct {
 // Spec holds what trainjob-kueue reads or patches of a TrainJob's spec.
 type Spec struct {
 	RuntimeRef trainer.RuntimeRef `json:"runtimeRef"`
-	Trainer    *trainer.Trainer   `json:"trainer,omitempty"`
+	Trainer    *Trainer           `json:"trainer,omitempty"`
 	// PodSpecOverrides is Trainer v2.0's override field.
 	PodSpecOverrides []PodSpecOverride `json:"podSpecOverrides,omitempty"`
 	// PodTemplateOverrides is Trainer v2.1's.
-	PodTemplateOverrides []trainer.PodTemplateOverride `json:"podTemplateOverrides,omitempty"`
+	PodTemplateOverrides []PodTemplateOverride `json:"podTemplateOverrides,omitempty"`
 	// RuntimePatches is Trainer v2.2's and later's.
 	RuntimePatches []RuntimePatch `json:"runtimePatches,omitempty"`
 	Suspend        *bool          `json:"suspend,omitempty"`
@@ -56,6 +57,18 @@ type PodSpecOverride struct {
 	NodeSelector    map[string]string          `json:"nodeSelector,omitempty"`
 	Tolerations     []corev1.Toleration        `json:"tolerations,omitempty"`
 	SchedulingGates []corev1.PodSchedulingGate `json:"schedulingGates,omitempty"`
+}
+
+// Trainer is spec.trainer. numProcPerNode is an integer or a string ("auto",
+// "cpu", "gpu") before Trainer v2.2 and an integer since: read as either.
+type Trainer struct {
+	Image            *string                      `json:"image,omitempty"`
+	Command          []string                     `json:"command,omitempty"`
+	Args             []string                     `json:"args,omitempty"`
+	Env              []corev1.EnvVar              `json:"env,omitempty"`
+	NumNodes         *int32                       `json:"numNodes,omitempty"`
+	ResourcesPerNode *corev1.ResourceRequirements `json:"resourcesPerNode,omitempty"`
+	NumProcPerNode   *intstr.IntOrString          `json:"numProcPerNode,omitempty"`
 }
 
 // TargetJob names a replicatedJob.

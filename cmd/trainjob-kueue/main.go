@@ -101,7 +101,8 @@ func run(ctx context.Context, f flags) error {
 	if err != nil {
 		return err
 	}
-	if err := utilfeature.DefaultMutableFeatureGate.SetFromMap(kcfg.FeatureGates); err != nil {
+	gates, retired := integration.SplitFeatureGates(kcfg.FeatureGates)
+	if err := utilfeature.DefaultMutableFeatureGate.SetFromMap(gates); err != nil {
 		return fmt.Errorf("feature gates of the Kueue configuration: %w", err)
 	}
 	if f.featureGates != "" {
@@ -113,7 +114,9 @@ func run(ctx context.Context, f flags) error {
 	if err := integration.FromKueueConfig(&kcfg, &opts); err != nil {
 		return err
 	}
-	opts.LocalQueueDefaulting = features.Enabled(features.LocalQueueDefaulting)
+	// LocalQueueDefaulting is GA since Kueue v0.17 (no gate any more); a
+	// configuration written for an older Kueue may still turn it off.
+	opts.LocalQueueDefaulting = retired[integration.GateLocalQueueDefaulting] != false
 	opts.MultiKueue = opts.MultiKueue && features.Enabled(features.MultiKueue) && features.Enabled(features.MultiKueueAdaptersForCustomJobs)
 	opts.PodSets.TopologyAwareScheduling = features.Enabled(features.TopologyAwareScheduling)
 

@@ -1,9 +1,9 @@
 // Command cluster brings the local control plane up and down; the Makefile's
 // cluster-up and cluster-down targets call it.
 //
-//	go run ./hack/cluster up   [-name local] [-trainer-version v2.1.0] [-integration ours|intree] [-kueue-config FILE]
+//	go run ./hack/cluster up   [-name local] [-trainer-version v2.1.0] [-kueue-version v0.19.2] [-integration ours|intree] [-kueue-config FILE]
 //	go run ./hack/cluster down [-name local|all]
-//	go run ./hack/cluster multikueue [-trainer-version v2.1.0]   (clusters mk-manager, mk-worker1, mk-worker2)
+//	go run ./hack/cluster multikueue [-trainer-version v2.1.0] [-kueue-version v0.19.2]   (clusters mk-manager, mk-worker1, mk-worker2)
 package main
 
 import (
@@ -25,6 +25,7 @@ func main() {
 	fs := flag.NewFlagSet(os.Args[1], flag.ExitOnError)
 	name := fs.String("name", "local", "cluster name; state in .cluster/NAME")
 	trainer := fs.String("trainer-version", "v2.1.0", "Kubeflow Trainer release")
+	kueueVersion := fs.String("kueue-version", localcluster.DefaultKueueVersion, "Kueue release (v0.19.2 or v0.16.2)")
 	integ := fs.String("integration", localcluster.IntegrationOurs, "ours (trainjob-kueue) or intree (Kueue's built-in TrainJob integration)")
 	kueueConfig := fs.String("kueue-config", "", "Kueue Configuration replacing config/kueue/controller_manager_config.yaml")
 	multiKueue := fs.String("multikueue", "", "\"manager\" for the manager cluster of a MultiKueue set-up")
@@ -39,10 +40,10 @@ func main() {
 	case "up":
 		_, err = localcluster.Up(ctx, localcluster.Options{
 			Name: *name, Root: root, Progress: os.Stdout, KueueConfigFile: *kueueConfig,
-			Settings: localcluster.Settings{TrainerVersion: *trainer, Integration: *integ, MultiKueue: *multiKueue},
+			Settings: localcluster.Settings{TrainerVersion: *trainer, KueueVersion: *kueueVersion, Integration: *integ, MultiKueue: *multiKueue},
 		})
 	case "multikueue":
-		err = upMultiKueue(ctx, root, *trainer)
+		err = upMultiKueue(ctx, root, *trainer, *kueueVersion)
 	case "down":
 		err = localcluster.Down(root, *name, os.Stdout)
 	default:
@@ -54,10 +55,10 @@ func main() {
 }
 
 // upMultiKueue brings up a manager and two workers and connects them.
-func upMultiKueue(ctx context.Context, root, trainer string) error {
+func upMultiKueue(ctx context.Context, root, trainer, kueueVersion string) error {
 	up := func(name, role string) (*localcluster.Cluster, error) {
 		return localcluster.Up(ctx, localcluster.Options{Name: name, Root: root, Progress: os.Stdout,
-			Settings: localcluster.Settings{TrainerVersion: trainer, MultiKueue: role}})
+			Settings: localcluster.Settings{TrainerVersion: trainer, KueueVersion: kueueVersion, MultiKueue: role}})
 	}
 	manager, err := up("mk-manager", localcluster.MultiKueueManager)
 	if err != nil {

@@ -37,6 +37,7 @@ import (
 	"github.com/trainjob-kueue/trainjob-kueue/quota"
 	"github.com/trainjob-kueue/trainjob-kueue/test/fixtures"
 	"github.com/trainjob-kueue/trainjob-kueue/test/localcluster"
+	"github.com/trainjob-kueue/trainjob-kueue/trainjob"
 )
 
 const ns = "demo"
@@ -271,7 +272,7 @@ func (d *demo) setUp(ctx context.Context) error {
 
 // jobs are the demo's TrainJobs: late ones are high priority and arrive
 // when the cluster is full, preempting low-priority work.
-func (d *demo) jobs(late bool) []*trainer.TrainJob {
+func (d *demo) jobs(late bool) []client.Object {
 	type spec struct {
 		name, runtime, queue, priority string
 		nodes, gpus                    int32
@@ -295,7 +296,7 @@ func (d *demo) jobs(late bool) []*trainer.TrainJob {
 			{"urgent-3", "mpi", "production", "demo-high", 2, 4, 15 * time.Second},
 		}
 	}
-	var out []*trainer.TrainJob
+	var out []client.Object
 	for _, s := range specs {
 		tj := fixtures.TrainJob(ns, s.name, s.runtime, s.queue)
 		tj.Spec.Trainer = &trainer.Trainer{NumNodes: ptr.To(s.nodes)}
@@ -304,13 +305,17 @@ func (d *demo) jobs(late bool) []*trainer.TrainJob {
 				fixtures.GPU: *resource.NewQuantity(int64(s.gpus), resource.DecimalSI), corev1.ResourceCPU: resource.MustParse("4"),
 			}))
 		}
-		// Every role gets the job's priority and runs for runFor on kwok.
+		if s.priority != "" {
+			tj.Labels["kueue.x-k8s.io/priority-class"] = s.priority
+		}
+		// Every role runs for runFor on kwok.
+		var overrides []trainjob.PodTemplateOverride
 		for _, role := range []string{"dataset-initializer", "model-initializer", "node", "launcher"} {
 			if !hasRole(s.runtime, role) {
 				continue
 			}
-			tj.Spec.PodTemplateOverrides = append(tj.Spec.PodTemplateOverrides, trainer.PodTemplateOverride{
-				TargetJobs: []trainer.PodTemplateOverrideTargetJob{{Name: role}},
+			overrides = append(overrides, trainjob.PodTemplateOverride{
+				TargetJobs: []trainjob.PodTemplateOverrideTargetJob{{Name: role}},
 				Metadata: &metav1.ObjectMeta{Annotations: map[string]string{
 					// kwok picks a delay between the two.
 					"pod-complete.stage.kwok.x-k8s.io/delay":        roleTime(role, s.runFor).String(),
@@ -318,10 +323,7 @@ func (d *demo) jobs(late bool) []*trainer.TrainJob {
 				}},
 			})
 		}
-		if s.priority != "" {
-			tj.Labels["kueue.x-k8s.io/priority-class"] = s.priority
-		}
-		out = append(out, tj)
+		out = append(out, fixtures.WithPodTemplateOverrides(tj, overrides))
 	}
 	return out
 }
@@ -415,7 +417,7 @@ func (d *demo) show(ctx context.Context, start time.Time) (bool, error) {
 			}
 		case admitted:
 			state = "Admitted"
-		case hasWl && workload.IsEvicted(wl):
+		case hasWl && apimeta.IsStatusConditionTrue(wl.Status.Conditions, kueue.WorkloadEvicted):
 			state = "Preempted"
 		}
 		if admitted && !v.admittedBefore {

@@ -43,15 +43,17 @@ func run(m *testing.M) int {
 			fmt.Fprintln(os.Stderr, err)
 			return 1
 		}
-		// E2E_TRAINER_VERSION runs the tier on another Trainer release, in
-		// its own cluster.
-		version := os.Getenv("E2E_TRAINER_VERSION")
+		// E2E_TRAINER_VERSION and E2E_KUEUE_VERSION run the tier on other
+		// Trainer and Kueue releases, in a cluster of their own.
+		version, kueueVersion := os.Getenv("E2E_TRAINER_VERSION"), os.Getenv("E2E_KUEUE_VERSION")
 		name := "e2e"
-		if version != "" {
-			name = "e2e-" + version
+		for _, v := range []string{version, kueueVersion} {
+			if v != "" {
+				name += "-" + v
+			}
 		}
 		c, err := localcluster.Up(ctx, localcluster.Options{Name: name, Root: root, Progress: os.Stderr,
-			Settings: localcluster.Settings{TrainerVersion: version}})
+			Settings: localcluster.Settings{TrainerVersion: version, KueueVersion: kueueVersion}})
 		if err != nil {
 			fmt.Fprintf(os.Stderr, "e2e: bringing up the local control plane: %v\n", err)
 			return 1

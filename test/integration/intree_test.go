@@ -36,7 +36,7 @@ type inTreeRun struct {
 	running   *trainer.TrainJob
 	queued    *trainer.TrainJob
 	workloads map[string]types.UID // job name -> Workload UID
-	userList  []trainer.PodTemplateOverride
+	userList  []trainjob.PodTemplateOverride
 }
 
 var inTree inTreeRun
@@ -84,7 +84,7 @@ func runInTreePhase(parent context.Context, cfg *rest.Config) (err error) {
 	if err := k8s.Create(ctx, trainingRuntime(inTreeNamespace, "rt", torchPolicy(1), role{Name: "node", Ancestor: "trainer", Requests: gpus(8)})); err != nil {
 		return err
 	}
-	inTree.userList = []trainer.PodTemplateOverride{userEntry("node", "disk", "ssd"), userEntry("node", "zone", "z1")}
+	inTree.userList = []trainjob.PodTemplateOverride{userEntry("node", "disk", "ssd"), userEntry("node", "zone", "z1")}
 	inTree.workloads = map[string]types.UID{}
 	for _, name := range []string{"running", "queued"} {
 		tj := trainJob(inTreeNamespace, name, "rt", inTree.queue)

@@ -25,10 +25,10 @@ import (
 	"github.com/trainjob-kueue/trainjob-kueue/test/fixtures"
 )
 
-func userEntry(job, key, value string) trainer.PodTemplateOverride {
-	return trainer.PodTemplateOverride{
-		TargetJobs: []trainer.PodTemplateOverrideTargetJob{{Name: job}},
-		Spec:       &trainer.PodTemplateSpecOverride{NodeSelector: map[string]string{key: value}},
+func userEntry(job, key, value string) trainjob.PodTemplateOverride {
+	return trainjob.PodTemplateOverride{
+		TargetJobs: []trainjob.PodTemplateOverrideTargetJob{{Name: job}},
+		Spec:       &trainjob.PodTemplateSpecOverride{NodeSelector: map[string]string{key: value}},
 	}
 }
 
@@ -269,7 +269,7 @@ func TestFlavorThePodsCannotUseIsNeverAssigned(t *testing.T) {
 	lq := queue(t, ns, pool{Name: "a100", Labels: map[string]string{"pool": "a100"}, GPUs: 8})
 	create(t, trainingRuntime(ns, "rt", torchPolicy(1), role{Name: "node", Ancestor: "trainer", Requests: gpus(1)}))
 	tj := trainJob(ns, "job", "rt", lq)
-	tj.Spec.PodTemplateOverrides = []trainer.PodTemplateOverride{userEntry("node", "pool", "h100")}
+	tj.Spec.PodTemplateOverrides = []trainjob.PodTemplateOverride{userEntry("node", "pool", "h100")}
 	create(t, tj)
 	eventually(t, "pending with Kueue's reason", func() error {
 		wl := workloadOf(t, tj)
@@ -354,7 +354,7 @@ func TestForgedOwnershipMarkerIsRejected(t *testing.T) {
 	tj := trainJob(ns, "job", "rt", lq)
 	forged := userEntry("node", "pool", "x")
 	forged.Metadata = &metav1.ObjectMeta{Labels: map[string]string{shape.OwnedLabel: "true"}}
-	tj.Spec.PodTemplateOverrides = []trainer.PodTemplateOverride{forged}
+	tj.Spec.PodTemplateOverrides = []trainjob.PodTemplateOverride{forged}
 	err := k8s.Create(ctx, tj)
 	if err == nil || !strings.Contains(err.Error(), shape.OwnedLabel) {
 		t.Fatalf("create with a forged marker: %v", err)
@@ -376,13 +376,13 @@ func TestConcurrentUserEditIsNeverOverwritten(t *testing.T) {
 	lq := queue(t, ns, pool{Name: "gpu", Labels: map[string]string{"pool": "gpu"}, GPUs: 0})
 	create(t, trainingRuntime(ns, "rt", torchPolicy(1), role{Name: "node", Ancestor: "trainer", Requests: gpus(1)}))
 	tj := trainJob(ns, "job", "rt", lq)
-	tj.Spec.PodTemplateOverrides = []trainer.PodTemplateOverride{userEntry("node", "disk", "ssd")}
+	tj.Spec.PodTemplateOverrides = []trainjob.PodTemplateOverride{userEntry("node", "disk", "ssd")}
 	create(t, tj)
 	workloadOf(t, tj)
 
 	// The user replaces their entries while the job is queued...
 	edit := getTrainJob(t, tj)
-	edit.Spec.PodTemplateOverrides = []trainer.PodTemplateOverride{userEntry("node", "disk", "nvme"), userEntry("node", "zone", "z1")}
+	edit.Spec.PodTemplateOverrides = []trainjob.PodTemplateOverride{userEntry("node", "disk", "nvme"), userEntry("node", "zone", "z1")}
 	patch, _ := json.Marshal(map[string]any{"spec": map[string]any{"podTemplateOverrides": edit.Spec.PodTemplateOverrides}})
 	if err := k8s.Patch(ctx, edit, client.RawPatch(types.MergePatchType, patch)); err != nil {
 		t.Fatal(err)
@@ -390,7 +390,7 @@ func TestConcurrentUserEditIsNeverOverwritten(t *testing.T) {
 	// ...and then quota appears.
 	setGPUQuota(t, ns, 8)
 	running := waitRunning(t, tj)
-	var users []trainer.PodTemplateOverride
+	var users []trainjob.PodTemplateOverride
 	for _, o := range running.Spec.PodTemplateOverrides {
 		if o.Metadata == nil || o.Metadata.Labels[shape.OwnedLabel] == "" {
 			users = append(users, o)

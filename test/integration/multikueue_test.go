@@ -32,7 +32,7 @@ func multiKueueQueue(t *testing.T, ns string, pools ...pool) (lq, check string) 
 		ObjectMeta: metav1.ObjectMeta{Name: check},
 		Spec: kueue.AdmissionCheckSpec{
 			ControllerName: kueue.MultiKueueControllerName,
-			Parameters:     &kueue.AdmissionCheckParametersReference{APIGroup: kueue.GroupVersion.Group, Kind: "MultiKueueConfig", Name: check},
+			Parameters:     &kueue.AdmissionCheckParametersReference{APIGroup: kueue.SchemeGroupVersion.Group, Kind: "MultiKueueConfig", Name: check},
 		},
 	}
 	create(t, ac)
@@ -174,7 +174,7 @@ func TestJobForMultiKueueAdmittedWithoutACheckIsRefusedOnce(t *testing.T) {
 		return hasEvent(t, tj, integration.ReasonNoMultiKueueCheck, "without a MultiKueue admission check")
 	})
 	eventually(t, "Workload finished", func() error {
-		if wl := workloadOf(t, tj); !workload.IsFinished(wl) {
+		if wl := workloadOf(t, tj); !apimeta.IsStatusConditionTrue(wl.Status.Conditions, kueue.WorkloadFinished) {
 			return fmt.Errorf("not finished: %v", wl.Status.Conditions)
 		}
 		return nil

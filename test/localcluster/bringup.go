@@ -144,7 +144,7 @@ func (b *bringUp) build(ctx context.Context) error {
 	for _, name := range b.components() {
 		b.step("binary %s", name)
 		cmd := exec.CommandContext(ctx, filepath.Join(b.o.Root, "hack", "component.sh"), name)
-		cmd.Env = append(os.Environ(), "TRAINER_VERSION="+b.o.TrainerVersion)
+		cmd.Env = append(os.Environ(), "TRAINER_VERSION="+b.o.TrainerVersion, "KUEUE_VERSION="+b.o.KueueVersion)
 		cmd.Stderr = b.o.Progress
 		out, err := cmd.Output()
 		if err != nil {
@@ -367,7 +367,7 @@ func (b *bringUp) apply(ctx context.Context, obj map[string]any) error {
 func (b *bringUp) toolsDir(tool string) string { return filepath.Join(b.o.Root, "hack", "tools", tool) }
 
 func (b *bringUp) crdFiles() ([]string, error) {
-	kueue, err := ModuleDir(b.toolsDir("kueue"), "sigs.k8s.io/kueue")
+	kueue, err := ModuleDir(b.toolsDir("kueue-"+b.o.KueueVersion), "sigs.k8s.io/kueue")
 	if err != nil {
 		return nil, err
 	}
@@ -709,7 +709,7 @@ func asSlice(v any) []any {
 // registerWebhooks points Kueue's, JobSet's and Trainer's webhook
 // configurations at their loopback servers once those listen.
 func (b *bringUp) registerWebhooks(ctx context.Context) error {
-	kueue, err := ModuleDir(b.toolsDir("kueue"), "sigs.k8s.io/kueue")
+	kueue, err := ModuleDir(b.toolsDir("kueue-"+b.o.KueueVersion), "sigs.k8s.io/kueue")
 	if err != nil {
 		return err
 	}

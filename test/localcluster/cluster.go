@@ -26,6 +26,8 @@ import (
 type Settings struct {
 	// TrainerVersion of Kubeflow Trainer (and the JobSet release it pins).
 	TrainerVersion string `json:"trainerVersion"`
+	// KueueVersion of Kueue: its CRDs, webhooks, configuration and manager.
+	KueueVersion string `json:"kueueVersion"`
 	// Integration is "ours" (Kueue's built-in TrainJob integration off,
 	// trainjob-kueue on) or "intree" (Kueue's own, for comparison).
 	Integration string `json:"integration"`
@@ -49,6 +51,9 @@ type Options struct {
 	// Progress receives what is being built or started, and for how long.
 	Progress io.Writer
 }
+
+// DefaultKueueVersion is the Kueue release a cluster runs unless told.
+const DefaultKueueVersion = "v0.19.2"
 
 // MultiKueueManager: a cluster that dispatches TrainJobs to workers. It runs
 // no scheduler and no nodes, and Trainer's controller only from v2.3, the
@@ -94,6 +99,9 @@ func Up(ctx context.Context, o Options) (*Cluster, error) {
 	}
 	if o.TrainerVersion == "" {
 		o.TrainerVersion = "v2.1.0"
+	}
+	if o.KueueVersion == "" {
+		o.KueueVersion = DefaultKueueVersion
 	}
 	if o.Integration == "" {
 		o.Integration = IntegrationOurs

@@ -87,7 +87,7 @@ func ConnectWorkers(ctx context.Context, manager *Cluster, workers map[string]*C
 			ObjectMeta: metav1.ObjectMeta{Name: MultiKueueCheck},
 			Spec: kueue.AdmissionCheckSpec{
 				ControllerName: kueue.MultiKueueControllerName,
-				Parameters:     &kueue.AdmissionCheckParametersReference{APIGroup: kueue.GroupVersion.Group, Kind: "MultiKueueConfig", Name: "workers"},
+				Parameters:     &kueue.AdmissionCheckParametersReference{APIGroup: kueue.SchemeGroupVersion.Group, Kind: "MultiKueueConfig", Name: "workers"},
 			},
 		},
 	} {

@@ -17,7 +17,6 @@ import (
 	kueue "sigs.k8s.io/kueue/apis/kueue/v1beta2"
 	"sigs.k8s.io/kueue/pkg/controller/constants"
 	"sigs.k8s.io/kueue/pkg/controller/jobframework"
-	"sigs.k8s.io/kueue/pkg/workload"
 
 	trainer "github.com/kubeflow/trainer/v2/pkg/apis/trainer/v1alpha1"
 
@@ -284,7 +283,7 @@ func TestDispatchedTrainJobRunsOnTheWorkerWithQuotaAndCompletes(t *testing.T) {
 		if err := manager.Get(ctx, client.ObjectKey{Namespace: ns, Name: managerWorkload(t, tj)}, wl); err != nil {
 			return err
 		}
-		if !workload.IsFinished(wl) {
+		if !apimeta.IsStatusConditionTrue(wl.Status.Conditions, kueue.WorkloadFinished) {
 			return fmt.Errorf("conditions %v", wl.Status.Conditions)
 		}
 		return nil

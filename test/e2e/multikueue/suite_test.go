@@ -42,16 +42,18 @@ func run(m *testing.M) int {
 		fmt.Fprintln(os.Stderr, err)
 		return 1
 	}
-	version := os.Getenv("E2E_TRAINER_VERSION")
+	version, kueueVersion := os.Getenv("E2E_TRAINER_VERSION"), os.Getenv("E2E_KUEUE_VERSION")
 	prefix := "mk"
-	if version != "" {
-		prefix += "-" + version
+	for _, v := range []string{version, kueueVersion} {
+		if v != "" {
+			prefix += "-" + v
+		}
 	}
 	scheme := fixtures.Scheme()
 
 	up := func(name, role string) (*cluster, error) {
 		lc, err := localcluster.Up(ctx, localcluster.Options{Name: name, Root: root, Progress: os.Stderr,
-			Settings: localcluster.Settings{TrainerVersion: version, MultiKueue: role}})
+			Settings: localcluster.Settings{TrainerVersion: version, KueueVersion: kueueVersion, MultiKueue: role}})
 		if err != nil {
 			return nil, fmt.Errorf("bringing up %s: %w", name, err)
 		}

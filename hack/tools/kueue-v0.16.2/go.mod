@@ -1,7 +1,7 @@
 // Tools module pinning the Kueue release the local control plane runs. Its
 // manager is built from Kueue's own cmd/kueue/main.go, derived into cmd/ by
 // hack/derive-kueue-main.sh (see there why), never committed.
-module github.com/trainjob-kueue/trainjob-kueue/hack/tools/kueue
+module github.com/trainjob-kueue/trainjob-kueue/hack/tools/kueue-v0.16.2
 
 go 1.25.0
 
