@@ -186,7 +186,12 @@ func (t *TrainJob) project(ctx context.Context) (projection, error) {
 	}
 	podSets, err := podsets.FromRoles(roles, t.deps.opts.PodSets)
 	if err != nil {
-		return projection{}, err
+		// Pure and deterministic: only an edit of the job or its runtime,
+		// both watched, can change the answer.
+		return projection{}, &errRuntime{
+			reason: ReasonInvalidRuntime,
+			msg:    fmt.Sprintf("cannot compute the PodSets of this TrainJob: %v", err),
+		}
 	}
 	p := projection{roles: roles, podSets: podSets}
 	if rt.PodGroupPolicy != nil && rt.PodGroupPolicy.Coscheduling != nil {

@@ -21,6 +21,19 @@ type Options struct {
 	// Workload, so computed PodSets compare equal to stored ones. Nil leaves
 	// the PodSets as computed.
 	Defaulter Defaulter
+	// MaxPodSets is the most PodSets a Workload may have in the installed
+	// Kueue (8 in v0.16, 18 in v0.19); 0 sets no limit.
+	MaxPodSets int
+}
+
+// TooManyPodSetsError reports a job with more roles than a Workload of the
+// installed Kueue may have PodSets.
+type TooManyPodSetsError struct {
+	Roles, Max int
+}
+
+func (e *TooManyPodSetsError) Error() string {
+	return fmt.Sprintf("the runtime has %d replicatedJobs and the installed Kueue allows at most %d PodSets per Workload: merge roles in the runtime (or run a Kueue that allows more)", e.Roles, e.Max)
 }
 
 // ErrNoReplicatedJobs reports a runtime that would run nothing.
@@ -82,6 +95,9 @@ func Build(job *trainjob.TrainJob, rt *trainer.TrainingRuntimeSpec, shape Shape,
 
 // FromRoles projects roles onto PodSets.
 func FromRoles(roles []Role, opts Options) ([]kueue.PodSet, error) {
+	if opts.MaxPodSets > 0 && len(roles) > opts.MaxPodSets {
+		return nil, &TooManyPodSetsError{Roles: len(roles), Max: opts.MaxPodSets}
+	}
 	podSets := make([]kueue.PodSet, len(roles))
 	for i := range roles {
 		r := &roles[i]

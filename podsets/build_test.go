@@ -2,6 +2,7 @@ package podsets_test
 
 import (
 	"errors"
+	"fmt"
 	"strings"
 	"testing"
 
@@ -468,5 +469,24 @@ func TestResourcesPerNodeByRelease(t *testing.T) {
 				}
 			}
 		})
+	}
+}
+
+func TestMorePodSetsThanTheInstalledKueueAllows(t *testing.T) {
+	var roles []rj
+	for i := range 9 {
+		roles = append(roles, rj{name: fmt.Sprintf("role-%d", i)})
+	}
+	rt := runtimeOf(nil, roles...)
+	// Kueue v0.16 allows 8 PodSets: nine roles are refused, naming both numbers.
+	_, err := podsets.Build(jobWith(nil), rt, shape.PodTemplateOverrides{}, podsets.Options{MaxPodSets: 8})
+	var tooMany *podsets.TooManyPodSetsError
+	if !errors.As(err, &tooMany) || tooMany.Roles != 9 || tooMany.Max != 8 {
+		t.Fatalf("nine roles, at most 8 PodSets: want TooManyPodSetsError{9, 8}, got %v", err)
+	}
+	// Kueue v0.19 allows 18.
+	got, err := podsets.Build(jobWith(nil), rt, shape.PodTemplateOverrides{}, podsets.Options{MaxPodSets: 18})
+	if err != nil || len(got) != 9 {
+		t.Fatalf("nine roles, at most 18 PodSets: got %d PodSets, %v", len(got), err)
 	}
 }

@@ -59,6 +59,21 @@ func NewSchemaDefaulter(crd *apiextensionsv1.CustomResourceDefinition, version s
 	return &SchemaDefaulter{podSet: podSets.Items}, nil
 }
 
+// MaxPodSets is the maxItems of spec.podSets in the given version of a
+// Workload CustomResourceDefinition, 0 if it declares none.
+func MaxPodSets(crd *apiextensionsv1.CustomResourceDefinition, version string) int {
+	for i := range crd.Spec.Versions {
+		v := &crd.Spec.Versions[i]
+		if v.Name != version || v.Schema == nil || v.Schema.OpenAPIV3Schema == nil {
+			continue
+		}
+		if podSets, ok := v.Schema.OpenAPIV3Schema.Properties["spec"].Properties["podSets"]; ok && podSets.MaxItems != nil {
+			return int(*podSets.MaxItems)
+		}
+	}
+	return 0
+}
+
 // Default implements Defaulter.
 func (d *SchemaDefaulter) Default(podSets []kueue.PodSet) error {
 	for i := range podSets {

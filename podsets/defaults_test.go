@@ -62,3 +62,13 @@ func TestSchemaDefaulterRejectsAnUnknownVersion(t *testing.T) {
 		t.Fatal("want an error for a version the CRD does not serve")
 	}
 }
+
+func TestMaxPodSetsIsReadFromTheWorkloadCRD(t *testing.T) {
+	// Kueue v0.19 allows 18 PodSets per Workload (v0.16 allowed 8).
+	if got := podsets.MaxPodSets(workloadCRD(t), "v1beta2"); got != 18 {
+		t.Errorf("MaxPodSets of the linked Kueue's Workload CRD = %d, want 18", got)
+	}
+	if got := podsets.MaxPodSets(workloadCRD(t), "v9"); got != 0 {
+		t.Errorf("MaxPodSets of a version the CRD lacks = %d, want 0", got)
+	}
+}

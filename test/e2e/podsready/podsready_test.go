@@ -1,0 +1,247 @@
+package podsready_test
+
+import (
+	"fmt"
+	"strings"
+	"testing"
+	"time"
+
+	corev1 "k8s.io/api/core/v1"
+	apiextensionsv1 "k8s.io/apiextensions-apiserver/pkg/apis/apiextensions/v1"
+	apimeta "k8s.io/apimachinery/pkg/api/meta"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"k8s.io/apimachinery/pkg/runtime"
+	"k8s.io/utils/ptr"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+	jobsetapi "sigs.k8s.io/jobset/api/jobset/v1alpha2"
+	kueue "sigs.k8s.io/kueue/apis/kueue/v1beta2"
+	"sigs.k8s.io/kueue/pkg/controller/jobframework"
+
+	trainer "github.com/kubeflow/trainer/v2/pkg/apis/trainer/v1alpha1"
+
+	"github.com/trainjob-kueue/trainjob-kueue/integration"
+	"github.com/trainjob-kueue/trainjob-kueue/shape"
+	"github.com/trainjob-kueue/trainjob-kueue/test/fixtures"
+	"github.com/trainjob-kueue/trainjob-kueue/test/localcluster"
+	"github.com/trainjob-kueue/trainjob-kueue/test/poll"
+	"github.com/trainjob-kueue/trainjob-kueue/trainjob"
+)
+
+// A job whose trainer nodes wait for an initializer that runs well past
+// Kueue's PodsReady timeout: the running initializer is all that is due,
+// so the job is ready, never evicted, and completes.
+func TestInitializerRunningPastThePodsReadyTimeoutIsNotEvicted(t *testing.T) {
+	ns, lq := setUp(t, true)
+	initFor := 3 * podsReadyTimeout
+	create(t, fixtures.TrainingRuntime(ns, "torch-init", fixtures.TorchPolicy(1),
+		fixtures.Role{Name: "dataset-initializer", Ancestor: "dataset-initializer", Requests: fixtures.CPUs("1"), Annotations: runFor(initFor)},
+		fixtures.Role{Name: "node", Ancestor: "trainer", Requests: fixtures.GPUs(4), Annotations: runFor(5 * time.Second), DependsOn: []string{"dataset-initializer"}}))
+	tj := fixtures.TrainJob(ns, "slow-init", "torch-init", lq)
+	tj.Spec.Trainer = &trainer.Trainer{NumNodes: ptr.To[int32](2)}
+	create(t, tj)
+
+	deadline := time.Now().Add(initFor + 2*time.Minute)
+	sawReadyBeforeTrainers := false
+	for {
+		if time.Now().After(deadline) {
+			t.Fatalf("%s did not complete in time", tj.Name)
+		}
+		wl, ok := workloadOf(tj)
+		if ok {
+			if c := apimeta.FindStatusCondition(wl.Status.Conditions, kueue.WorkloadEvicted); c != nil && c.Status == metav1.ConditionTrue {
+				t.Fatalf("evicted while its initializer ran: %s: %s", c.Reason, c.Message)
+			}
+			if apimeta.IsStatusConditionTrue(wl.Status.Conditions, kueue.WorkloadPodsReady) && len(pods(t, tj, "node")) == 0 {
+				sawReadyBeforeTrainers = true
+			}
+		}
+		got := &trainer.TrainJob{}
+		if err := k8s.Get(ctx, client.ObjectKeyFromObject(tj), got); err != nil {
+			t.Fatal(err)
+		}
+		if apimeta.IsStatusConditionTrue(got.Status.Conditions, trainer.TrainJobFailed) {
+			t.Fatalf("%s failed: %v", tj.Name, got.Status.Conditions)
+		}
+		if apimeta.IsStatusConditionTrue(got.Status.Conditions, trainer.TrainJobComplete) {
+			break
+		}
+		time.Sleep(poll.Interval)
+	}
+	if !sawReadyBeforeTrainers {
+		t.Errorf("the Workload was never PodsReady while only the initializer ran")
+	}
+}
+
+// A job whose pods can never be ready (its flavor's nodes do not exist) is
+// evicted for PodsReadyTimeout, gives its quota back with exactly its
+// injected entries removed, and is requeued.
+func TestJobThatCanNeverBeReadyIsEvictedAndRequeued(t *testing.T) {
+	ns, lq := setUp(t, false)
+	create(t, fixtures.TrainingRuntime(ns, "torch", fixtures.TorchPolicy(1),
+		fixtures.Role{Name: "node", Ancestor: "trainer", Requests: fixtures.GPUs(4), Annotations: runFor(5 * time.Second)}))
+	tj := fixtures.TrainJob(ns, "nowhere", "torch", lq)
+	create(t, tj)
+
+	var admittedAt time.Time
+	poll.Eventually(t, time.Minute, "admitted and started", func() error {
+		wl, ok := workloadOf(tj)
+		if !ok {
+			return fmt.Errorf("no Workload yet")
+		}
+		c := apimeta.FindStatusCondition(wl.Status.Conditions, kueue.WorkloadAdmitted)
+		if c == nil || c.Status != metav1.ConditionTrue {
+			return fmt.Errorf("not admitted: %v", wl.Status.Conditions)
+		}
+		got := &trainer.TrainJob{}
+		if err := k8s.Get(ctx, client.ObjectKeyFromObject(tj), got); err != nil {
+			return err
+		}
+		if ptr.Deref(got.Spec.Suspend, true) {
+			return fmt.Errorf("still suspended")
+		}
+		admittedAt = c.LastTransitionTime.Time
+		return nil
+	})
+	poll.Eventually(t, podsReadyTimeout+time.Minute, "evicted for PodsReadyTimeout", func() error {
+		wl, _ := workloadOf(tj)
+		c := apimeta.FindStatusCondition(wl.Status.Conditions, kueue.WorkloadEvicted)
+		if c == nil || c.Status != metav1.ConditionTrue || c.Reason != kueue.WorkloadEvictedByPodsReadyTimeout {
+			return fmt.Errorf("not evicted for PodsReadyTimeout: %v", wl.Status.Conditions)
+		}
+		if since := c.LastTransitionTime.Sub(admittedAt); since < podsReadyTimeout-time.Second {
+			t.Fatalf("evicted %v after admission, before the %v timeout", since, podsReadyTimeout)
+		}
+		return nil
+	})
+	installed := installedShape(t)
+	poll.Eventually(t, time.Minute, "suspended with the admission's entries removed", func() error {
+		got, err := ours(tj)
+		if err != nil {
+			return err
+		}
+		if !ptr.Deref(got.Spec.Suspend, false) {
+			return fmt.Errorf("still running")
+		}
+		if installed.Injected(got) {
+			return fmt.Errorf("injected entries left in %s", installed.Name())
+		}
+		return nil
+	})
+	poll.Eventually(t, time.Minute, "requeued", func() error {
+		wl, _ := workloadOf(tj)
+		if wl.Status.RequeueState == nil || ptr.Deref(wl.Status.RequeueState.Count, 0) < 1 {
+			return fmt.Errorf("requeue state %+v", wl.Status.RequeueState)
+		}
+		return nil
+	})
+}
+
+// setUp is a namespace and a queue whose flavor has nodes (withNodes) or
+// none at all.
+func setUp(t *testing.T, withNodes bool) (ns, lq string) {
+	t.Helper()
+	nsObj := &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{GenerateName: "podsready-"}}
+	if err := k8s.Create(ctx, nsObj); err != nil {
+		t.Fatal(err)
+	}
+	ns = nsObj.Name
+	pool := fixtures.Pool{Name: "gpu", Labels: map[string]string{"e2e.trainjob-kueue.dev/pool": ns}, GPUs: 8}
+	if withNodes {
+		for i := range 2 {
+			if err := localcluster.AddNode(ctx, k8s, fixtures.Node(fmt.Sprintf("%s-%d", ns, i), pool, 4)); err != nil {
+				t.Fatal(err)
+			}
+		}
+	}
+	flavors, cq, q := fixtures.Queue(ns, ns, pool)
+	for _, rf := range flavors {
+		create(t, rf)
+	}
+	create(t, cq, q)
+	poll.Eventually(t, 30*time.Second, "ClusterQueue active", func() error {
+		got := &kueue.ClusterQueue{}
+		if err := k8s.Get(ctx, client.ObjectKeyFromObject(cq), got); err != nil {
+			return err
+		}
+		if !apimeta.IsStatusConditionTrue(got.Status.Conditions, kueue.ClusterQueueActive) {
+			return fmt.Errorf("inactive: %v", got.Status.Conditions)
+		}
+		return nil
+	})
+	return ns, q.Name
+}
+
+func create(t *testing.T, objs ...client.Object) {
+	t.Helper()
+	for _, o := range objs {
+		poll.Eventually(t, 30*time.Second, "create "+o.GetName(), func() error {
+			err := k8s.Create(ctx, o)
+			// Webhooks read from informer caches that may lag a moment.
+			if err != nil && strings.Contains(err.Error(), "must be created before") {
+				return err
+			}
+			if err != nil {
+				t.Fatalf("creating %T %s: %v", o, o.GetName(), err)
+			}
+			return nil
+		})
+	}
+}
+
+// runFor makes kwok complete the role's pods d after they run.
+func runFor(d time.Duration) map[string]string {
+	return map[string]string{
+		"pod-complete.stage.kwok.x-k8s.io/delay":        d.String(),
+		"pod-complete.stage.kwok.x-k8s.io/jitter-delay": (d + time.Second).String(),
+	}
+}
+
+func workloadOf(tj *trainer.TrainJob) (*kueue.Workload, bool) {
+	got := &trainer.TrainJob{}
+	if err := k8s.Get(ctx, client.ObjectKeyFromObject(tj), got); err != nil {
+		return nil, false
+	}
+	wl := &kueue.Workload{}
+	key := client.ObjectKey{Namespace: got.Namespace, Name: jobframework.GetWorkloadNameForOwnerWithGVK(got.Name, got.UID, integration.GVK)}
+	if err := k8s.Get(ctx, key, wl); err != nil {
+		return nil, false
+	}
+	return wl, true
+}
+
+func pods(t *testing.T, tj *trainer.TrainJob, role string) []corev1.Pod {
+	t.Helper()
+	var list corev1.PodList
+	if err := k8s.List(ctx, &list, client.InNamespace(tj.Namespace), client.MatchingLabels{
+		jobsetapi.JobSetNameKey: tj.Name, jobsetapi.ReplicatedJobNameKey: role,
+	}); err != nil {
+		t.Fatal(err)
+	}
+	return list.Items
+}
+
+// installedShape is the override field of the installed Trainer.
+func installedShape(t *testing.T) shape.Shape {
+	t.Helper()
+	crd := &apiextensionsv1.CustomResourceDefinition{}
+	if err := k8s.Get(ctx, client.ObjectKey{Name: "trainjobs.trainer.kubeflow.org"}, crd); err != nil {
+		t.Fatal(err)
+	}
+	s, err := integration.DetectShape(crd)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return s
+}
+
+// ours reads tj as trainjob-kueue does, whatever the Trainer release.
+func ours(tj *trainer.TrainJob) (*trainjob.TrainJob, error) {
+	u := &unstructured.Unstructured{}
+	u.SetGroupVersionKind(trainer.GroupVersion.WithKind(trainer.TrainJobKind))
+	if err := k8s.Get(ctx, client.ObjectKeyFromObject(tj), u); err != nil {
+		return nil, err
+	}
+	out := &trainjob.TrainJob{}
+	return out, runtime.DefaultUnstructuredConverter.FromUnstructured(u.Object, out)
+}

@@ -1,0 +1,104 @@
+// Package podsready runs TrainJobs on a local control plane whose Kueue
+// waits for pods to be ready (waitForPodsReady, on by default since Kueue
+// v0.19) with a timeout short enough to see it act: jobs that start in
+// stages must not be evicted while an early stage runs, and jobs whose pods
+// can never be ready must be evicted and requeued as Kueue promises.
+package podsready_test
+
+import (
+	"context"
+	"fmt"
+	"os"
+	"path/filepath"
+	"testing"
+	"time"
+
+	"sigs.k8s.io/controller-runtime/pkg/client"
+	"sigs.k8s.io/yaml"
+
+	"github.com/trainjob-kueue/trainjob-kueue/test/fixtures"
+	"github.com/trainjob-kueue/trainjob-kueue/test/localcluster"
+)
+
+// podsReadyTimeout is Kueue's waitForPodsReady.timeout on this cluster.
+const podsReadyTimeout = 20 * time.Second
+
+var (
+	ctx = context.Background()
+	k8s client.Client
+)
+
+func TestMain(m *testing.M) { os.Exit(run(m)) }
+
+func run(m *testing.M) int {
+	root, err := filepath.Abs(filepath.Join("..", "..", ".."))
+	if err != nil {
+		fmt.Fprintln(os.Stderr, err)
+		return 1
+	}
+	cfg, err := kueueConfig(root)
+	if err != nil {
+		fmt.Fprintf(os.Stderr, "podsready: %v\n", err)
+		return 1
+	}
+	defer os.RemoveAll(filepath.Dir(cfg))
+	version, kueueVersion := os.Getenv("E2E_TRAINER_VERSION"), os.Getenv("E2E_KUEUE_VERSION")
+	name := "e2e-podsready"
+	for _, v := range []string{version, kueueVersion} {
+		if v != "" {
+			name += "-" + v
+		}
+	}
+	c, err := localcluster.Up(ctx, localcluster.Options{Name: name, Root: root, Progress: os.Stderr, KueueConfigFile: cfg,
+		Settings: localcluster.Settings{TrainerVersion: version, KueueVersion: kueueVersion}})
+	if err != nil {
+		fmt.Fprintf(os.Stderr, "podsready: bringing up the local control plane: %v\n", err)
+		return 1
+	}
+	if os.Getenv("E2E_KEEP") == "" {
+		defer func() {
+			if err := localcluster.Down(root, name, os.Stderr); err != nil {
+				fmt.Fprintf(os.Stderr, "podsready: %v\n", err)
+			}
+		}()
+	}
+	if k8s, err = c.Client(fixtures.Scheme()); err != nil {
+		fmt.Fprintf(os.Stderr, "podsready: %v\n", err)
+		return 1
+	}
+	return m.Run()
+}
+
+// kueueConfig is config/kueue with a short waitForPodsReady: a job whose
+// pods are not ready podsReadyTimeout after admission is evicted, and
+// requeued after a 2 s backoff, once.
+func kueueConfig(root string) (string, error) {
+	data, err := os.ReadFile(filepath.Join(root, "config", "kueue", "controller_manager_config.yaml"))
+	if err != nil {
+		return "", err
+	}
+	cfg := map[string]any{}
+	if err := yaml.Unmarshal(data, &cfg); err != nil {
+		return "", err
+	}
+	cfg["waitForPodsReady"] = map[string]any{
+		"timeout":         podsReadyTimeout.String(),
+		"recoveryTimeout": podsReadyTimeout.String(),
+		"blockAdmission":  false,
+		"requeuingStrategy": map[string]any{
+			"timestamp":          "Eviction",
+			"backoffBaseSeconds": 2,
+			"backoffLimitCount":  1,
+		},
+	}
+	out, err := yaml.Marshal(cfg)
+	if err != nil {
+		return "", err
+	}
+	dir, err := os.MkdirTemp("", "podsready-")
+	if err != nil {
+		return "", err
+	}
+	path := filepath.Join(dir, "kueue.yaml")
+	return path, os.WriteFile(path, out, 0o644)
+}
