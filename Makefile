@@ -111,14 +111,17 @@ test-e2e: components
 ## BENCH_ROUNDS rounds), plus the PodSet micro-benchmark. Not part of make test.
 BENCH_N ?= 2000
 BENCH_ROUNDS ?= 1
-bench: components
+BENCH_TRAINER ?= v2.3.0
+bench:
+	$(MAKE) --no-print-directory components TRAINER_VERSION=$(BENCH_TRAINER)
 	$(GO) test -run '^$$' -bench BenchmarkPodSets -benchmem ./podsets/
-	$(GO) run ./hack/bench -n $(BENCH_N) -rounds $(BENCH_ROUNDS)
+	$(GO) run ./hack/bench -n $(BENCH_N) -rounds $(BENCH_ROUNDS) -trainer-version $(BENCH_TRAINER) -kueue-version $(KUEUE_VERSION)
 
 ## bench-smoke: the benchmark's whole path on a small load (part of make test).
-bench-smoke: components
+bench-smoke:
+	$(MAKE) --no-print-directory components TRAINER_VERSION=$(BENCH_TRAINER)
 	$(GO) test -run '^$$' -bench BenchmarkPodSets -benchtime 100x ./podsets/
-	$(GO) run ./hack/bench -n 24 -rate 8 -out .bench/smoke
+	$(GO) run ./hack/bench -n 24 -rate 8 -out .bench/smoke -trainer-version $(BENCH_TRAINER) -kueue-version $(KUEUE_VERSION)
 
 ## demo: the main job, on the local control plane.
 demo:

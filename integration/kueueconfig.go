@@ -11,6 +11,7 @@ import (
 	"k8s.io/apimachinery/pkg/runtime/serializer"
 	configapi "sigs.k8s.io/kueue/apis/config/v1beta2"
 	"sigs.k8s.io/kueue/pkg/util/waitforpodsready"
+	"sigs.k8s.io/yaml"
 )
 
 // Names in Kueue's Configuration.
@@ -67,11 +68,19 @@ func FromKueueConfig(cfg *configapi.Configuration, opts *Options) error {
 // checks the frameworks list against the integrations compiled into the
 // process, and ours holds none of Kueue's.
 func LoadKueueConfig(path string) (configapi.Configuration, error) {
+	return LoadKueueConfigFor(path, KueueRelease{})
+}
+
+// LoadKueueConfigFor reads a Kueue Configuration file with the defaults the
+// given Kueue release applies: before v0.17, no waitForPodsReady unless the
+// file has the section.
+func LoadKueueConfigFor(path string, release KueueRelease) (configapi.Configuration, error) {
 	scheme := runtime.NewScheme()
 	if err := configapi.AddToScheme(scheme); err != nil {
 		return configapi.Configuration{}, err
 	}
 	cfg := configapi.Configuration{}
+	hasWaitForPodsReady := false
 	if path != "" {
 		data, err := os.ReadFile(path)
 		if err != nil {
@@ -80,8 +89,18 @@ func LoadKueueConfig(path string) (configapi.Configuration, error) {
 		if err := runtime.DecodeInto(serializer.NewCodecFactory(scheme, serializer.EnableStrict).UniversalDecoder(), data, &cfg); err != nil {
 			return cfg, fmt.Errorf("decoding the Kueue configuration %s: %w", path, err)
 		}
+		// Decoding applies the linked release's defaults; whether the
+		// file itself has the section only the raw document tells.
+		var raw map[string]any
+		if err := yaml.Unmarshal(data, &raw); err != nil {
+			return cfg, fmt.Errorf("decoding the Kueue configuration %s: %w", path, err)
+		}
+		_, hasWaitForPodsReady = raw["waitForPodsReady"]
 	}
 	scheme.Default(&cfg)
+	if release.Before017 && !hasWaitForPodsReady {
+		cfg.WaitForPodsReady = nil
+	}
 	return cfg, nil
 }
 

@@ -6,6 +6,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/google/go-cmp/cmp"
 	"k8s.io/apimachinery/pkg/labels"
 )
 
@@ -105,5 +106,43 @@ func TestFromKueueConfig(t *testing.T) {
 func TestLoadKueueConfigRejectsUnknownFields(t *testing.T) {
 	if _, err := LoadKueueConfig(writeConfig(t, "manageJobsWithoutQueueNme: true\n")); err == nil {
 		t.Fatal("a misspelt field must not be ignored")
+	}
+}
+
+// Kueue v0.19 waits for pods by default; v0.16 only with the section.
+func TestWaitForPodsReadyDefaultsPerKueueRelease(t *testing.T) {
+	for _, tc := range []struct {
+		name    string
+		body    string
+		release KueueRelease
+		want    bool
+	}{
+		{"v0.19, no section", "manageJobsWithoutQueueName: false\n", KueueRelease{}, true},
+		{"v0.16, no section", "manageJobsWithoutQueueName: false\n", KueueRelease{Before017: true}, false},
+		{"v0.16, with the section", "waitForPodsReady:\n  timeout: 5m\n", KueueRelease{Before017: true}, true},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			cfg, err := LoadKueueConfigFor(writeConfig(t, tc.body), tc.release)
+			if err != nil {
+				t.Fatal(err)
+			}
+			var opts Options
+			if err := FromKueueConfig(&cfg, &opts); err != nil {
+				t.Fatal(err)
+			}
+			if opts.WaitForPodsReady != tc.want {
+				t.Errorf("WaitForPodsReady = %v, want %v", opts.WaitForPodsReady, tc.want)
+			}
+		})
+	}
+}
+
+func TestRetiredFeatureGatesAreHonouredNotSet(t *testing.T) {
+	known, retired := SplitFeatureGates(map[string]bool{"LocalQueueDefaulting": false, "TopologyAwareScheduling": true})
+	if diff := cmp.Diff(map[string]bool{"TopologyAwareScheduling": true}, known); diff != "" {
+		t.Errorf("gates to set (-want +got):\n%s", diff)
+	}
+	if diff := cmp.Diff(map[string]bool{"LocalQueueDefaulting": false}, retired); diff != "" {
+		t.Errorf("retired gates (-want +got):\n%s", diff)
 	}
 }

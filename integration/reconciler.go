@@ -14,6 +14,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/reconcile"
 	jobsetapi "sigs.k8s.io/jobset/api/jobset/v1alpha2"
 	kueue "sigs.k8s.io/kueue/apis/kueue/v1beta2"
+	schdcache "sigs.k8s.io/kueue/pkg/cache/scheduler"
 	"sigs.k8s.io/kueue/pkg/controller/jobframework"
 
 	trainer "github.com/kubeflow/trainer/v2/pkg/apis/trainer/v1alpha1"
@@ -33,6 +34,11 @@ func NewReconciler(c client.Client, apiReader client.Reader, recorder events.Eve
 		jobframework.WithManageJobsWithoutQueueName(opts.ManageJobsWithoutQueueName),
 		jobframework.WithManagedJobsNamespaceSelector(opts.ManagedJobsNamespaceSelector),
 		jobframework.WithLabelKeysToCopy(sets.New(opts.LabelKeysToCopy...)),
+		// The framework asks Kueue's scheduler cache whether to report
+		// LocalQueue metrics when a Workload becomes PodsReady, and a nil
+		// cache panics there. Ours holds no queues: the answer is no, and
+		// Kueue's own process reports those metrics.
+		jobframework.WithCache(schdcache.New(c)),
 	}
 	if opts.WaitForPodsReady {
 		fwOpts = append(fwOpts, func(o *jobframework.Options) { o.WaitForPodsReady = true })

@@ -148,11 +148,28 @@ func run(ctx context.Context, f flags) error {
 	if opts.Shape, opts.PodSets.Defaulter, err = integration.Discover(ctx, direct); err != nil {
 		return err
 	}
+	release, err := integration.DiscoverKueue(ctx, direct)
+	if err != nil {
+		return err
+	}
+	opts.PodSets.MaxPodSets = release.MaxPodSets
+	if release.Before017 {
+		// The file was read with the linked Kueue's defaults; an older
+		// Kueue waits for pods only when configured to.
+		legacy, err := integration.LoadKueueConfigFor(f.kueueConfig, release)
+		if err != nil {
+			return err
+		}
+		if err := integration.FromKueueConfig(&legacy, &opts); err != nil {
+			return err
+		}
+	}
 	if opts.PodGroups, err = integration.HasPodGroups(ctx, direct); err != nil {
 		return err
 	}
 	opts.GangRetryInterval = f.gangRetryInterval
-	log.Info("Serving TrainJobs", "overrides", opts.Shape.Name(), "manager", opts.ManagerUsername, "podGroups", opts.PodGroups)
+	log.Info("Serving TrainJobs", "overrides", opts.Shape.Name(), "kueue", release.Name(), "maxPodSets", release.MaxPodSets,
+		"waitForPodsReady", opts.WaitForPodsReady, "manager", opts.ManagerUsername, "podGroups", opts.PodGroups)
 
 	metricsOpts := metricsserver.Options{BindAddress: f.metricsAddr, SecureServing: f.metricsSecure}
 	if f.metricsSecure {

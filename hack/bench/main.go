@@ -56,6 +56,8 @@ type options struct {
 	check   bool
 	setups  string
 	profile time.Duration
+	trainer string
+	kueue   string
 }
 
 func main() {
@@ -68,6 +70,10 @@ func main() {
 	flag.StringVar(&o.out, "out", ".bench", "output directory")
 	flag.StringVar(&o.setups, "setups", "floor,intree,ours", "set-ups to run (all three for the ratios)")
 	flag.DurationVar(&o.profile, "profile", 0, "take a CPU profile of trainjob-kueue for this long once the load starts (.bench/ours-cpu.pprof)")
+	// Kueue's in-tree integration handles only Trainer v2.2 and later
+	// since Kueue v0.17: compare on a release both serve.
+	flag.StringVar(&o.trainer, "trainer-version", "v2.3.0", "Kubeflow Trainer release of every set-up")
+	flag.StringVar(&o.kueue, "kueue-version", localcluster.DefaultKueueVersion, "Kueue release of every set-up")
 	flag.BoolVar(&o.check, "check", false, "fail unless every measurement is present and trainjob-kueue made no dry run (the smoke run)")
 	flag.Parse()
 	ctrllog.SetLogger(logr.Discard())
@@ -136,7 +142,7 @@ func runSetup(ctx context.Context, root, setup string, o options) (*result, erro
 		return nil, err
 	}
 	c, err := localcluster.Up(ctx, localcluster.Options{Name: name, Root: root, Progress: os.Stderr,
-		Settings: localcluster.Settings{Integration: integration}})
+		Settings: localcluster.Settings{Integration: integration, TrainerVersion: o.trainer, KueueVersion: o.kueue}})
 	if err != nil {
 		return nil, err
 	}

@@ -1,0 +1,63 @@
+package integration
+
+import (
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/google/go-cmp/cmp"
+	apiextensionsv1 "k8s.io/apiextensions-apiserver/pkg/apis/apiextensions/v1"
+	"sigs.k8s.io/yaml"
+)
+
+// workloadCRDOf reads the Workload CRD of the Kueue release a tools module
+// of ours pins ("" for the one this module builds against).
+func workloadCRDOf(t *testing.T, toolsDir string) *apiextensionsv1.CustomResourceDefinition {
+	t.Helper()
+	cmd := exec.Command("go", "list", "-m", "-f", "{{.Dir}}", "sigs.k8s.io/kueue")
+	if toolsDir != "" {
+		cmd.Dir = filepath.Join("..", "hack", "tools", toolsDir)
+	}
+	out, err := cmd.Output()
+	if err != nil {
+		t.Fatalf("locating sigs.k8s.io/kueue for %q: %v", toolsDir, err)
+	}
+	data, err := os.ReadFile(filepath.Join(strings.TrimSpace(string(out)), "config/components/crd/bases/kueue.x-k8s.io_workloads.yaml"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	crd := &apiextensionsv1.CustomResourceDefinition{}
+	if err := yaml.Unmarshal(data, crd); err != nil {
+		t.Fatal(err)
+	}
+	return crd
+}
+
+func TestKueueReleaseIsReadFromTheWorkloadCRD(t *testing.T) {
+	for _, tc := range []struct {
+		tools string
+		want  KueueRelease
+	}{
+		{"kueue-v0.16.2", KueueRelease{Before017: true, MaxPodSets: 8}},
+		{"kueue-v0.19.2", KueueRelease{Before017: false, MaxPodSets: 18}},
+	} {
+		t.Run(tc.tools, func(t *testing.T) {
+			got, err := KueueReleaseOf(workloadCRDOf(t, tc.tools))
+			if err != nil {
+				t.Fatal(err)
+			}
+			if diff := cmp.Diff(tc.want, got); diff != "" {
+				t.Errorf("(-want +got):\n%s", diff)
+			}
+		})
+	}
+	noV1beta2 := workloadCRDOf(t, "")
+	for i := range noV1beta2.Spec.Versions {
+		noV1beta2.Spec.Versions[i].Name += "-other"
+	}
+	if _, err := KueueReleaseOf(noV1beta2); err == nil || !strings.Contains(err.Error(), "upgrade Kueue") {
+		t.Errorf("a Workload CRD without v1beta2: want a refusal saying to upgrade Kueue, got %v", err)
+	}
+}
