@@ -67,8 +67,8 @@ test-install:
 test-unit:
 	$(GO) test -count=1 ./podsets/... ./quota/... ./shape/... ./trainjob/... ./integration/... ./cmd/...
 
-## test-integration: real kube-apiserver + etcd, Kueue core, Trainer v2.1 and
-## JobSet in process.
+## test-integration: real kube-apiserver + etcd, Kueue core and Trainer v2.2.1
+## in process, JobSet v0.12.0 as a process.
 test-integration: envtest-assets
 	KUBEBUILDER_ASSETS=$(ASSETS) $(GO) test -count=1 -timeout 20m ./test/integration/...
 
@@ -83,6 +83,9 @@ envtest-assets:
 	@mkdir -p $(ASSETS)
 	@ln -sf "$$(hack/build-tool.sh etcd go.etcd.io/etcd/server/v3 etcd)" $(ASSETS)/etcd
 	@ln -sf "$$(hack/build-tool.sh kubernetes k8s.io/kubernetes/cmd/kube-apiserver kube-apiserver "$$(hack/kube-version-ldflags.sh $(KUBE_VERSION))")" $(ASSETS)/kube-apiserver
+	@# The tier runs JobSet v0.12.0 (the module's) as a process: its feature
+	@# gates collide with Kueue v0.19's in one binary.
+	@TRAINER_VERSION=v2.3.0 hack/component.sh jobset-controller-manager >/dev/null
 
 ## components: build every control-plane binary into the cache (progress shown).
 components:

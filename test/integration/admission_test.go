@@ -10,6 +10,7 @@ import (
 	"github.com/google/go-cmp/cmp"
 	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/api/equality"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/utils/ptr"
 	kueue "sigs.k8s.io/kueue/apis/kueue/v1beta2"
@@ -19,6 +20,7 @@ import (
 
 	"github.com/trainjob-kueue/trainjob-kueue/integration"
 	"github.com/trainjob-kueue/trainjob-kueue/podsets"
+	shapes "github.com/trainjob-kueue/trainjob-kueue/shape"
 	"github.com/trainjob-kueue/trainjob-kueue/test/fixtures"
 )
 
@@ -61,8 +63,8 @@ func TestTorchGPUJobIsQueuedAdmittedAndStartedOnItsFlavor(t *testing.T) {
 	}
 
 	running := waitRunning(t, tj)
-	if n := len(running.Spec.PodTemplateOverrides); n != 1 {
-		t.Fatalf("want 1 injected override entry, got %d: %+v", n, running.Spec.PodTemplateOverrides)
+	if n := len(running.Spec.RuntimePatches); n != 1 || running.Spec.RuntimePatches[0].Manager != shapes.OurManager {
+		t.Fatalf("want our 1 injected runtime patch, got %d: %+v", n, running.Spec.RuntimePatches)
 	}
 	js := jobSetOf(t, tj)
 	pod := replicatedJob(js, "node").Template.Spec.Template
@@ -219,9 +221,19 @@ func TestQueueNameIsImmutableWhileRunning(t *testing.T) {
 	create(t, trainingRuntime(ns, "rt", torchPolicy(1), role{Name: "node", Ancestor: "trainer", Requests: gpus(1)}))
 	tj := trainJob(ns, "job", "rt", lq)
 	create(t, tj)
-	running := waitRunning(t, tj)
-	running.Labels["kueue.x-k8s.io/queue-name"] = "elsewhere"
-	if err := k8s.Update(ctx, running); err == nil || !strings.Contains(err.Error(), "queue-name") {
+	waitRunning(t, tj)
+	// Trainer and we may still be writing the job as it starts: an update
+	// from a stale read is a conflict, not the answer this test wants.
+	var err error
+	eventually(t, "an update that does not conflict", func() error {
+		running := getTrainJob(t, tj)
+		running.Labels["kueue.x-k8s.io/queue-name"] = "elsewhere"
+		if err = k8s.Update(ctx, running); apierrors.IsConflict(err) {
+			return err
+		}
+		return nil
+	})
+	if err == nil || !strings.Contains(err.Error(), "queue-name") {
 		t.Fatalf("moving a running TrainJob to another queue: %v", err)
 	}
 }

@@ -185,10 +185,13 @@ func TestGangOptInGivesEachWaveItsPodGroupAndPreemptionRemovesTheLabels(t *testi
 		if !ptr.Deref(got.Spec.Suspend, false) {
 			return fmt.Errorf("not suspended")
 		}
-		for _, o := range got.Spec.PodTemplateOverrides {
-			if o.Metadata != nil {
-				if _, ok := o.Metadata.Labels[integration.PodGroupLabel]; ok {
-					return fmt.Errorf("override for %v still labels a PodGroup", o.TargetJobs)
+		for _, p := range got.Spec.RuntimePatches {
+			for job, tmpl := range podTemplatePatches(p) {
+				if tmpl.Metadata == nil {
+					continue
+				}
+				if _, ok := tmpl.Metadata.Labels[integration.PodGroupLabel]; ok {
+					return fmt.Errorf("runtime patch of %s still labels the pods of %s with a PodGroup", p.Manager, job)
 				}
 			}
 		}

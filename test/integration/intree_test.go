@@ -23,7 +23,6 @@ import (
 
 	"github.com/trainjob-kueue/trainjob-kueue/integration"
 	"github.com/trainjob-kueue/trainjob-kueue/shape"
-	"github.com/trainjob-kueue/trainjob-kueue/test/fixtures"
 )
 
 // inTreeRun records what Kueue's in-tree TrainJob integration left behind
@@ -36,7 +35,8 @@ type inTreeRun struct {
 	running   *trainer.TrainJob
 	queued    *trainer.TrainJob
 	workloads map[string]types.UID // job name -> Workload UID
-	userList  []trainjob.PodTemplateOverride
+	// userLists are each job's user patches as stored at creation.
+	userLists map[string][]trainer.RuntimePatch
 }
 
 var inTree inTreeRun
@@ -58,7 +58,7 @@ func runInTreePhase(parent context.Context, cfg *rest.Config) (err error) {
 	if err := kueuetrainjob.SetupIndexes(ctx, mgr.GetFieldIndexer()); err != nil {
 		return err
 	}
-	rec, err := kueuetrainjob.NewReconciler(ctx, mgr.GetClient(), mgr.GetFieldIndexer(), mgr.GetEventRecorderFor("intree"),
+	rec, err := kueuetrainjob.NewReconciler(ctx, mgr.GetClient(), mgr.GetFieldIndexer(), mgr.GetEventRecorder("intree"),
 		jobframework.WithManagedJobsNamespaceSelector(everything()))
 	if err != nil {
 		return err
@@ -84,15 +84,26 @@ func runInTreePhase(parent context.Context, cfg *rest.Config) (err error) {
 	if err := k8s.Create(ctx, trainingRuntime(inTreeNamespace, "rt", torchPolicy(1), role{Name: "node", Ancestor: "trainer", Requests: gpus(8)})); err != nil {
 		return err
 	}
-	inTree.userList = []trainjob.PodTemplateOverride{userEntry("node", "disk", "ssd"), userEntry("node", "zone", "z1")}
 	inTree.workloads = map[string]types.UID{}
+	inTree.userLists = map[string][]trainer.RuntimePatch{}
 	for _, name := range []string{"running", "queued"} {
 		tj := trainJob(inTreeNamespace, name, "rt", inTree.queue)
-		tj.Spec.Suspend = ptr.To(true) // what the in-tree webhook would do
-		tj.Spec.PodTemplateOverrides = inTree.userList
+		// What the in-tree webhook would do: suspend, and add Kueue's empty
+		// runtime patch, last, for its reconciler to fill at admission.
+		tj.Spec.Suspend = ptr.To(true)
+		tj.Spec.RuntimePatches = []trainer.RuntimePatch{
+			userPatch("example.com/disk", "node", "disk", "ssd"),
+			userPatch("example.com/zone", "node", "zone", "z1"),
+			{Manager: shape.InTreeManager, TrainingRuntimeSpec: &trainer.TrainingRuntimeSpecPatch{Template: &trainer.JobSetTemplatePatch{Spec: &trainer.JobSetSpecPatch{}}}},
+		}
 		if err := retryCreate(ctx, tj); err != nil {
 			return err
 		}
+		// As stored, stamped by Trainer's webhook.
+		if users := userPatches(tj.Spec.RuntimePatches); len(users) != 2 || users[0].Time == nil {
+			return fmt.Errorf("%s stored with user patches %+v", name, users)
+		}
+		inTree.userLists[name] = userPatches(tj.Spec.RuntimePatches)
 		if name == "running" {
 			inTree.running = tj
 			// The in-tree integration admits and starts it.
@@ -173,8 +184,10 @@ func TestJobsOfTheInTreeIntegrationAreAdopted(t *testing.T) {
 		}
 		return nil
 	})
-	if !(shape.PodTemplateOverrides{}).Injected(fixtures.Ours(getTrainJob(t, running))) {
-		t.Fatalf("the in-tree entries of the running job are gone before any preemption")
+	// The in-tree integration wrote its admission into its patch.
+	inTreePatches := patchesBy(getTrainJob(t, running).Spec.RuntimePatches, shape.InTreeManager)
+	if len(inTreePatches) != 1 || podTemplatePatches(inTreePatches[0])["node"] == nil {
+		t.Fatalf("want the in-tree patch of the running job with its admission before any preemption, got %+v", inTreePatches)
 	}
 
 	// An admin deactivates the running job: its quota goes to the queued one.
@@ -183,28 +196,28 @@ func TestJobsOfTheInTreeIntegrationAreAdopted(t *testing.T) {
 		wl.Spec.Active = ptr.To(false)
 		return k8s.Update(ctx, wl)
 	})
-	eventually(t, "in-tree entries removed, user entries kept in order", func() error {
+	eventually(t, "in-tree patch removed, user patches kept in order", func() error {
 		got := getTrainJob(t, running)
 		if !ptr.Deref(got.Spec.Suspend, false) {
 			return fmt.Errorf("not suspended")
 		}
-		if diff := cmp.Diff(inTree.userList, got.Spec.PodTemplateOverrides); diff != "" {
-			return fmt.Errorf("override list (-user +now):\n%s", diff)
+		if diff := cmp.Diff(inTree.userLists["running"], got.Spec.RuntimePatches); diff != "" {
+			return fmt.Errorf("runtime patches (-user +now):\n%s", diff)
 		}
 		return nil
 	})
 	started := waitRunning(t, queued)
-	var ours int
-	for _, o := range started.Spec.PodTemplateOverrides {
-		if o.Metadata != nil && o.Metadata.Labels[shape.OwnedLabel] == "true" {
-			ours++
-		}
-		if o.Metadata != nil && o.Metadata.Labels[shape.OwnedLabel] == "" && o.Metadata.Labels[shape.InTreePodSetLabel] != "" {
-			t.Errorf("an in-tree entry survived on the job we started: %+v", o)
-		}
+	if n := len(patchesBy(started.Spec.RuntimePatches, shape.OurManager)); n != 1 {
+		t.Errorf("want our one patch on the queued job once started, got %d: %+v", n, started.Spec.RuntimePatches)
 	}
-	if ours != 1 {
-		t.Errorf("want our one entry on the queued job once started, got %d", ours)
+	if p := patchesBy(started.Spec.RuntimePatches, shape.InTreeManager); len(p) != 0 {
+		t.Errorf("an in-tree patch survived on the job we started: %+v", p)
+	}
+	if diff := cmp.Diff(inTree.userLists["queued"], userPatches(started.Spec.RuntimePatches)); diff != "" {
+		t.Errorf("user patches of the queued job (-user +now):\n%s", diff)
+	}
+	if last := started.Spec.RuntimePatches[len(started.Spec.RuntimePatches)-1]; last.Manager != shape.OurManager {
+		t.Errorf("our patch is not the last one, applied after the user's: %+v", started.Spec.RuntimePatches)
 	}
 	if wl := workloadOf(t, queued); wl.UID != inTree.workloads["queued"] {
 		t.Errorf("the queued job's Workload was recreated: it lost its place in the queue")

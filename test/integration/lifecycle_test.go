@@ -8,7 +8,6 @@ import (
 	"time"
 
 	"github.com/google/go-cmp/cmp"
-	corev1 "k8s.io/api/core/v1"
 	schedulingv1 "k8s.io/api/scheduling/v1"
 	apimeta "k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
@@ -21,15 +20,59 @@ import (
 
 	trainer "github.com/kubeflow/trainer/v2/pkg/apis/trainer/v1alpha1"
 
+	"github.com/trainjob-kueue/trainjob-kueue/integration"
 	"github.com/trainjob-kueue/trainjob-kueue/shape"
 	"github.com/trainjob-kueue/trainjob-kueue/test/fixtures"
 )
 
-func userEntry(job, key, value string) trainjob.PodTemplateOverride {
-	return trainjob.PodTemplateOverride{
-		TargetJobs: []trainjob.PodTemplateOverrideTargetJob{{Name: job}},
-		Spec:       &trainjob.PodTemplateSpecOverride{NodeSelector: map[string]string{key: value}},
+// userPatch is a user's runtime patch under manager: nodeSelector key=value
+// on the pods of job.
+func userPatch(manager, job, key, value string) trainer.RuntimePatch {
+	return trainer.RuntimePatch{Manager: manager, TrainingRuntimeSpec: &trainer.TrainingRuntimeSpecPatch{
+		Template: &trainer.JobSetTemplatePatch{Spec: &trainer.JobSetSpecPatch{ReplicatedJobs: []trainer.ReplicatedJobPatch{{
+			Name: job,
+			Template: &trainer.JobTemplatePatch{Spec: &trainer.JobSpecPatch{Template: &trainer.PodTemplatePatch{
+				Spec: &trainer.PodSpecPatch{NodeSelector: map[string]string{key: value}},
+			}}},
+		}}}},
+	}}
+}
+
+// patchesBy are the runtime patches of manager.
+func patchesBy(list []trainer.RuntimePatch, manager string) []trainer.RuntimePatch {
+	var out []trainer.RuntimePatch
+	for _, p := range list {
+		if p.Manager == manager {
+			out = append(out, p)
+		}
 	}
+	return out
+}
+
+// userPatches are the runtime patches no integration injected.
+func userPatches(list []trainer.RuntimePatch) []trainer.RuntimePatch {
+	var out []trainer.RuntimePatch
+	for _, p := range list {
+		if p.Manager != shape.OurManager && p.Manager != shape.InTreeManager {
+			out = append(out, p)
+		}
+	}
+	return out
+}
+
+// podTemplatePatches are a runtime patch's pod template patches by
+// replicatedJob.
+func podTemplatePatches(p trainer.RuntimePatch) map[string]*trainer.PodTemplatePatch {
+	out := map[string]*trainer.PodTemplatePatch{}
+	if p.TrainingRuntimeSpec == nil || p.TrainingRuntimeSpec.Template == nil || p.TrainingRuntimeSpec.Template.Spec == nil {
+		return out
+	}
+	for _, rj := range p.TrainingRuntimeSpec.Template.Spec.ReplicatedJobs {
+		if rj.Template != nil && rj.Template.Spec != nil && rj.Template.Spec.Template != nil {
+			out[rj.Name] = rj.Template.Spec.Template
+		}
+	}
+	return out
 }
 
 func priorityClass(t *testing.T, name string, value int32) {
@@ -58,17 +101,24 @@ func TestPreemptionRestoresTheOverrideListExactly(t *testing.T) {
 		trainingRuntime(ns, "low", torchPolicy(1), role{Name: "node", Ancestor: "trainer", Requests: gpus(8), Priority: ns + "-low"}),
 		trainingRuntime(ns, "high", torchPolicy(1), role{Name: "node", Ancestor: "trainer", Requests: gpus(8), Priority: ns + "-high"}))
 
-	// The low-priority job carries user entries and fields our types don't
+	// The low-priority job carries user patches and fields our types don't
 	// model; all of it must come back exactly after preemption.
+	nodePatch := func(template map[string]any) map[string]any {
+		return map[string]any{"template": map[string]any{"spec": map[string]any{"replicatedJobs": []any{
+			map[string]any{"name": "node", "template": map[string]any{"spec": map[string]any{"template": template}}},
+		}}}}
+	}
 	low := &unstructured.Unstructured{Object: map[string]any{
 		"apiVersion": trainer.GroupVersion.String(), "kind": "TrainJob",
 		"metadata": map[string]any{"name": "low", "namespace": ns, "labels": map[string]any{"kueue.x-k8s.io/queue-name": lq}},
 		"spec": map[string]any{
 			"runtimeRef":       map[string]any{"name": "low", "kind": "TrainingRuntime", "apiGroup": trainer.GroupVersion.Group},
 			unmodeledSpecField: "research-42",
-			"podTemplateOverrides": []any{
-				map[string]any{"targetJobs": []any{map[string]any{"name": "node"}}, unmodeledOverrideField: "first", "spec": map[string]any{"nodeSelector": map[string]any{"disk": "ssd"}}},
-				map[string]any{"targetJobs": []any{map[string]any{"name": "node"}}, unmodeledOverrideField: "second", "metadata": map[string]any{"labels": map[string]any{"team": "nlp"}}},
+			"runtimePatches": []any{
+				map[string]any{"manager": "example.com/first", unmodeledOverrideField: "first",
+					"trainingRuntimeSpec": nodePatch(map[string]any{"spec": map[string]any{"nodeSelector": map[string]any{"disk": "ssd"}}})},
+				map[string]any{"manager": "example.com/second", unmodeledOverrideField: "second",
+					"trainingRuntimeSpec": nodePatch(map[string]any{"metadata": map[string]any{"labels": map[string]any{"team": "nlp"}}})},
 			},
 		},
 	}}
@@ -76,11 +126,14 @@ func TestPreemptionRestoresTheOverrideListExactly(t *testing.T) {
 		t.Fatal(err)
 	}
 	lowJob := &trainer.TrainJob{ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: "low"}}
-	userList := unstructuredJob(t, lowJob).Object["spec"].(map[string]any)["podTemplateOverrides"]
+	userList := unstructuredJob(t, lowJob).Object["spec"].(map[string]any)["runtimePatches"]
+	if list, _ := userList.([]any); len(list) != 2 || list[1].(map[string]any)[unmodeledOverrideField] != "second" {
+		t.Fatalf("the stored user patches lost what this test checks is kept: %v", userList)
+	}
 
 	running := waitRunning(t, lowJob)
-	if n := len(running.Spec.PodTemplateOverrides); n != 3 {
-		t.Fatalf("want 2 user entries + ours, got %d", n)
+	if n := len(running.Spec.RuntimePatches); n != 3 || running.Spec.RuntimePatches[2].Manager != shape.OurManager {
+		t.Fatalf("want 2 user patches + ours last, got %d: %+v", n, running.Spec.RuntimePatches)
 	}
 	if u := unstructuredJob(t, lowJob); u.Object["spec"].(map[string]any)[unmodeledSpecField] != "research-42" {
 		t.Fatalf("admission lost spec.%s", unmodeledSpecField)
@@ -97,17 +150,17 @@ func TestPreemptionRestoresTheOverrideListExactly(t *testing.T) {
 	high := trainJob(ns, "high", "high", lq)
 	create(t, high)
 
-	// Preempted: suspended at once, but our entries stay while its pods
-	// drain (Trainer forbids override changes on an active JobSet).
+	// Preempted: suspended at once, but our patch stays while its pods
+	// drain (Trainer forbids patch changes on an active JobSet).
 	eventually(t, "low job suspended", func() error {
 		if !ptr.Deref(getTrainJob(t, lowJob).Spec.Suspend, false) {
 			return fmt.Errorf("not suspended")
 		}
 		return nil
 	})
-	consistently(t, "entries kept while draining", time.Second, func() error {
-		if !(shape.PodTemplateOverrides{}).Injected(fixtures.Ours(getTrainJob(t, lowJob))) {
-			return fmt.Errorf("entries removed while the job's pods still run")
+	consistently(t, "our patch kept while draining", time.Second, func() error {
+		if !(shape.RuntimePatches{}).Injected(fixtures.Ours(getTrainJob(t, lowJob))) {
+			return fmt.Errorf("our patch removed while the job's pods still run")
 		}
 		return nil
 	})
@@ -115,8 +168,8 @@ func TestPreemptionRestoresTheOverrideListExactly(t *testing.T) {
 
 	eventually(t, "low job restored", func() error {
 		got := unstructuredJob(t, lowJob).Object["spec"].(map[string]any)
-		if diff := cmp.Diff(userList, got["podTemplateOverrides"]); diff != "" {
-			return fmt.Errorf("override list (-user +now):\n%s", diff)
+		if diff := cmp.Diff(userList, got["runtimePatches"]); diff != "" {
+			return fmt.Errorf("runtime patches (-user +now):\n%s", diff)
 		}
 		if got[unmodeledSpecField] != "research-42" {
 			return fmt.Errorf("spec.%s lost: %v", unmodeledSpecField, got[unmodeledSpecField])
@@ -178,9 +231,12 @@ func TestMissingRuntimeWaitsWithoutHotLoopAndProceedsWhenCreated(t *testing.T) {
 	})
 	// No hot loop: once nothing changes, nothing is retried. (Each change
 	// to the job or its Workload may be answered with one more event.)
-	before := eventCount(t, tj, "RuntimeNotFound")
+	before := eventCount(tj, integration.ReasonRuntimeNotFound)
+	if before == 0 {
+		t.Fatalf("the API has a %s event the count does not: this test could not see a hot loop", integration.ReasonRuntimeNotFound)
+	}
 	time.Sleep(3 * time.Second)
-	if after := eventCount(t, tj, "RuntimeNotFound"); after-before > 1 {
+	if after := eventCount(tj, integration.ReasonRuntimeNotFound); after-before > 1 {
 		t.Errorf("RuntimeNotFound recorded %d more times in 3s of quiet: the job is retried in a loop", after-before)
 	}
 
@@ -215,19 +271,10 @@ func queueJob(t *testing.T, tj *trainer.TrainJob, lq string) {
 	}
 }
 
-func eventCount(t *testing.T, obj client.Object, reason string) int32 {
-	t.Helper()
-	var events corev1.EventList
-	if err := k8s.List(ctx, &events, client.InNamespace(obj.GetNamespace())); err != nil {
-		t.Fatal(err)
-	}
-	var n int32
-	for _, e := range events.Items {
-		if e.InvolvedObject.Name == obj.GetName() && e.Reason == reason {
-			n += max(e.Count, 1)
-		}
-	}
-	return n
+// eventCount is how many times trainjob-kueue recorded an event of reason
+// on obj.
+func eventCount(obj client.Object, reason string) int {
+	return ourEvents.count(obj, reason)
 }
 
 func TestRuntimeEditedWhileRunningDoesNotStopTheJob(t *testing.T) {
@@ -263,13 +310,13 @@ func TestRuntimeEditedWhileRunningDoesNotStopTheJob(t *testing.T) {
 
 func TestFlavorThePodsCannotUseIsNeverAssigned(t *testing.T) {
 	ns := newNamespace(t)
-	// The only flavor pins pool=a100; the user's override pins pool=h100.
+	// The only flavor pins pool=a100; the user's patch pins pool=h100.
 	// The PodSets carry the user's nodeSelector, so Kueue sees the mismatch
 	// and keeps the job pending with its own reason, holding no quota.
 	lq := queue(t, ns, pool{Name: "a100", Labels: map[string]string{"pool": "a100"}, GPUs: 8})
 	create(t, trainingRuntime(ns, "rt", torchPolicy(1), role{Name: "node", Ancestor: "trainer", Requests: gpus(1)}))
 	tj := trainJob(ns, "job", "rt", lq)
-	tj.Spec.PodTemplateOverrides = []trainjob.PodTemplateOverride{userEntry("node", "pool", "h100")}
+	tj.Spec.RuntimePatches = []trainer.RuntimePatch{userPatch("example.com/user", "node", "pool", "h100")}
 	create(t, tj)
 	eventually(t, "pending with Kueue's reason", func() error {
 		wl := workloadOf(t, tj)
@@ -342,31 +389,40 @@ func TestNodeSelectorConflictAtAdmissionDoesNotStartTheJob(t *testing.T) {
 		return nil
 	})
 	got := getTrainJob(t, tj)
-	if !ptr.Deref(got.Spec.Suspend, false) || (shape.PodTemplateOverrides{}).Injected(fixtures.Ours(got)) {
-		t.Errorf("job started or injected despite the conflict: suspend=%v overrides=%v", got.Spec.Suspend, got.Spec.PodTemplateOverrides)
+	if !ptr.Deref(got.Spec.Suspend, false) || (shape.RuntimePatches{}).Injected(fixtures.Ours(got)) {
+		t.Errorf("job started or injected despite the conflict: suspend=%v runtimePatches=%+v", got.Spec.Suspend, got.Spec.RuntimePatches)
 	}
 }
 
 func TestForgedOwnershipMarkerIsRejected(t *testing.T) {
 	ns := newNamespace(t)
-	lq := queue(t, ns, pool{Name: "none"})
+	// No quota at all: the second job stays suspended, where Trainer allows
+	// its runtime patches to change, so only our webhook may refuse.
+	lq := queue(t, ns, pool{Name: "none", CPUs: "0"})
 	create(t, trainingRuntime(ns, "rt", torchPolicy(1), role{Name: "node", Ancestor: "trainer", Requests: cpus("1")}))
+	// A patch under our manager key, written by a user.
+	forged := userPatch(shape.OurManager, "node", "pool", "x")
+	refused := func(err error) bool {
+		return err != nil && strings.Contains(err.Error(), "spec.runtimePatches[0]") && strings.Contains(err.Error(), "written by trainjob-kueue at admission")
+	}
 	tj := trainJob(ns, "job", "rt", lq)
-	forged := userEntry("node", "pool", "x")
-	forged.Metadata = &metav1.ObjectMeta{Labels: map[string]string{shape.OwnedLabel: "true"}}
-	tj.Spec.PodTemplateOverrides = []trainjob.PodTemplateOverride{forged}
-	err := k8s.Create(ctx, tj)
-	if err == nil || !strings.Contains(err.Error(), shape.OwnedLabel) {
-		t.Fatalf("create with a forged marker: %v", err)
+	tj.Spec.RuntimePatches = []trainer.RuntimePatch{forged}
+	if err := k8s.Create(ctx, tj); !refused(err) {
+		t.Fatalf("create with a forged patch: %v", err)
 	}
 
 	// Adding one to an existing job is refused too.
 	ok := trainJob(ns, "job2", "rt", lq)
 	create(t, ok)
-	patch, _ := json.Marshal(map[string]any{"spec": map[string]any{"podTemplateOverrides": []any{forged}}})
-	err = k8s.Patch(ctx, ok, client.RawPatch(types.MergePatchType, patch))
-	if err == nil || !strings.Contains(err.Error(), shape.OwnedLabel) {
-		t.Fatalf("update with a forged marker: %v", err)
+	patch, _ := json.Marshal(map[string]any{"spec": map[string]any{"runtimePatches": []any{forged}}})
+	if err := k8s.Patch(ctx, ok, client.RawPatch(types.MergePatchType, patch)); !refused(err) {
+		t.Fatalf("update with a forged patch: %v", err)
+	}
+	// The same patch under the user's own key is theirs to write.
+	mine := userPatch("example.com/user", "node", "pool", "x")
+	patch, _ = json.Marshal(map[string]any{"spec": map[string]any{"runtimePatches": []any{mine}}})
+	if err := k8s.Patch(ctx, ok, client.RawPatch(types.MergePatchType, patch)); err != nil {
+		t.Fatalf("update with the user's own patch: %v", err)
 	}
 }
 
@@ -376,28 +432,29 @@ func TestConcurrentUserEditIsNeverOverwritten(t *testing.T) {
 	lq := queue(t, ns, pool{Name: "gpu", Labels: map[string]string{"pool": "gpu"}, GPUs: 0})
 	create(t, trainingRuntime(ns, "rt", torchPolicy(1), role{Name: "node", Ancestor: "trainer", Requests: gpus(1)}))
 	tj := trainJob(ns, "job", "rt", lq)
-	tj.Spec.PodTemplateOverrides = []trainjob.PodTemplateOverride{userEntry("node", "disk", "ssd")}
+	tj.Spec.RuntimePatches = []trainer.RuntimePatch{userPatch("example.com/user", "node", "disk", "ssd")}
 	create(t, tj)
 	workloadOf(t, tj)
 
-	// The user replaces their entries while the job is queued...
+	// The user replaces their patches while the job is queued...
 	edit := getTrainJob(t, tj)
-	edit.Spec.PodTemplateOverrides = []trainjob.PodTemplateOverride{userEntry("node", "disk", "nvme"), userEntry("node", "zone", "z1")}
-	patch, _ := json.Marshal(map[string]any{"spec": map[string]any{"podTemplateOverrides": edit.Spec.PodTemplateOverrides}})
+	list := []trainer.RuntimePatch{userPatch("example.com/user", "node", "disk", "nvme"), userPatch("example.com/zone", "node", "zone", "z1")}
+	patch, _ := json.Marshal(map[string]any{"spec": map[string]any{"runtimePatches": list}})
 	if err := k8s.Patch(ctx, edit, client.RawPatch(types.MergePatchType, patch)); err != nil {
 		t.Fatal(err)
+	}
+	// As stored: Trainer stamps each patch with the time it was written.
+	if got := edit.Spec.RuntimePatches; len(got) != 2 || podTemplatePatches(got[0])["node"].Spec.NodeSelector["disk"] != "nvme" {
+		t.Fatalf("the edit was not stored: %+v", got)
 	}
 	// ...and then quota appears.
 	setGPUQuota(t, ns, 8)
 	running := waitRunning(t, tj)
-	var users []trainjob.PodTemplateOverride
-	for _, o := range running.Spec.PodTemplateOverrides {
-		if o.Metadata == nil || o.Metadata.Labels[shape.OwnedLabel] == "" {
-			users = append(users, o)
-		}
-	}
-	if diff := cmp.Diff(edit.Spec.PodTemplateOverrides, users); diff != "" {
+	if diff := cmp.Diff(edit.Spec.RuntimePatches, userPatches(running.Spec.RuntimePatches)); diff != "" {
 		t.Errorf("the user's edit did not survive admission (-edit +now):\n%s", diff)
+	}
+	if n := len(patchesBy(running.Spec.RuntimePatches, shape.OurManager)); n != 1 {
+		t.Errorf("want our one patch, got %d: %+v", n, running.Spec.RuntimePatches)
 	}
 	js := jobSetOf(t, tj)
 	if sel := replicatedJob(js, "node").Template.Spec.Template.Spec.NodeSelector; sel["disk"] != "nvme" || sel["zone"] != "z1" || sel["pool"] != "gpu" {

@@ -1,8 +1,10 @@
 // Package integration_test is the integration tier: a real kube-apiserver and
 // etcd (built from Go modules by the Makefile), with Kueue's core controllers
-// and scheduler, Trainer v2.1's controller and webhooks, and JobSet's
-// controller and webhooks running in this process next to trainjob-kueue. No
-// Job controller runs: tests play its part by writing Job status.
+// and scheduler, Trainer's controller and webhooks (at the version this
+// module requires, whose TrainJobs carry spec.runtimePatches) running in
+// this process next to trainjob-kueue, and JobSet's controller manager as a
+// process of its own (see startJobSet). No Job controller runs: tests play
+// its part by writing Job status.
 package integration_test
 
 import (
@@ -13,15 +15,18 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
+	"sync"
 	"testing"
 
 	"go.uber.org/zap/zapcore"
 	apiextensionsv1 "k8s.io/apiextensions-apiserver/pkg/apis/apiextensions/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/labels"
 	"k8s.io/apimachinery/pkg/runtime"
 	utilruntime "k8s.io/apimachinery/pkg/util/runtime"
 	"k8s.io/client-go/discovery"
 	"k8s.io/client-go/rest"
+	"k8s.io/client-go/tools/events"
 	"k8s.io/utils/ptr"
 	ctrl "sigs.k8s.io/controller-runtime"
 	"sigs.k8s.io/controller-runtime/pkg/client"
@@ -31,8 +36,6 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/log/zap"
 	metricsserver "sigs.k8s.io/controller-runtime/pkg/metrics/server"
 	"sigs.k8s.io/controller-runtime/pkg/webhook"
-	jobsetcontrollers "sigs.k8s.io/jobset/pkg/controllers"
-	jobsetwebhooks "sigs.k8s.io/jobset/pkg/webhooks"
 	qcache "sigs.k8s.io/kueue/pkg/cache/queue"
 	schdcache "sigs.k8s.io/kueue/pkg/cache/scheduler"
 	kueuecore "sigs.k8s.io/kueue/pkg/controller/core"
@@ -41,11 +44,13 @@ import (
 	_ "sigs.k8s.io/kueue/pkg/controller/jobs/job"
 	_ "sigs.k8s.io/kueue/pkg/controller/jobs/jobset"
 	"sigs.k8s.io/kueue/pkg/scheduler"
+	preemptexpectations "sigs.k8s.io/kueue/pkg/scheduler/preemption/expectations"
 	"sigs.k8s.io/kueue/pkg/util/kubeversion"
 	"sigs.k8s.io/kueue/pkg/util/roletracker"
 	kueuewebhooks "sigs.k8s.io/kueue/pkg/webhooks"
 	schedulingv1alpha1 "sigs.k8s.io/scheduler-plugins/apis/scheduling/v1alpha1"
 
+	trainerconfig "github.com/kubeflow/trainer/v2/pkg/apis/config/v1alpha1"
 	trainercontroller "github.com/kubeflow/trainer/v2/pkg/controller"
 	trainerruntime "github.com/kubeflow/trainer/v2/pkg/runtime/core"
 	trainerwebhooks "github.com/kubeflow/trainer/v2/pkg/webhooks"
@@ -144,7 +149,11 @@ func start(ctx context.Context) (*envtest.Environment, error) {
 	if err != nil {
 		return env, err
 	}
-	componentsPort, err := freePort()
+	trainerPort, err := freePort()
+	if err != nil {
+		return env, err
+	}
+	jobSetPort, err := freePort()
 	if err != nil {
 		return env, err
 	}
@@ -155,15 +164,18 @@ func start(ctx context.Context) (*envtest.Environment, error) {
 	if err := startKueue(ctx, cfg, kueuePort, certDir); err != nil {
 		return env, err
 	}
-	if err := startTrainerAndJobSet(ctx, cfg, componentsPort, certDir); err != nil {
+	if err := startTrainer(ctx, cfg, trainerPort, certDir); err != nil {
 		return env, err
 	}
-	for _, p := range []int{kueuePort, componentsPort} {
+	if err := startJobSet(ctx, env, jobSetPort, certDir); err != nil {
+		return env, err
+	}
+	for _, p := range []int{kueuePort, trainerPort, jobSetPort} {
 		if err := waitForWebhook(ctx, p); err != nil {
 			return env, err
 		}
 	}
-	hooks, err := allWebhooks(kueuePort, componentsPort, ourPort, ca.CertPEM)
+	hooks, err := allWebhooks(kueuePort, trainerPort, jobSetPort, ourPort, ca.CertPEM)
 	if err != nil {
 		return env, err
 	}
@@ -242,9 +254,12 @@ func componentCRDs() ([]*apiextensionsv1.CustomResourceDefinition, error) {
 			for i := range crd.Spec.Versions {
 				spec := crd.Spec.Versions[i].Schema.OpenAPIV3Schema.Properties["spec"]
 				spec.Properties[unmodeledSpecField] = apiextensionsv1.JSONSchemaProps{Type: "string"}
-				overrides := spec.Properties["podTemplateOverrides"]
-				overrides.Items.Schema.Properties[unmodeledOverrideField] = apiextensionsv1.JSONSchemaProps{Type: "string"}
-				spec.Properties["podTemplateOverrides"] = overrides
+				patches, ok := spec.Properties["runtimePatches"]
+				if !ok || patches.Items == nil || patches.Items.Schema == nil {
+					return nil, fmt.Errorf("the TrainJob CRD of %s has no spec.runtimePatches list", trainerDir)
+				}
+				patches.Items.Schema.Properties[unmodeledOverrideField] = apiextensionsv1.JSONSchemaProps{Type: "string"}
+				spec.Properties["runtimePatches"] = patches
 				crd.Spec.Versions[i].Schema.OpenAPIV3Schema.Properties["spec"] = spec
 			}
 		}
@@ -276,12 +291,15 @@ func startKueue(ctx context.Context, cfg *rest.Config, port int, certDir string)
 		return err
 	}
 	cache := schdcache.New(mgr.GetClient(), schdcache.WithRoleTracker(roles))
-	requeuer := qcache.NewRequeuer(qcache.RequeueBatchPeriodProd)
+	requeuer := qcache.NewRequeuer()
 	if err := mgr.Add(requeuer); err != nil {
 		return err
 	}
-	queues := qcache.NewManager(mgr.GetClient(), cache, requeuer, qcache.WithRoleTracker(roles))
-	if name, err := kueuecore.SetupControllers(mgr, queues, cache, &kcfg, roles); err != nil {
+	// Shared by the queues, the Workload controller and the scheduler, as
+	// cmd/kueue wires them.
+	preemptions := preemptexpectations.New()
+	queues := qcache.NewManager(mgr.GetClient(), cache, requeuer, qcache.WithRoleTracker(roles), qcache.WithPreemptionExpectations(preemptions))
+	if name, err := kueuecore.SetupControllers(mgr, queues, cache, &kcfg, kueuecore.SetupControllersOpts{RoleTracker: roles, PreemptionExpectations: preemptions}); err != nil {
 		return fmt.Errorf("kueue controller %s: %w", name, err)
 	}
 	if name, err := kueuewebhooks.Setup(mgr, roles); err != nil {
@@ -312,7 +330,7 @@ func startKueue(ctx context.Context, cfg *rest.Config, port int, certDir string)
 	}
 	go queues.CleanUpOnContext(ctx)
 	go cache.CleanUpOnContext(ctx)
-	if err := mgr.Add(scheduler.New(queues, cache, mgr.GetClient(), mgr.GetEventRecorderFor("kueue-admission"), scheduler.WithRoleTracker(roles))); err != nil {
+	if err := mgr.Add(scheduler.New(queues, cache, mgr.GetClient(), mgr.GetEventRecorder("kueue-admission"), scheduler.WithRoleTracker(roles), scheduler.WithPreemptionExpectations(preemptions))); err != nil {
 		return err
 	}
 	go func() {
@@ -327,32 +345,18 @@ func startKueue(ctx context.Context, cfg *rest.Config, port int, certDir string)
 // in-tree TrainJob one is not among them (design.md §6).
 var kueueFrameworks = []string{"batch/job", "jobset.x-k8s.io/jobset"}
 
-// startTrainerAndJobSet runs Trainer v2.1's and JobSet's controllers and
-// webhooks in one manager serving both on one loopback port.
-func startTrainerAndJobSet(ctx context.Context, cfg *rest.Config, port int, certDir string) error {
+// startTrainer runs Trainer's controllers and webhooks in one manager
+// serving them on a loopback port.
+func startTrainer(ctx context.Context, cfg *rest.Config, port int, certDir string) error {
 	mgr, err := newManager(cfg, testScheme(), port, certDir)
 	if err != nil {
 		return err
 	}
-	// JobSet.
-	if err := jobsetcontrollers.SetupJobSetIndexes(ctx, mgr.GetFieldIndexer()); err != nil {
-		return err
-	}
-	if err := jobsetcontrollers.SetupPodIndexes(ctx, mgr.GetFieldIndexer()); err != nil {
-		return err
-	}
-	if err := jobsetcontrollers.NewJobSetReconciler(mgr.GetClient(), mgr.GetScheme(), mgr.GetEventRecorderFor("jobset")).SetupWithManager(mgr); err != nil {
-		return err
-	}
-	jsWebhook, err := jobsetwebhooks.NewJobSetWebhook(mgr.GetClient())
-	if err != nil {
-		return err
-	}
-	if err := jsWebhook.SetupWebhookWithManager(mgr); err != nil {
-		return err
-	}
-	// Trainer v2.1.
-	runtimes, err := trainerruntime.New(ctx, mgr.GetClient(), mgr.GetFieldIndexer())
+	// Trainer, at the version this module requires, configured with its
+	// defaults as trainer-controller-manager is without a config file.
+	var trainerCfg trainerconfig.Configuration
+	trainerconfig.SetObjectDefaults_Configuration(&trainerCfg)
+	runtimes, err := trainerruntime.New(ctx, mgr.GetClient(), mgr.GetFieldIndexer(), &trainerCfg)
 	if err != nil {
 		return err
 	}
@@ -364,7 +368,7 @@ func startTrainerAndJobSet(ctx context.Context, cfg *rest.Config, port int, cert
 	}
 	go func() {
 		if err := mgr.Start(ctx); err != nil {
-			fmt.Fprintf(os.Stderr, "components manager: %v\n", err)
+			fmt.Fprintf(os.Stderr, "trainer manager: %v\n", err)
 		}
 	}()
 	return nil
@@ -398,7 +402,7 @@ func startTrainJobKueue(ctx context.Context, cfg *rest.Config, port int, certDir
 	if opts.PodGroups, err = integration.HasPodGroups(ctx, direct); err != nil {
 		return err
 	}
-	if err := integration.Setup(ctx, mgr, opts, true); err != nil {
+	if err := integration.Setup(ctx, countingManager{Manager: mgr, counter: ourEvents}, opts, true); err != nil {
 		return err
 	}
 	go func() {
@@ -418,13 +422,14 @@ func kueueWebhook(path string) bool {
 // allWebhooks registers every component's webhooks against the loopback
 // servers: Kueue's core ones and those of the integrations it runs, JobSet's
 // and Trainer's, and ours from config/.
-func allWebhooks(kueuePort, componentsPort, ourPort int, ca []byte) ([]client.Object, error) {
+func allWebhooks(kueuePort, trainerPort, jobSetPort, ourPort int, ca []byte) ([]client.Object, error) {
 	kueueDir, trainerDir, jobsetDir, err := componentDirs()
 	if err != nil {
 		return nil, err
 	}
 	kueueURL := fmt.Sprintf("https://127.0.0.1:%d", kueuePort)
-	components := fmt.Sprintf("https://127.0.0.1:%d", componentsPort)
+	trainerURL := fmt.Sprintf("https://127.0.0.1:%d", trainerPort)
+	jobSetURL := fmt.Sprintf("https://127.0.0.1:%d", jobSetPort)
 	ours := fmt.Sprintf("https://127.0.0.1:%d", ourPort)
 	var objs []client.Object
 	for _, src := range []struct {
@@ -432,8 +437,8 @@ func allWebhooks(kueuePort, componentsPort, ourPort int, ca []byte) ([]client.Ob
 		keep              func(string) bool
 	}{
 		{filepath.Join(kueueDir, "config/components/webhook/manifests.yaml"), "kueue", kueueURL, kueueWebhook},
-		{filepath.Join(jobsetDir, "config/components/webhook/manifests.yaml"), "jobset", components, func(p string) bool { return strings.Contains(p, "jobset") }},
-		{filepath.Join(trainerDir, "manifests/base/webhook/manifests.yaml"), "trainer", components, localcluster.All},
+		{filepath.Join(jobsetDir, "config/components/webhook/manifests.yaml"), "jobset", jobSetURL, func(p string) bool { return strings.Contains(p, "jobset") }},
+		{filepath.Join(trainerDir, "manifests/base/webhook/manifests.yaml"), "trainer", trainerURL, localcluster.All},
 		{filepath.Join("..", "..", "config/webhook/manifests.yaml"), "trainjob-kueue", ours, localcluster.All},
 	} {
 		o, err := localcluster.WebhookConfigs(src.file, src.prefix, src.url, ca, src.keep)
@@ -472,4 +477,52 @@ func componentDirs() (kueue, trainer, jobset string, err error) {
 	}
 	jobset, err = localcluster.ModuleDir("", "sigs.k8s.io/jobset")
 	return
+}
+
+// ourEvents counts the events trainjob-kueue records, as it records them.
+// The API server cannot tell: the events.k8s.io/v1 recorder writes an event
+// seen again as a series, updated at most every 30 minutes, so a job
+// retried in a loop shows there as one event with a series of 2.
+var ourEvents = &eventCounter{counts: map[eventKey]int{}}
+
+type eventKey struct{ namespace, name, reason string }
+
+type eventCounter struct {
+	mu     sync.Mutex
+	counts map[eventKey]int
+}
+
+func (c *eventCounter) add(obj metav1.Object, reason string) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	c.counts[eventKey{obj.GetNamespace(), obj.GetName(), reason}]++
+}
+
+// count is how many times an event of reason was recorded on obj.
+func (c *eventCounter) count(obj client.Object, reason string) int {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return c.counts[eventKey{obj.GetNamespace(), obj.GetName(), reason}]
+}
+
+// countingManager hands out recorders that count into counter.
+type countingManager struct {
+	ctrl.Manager
+	counter *eventCounter
+}
+
+func (m countingManager) GetEventRecorder(name string) events.EventRecorder {
+	return countingRecorder{EventRecorder: m.Manager.GetEventRecorder(name), counter: m.counter}
+}
+
+type countingRecorder struct {
+	events.EventRecorder
+	counter *eventCounter
+}
+
+func (r countingRecorder) Eventf(regarding, related runtime.Object, eventtype, reason, action, note string, args ...any) {
+	if o, ok := regarding.(metav1.Object); ok {
+		r.counter.add(o, reason)
+	}
+	r.EventRecorder.Eventf(regarding, related, eventtype, reason, action, note, args...)
 }
