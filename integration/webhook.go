@@ -11,7 +11,6 @@ import (
 	kueue "sigs.k8s.io/kueue/apis/kueue/v1beta2"
 	"sigs.k8s.io/kueue/pkg/controller/jobframework"
 
-	"github.com/trainjob-kueue/trainjob-kueue/shape"
 	"github.com/trainjob-kueue/trainjob-kueue/trainjob"
 )
 
@@ -137,9 +136,10 @@ func (w *Webhook) ValidateDelete(context.Context, *trainjob.TrainJob) (admission
 // an admission; removing or changing ours would start a job unplaced.
 func (w *Webhook) forged(old, job *trainjob.TrainJob) field.ErrorList {
 	var errs field.ErrorList
+	what, fix := w.opts.Shape.Marker()
 	for _, path := range w.opts.Shape.Tampered(old, job) {
 		errs = append(errs, field.Forbidden(field.NewPath(path),
-			fmt.Sprintf("entries labelled %s=true are written by trainjob-kueue at admission and removed by it on preemption; nobody else may add, change or remove them (for your own entry, drop the label)", shape.OwnedLabel)))
+			fmt.Sprintf("%s are written by trainjob-kueue at admission and removed by it on preemption; nobody else may add, change or remove them (%s)", what, fix)))
 	}
 	return errs
 }

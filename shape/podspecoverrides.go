@@ -339,6 +339,10 @@ func (PodSpecOverrides) Tampered(old, job *trainjob.TrainJob) []string {
 	return nil
 }
 
+func (PodSpecOverrides) Marker() (string, string) {
+	return "the annotation " + InjectedAnnotation + " (the record of what an admission added)", "leave the annotation alone; edit your entries' other fields freely"
+}
+
 func created(job *trainjob.TrainJob) []record {
 	rs, _ := records(job)
 	return slices.DeleteFunc(rs, func(r record) bool { return !r.Created })

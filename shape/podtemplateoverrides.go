@@ -153,6 +153,10 @@ func (PodTemplateOverrides) Tampered(old, job *trainjob.TrainJob) []string {
 	return paths
 }
 
+func (PodTemplateOverrides) Marker() (string, string) {
+	return "entries labelled " + OwnedLabel + "=true", "for your own entry, drop the label"
+}
+
 func render(in *Injection) trainjob.PodTemplateOverride {
 	labels := maps.Clone(in.Labels)
 	if labels == nil {

@@ -152,6 +152,10 @@ func (RuntimePatches) Tampered(old, job *trainjob.TrainJob) []string {
 	return paths
 }
 
+func (RuntimePatches) Marker() (string, string) {
+	return "runtime patches with manager " + OurManager, "give your own patch a manager name of your own"
+}
+
 func injectedPatch(p *trainjob.RuntimePatch) bool {
 	return p.Manager == OurManager || p.Manager == InTreeManager
 }

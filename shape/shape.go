@@ -66,6 +66,9 @@ type Shape interface {
 	// ownership marker differ from old's: added, changed or removed (nil
 	// old: every marked entry). Only trainjob-kueue may write them.
 	Tampered(old, job *trainjob.TrainJob) []string
+	// Marker says what marks our entries and how a user keeps an entry of
+	// their own, for refusals of tampering.
+	Marker() (what, fix string)
 }
 
 // removeAll removes the entries at idx (ascending) of the list at path of

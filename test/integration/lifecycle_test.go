@@ -403,7 +403,7 @@ func TestForgedOwnershipMarkerIsRejected(t *testing.T) {
 	// A patch under our manager key, written by a user.
 	forged := userPatch(shape.OurManager, "node", "pool", "x")
 	refused := func(err error) bool {
-		return err != nil && strings.Contains(err.Error(), "spec.runtimePatches[0]") && strings.Contains(err.Error(), "written by trainjob-kueue at admission")
+		return err != nil && strings.Contains(err.Error(), "spec.runtimePatches[0]") && strings.Contains(err.Error(), "runtime patches with manager trainjob-kueue.dev/manager are written by trainjob-kueue at admission") && strings.Contains(err.Error(), "manager name of your own")
 	}
 	tj := trainJob(ns, "job", "rt", lq)
 	tj.Spec.RuntimePatches = []trainer.RuntimePatch{forged}
