@@ -3,13 +3,22 @@ package integration
 import (
 	"context"
 	"fmt"
+	"maps"
+	"reflect"
+	"slices"
+	"strings"
 
+	corev1 "k8s.io/api/core/v1"
 	apiextensionsv1 "k8s.io/apiextensions-apiserver/pkg/apis/apiextensions/v1"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	kueue "sigs.k8s.io/kueue/apis/kueue/v1beta2"
 
 	"github.com/trainjob-kueue/trainjob-kueue/podsets"
 )
+
+// linkedKueue is the Kueue release whose job framework and API types this
+// build links (go.mod).
+const linkedKueue = "v0.19.2"
 
 // KueueRelease is what the installed Workload CRD tells about the Kueue
 // release serving it: the configuration defaults it applies and how many
@@ -39,6 +48,9 @@ func KueueReleaseOf(crd *apiextensionsv1.CustomResourceDefinition) (KueueRelease
 		if v.Name != version || v.Schema == nil || v.Schema.OpenAPIV3Schema == nil {
 			continue
 		}
+		if unknown := unknownWorkloadFields(v.Schema.OpenAPIV3Schema); len(unknown) > 0 {
+			return KueueRelease{}, fmt.Errorf("the installed Kueue is newer than the Kueue %s this build of trainjob-kueue links: its Workloads have fields this build does not know (%s), which the job framework's full Workload updates would drop. Run a trainjob-kueue release built for that Kueue", linkedKueue, strings.Join(unknown, ", "))
+		}
 		spec := v.Schema.OpenAPIV3Schema.Properties["spec"]
 		_, gates := spec.Properties["preemptionGates"]
 		return KueueRelease{Before017: !gates, MaxPodSets: podsets.MaxPodSets(crd, version)}, nil
@@ -53,4 +65,63 @@ func DiscoverKueue(ctx context.Context, c client.Reader) (KueueRelease, error) {
 		return KueueRelease{}, fmt.Errorf("reading CRD %s (is Kueue installed?): %w", workloadCRD, err)
 	}
 	return KueueReleaseOf(&crd)
+}
+
+// unknownWorkloadFields lists the fields of the installed Workload schema
+// that the linked Kueue's Go types lack, pod templates aside (their fields
+// follow the Kubernetes release Kueue builds against; the job framework
+// writes only templates we computed). The job framework updates Workloads
+// with full Updates: on a newer Kueue those fields would be dropped.
+func unknownWorkloadFields(schema *apiextensionsv1.JSONSchemaProps) []string {
+	var out []string
+	var walk func(s *apiextensionsv1.JSONSchemaProps, t reflect.Type, path string)
+	walk = func(s *apiextensionsv1.JSONSchemaProps, t reflect.Type, path string) {
+		for t.Kind() == reflect.Pointer || t.Kind() == reflect.Slice || t.Kind() == reflect.Map {
+			if t.Kind() == reflect.Slice && s.Items != nil && s.Items.Schema != nil {
+				s = s.Items.Schema
+				path += "[]"
+			}
+			t = t.Elem()
+		}
+		if t.Kind() != reflect.Struct || t == reflect.TypeFor[corev1.PodTemplateSpec]() || len(s.Properties) == 0 {
+			return
+		}
+		fields := jsonFields(t)
+		for _, name := range slices.Sorted(maps.Keys(s.Properties)) {
+			f, ok := fields[name]
+			if !ok {
+				out = append(out, path+"."+name)
+				continue
+			}
+			prop := s.Properties[name]
+			walk(&prop, f, path+"."+name)
+		}
+	}
+	root := schema.Properties
+	for _, part := range []string{"spec", "status"} {
+		if s, ok := root[part]; ok {
+			f := jsonFields(reflect.TypeFor[kueue.Workload]())[part]
+			walk(&s, f, part)
+		}
+	}
+	return out
+}
+
+// jsonFields maps the JSON names of t's fields (inlined ones included) to
+// their types.
+func jsonFields(t reflect.Type) map[string]reflect.Type {
+	out := map[string]reflect.Type{}
+	for i := range t.NumField() {
+		f := t.Field(i)
+		name, opts, _ := strings.Cut(f.Tag.Get("json"), ",")
+		if name == "-" {
+			continue
+		}
+		if name == "" && (f.Anonymous || strings.Contains(opts, "inline")) {
+			maps.Copy(out, jsonFields(f.Type))
+			continue
+		}
+		out[name] = f.Type
+	}
+	return out
 }

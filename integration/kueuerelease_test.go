@@ -61,3 +61,49 @@ func TestKueueReleaseIsReadFromTheWorkloadCRD(t *testing.T) {
 		t.Errorf("a Workload CRD without v1beta2: want a refusal saying to upgrade Kueue, got %v", err)
 	}
 }
+
+// A Kueue newer than the one linked: its Workloads have fields our types
+// lack, which the job framework's full Updates would drop.
+func TestANewerKueueIsRefused(t *testing.T) {
+	crd := workloadCRDOf(t, "")
+	for i := range crd.Spec.Versions {
+		s := crd.Spec.Versions[i].Schema.OpenAPIV3Schema
+		status := s.Properties["status"]
+		status.Properties["futureState"] = apiextensionsv1.JSONSchemaProps{Type: "string"}
+		s.Properties["status"] = status
+		spec := s.Properties["spec"]
+		podSets := spec.Properties["podSets"]
+		item := podSets.Items.Schema
+		item.Properties["futureKnob"] = apiextensionsv1.JSONSchemaProps{Type: "string"}
+		// Pod template fields follow Kubernetes' release, not Kueue's.
+		tmpl := item.Properties["template"]
+		tmplSpec := tmpl.Properties["spec"]
+		tmplSpec.Properties["futurePodField"] = apiextensionsv1.JSONSchemaProps{Type: "string"}
+		tmpl.Properties["spec"] = tmplSpec
+		item.Properties["template"] = tmpl
+		spec.Properties["podSets"] = podSets
+		s.Properties["spec"] = spec
+	}
+	_, err := KueueReleaseOf(crd)
+	if err == nil {
+		t.Fatal("a Workload CRD with fields our types lack: want a refusal")
+	}
+	for _, want := range []string{"spec.podSets[].futureKnob", "status.futureState", "newer than the Kueue v0.19.2"} {
+		if !strings.Contains(err.Error(), want) {
+			t.Errorf("refusal %q does not name %q", err, want)
+		}
+	}
+	if strings.Contains(err.Error(), "futurePodField") {
+		t.Errorf("refusal %q names a pod template field", err)
+	}
+}
+
+func TestLinkedKueueIsGoModsKueue(t *testing.T) {
+	out, err := exec.Command("go", "list", "-m", "-f", "{{.Version}}", "sigs.k8s.io/kueue").Output()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got := strings.TrimSpace(string(out)); got != linkedKueue {
+		t.Errorf("go.mod requires Kueue %s, linkedKueue says %s", got, linkedKueue)
+	}
+}
