@@ -31,18 +31,23 @@ test: vet test-unit test-install test-integration test-e2e test-smoke bench-smok
 SMOKE_TRAINER_VERSIONS ?= v2.0.1 v2.2.0 v2.3.0
 # Trainer v2.3 is the first whose controller may run on a MultiKueue manager.
 SMOKE_MULTIKUEUE_VERSIONS ?= v2.3.0
+# Older Kueue releases the same binary serves (with Trainer v2.1.0).
+SMOKE_KUEUE_VERSIONS ?= v0.16.2
 SMOKE_TESTS := TestGPUTrainJobsRunWholeOnTheirFlavorsAndComplete|TestPriorityPreemptionSuspendsAndRestores|TestAdmissionWritesAsFewRequestsAsTheReleaseAllows|TestOverSubscribedGangsStartWholeOneAtATime|TestInitializersThenTrainerNodesUnderTrainersCoscheduling
 SMOKE_PARALLEL ?= 2
 ## test-smoke: the e2e scenarios that matter most, on each other Trainer
-## release; MultiKueue with Trainer's full controller on the manager. Each
-## smoke has a cluster of its own; SMOKE_PARALLEL of them run at once.
+## release and each other Kueue release; MultiKueue with Trainer's full
+## controller on the manager. Each smoke has a cluster of its own;
+## SMOKE_PARALLEL of them run at once.
 test-smoke:
 	@for v in $(sort $(SMOKE_TRAINER_VERSIONS) $(SMOKE_MULTIKUEUE_VERSIONS)); do \
 	  $(MAKE) --no-print-directory components TRAINER_VERSION=$$v || exit 1; \
 	done
+	@for k in $(SMOKE_KUEUE_VERSIONS); do KUEUE_VERSION=$$k hack/component.sh kueue >/dev/null || exit 1; done
 	hack/smoke.sh $(SMOKE_PARALLEL) \
 	  $(foreach v,$(SMOKE_TRAINER_VERSIONS),'e2e smoke on Trainer $(v)|E2E_TRAINER_VERSION=$(v)|-timeout 20m -run $(SMOKE_TESTS) ./test/e2e/') \
-	  $(foreach v,$(SMOKE_MULTIKUEUE_VERSIONS),'MultiKueue e2e with Trainer $(v) (its full controller on the manager)|E2E_TRAINER_VERSION=$(v)|-timeout 20m -run TestDispatchedTrainJobRunsOnTheWorkerWithQuotaAndCompletes ./test/e2e/multikueue/')
+	  $(foreach v,$(SMOKE_MULTIKUEUE_VERSIONS),'MultiKueue e2e with Trainer $(v) (its full controller on the manager)|E2E_TRAINER_VERSION=$(v)|-timeout 20m -run TestDispatchedTrainJobRunsOnTheWorkerWithQuotaAndCompletes ./test/e2e/multikueue/') \
+	  $(foreach k,$(SMOKE_KUEUE_VERSIONS),'e2e smoke on Kueue $(k) (Trainer v2.1.0)|E2E_KUEUE_VERSION=$(k)|-timeout 20m -run $(SMOKE_TESTS) ./test/e2e/')
 
 ## test-full: everything, fully: all tiers on every Trainer release, and
 ## longer fuzzing.
