@@ -68,11 +68,11 @@ func FromKueueConfig(cfg *configapi.Configuration, opts *Options) error {
 // checks the frameworks list against the integrations compiled into the
 // process, and ours holds none of Kueue's.
 func LoadKueueConfig(path string) (configapi.Configuration, error) {
-	return LoadKueueConfigFor(path, KueueRelease{})
+	return LoadKueueConfigFor(path, KueueRelease{PodsReadyByDefault: true})
 }
 
 // LoadKueueConfigFor reads a Kueue Configuration file with the defaults the
-// given Kueue release applies: before v0.17, no waitForPodsReady unless the
+// given Kueue release applies: before v0.19, no waitForPodsReady unless the
 // file has the section.
 func LoadKueueConfigFor(path string, release KueueRelease) (configapi.Configuration, error) {
 	scheme := runtime.NewScheme()
@@ -98,7 +98,7 @@ func LoadKueueConfigFor(path string, release KueueRelease) (configapi.Configurat
 		_, hasWaitForPodsReady = raw["waitForPodsReady"]
 	}
 	scheme.Default(&cfg)
-	if release.Before017 && !hasWaitForPodsReady {
+	if !release.PodsReadyByDefault && !hasWaitForPodsReady {
 		cfg.WaitForPodsReady = nil
 	}
 	return cfg, nil

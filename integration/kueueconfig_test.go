@@ -117,9 +117,9 @@ func TestWaitForPodsReadyDefaultsPerKueueRelease(t *testing.T) {
 		release KueueRelease
 		want    bool
 	}{
-		{"v0.19, no section", "manageJobsWithoutQueueName: false\n", KueueRelease{}, true},
-		{"v0.16, no section", "manageJobsWithoutQueueName: false\n", KueueRelease{Before017: true}, false},
-		{"v0.16, with the section", "waitForPodsReady:\n  timeout: 5m\n", KueueRelease{Before017: true}, true},
+		{"v0.19, no section", "manageJobsWithoutQueueName: false\n", KueueRelease{PodsReadyByDefault: true}, true},
+		{"v0.16, no section", "manageJobsWithoutQueueName: false\n", KueueRelease{}, false},
+		{"v0.16, with the section", "waitForPodsReady:\n  timeout: 5m\n", KueueRelease{}, true},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			cfg, err := LoadKueueConfigFor(writeConfig(t, tc.body), tc.release)

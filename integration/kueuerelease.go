@@ -24,20 +24,24 @@ const linkedKueue = "v0.19.2"
 // release serving it: the configuration defaults it applies and how many
 // PodSets a Workload may have.
 type KueueRelease struct {
-	// Before017: Kueue v0.16 or older (its Workload has no
-	// spec.preemptionGates). There waitForPodsReady is off unless the
-	// configuration has the section; from v0.17 on it is on by default.
-	Before017 bool
-	// MaxPodSets per Workload: 8 before v0.17, 18 since.
+	// PodsReadyByDefault: Kueue v0.19 and later wait for pods to be ready
+	// unless the configuration or a gate says otherwise; before v0.19 only
+	// when the configuration has a waitForPodsReady section.
+	PodsReadyByDefault bool
+	// MaxPodSets per Workload: 8 up to v0.17, 10 in v0.18, 18 since v0.19.
 	MaxPodSets int
 }
 
+// v019MaxPodSets is the PodSet limit Kueue v0.19 raised the Workload to; it
+// is how the CRD tells v0.19 and later from older releases.
+const v019MaxPodSets = 18
+
 // Name says which releases the CRD belongs to, for logs and refusals.
 func (r KueueRelease) Name() string {
-	if r.Before017 {
-		return "Kueue v0.16 or older"
+	if r.PodsReadyByDefault {
+		return "Kueue v0.19 or later"
 	}
-	return "Kueue v0.17 or later"
+	return "Kueue before v0.19"
 }
 
 // KueueReleaseOf reads the Workload CRD's served schema.
@@ -51,9 +55,8 @@ func KueueReleaseOf(crd *apiextensionsv1.CustomResourceDefinition) (KueueRelease
 		if unknown := unknownWorkloadFields(v.Schema.OpenAPIV3Schema); len(unknown) > 0 {
 			return KueueRelease{}, fmt.Errorf("the installed Kueue is newer than the Kueue %s this build of trainjob-kueue links: its Workloads have fields this build does not know (%s), which the job framework's full Workload updates would drop. Run a trainjob-kueue release built for that Kueue", linkedKueue, strings.Join(unknown, ", "))
 		}
-		spec := v.Schema.OpenAPIV3Schema.Properties["spec"]
-		_, gates := spec.Properties["preemptionGates"]
-		return KueueRelease{Before017: !gates, MaxPodSets: podsets.MaxPodSets(crd, version)}, nil
+		limit := podsets.MaxPodSets(crd, version)
+		return KueueRelease{PodsReadyByDefault: limit >= v019MaxPodSets, MaxPodSets: limit}, nil
 	}
 	return KueueRelease{}, fmt.Errorf("the installed Workload CRD does not serve %s (Kueue v0.15 or later has it): upgrade Kueue", kueue.SchemeGroupVersion)
 }

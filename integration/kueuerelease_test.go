@@ -40,8 +40,8 @@ func TestKueueReleaseIsReadFromTheWorkloadCRD(t *testing.T) {
 		tools string
 		want  KueueRelease
 	}{
-		{"kueue-v0.16.2", KueueRelease{Before017: true, MaxPodSets: 8}},
-		{"kueue-v0.19.2", KueueRelease{Before017: false, MaxPodSets: 18}},
+		{"kueue-v0.16.2", KueueRelease{PodsReadyByDefault: false, MaxPodSets: 8}},
+		{"kueue-v0.19.2", KueueRelease{PodsReadyByDefault: true, MaxPodSets: 18}},
 	} {
 		t.Run(tc.tools, func(t *testing.T) {
 			got, err := KueueReleaseOf(workloadCRDOf(t, tc.tools))

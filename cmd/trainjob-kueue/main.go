@@ -153,7 +153,7 @@ func run(ctx context.Context, f flags) error {
 		return err
 	}
 	opts.PodSets.MaxPodSets = release.MaxPodSets
-	if release.Before017 {
+	if !release.PodsReadyByDefault {
 		// The file was read with the linked Kueue's defaults; an older
 		// Kueue waits for pods only when configured to.
 		legacy, err := integration.LoadKueueConfigFor(f.kueueConfig, release)
