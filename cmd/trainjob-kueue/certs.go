@@ -22,10 +22,22 @@ func manageCerts(mgr ctrl.Manager, f flags, ready chan struct{}) error {
 		close(ready)
 		return nil
 	}
-	if f.namespace == "" {
-		return fmt.Errorf("internal certificate management needs the manager's namespace: set --namespace or POD_NAMESPACE")
+	r, err := certRotator(f, ready)
+	if err != nil {
+		return err
 	}
-	return rotator.AddRotator(mgr, &rotator.CertRotator{
+	return rotator.AddRotator(mgr, r)
+}
+
+// certRotator runs on every replica, leader or not, as Kueue's does: every
+// replica serves the webhooks and waits for the certificate before it is
+// ready, so a rotator on the leader alone would leave the standby unready
+// for ever and the webhook without failover.
+func certRotator(f flags, ready chan struct{}) (*rotator.CertRotator, error) {
+	if f.namespace == "" {
+		return nil, fmt.Errorf("internal certificate management needs the manager's namespace: set --namespace or POD_NAMESPACE")
+	}
+	return &rotator.CertRotator{
 		SecretKey:      types.NamespacedName{Namespace: f.namespace, Name: f.webhookSecret},
 		CertDir:        f.webhookCertDir,
 		CAName:         "trainjob-kueue-ca",
@@ -36,6 +48,6 @@ func manageCerts(mgr ctrl.Manager, f flags, ready chan struct{}) error {
 			{Name: mutatingWebhookConfiguration, Type: rotator.Mutating},
 			{Name: validatingWebhookConfiguration, Type: rotator.Validating},
 		},
-		RequireLeaderElection: f.leaderElect,
-	})
+		RequireLeaderElection: false,
+	}, nil
 }

@@ -5,7 +5,6 @@ package main
 
 import (
 	"context"
-	"crypto/tls"
 	"errors"
 	"flag"
 	"fmt"
@@ -52,7 +51,16 @@ type flags struct {
 	webhookService    string
 	webhookSecret     string
 	pprofAddr         string
+	enableHTTP2       bool
+	printVersion      bool
 }
+
+// version and commit are stamped by the build (-ldflags -X main.version=…
+// -X main.commit=…, hack/build-manager.sh).
+var (
+	version = "dev"
+	commit  = "unknown"
+)
 
 func main() {
 	// As the kubectl plugin kubectl-trainjob_kueue, or with a subcommand,
@@ -79,12 +87,18 @@ func main() {
 	flag.StringVar(&f.namespace, "namespace", os.Getenv("POD_NAMESPACE"), "Namespace the manager runs in (default: $POD_NAMESPACE).")
 	flag.StringVar(&f.webhookService, "webhook-service-name", "trainjob-kueue-webhook-service", "Service in front of the webhook server, for the certificate's DNS name.")
 	flag.StringVar(&f.webhookSecret, "webhook-secret-name", "trainjob-kueue-webhook-server-cert", "Secret the internal certificate management keeps the certificate in.")
-	flag.StringVar(&f.pprofAddr, "pprof-bind-address", "", "Serve Go's pprof profiles on this address (off when empty).")
+	flag.StringVar(&f.pprofAddr, "pprof-bind-address", "", "Serve Go's pprof profiles on this loopback address, as 127.0.0.1:6060 (off when empty).")
+	flag.BoolVar(&f.enableHTTP2, "enable-http2", false, "Serve the webhook and metrics over HTTP/2 too (off: HTTP/2 rapid-reset attacks, CVE-2023-44487).")
+	flag.BoolVar(&f.printVersion, "version", false, "Print the version and commit, and exit.")
 	flag.DurationVar(&f.gangRetryInterval, "gang-retry-interval", integration.DefaultGangRetryInterval, "How often a started job's gang that waits for room is retried (its PodGroup touched): coscheduling itself only retries it on new pods, PodGroup changes and kube-scheduler's 5-minute flush.")
 	flag.BoolVar(&f.disableWebhook, "disable-webhook", false, "Do not serve the TrainJob webhook (testing only: queued jobs could start unqueued).")
 	zapOpts := zap.Options{}
 	zapOpts.BindFlags(flag.CommandLine)
 	flag.Parse()
+	if f.printVersion {
+		fmt.Printf("trainjob-kueue %s (commit %s)\n", version, commit)
+		return
+	}
 	ctrl.SetLogger(zap.New(zap.UseFlagOptions(&zapOpts)))
 
 	if err := run(ctrl.SetupSignalHandler(), f); err != nil {
@@ -95,6 +109,7 @@ func main() {
 
 func run(ctx context.Context, f flags) error {
 	log := ctrl.Log.WithName("setup")
+	log.Info("Starting", "version", version, "commit", commit)
 	scheme := integration.NewScheme()
 
 	kcfg, err := integration.LoadKueueConfig(f.kueueConfig)
@@ -171,7 +186,10 @@ func run(ctx context.Context, f flags) error {
 	log.Info("Serving TrainJobs", "overrides", opts.Shape.Name(), "kueue", release.Name(), "maxPodSets", release.MaxPodSets,
 		"waitForPodsReady", opts.WaitForPodsReady, "manager", opts.ManagerUsername, "podGroups", opts.PodGroups)
 
-	metricsOpts := metricsserver.Options{BindAddress: f.metricsAddr, SecureServing: f.metricsSecure}
+	if err := checkPprofAddress(f.pprofAddr); err != nil {
+		return err
+	}
+	metricsOpts := metricsserver.Options{BindAddress: f.metricsAddr, SecureServing: f.metricsSecure, TLSOpts: tlsOptions(f.enableHTTP2)}
 	if f.metricsSecure {
 		metricsOpts.FilterProvider = filters.WithAuthenticationAndAuthorization
 	}
@@ -188,7 +206,7 @@ func run(ctx context.Context, f flags) error {
 			Host:    f.webhookHost,
 			Port:    f.webhookPort,
 			CertDir: f.webhookCertDir,
-			TLSOpts: []func(*tls.Config){func(c *tls.Config) { c.MinVersion = tls.VersionTLS12 }},
+			TLSOpts: tlsOptions(f.enableHTTP2),
 		}),
 	})
 	if err != nil {

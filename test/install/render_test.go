@@ -183,3 +183,40 @@ func TestHelmInlineKueueConfig(t *testing.T) {
 		t.Errorf("inline Kueue configuration rendered as %q", got)
 	}
 }
+
+// The webhooks never intercept the manager's own namespace or kube-system:
+// a broken manager must not block the cluster's own workloads.
+func TestWebhooksSkipTheManagersNamespaceAndKubeSystem(t *testing.T) {
+	objs := kustomize(t)
+	deploy := find(t, objs, "Deployment", "trainjob-kueue-controller-manager")
+	for _, kind := range []string{"MutatingWebhookConfiguration", "ValidatingWebhookConfiguration"} {
+		for _, o := range objs {
+			if o.GetKind() != kind {
+				continue
+			}
+			hooks, _, _ := unstructured.NestedSlice(o.Object, "webhooks")
+			if len(hooks) == 0 {
+				t.Fatalf("%s %s has no webhooks", kind, o.GetName())
+			}
+			for _, h := range hooks {
+				exprs, _, _ := unstructured.NestedSlice(h.(map[string]any), "namespaceSelector", "matchExpressions")
+				excluded := map[string]bool{}
+				for _, e := range exprs {
+					m := e.(map[string]any)
+					if m["key"] != "kubernetes.io/metadata.name" || m["operator"] != "NotIn" {
+						continue
+					}
+					vals, _, _ := unstructured.NestedStringSlice(m, "values")
+					for _, v := range vals {
+						excluded[v] = true
+					}
+				}
+				for _, ns := range []string{"kube-system", deploy.GetNamespace()} {
+					if !excluded[ns] {
+						t.Errorf("%s %s: webhook %v intercepts namespace %s", kind, o.GetName(), h.(map[string]any)["name"], ns)
+					}
+				}
+			}
+		}
+	}
+}
