@@ -1,38 +1,24 @@
 package integration
 
 import (
-	"os"
 	"os/exec"
 	"path/filepath"
 	"strings"
 	"testing"
 
 	"github.com/google/go-cmp/cmp"
+	"github.com/trainjob-kueue/trainjob-kueue/test/fixtures"
 	apiextensionsv1 "k8s.io/apiextensions-apiserver/pkg/apis/apiextensions/v1"
-	"sigs.k8s.io/yaml"
 )
 
 // workloadCRDOf reads the Workload CRD of the Kueue release a tools module
 // of ours pins ("" for the one this module builds against).
 func workloadCRDOf(t *testing.T, toolsDir string) *apiextensionsv1.CustomResourceDefinition {
-	t.Helper()
-	cmd := exec.Command("go", "list", "-m", "-f", "{{.Dir}}", "sigs.k8s.io/kueue")
+	dir := ""
 	if toolsDir != "" {
-		cmd.Dir = filepath.Join("..", "hack", "tools", toolsDir)
+		dir = filepath.Join("..", "hack", "tools", toolsDir)
 	}
-	out, err := cmd.Output()
-	if err != nil {
-		t.Fatalf("locating sigs.k8s.io/kueue for %q: %v", toolsDir, err)
-	}
-	data, err := os.ReadFile(filepath.Join(strings.TrimSpace(string(out)), "config/components/crd/bases/kueue.x-k8s.io_workloads.yaml"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	crd := &apiextensionsv1.CustomResourceDefinition{}
-	if err := yaml.Unmarshal(data, crd); err != nil {
-		t.Fatal(err)
-	}
-	return crd
+	return fixtures.ModuleCRD(t, dir, "sigs.k8s.io/kueue", fixtures.WorkloadCRDFile)
 }
 
 func TestKueueReleaseIsReadFromTheWorkloadCRD(t *testing.T) {

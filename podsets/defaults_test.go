@@ -1,36 +1,19 @@
 package podsets_test
 
 import (
-	"os"
-	"os/exec"
-	"path/filepath"
-	"strings"
 	"testing"
 
 	corev1 "k8s.io/api/core/v1"
 	apiextensionsv1 "k8s.io/apiextensions-apiserver/pkg/apis/apiextensions/v1"
 	kueue "sigs.k8s.io/kueue/apis/kueue/v1beta2"
-	"sigs.k8s.io/yaml"
 
 	"github.com/trainjob-kueue/trainjob-kueue/podsets"
+	"github.com/trainjob-kueue/trainjob-kueue/test/fixtures"
 )
 
 // workloadCRD reads the Workload CRD of the Kueue release we build against.
 func workloadCRD(t testing.TB) *apiextensionsv1.CustomResourceDefinition {
-	t.Helper()
-	out, err := exec.Command("go", "list", "-m", "-f", "{{.Dir}}", "sigs.k8s.io/kueue").Output()
-	if err != nil {
-		t.Fatalf("locating the kueue module: %v", err)
-	}
-	data, err := os.ReadFile(filepath.Join(strings.TrimSpace(string(out)), "config/components/crd/bases/kueue.x-k8s.io_workloads.yaml"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	crd := &apiextensionsv1.CustomResourceDefinition{}
-	if err := yaml.Unmarshal(data, crd); err != nil {
-		t.Fatal(err)
-	}
-	return crd
+	return fixtures.ModuleCRD(t, "", "sigs.k8s.io/kueue", fixtures.WorkloadCRDFile)
 }
 
 func TestSchemaDefaulterAppliesTheWorkloadCRDDefaults(t *testing.T) {

@@ -13,7 +13,6 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/utils/ptr"
 	"sigs.k8s.io/controller-runtime/pkg/client"
-	jobsetapi "sigs.k8s.io/jobset/api/jobset/v1alpha2"
 	kueue "sigs.k8s.io/kueue/apis/kueue/v1beta2"
 	"sigs.k8s.io/kueue/pkg/controller/jobframework"
 
@@ -142,13 +141,11 @@ func waitComplete(t *testing.T, tj *trainer.TrainJob, timeout time.Duration) {
 // podsOf lists the pods of one role of a TrainJob.
 func podsOf(t *testing.T, tj *trainer.TrainJob, role string) []corev1.Pod {
 	t.Helper()
-	var pods corev1.PodList
-	if err := k8s.List(ctx, &pods, client.InNamespace(tj.Namespace), client.MatchingLabels{
-		jobsetapi.JobSetNameKey: tj.Name, jobsetapi.ReplicatedJobNameKey: role,
-	}); err != nil {
+	pods, err := fixtures.PodsOf(ctx, k8s, tj, role)
+	if err != nil {
 		t.Fatal(err)
 	}
-	return pods.Items
+	return pods
 }
 
 func hasToleration(pod *corev1.Pod, want corev1.Toleration) bool {

@@ -2,7 +2,6 @@ package podsready_test
 
 import (
 	"fmt"
-	"strings"
 	"testing"
 	"time"
 
@@ -14,9 +13,7 @@ import (
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/utils/ptr"
 	"sigs.k8s.io/controller-runtime/pkg/client"
-	jobsetapi "sigs.k8s.io/jobset/api/jobset/v1alpha2"
 	kueue "sigs.k8s.io/kueue/apis/kueue/v1beta2"
-	"sigs.k8s.io/kueue/pkg/controller/jobframework"
 
 	trainer "github.com/kubeflow/trainer/v2/pkg/apis/trainer/v1alpha1"
 
@@ -172,22 +169,7 @@ func setUp(t *testing.T, withNodes bool) (ns, lq string) {
 	return ns, q.Name
 }
 
-func create(t *testing.T, objs ...client.Object) {
-	t.Helper()
-	for _, o := range objs {
-		poll.Eventually(t, 30*time.Second, "create "+o.GetName(), func() error {
-			err := k8s.Create(ctx, o)
-			// Webhooks read from informer caches that may lag a moment.
-			if err != nil && strings.Contains(err.Error(), "must be created before") {
-				return err
-			}
-			if err != nil {
-				t.Fatalf("creating %T %s: %v", o, o.GetName(), err)
-			}
-			return nil
-		})
-	}
-}
+func create(t *testing.T, objs ...client.Object) { fixtures.Create(t, ctx, k8s, objs...) }
 
 // runFor makes kwok complete the role's pods d after they run.
 func runFor(d time.Duration) map[string]string {
@@ -198,27 +180,17 @@ func runFor(d time.Duration) map[string]string {
 }
 
 func workloadOf(tj *trainer.TrainJob) (*kueue.Workload, bool) {
-	got := &trainer.TrainJob{}
-	if err := k8s.Get(ctx, client.ObjectKeyFromObject(tj), got); err != nil {
-		return nil, false
-	}
-	wl := &kueue.Workload{}
-	key := client.ObjectKey{Namespace: got.Namespace, Name: jobframework.GetWorkloadNameForOwnerWithGVK(got.Name, got.UID, integration.GVK)}
-	if err := k8s.Get(ctx, key, wl); err != nil {
-		return nil, false
-	}
-	return wl, true
+	wl, err := fixtures.WorkloadOf(ctx, k8s, tj)
+	return wl, err == nil
 }
 
 func pods(t *testing.T, tj *trainer.TrainJob, role string) []corev1.Pod {
 	t.Helper()
-	var list corev1.PodList
-	if err := k8s.List(ctx, &list, client.InNamespace(tj.Namespace), client.MatchingLabels{
-		jobsetapi.JobSetNameKey: tj.Name, jobsetapi.ReplicatedJobNameKey: role,
-	}); err != nil {
+	list, err := fixtures.PodsOf(ctx, k8s, tj, role)
+	if err != nil {
 		t.Fatal(err)
 	}
-	return list.Items
+	return list
 }
 
 // installedShape is the override field of the installed Trainer.
