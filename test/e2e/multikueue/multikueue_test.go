@@ -15,7 +15,6 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	jobsetapi "sigs.k8s.io/jobset/api/jobset/v1alpha2"
 	kueue "sigs.k8s.io/kueue/apis/kueue/v1beta2"
-	"sigs.k8s.io/kueue/pkg/controller/constants"
 	"sigs.k8s.io/kueue/pkg/controller/jobframework"
 
 	trainer "github.com/kubeflow/trainer/v2/pkg/apis/trainer/v1alpha1"
@@ -181,7 +180,8 @@ func runsOn(t *testing.T, w *cluster, tj *trainer.TrainJob) {
 		return nil
 	})
 	remote := get(t, w, tj)
-	if got := remote.Labels[constants.PrebuiltWorkloadLabel]; got != wlName {
+	// Kueue v0.19 names it in an annotation, older releases in a label.
+	if got := jobframework.PrebuiltWorkloadNameFor(remote); got != wlName {
 		t.Errorf("worker copy on %s runs Workload %q, want the manager's %q", w.name, got, wlName)
 	}
 	var wls kueue.WorkloadList
