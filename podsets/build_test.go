@@ -176,6 +176,18 @@ func TestCounts(t *testing.T) {
 			runtime: runtimeOf(torch(nil), append(initializers, rj{name: "node", ancestor: "trainer"})...),
 			want:    []count{{"dataset-initializer", 1}, {"model-initializer", 1}, {"node", 2}},
 		},
+		"parallelism 0 runs one pod, as Trainer rewrites it": {
+			job: jobWith(nil),
+			runtime: runtimeOf(nil,
+				rj{name: "trainer", ancestor: "trainer", parallelism: ptr.To[int32](0)},
+				rj{name: "sidecar-job", replicas: 2, parallelism: ptr.To[int32](0)}),
+			want: []count{{"trainer", 1}, {"sidecar-job", 2}},
+		},
+		"mlPolicy.numNodes 0 runs one node": {
+			job:     jobWith(nil),
+			runtime: runtimeOf(torch(ptr.To[int32](0)), rj{name: "node", ancestor: "trainer"}),
+			want:    []count{{"node", 1}},
+		},
 		"custom job: replicas × parallelism": {
 			job: jobWith(nil),
 			runtime: runtimeOf(torch(nil),
@@ -208,9 +220,6 @@ func TestBuildErrors(t *testing.T) {
 		},
 		"numNodes zero": {
 			job: jobWith(numNodes(0)), runtime: runtimeOf(torch(nil), rj{name: "node", ancestor: "trainer"}), want: "spec.trainer.numNodes",
-		},
-		"parallelism zero": {
-			job: jobWith(nil), runtime: runtimeOf(nil, rj{name: "x", parallelism: ptr.To[int32](0)}), want: `replicatedJob "x"`,
 		},
 		"pod count overflows": {
 			job:     jobWith(nil),

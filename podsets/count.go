@@ -15,6 +15,8 @@ import (
 //   - every job starts from its own parallelism (default 1);
 //   - the trainer-ancestor job of a runtime with an mlPolicy starts from
 //     mlPolicy.numNodes (default 1) instead;
+//   - that start is at least 1: Trainer rewrites a parallelism of 0 to 1
+//     (runtime.WithPodSet), so such a job runs one pod and books one;
 //   - torch and plain runtimes: spec.trainer.numNodes, when set, replaces the
 //     trainer-ancestor job's count;
 //   - MPI: spec.trainer.numNodes goes to the job named "node" (minus the
@@ -25,6 +27,7 @@ func podsPerReplica(job *trainjob.TrainJob, rt *trainer.TrainingRuntimeSpec, nam
 	if ancestor == AncestorTrainer && rt.MLPolicy != nil {
 		count = ptr.Deref(rt.MLPolicy.NumNodes, 1)
 	}
+	count = max(count, 1)
 	if numNodes := trainerNumNodes(job); numNodes != nil {
 		if *numNodes < 1 {
 			return 0, fmt.Errorf("spec.trainer.numNodes is %d: it must be at least 1", *numNodes)
@@ -40,9 +43,6 @@ func podsPerReplica(job *trainjob.TrainJob, rt *trainer.TrainingRuntimeSpec, nam
 		case ancestor == AncestorTrainer:
 			count = *numNodes
 		}
-	}
-	if count < 1 {
-		return 0, fmt.Errorf("replicatedJob %q would run %d pods: its parallelism (or the runtime's mlPolicy.numNodes) must be at least 1", name, count)
 	}
 	return count, nil
 }
