@@ -32,6 +32,9 @@ func (t *TrainJob) RunWithPodSetsInfo(ctx context.Context, _ client.Client, info
 		return t.refuseLocalRun(ctx)
 	}
 	err := t.start(ctx, infos)
+	if err != nil && refused(err) {
+		err = t.startRefused(err)
+	}
 	var re *reasonError
 	switch {
 	case err == nil:
@@ -43,6 +46,17 @@ func (t *TrainJob) RunWithPodSetsInfo(ctx context.Context, _ client.Client, info
 		t.deps.metrics.injected(reasonAPIError)
 	}
 	return err
+}
+
+// startRefused: the API server refused the start for what it contains
+// (validation, Trainer's webhook, an admission policy). Sending it again
+// would get the same answer, so the job is not started and the error is
+// permanent: the job framework finishes the Workload and its quota goes to
+// jobs that can run.
+func (t *TrainJob) startRefused(err error) error {
+	msg := fmt.Sprintf("the API server refused to start this TrainJob with its admission: %v; the Workload is finished and its quota released. Fix what the message names and create the job again", err)
+	t.deps.recorder.Eventf(&t.TrainJob, nil, corev1.EventTypeWarning, ReasonStartRefused, actionStart, "%s", msg)
+	return &reasonError{ReasonStartRefused, podset.BadPodSetsUpdateError("spec", err)}
 }
 
 // reasonError is a start refused for a reason users see as an event.

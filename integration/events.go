@@ -10,6 +10,13 @@ const (
 	ReasonRestored             = "Restored"
 	ReasonNodeSelectorConflict = "NodeSelectorConflict"
 	ReasonTopologyUnsupported  = "TopologyUnsupported"
+	// ReasonStartRefused: the API server refused the write that starts the
+	// job (validation, a webhook or an admission policy); its quota is
+	// released.
+	ReasonStartRefused = "StartRefused"
+	// ReasonStopRefused: the API server refused the write that stops the
+	// job; retried with backoff.
+	ReasonStopRefused = "StopRefused"
 	// ReasonNoMultiKueueCheck: a job for MultiKueue was admitted by a
 	// ClusterQueue that does not dispatch.
 	ReasonNoMultiKueueCheck = "NoMultiKueueCheck"

@@ -3,9 +3,12 @@ package integration
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
+	"strings"
 
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
 	"k8s.io/apimachinery/pkg/types"
 	"sigs.k8s.io/controller-runtime/pkg/client"
@@ -51,9 +54,39 @@ func patchGuarded(ctx context.Context, c client.Client, fresh client.Reader, job
 }
 
 // stale: our precondition failed because the object moved on.
-// A failed "test" operation answers 422 Invalid.
 func stale(err error) bool {
-	return apierrors.IsConflict(err) || apierrors.IsInvalid(err)
+	return apierrors.IsConflict(err) || preconditionFailed(err)
+}
+
+// preconditionFailed: the "test" operation of a JSON Patch failed. The API
+// server answers it with a bare 422, naming no kind and no field; a
+// validation refusal is a 422 too, but names the object and its fields.
+func preconditionFailed(err error) bool {
+	var status apierrors.APIStatus
+	if !errors.As(err, &status) {
+		return false
+	}
+	s := status.Status()
+	if s.Reason != metav1.StatusReasonInvalid || strings.Contains(s.Message, "denied") {
+		// A webhook may deny with a bare 422 too, but says it denied.
+		return false
+	}
+	return s.Details == nil || (s.Details.Kind == "" && len(s.Details.Causes) == 0)
+}
+
+// refused: the API server's validation, a webhook or an admission policy
+// refused what the write contains. The same write gets the same answer, so
+// it is not retried as a race: the job owner or the admin must act.
+func refused(err error) bool {
+	if preconditionFailed(err) {
+		return false
+	}
+	if apierrors.IsInvalid(err) {
+		return true
+	}
+	// RBAC forbids too, but that is the admin's to mend and may be mended
+	// any time; only an admission denial is about the object.
+	return apierrors.IsForbidden(err) && strings.Contains(err.Error(), "denied")
 }
 
 // setSuspend sets spec.suspend alone. A merge patch is safe here: it names

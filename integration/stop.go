@@ -25,6 +25,7 @@ func (t *TrainJob) Stop(ctx context.Context, c client.Client, _ []podset.PodSetI
 	stoppedNow := false
 	if !t.IsSuspended() {
 		if err := setSuspend(ctx, c, &t.TrainJob, true); err != nil {
+			t.stopRefused(err)
 			return false, err
 		}
 		stoppedNow = true
@@ -35,6 +36,7 @@ func (t *TrainJob) Stop(ctx context.Context, c client.Client, _ []podset.PodSetI
 	restored, err := patchGuarded(ctx, c, t.deps.apiReader, &t.TrainJob, t.deps.opts.Shape.Restore)
 	if err != nil {
 		t.deps.metrics.restored(reasonAPIError)
+		t.stopRefused(err)
 		return stoppedNow, err
 	}
 	if restored {
@@ -43,6 +45,18 @@ func (t *TrainJob) Stop(ctx context.Context, c client.Client, _ []podset.PodSetI
 			"Removed the admission's entries from %s", t.deps.opts.Shape.Name())
 	}
 	return stoppedNow, nil
+}
+
+// stopRefused says so when the API server refuses our stop for what it
+// contains: unlike a race, it will not pass by itself, and until someone
+// acts the job keeps its pods (or its entries). The reconciler retries
+// with its backoff.
+func (t *TrainJob) stopRefused(err error) {
+	if !refused(err) {
+		return
+	}
+	t.deps.recorder.Eventf(&t.TrainJob, nil, corev1.EventTypeWarning, ReasonStopRefused, actionStop,
+		"the API server refused to stop this TrainJob: %v; retrying with backoff. An admission webhook or policy that refuses spec.suspend or changes to %s keeps the job from being preempted", err, t.deps.opts.Shape.Name())
 }
 
 // RestorePodSetsInfo removes the injected entries in memory, with the same

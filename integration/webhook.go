@@ -3,6 +3,7 @@ package integration
 import (
 	"context"
 	"fmt"
+	"strings"
 
 	"k8s.io/apimachinery/pkg/util/validation/field"
 	ctrl "sigs.k8s.io/controller-runtime"
@@ -95,6 +96,7 @@ func (w *Webhook) ValidateCreate(ctx context.Context, obj *trainjob.TrainJob) (a
 	errs := jobframework.ValidateJobOnCreate(job)
 	errs = append(errs, validateGangAnnotations(&job.TrainJob)...)
 	errs = append(errs, w.forged(nil, &job.TrainJob)...)
+	errs = append(errs, w.noRoom(&job.TrainJob)...)
 	dispatch, err := w.validateDispatch(ctx, job)
 	if err != nil {
 		return nil, err
@@ -123,6 +125,10 @@ func (w *Webhook) ValidateUpdate(ctx context.Context, oldObj, newObj *trainjob.T
 	})...)
 	if req, err := admission.RequestFromContext(ctx); err != nil || req.UserInfo.Username != w.opts.ManagerUsername || w.opts.ManagerUsername == "" {
 		errs = append(errs, w.forged(&oldJob.TrainJob, &newJob.TrainJob)...)
+		if w.opts.Shape.Full(&oldJob.TrainJob) == "" {
+			// A job that was full already is left to its owner to mend.
+			errs = append(errs, w.noRoom(&newJob.TrainJob)...)
+		}
 	}
 	return nil, errs.ToAggregate()
 }
@@ -142,6 +148,15 @@ func (w *Webhook) forged(old, job *trainjob.TrainJob) field.ErrorList {
 			fmt.Sprintf("%s are written by trainjob-kueue at admission and removed by it on preemption; nobody else may add, change or remove them (%s)", what, fix)))
 	}
 	return errs
+}
+
+// noRoom refuses a job whose override list leaves no room for the entry its
+// admission needs: it would hold quota and never start.
+func (w *Webhook) noRoom(job *trainjob.TrainJob) field.ErrorList {
+	if msg := w.opts.Shape.Full(job); msg != "" {
+		return field.ErrorList{field.Forbidden(field.NewPath("spec").Child(strings.TrimPrefix(w.opts.Shape.Name(), "spec.")), msg)}
+	}
+	return nil
 }
 
 // validateGangAnnotations refuses gang settings we would not understand at

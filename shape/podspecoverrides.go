@@ -339,6 +339,9 @@ func (PodSpecOverrides) Tampered(old, job *trainjob.TrainJob) []string {
 	return nil
 }
 
+// Full: Trainer sets no limit on spec.podSpecOverrides.
+func (PodSpecOverrides) Full(*trainjob.TrainJob) string { return "" }
+
 func (PodSpecOverrides) Marker() (string, string) {
 	return "the annotation " + InjectedAnnotation + " (the record of what an admission added)", "leave the annotation alone; edit your entries' other fields freely"
 }

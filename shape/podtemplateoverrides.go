@@ -153,6 +153,9 @@ func (PodTemplateOverrides) Tampered(old, job *trainjob.TrainJob) []string {
 	return paths
 }
 
+// Full: Trainer sets no limit on spec.podTemplateOverrides.
+func (PodTemplateOverrides) Full(*trainjob.TrainJob) string { return "" }
+
 func (PodTemplateOverrides) Marker() (string, string) {
 	return "entries labelled " + OwnedLabel + "=true", "for your own entry, drop the label"
 }

@@ -156,6 +156,24 @@ func (RuntimePatches) Marker() (string, string) {
 	return "runtime patches with manager " + OurManager, "give your own patch a manager name of your own"
 }
 
+// MaxRuntimePatches is Trainer's limit on spec.runtimePatches (the CRD's
+// maxItems, v2.2 and v2.3).
+const MaxRuntimePatches = 16
+
+func (RuntimePatches) Full(job *trainjob.TrainJob) string {
+	users := 0
+	for i := range job.Spec.RuntimePatches {
+		if !injectedPatch(&job.Spec.RuntimePatches[i]) {
+			users++
+		}
+	}
+	if users < MaxRuntimePatches {
+		return ""
+	}
+	return fmt.Sprintf("the job has %d runtime patches of its own and Trainer takes at most %d, so the one trainjob-kueue adds at admission (to place the pods on their flavor) would be refused and the job could never start: merge patches until at most %d are left",
+		users, MaxRuntimePatches, MaxRuntimePatches-1)
+}
+
 func injectedPatch(p *trainjob.RuntimePatch) bool {
 	return p.Manager == OurManager || p.Manager == InTreeManager
 }

@@ -2,6 +2,7 @@ package shape_test
 
 import (
 	"encoding/json"
+	"strings"
 	"testing"
 
 	"github.com/google/go-cmp/cmp"
@@ -94,5 +95,50 @@ func TestRuntimePatchesTampered(t *testing.T) {
 	edited.Spec.RuntimePatches[1] = patchFor(shape.OurManager, "node", `{"spec":{"nodeSelector":{"pool":"mine"}}}`)
 	if p := rp.Tampered(ours, edited); len(p) != 1 {
 		t.Errorf("our patch changed by someone else: %v", p)
+	}
+}
+
+func TestRuntimePatchesFull(t *testing.T) {
+	users := func(n int) []trainjob.RuntimePatch {
+		var out []trainjob.RuntimePatch
+		for i := range n {
+			out = append(out, patchFor("team.example/p"+string(rune('a'+i)), "node", `{}`))
+		}
+		return out
+	}
+	ours := patchFor(shape.OurManager, "node", `{"spec":{"nodeSelector":{"pool":"gpu"}}}`)
+	inTree := patchFor(shape.InTreeManager, "node", `{"spec":{"nodeSelector":{"pool":"gpu"}}}`)
+	cases := map[string]struct {
+		patches []trainjob.RuntimePatch
+		full    bool
+	}{
+		"none":                                 {},
+		"15 of the user's leave room for ours": {patches: users(15)},
+		"15 of the user's and ours (admitted)": {patches: append(users(15), ours)},
+		"16 of the user's":                     {patches: users(16), full: true},
+		"16 of the user's and the in-tree one": {patches: append(users(16), inTree), full: true},
+		"the in-tree entry is not the user's":  {patches: append(users(15), inTree)},
+	}
+	for name, tc := range cases {
+		t.Run(name, func(t *testing.T) {
+			msg := rp.Full(jobWithPatches(tc.patches...))
+			if (msg != "") != tc.full {
+				t.Fatalf("Full = %q, want full %v", msg, tc.full)
+			}
+			if tc.full {
+				for _, want := range []string{"16", "at most 15"} {
+					if !strings.Contains(msg, want) {
+						t.Errorf("message %q does not say %q", msg, want)
+					}
+				}
+			}
+			// Whatever Full allows, our injection keeps within Trainer's limit.
+			if !tc.full {
+				got := applyTo(t, jobWithPatches(tc.patches...), rp.Inject(jobWithPatches(tc.patches...), []shape.Injection{{Name: "node", NodeSelector: map[string]string{"pool": "gpu"}}}))
+				if n := len(got.Spec.RuntimePatches); n > shape.MaxRuntimePatches {
+					t.Errorf("after injection %d runtime patches, Trainer takes %d", n, shape.MaxRuntimePatches)
+				}
+			}
+		})
 	}
 }

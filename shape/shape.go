@@ -69,6 +69,10 @@ type Shape interface {
 	// Marker says what marks our entries and how a user keeps an entry of
 	// their own, for refusals of tampering.
 	Marker() (what, fix string)
+	// Full says why the override list has no room left for the entry an
+	// admission adds, so the API server would refuse the injection and the
+	// job could never start; "" when there is room.
+	Full(job *trainjob.TrainJob) string
 }
 
 // removeAll removes the entries at idx (ascending) of the list at path of

@@ -1,0 +1,194 @@
+package integration_test
+
+import (
+	"encoding/json"
+	"fmt"
+	"strings"
+	"testing"
+
+	admissionregistrationv1 "k8s.io/api/admissionregistration/v1"
+	apimeta "k8s.io/apimachinery/pkg/api/meta"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/types"
+	"k8s.io/utils/ptr"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+	kueue "sigs.k8s.io/kueue/apis/kueue/v1beta2"
+	"sigs.k8s.io/kueue/pkg/workload"
+
+	trainer "github.com/kubeflow/trainer/v2/pkg/apis/trainer/v1alpha1"
+
+	"github.com/trainjob-kueue/trainjob-kueue/integration"
+	"github.com/trainjob-kueue/trainjob-kueue/shape"
+	"github.com/trainjob-kueue/trainjob-kueue/test/fixtures"
+)
+
+func userPatches16(n int) []trainer.RuntimePatch {
+	out := make([]trainer.RuntimePatch, n)
+	for i := range out {
+		out[i] = userPatch(fmt.Sprintf("example.com/team-%d", i), "node", fmt.Sprintf("k%d", i), "v")
+	}
+	return out
+}
+
+// Trainer takes at most 16 runtime patches: a job that already has 16 of
+// its own could never take the admission's, so it is refused at create,
+// not admitted to hold quota it can never use.
+func TestJobWithNoRoomForTheAdmissionIsRefusedAtCreate(t *testing.T) {
+	ns := newNamespace(t)
+	lq := queue(t, ns, pool{Name: "gpu", Labels: map[string]string{"pool": "gpu"}, GPUs: 8})
+	create(t, trainingRuntime(ns, "rt", torchPolicy(1), role{Name: "node", Ancestor: "trainer", Requests: gpus(1)}))
+
+	full := trainJob(ns, "full", "rt", lq)
+	full.Spec.RuntimePatches = userPatches16(shape.MaxRuntimePatches)
+	err := k8s.Create(ctx, full)
+	if err == nil || !strings.Contains(err.Error(), "spec.runtimePatches") || !strings.Contains(err.Error(), "at most 15") {
+		t.Fatalf("create with 16 runtime patches of the user's: %v, want a refusal naming spec.runtimePatches and the fix", err)
+	}
+
+	// 15 leave room: admitted, started, with ours as the 16th.
+	roomy := trainJob(ns, "roomy", "rt", lq)
+	roomy.Spec.RuntimePatches = userPatches16(shape.MaxRuntimePatches - 1)
+	create(t, roomy)
+	got := waitRunning(t, roomy)
+	if n, ours := len(got.Spec.RuntimePatches), len(patchesBy(got.Spec.RuntimePatches, shape.OurManager)); n != shape.MaxRuntimePatches || ours != 1 {
+		t.Errorf("started with %d runtime patches (%d ours), want %d with ours last", n, ours, shape.MaxRuntimePatches)
+	}
+	// Adding a 16th of the user's while it holds our entry is refused as well.
+	patch := fmt.Appendf(nil, `[{"op":"add","path":"/spec/runtimePatches/0","value":%s}]`, mustJSON(t, userPatch("example.com/late", "node", "late", "v")))
+	if err := k8s.Patch(ctx, got, client.RawPatch(types.JSONPatchType, patch)); err == nil {
+		t.Error("a 16th user patch added to an admitted job was accepted")
+	}
+}
+
+// An admission policy (or Trainer's webhook, or validation) that refuses
+// the start: not a race to retry. The job stays suspended and unplaced, a
+// Warning event carries the server's message, and the quota goes to the
+// next job.
+func TestStartRefusedByTheAPIServerReleasesTheQuota(t *testing.T) {
+	ns := newNamespace(t)
+	lq := queue(t, ns, pool{Name: "gpu", Labels: map[string]string{"pool": "gpu"}, GPUs: 0})
+	create(t, trainingRuntime(ns, "rt", torchPolicy(1), role{Name: "node", Ancestor: "trainer", Requests: gpus(1)}))
+
+	const deny = "TrainJobs labelled start=never may not start"
+	refused := trainJob(ns, "refused", "rt", lq)
+	refused.Labels["start"] = "never"
+	create(t, refused)
+	workloadOf(t, refused)
+	denyUpdates(t, ns, `object.metadata.?labels[?"start"].orValue("") != "never" || object.spec.?suspend.orValue(false)`, deny, refused)
+	next := trainJob(ns, "next", "rt", lq)
+	create(t, next)
+	setGPUQuota(t, ns, 1)
+
+	eventually(t, "StartRefused event with the server's message", func() error {
+		return hasEvent(t, refused, integration.ReasonStartRefused, deny)
+	})
+	eventually(t, "refused job's Workload finished", func() error {
+		wl := workloadOf(t, refused)
+		if workload.HasQuotaReservation(wl) && !apimeta.IsStatusConditionTrue(wl.Status.Conditions, kueue.WorkloadFinished) {
+			return fmt.Errorf("still holds quota: %v", wl.Status.Conditions)
+		}
+		if c := apimeta.FindStatusCondition(wl.Status.Conditions, kueue.WorkloadFinished); c == nil || c.Status != metav1.ConditionTrue || !strings.Contains(c.Message, deny) {
+			return fmt.Errorf("not finished with the refusal: %v", wl.Status.Conditions)
+		}
+		return nil
+	})
+	waitRunning(t, next)
+	got := getTrainJob(t, refused)
+	if !ptr.Deref(got.Spec.Suspend, false) || (shape.RuntimePatches{}).Injected(fixtures.Ours(got)) {
+		t.Errorf("refused job started or kept entries: suspend=%v runtimePatches=%+v", got.Spec.Suspend, got.Spec.RuntimePatches)
+	}
+	// Not retried as if it were a race.
+	if n := eventCount(refused, integration.ReasonStartRefused); n != 1 {
+		t.Errorf("%d StartRefused events, want 1", n)
+	}
+}
+
+func mustJSON(t *testing.T, v any) []byte {
+	t.Helper()
+	b, err := json.Marshal(v)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return b
+}
+
+// denyUpdates puts a ValidatingAdmissionPolicy in force that refuses
+// updates of TrainJobs in ns unless expression holds, with message; probe
+// is a job of ns the test uses to see the policy in force. It returns the
+// policy's removal.
+func denyUpdates(t *testing.T, ns, expression, message string, probe *trainer.TrainJob) func() {
+	t.Helper()
+	policy := &admissionregistrationv1.ValidatingAdmissionPolicy{
+		ObjectMeta: metav1.ObjectMeta{Name: ns},
+		Spec: admissionregistrationv1.ValidatingAdmissionPolicySpec{
+			FailurePolicy: ptr.To(admissionregistrationv1.Fail),
+			MatchConstraints: &admissionregistrationv1.MatchResources{ResourceRules: []admissionregistrationv1.NamedRuleWithOperations{{
+				RuleWithOperations: admissionregistrationv1.RuleWithOperations{
+					Operations: []admissionregistrationv1.OperationType{admissionregistrationv1.Update},
+					Rule:       admissionregistrationv1.Rule{APIGroups: []string{trainer.GroupVersion.Group}, APIVersions: []string{"*"}, Resources: []string{"trainjobs"}},
+				},
+			}}},
+			Validations: []admissionregistrationv1.Validation{
+				{Expression: expression, Message: message},
+				{Expression: `!has(object.metadata.annotations) || !("policy-probe" in object.metadata.annotations)`, Message: "probe"},
+			},
+		},
+	}
+	binding := &admissionregistrationv1.ValidatingAdmissionPolicyBinding{
+		ObjectMeta: metav1.ObjectMeta{Name: ns},
+		Spec: admissionregistrationv1.ValidatingAdmissionPolicyBindingSpec{
+			PolicyName:        ns,
+			ValidationActions: []admissionregistrationv1.ValidationAction{admissionregistrationv1.Deny},
+			MatchResources: &admissionregistrationv1.MatchResources{NamespaceSelector: &metav1.LabelSelector{
+				MatchLabels: map[string]string{"kubernetes.io/metadata.name": ns},
+			}},
+		},
+	}
+	create(t, policy, binding)
+	remove := func() {
+		_ = k8s.Delete(ctx, binding)
+		_ = k8s.Delete(ctx, policy)
+	}
+	t.Cleanup(remove)
+	eventually(t, "policy in force", func() error {
+		patch := []byte(`{"metadata":{"annotations":{"policy-probe":"x"}}}`)
+		if err := k8s.Patch(ctx, probe.DeepCopy(), client.RawPatch(types.MergePatchType, patch)); err == nil || !strings.Contains(err.Error(), "probe") {
+			return fmt.Errorf("probe annotation: %v", err)
+		}
+		return nil
+	})
+	return remove
+}
+
+// A refused stop is said, retried with backoff, and goes through once the
+// refusal is lifted.
+func TestStopRefusedByTheAPIServerIsSaidAndRetried(t *testing.T) {
+	ns := newNamespace(t)
+	lq := queue(t, ns, pool{Name: "gpu", Labels: map[string]string{"pool": "gpu"}, GPUs: 1})
+	create(t, trainingRuntime(ns, "rt", torchPolicy(1), role{Name: "node", Ancestor: "trainer", Requests: gpus(1)}))
+	tj := trainJob(ns, "job", "rt", lq)
+	create(t, tj)
+	waitRunning(t, tj)
+
+	const deny = "running TrainJobs of this namespace may not be suspended"
+	lift := denyUpdates(t, ns, `!object.spec.?suspend.orValue(false) || oldObject.spec.?suspend.orValue(false)`, deny, tj)
+	eventually(t, "Workload deactivated", func() error {
+		wl := workloadOf(t, tj)
+		wl.Spec.Active = ptr.To(false)
+		return k8s.Update(ctx, wl)
+	})
+	eventually(t, "StopRefused event with the server's message", func() error {
+		return hasEvent(t, tj, integration.ReasonStopRefused, deny)
+	})
+	if got := getTrainJob(t, tj); ptr.Deref(got.Spec.Suspend, false) {
+		t.Fatal("suspended despite the policy")
+	}
+	lift()
+	eventually(t, "stopped and restored once the policy is gone", func() error {
+		got := getTrainJob(t, tj)
+		if !ptr.Deref(got.Spec.Suspend, false) || len(patchesBy(got.Spec.RuntimePatches, shape.OurManager)) != 0 {
+			return fmt.Errorf("suspend=%v runtimePatches=%d", ptr.Deref(got.Spec.Suspend, false), len(got.Spec.RuntimePatches))
+		}
+		return nil
+	})
+}
