@@ -130,6 +130,7 @@ func DetectShape(crd *apiextensionsv1.CustomResourceDefinition) (shape.Shape, er
 					LauncherAsNodeWorkersGetResources: true,
 					ResourcesPerNodeMerges:            v23,
 					ResourcesPerNodeNeedsMLPolicy:     v23,
+					RuntimeSnapshot:                   v23,
 				},
 				// v2.2.0 and v2.2.1 share a CRD; the first start tells.
 				UnsuspendsInOnePatch: true,

@@ -169,6 +169,21 @@ func (t *TrainJob) compute(ctx context.Context) error {
 }
 
 func (t *TrainJob) project(ctx context.Context) (projection, error) {
+	if t.deps.opts.Shape.Rules().RuntimeSnapshot {
+		// Once Trainer took its snapshot the job is built from it, and it
+		// never changes: one read per spec generation.
+		key := fmt.Sprintf("%s/%d/snapshot", t.UID, t.Generation)
+		if p, ok := t.deps.memo.get(key); ok {
+			return p, nil
+		}
+		rt, found, err := readSnapshot(ctx, t.deps.apiReader, &t.TrainJob)
+		if err != nil {
+			return projection{}, err
+		}
+		if found {
+			return t.projectFrom(rt, key)
+		}
+	}
 	rt, version, err := runtimeVersion(ctx, t.deps.client, &t.TrainJob)
 	if err != nil {
 		return projection{}, err
@@ -177,6 +192,12 @@ func (t *TrainJob) project(ctx context.Context) (projection, error) {
 	if p, ok := t.deps.memo.get(key); ok {
 		return p, nil
 	}
+	return t.projectFrom(rt, key)
+}
+
+// projectFrom computes the job's projection from runtime rt and memoises it
+// under key.
+func (t *TrainJob) projectFrom(rt *trainer.TrainingRuntimeSpec, key string) (projection, error) {
 	roles, err := podsets.Roles(&t.TrainJob, rt, t.deps.opts.Shape)
 	if err != nil {
 		return projection{}, &errRuntime{

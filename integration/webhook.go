@@ -2,16 +2,19 @@ package integration
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"strings"
 
 	"k8s.io/apimachinery/pkg/util/validation/field"
+	"k8s.io/utils/ptr"
 	ctrl "sigs.k8s.io/controller-runtime"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/controller-runtime/pkg/webhook/admission"
 	kueue "sigs.k8s.io/kueue/apis/kueue/v1beta2"
 	"sigs.k8s.io/kueue/pkg/controller/jobframework"
 
+	"github.com/trainjob-kueue/trainjob-kueue/podsets"
 	"github.com/trainjob-kueue/trainjob-kueue/trainjob"
 )
 
@@ -97,6 +100,7 @@ func (w *Webhook) ValidateCreate(ctx context.Context, obj *trainjob.TrainJob) (a
 	errs = append(errs, validateGangAnnotations(&job.TrainJob)...)
 	errs = append(errs, w.forged(nil, &job.TrainJob)...)
 	errs = append(errs, w.noRoom(&job.TrainJob)...)
+	errs = append(errs, w.unrunnable(ctx, &job.TrainJob)...)
 	dispatch, err := w.validateDispatch(ctx, job)
 	if err != nil {
 		return nil, err
@@ -125,9 +129,13 @@ func (w *Webhook) ValidateUpdate(ctx context.Context, oldObj, newObj *trainjob.T
 	})...)
 	if req, err := admission.RequestFromContext(ctx); err != nil || req.UserInfo.Username != w.opts.ManagerUsername || w.opts.ManagerUsername == "" {
 		errs = append(errs, w.forged(&oldJob.TrainJob, &newJob.TrainJob)...)
+		// A job that was unrunnable already is left to its owner to mend:
+		// only an edit that breaks it is refused.
 		if w.opts.Shape.Full(&oldJob.TrainJob) == "" {
-			// A job that was full already is left to its owner to mend.
 			errs = append(errs, w.noRoom(&newJob.TrainJob)...)
+		}
+		if len(w.unrunnable(ctx, &oldJob.TrainJob)) == 0 {
+			errs = append(errs, w.unrunnable(ctx, &newJob.TrainJob)...)
 		}
 	}
 	return nil, errs.ToAggregate()
@@ -155,6 +163,30 @@ func (w *Webhook) forged(old, job *trainjob.TrainJob) field.ErrorList {
 func (w *Webhook) noRoom(job *trainjob.TrainJob) field.ErrorList {
 	if msg := w.opts.Shape.Full(job); msg != "" {
 		return field.ErrorList{field.Forbidden(field.NewPath("spec").Child(strings.TrimPrefix(w.opts.Shape.Name(), "spec.")), msg)}
+	}
+	return nil
+}
+
+// unrunnable refuses at create what reconciling the job could only report
+// afterwards: pods that cannot be computed from the job and its runtime
+// (negative or fractional quantities, a topology request Kueue refuses,
+// more roles than the installed Kueue's PodSet limit). A runtime that does
+// not exist yet is no refusal: the job waits for it.
+func (w *Webhook) unrunnable(ctx context.Context, job *trainjob.TrainJob) field.ErrorList {
+	rt, err := runtimeSpec(ctx, w.client, job)
+	if err != nil {
+		var rtErr *errRuntime
+		if errors.As(err, &rtErr) && rtErr.reason == ReasonUnsupportedRuntime {
+			return field.ErrorList{field.NotSupported(field.NewPath("spec", "runtimeRef", "kind"), ptr.Deref(job.Spec.RuntimeRef.Kind, ""), []string{kindTrainingRuntime, kindClusterTrainingRuntime})}
+		}
+		return nil
+	}
+	roles, err := podsets.Roles(job, rt, w.opts.Shape)
+	if err == nil {
+		_, err = podsets.FromRoles(roles, w.opts.PodSets)
+	}
+	if err != nil {
+		return field.ErrorList{field.Forbidden(field.NewPath("spec"), fmt.Sprintf("Kueue cannot queue this TrainJob: %v", err))}
 	}
 	return nil
 }

@@ -46,6 +46,15 @@ func Roles(job *trainjob.TrainJob, rt *trainer.TrainingRuntimeSpec, shape Shape)
 	if len(jobs) == 0 {
 		return nil, ErrNoReplicatedJobs
 	}
+	if job.Spec.Trainer != nil && job.Spec.Trainer.ResourcesPerNode != nil {
+		r := job.Spec.Trainer.ResourcesPerNode
+		if err := checkQuantities("spec.trainer.resourcesPerNode.requests", r.Requests); err != nil {
+			return nil, err
+		}
+		if err := checkQuantities("spec.trainer.resourcesPerNode.limits", r.Limits); err != nil {
+			return nil, err
+		}
+	}
 	roles := make([]Role, 0, len(jobs))
 	for i := range jobs {
 		rj := &jobs[i]
@@ -67,6 +76,9 @@ func Roles(job *trainjob.TrainJob, rt *trainer.TrainingRuntimeSpec, shape Shape)
 		}
 		if err := applyTrainer(job, rt, shape.Rules(), rj.Name, ancestor, &tmpl.Spec); err != nil {
 			return nil, fmt.Errorf("replicatedJob %q: spec.trainer.resourcesPerNode: %w", rj.Name, err)
+		}
+		if err := checkPodQuantities(rj.Name, &tmpl.Spec); err != nil {
+			return nil, err
 		}
 		var deps []Dependency
 		for _, d := range rj.DependsOn {

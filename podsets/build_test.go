@@ -89,6 +89,23 @@ func numNodes(n int32) func(*trainjob.TrainJob) {
 	return func(j *trainjob.TrainJob) { j.Spec.Trainer = &trainjob.Trainer{NumNodes: ptr.To(n)} }
 }
 
+func perNode(requests corev1.ResourceList) func(*trainjob.TrainJob) {
+	return func(j *trainjob.TrainJob) {
+		j.Spec.Trainer = &trainjob.Trainer{ResourcesPerNode: &corev1.ResourceRequirements{Requests: requests}}
+	}
+}
+
+func TestFractionsOfNativeResourcesAreFine(t *testing.T) {
+	requests := corev1.ResourceList{
+		"cpu": resource.MustParse("500m"), "memory": resource.MustParse("1.5Gi"),
+		"hugepages-2Mi": resource.MustParse("0"), "nvidia.com/gpu": resource.MustParse("2"),
+	}
+	_, err := podsets.Build(jobWith(perNode(requests)), runtimeOf(torch(nil), rj{name: "node", ancestor: "trainer", requests: requests}), shape.PodTemplateOverrides{}, podsets.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+}
+
 func gpu(n int64) corev1.ResourceList {
 	return corev1.ResourceList{"nvidia.com/gpu": *resource.NewQuantity(n, resource.DecimalSI)}
 }
@@ -220,6 +237,26 @@ func TestBuildErrors(t *testing.T) {
 		},
 		"numNodes zero": {
 			job: jobWith(numNodes(0)), runtime: runtimeOf(torch(nil), rj{name: "node", ancestor: "trainer"}), want: "spec.trainer.numNodes",
+		},
+		"negative cpu in resourcesPerNode": {
+			job:     jobWith(perNode(corev1.ResourceList{"cpu": resource.MustParse("-2")})),
+			runtime: runtimeOf(torch(nil), rj{name: "node", ancestor: "trainer"}),
+			want:    "spec.trainer.resourcesPerNode.requests cpu is -2: quantities must not be negative",
+		},
+		"half a GPU in resourcesPerNode": {
+			job:     jobWith(perNode(corev1.ResourceList{"nvidia.com/gpu": resource.MustParse("0.5")})),
+			runtime: runtimeOf(torch(nil), rj{name: "node", ancestor: "trainer"}),
+			want:    "spec.trainer.resourcesPerNode.requests nvidia.com/gpu is 500m: extended resources take whole numbers",
+		},
+		"negative memory in the runtime": {
+			job:     jobWith(nil),
+			runtime: runtimeOf(nil, rj{name: "evaluator", requests: corev1.ResourceList{"memory": resource.MustParse("-1Gi")}}),
+			want:    `replicatedJob "evaluator" container "node" requests memory is -1Gi`,
+		},
+		"a fraction of an extended resource in the runtime": {
+			job:     jobWith(nil),
+			runtime: runtimeOf(nil, rj{name: "evaluator", requests: corev1.ResourceList{"example.com/fpga": resource.MustParse("1.5")}}),
+			want:    "extended resources take whole numbers",
 		},
 		"pod count overflows": {
 			job:     jobWith(nil),
@@ -379,11 +416,11 @@ func TestTopologyRequests(t *testing.T) {
 	rt := runtimeOf(torch(nil),
 		rj{name: "node", ancestor: "trainer", annotations: map[string]string{kueue.PodSetRequiredTopologyAnnotation: "cloud.provider.com/rack"}},
 		rj{name: "evaluator", replicas: 2, annotations: map[string]string{kueue.PodSetPreferredTopologyAnnotation: "zone"}},
-		rj{name: "sliced", annotations: map[string]string{
+		rj{name: "sliced", parallelism: ptr.To[int32](4), annotations: map[string]string{
 			kueue.PodSetRequiredTopologyAnnotation: "block", kueue.PodSetSliceRequiredTopologyAnnotation: "rack", kueue.PodSetSliceSizeAnnotation: "4",
-			kueue.PodSetGroupName: "together",
 		}},
-		rj{name: "anywhere", annotations: map[string]string{kueue.PodSetUnconstrainedTopologyAnnotation: "true"}})
+		rj{name: "anywhere", annotations: map[string]string{kueue.PodSetUnconstrainedTopologyAnnotation: "true"}},
+		rj{name: "grouped", annotations: map[string]string{kueue.PodSetRequiredTopologyAnnotation: "block", kueue.PodSetGroupName: "together"}})
 	got, err := podsets.Build(jobWith(nil), rt, shape.PodTemplateOverrides{}, podsets.Options{TopologyAwareScheduling: true})
 	if err != nil {
 		t.Fatal(err)
@@ -392,10 +429,11 @@ func TestTopologyRequests(t *testing.T) {
 		{Required: ptr.To("cloud.provider.com/rack"), PodIndexLabel: ptr.To(batchv1.JobCompletionIndexAnnotation), SubGroupIndexLabel: ptr.To(jobset.JobIndexKey), SubGroupCount: ptr.To[int32](1)},
 		{Preferred: ptr.To("zone"), PodIndexLabel: ptr.To(batchv1.JobCompletionIndexAnnotation), SubGroupIndexLabel: ptr.To(jobset.JobIndexKey), SubGroupCount: ptr.To[int32](2)},
 		{
-			Required: ptr.To("block"), PodSetSliceRequiredTopology: ptr.To("rack"), PodSetSliceSize: ptr.To[int32](4), PodSetGroupName: ptr.To("together"),
+			Required: ptr.To("block"), PodSetSliceRequiredTopology: ptr.To("rack"), PodSetSliceSize: ptr.To[int32](4),
 			PodIndexLabel: ptr.To(batchv1.JobCompletionIndexAnnotation), SubGroupIndexLabel: ptr.To(jobset.JobIndexKey), SubGroupCount: ptr.To[int32](1),
 		},
 		{Unconstrained: ptr.To(true), PodIndexLabel: ptr.To(batchv1.JobCompletionIndexAnnotation), SubGroupIndexLabel: ptr.To(jobset.JobIndexKey), SubGroupCount: ptr.To[int32](1)},
+		{Required: ptr.To("block"), PodSetGroupName: ptr.To("together"), PodIndexLabel: ptr.To(batchv1.JobCompletionIndexAnnotation), SubGroupIndexLabel: ptr.To(jobset.JobIndexKey), SubGroupCount: ptr.To[int32](1)},
 	}
 	if len(got) != len(want) {
 		t.Fatalf("%d PodSets, want %d", len(got), len(want))
@@ -414,6 +452,39 @@ func TestTopologyRequests(t *testing.T) {
 	}})
 	if _, err := podsets.Build(jobWith(nil), bad, shape.PodTemplateOverrides{}, podsets.Options{TopologyAwareScheduling: true}); err == nil || !strings.Contains(err.Error(), `replicatedJob "node"`) {
 		t.Errorf("a slice size that is no number: want an error naming the replicatedJob, got %v", err)
+	}
+}
+
+// Kueue's own webhooks refuse these on the jobs they know (its TrainJob
+// cases "invalid topology request", "slice size larger than number of
+// podsets"); we refuse them too, naming the annotation.
+func TestTopologyRequestsKueueRefuses(t *testing.T) {
+	cases := map[string]struct {
+		job  rj
+		want string
+	}{
+		"required and preferred": {
+			job:  rj{name: "node", ancestor: "trainer", annotations: map[string]string{kueue.PodSetRequiredTopologyAnnotation: "rack", kueue.PodSetPreferredTopologyAnnotation: "block"}},
+			want: "must not contain more than one topology annotation",
+		},
+		"slice larger than the PodSet": {
+			job: rj{name: "node", ancestor: "trainer", parallelism: ptr.To[int32](2), annotations: map[string]string{
+				kueue.PodSetRequiredTopologyAnnotation: "block", kueue.PodSetSliceRequiredTopologyAnnotation: "rack", kueue.PodSetSliceSizeAnnotation: "3",
+			}},
+			want: "must not be greater than pod set count 2",
+		},
+		"not a label name": {
+			job:  rj{name: "node", ancestor: "trainer", annotations: map[string]string{kueue.PodSetRequiredTopologyAnnotation: "not a label!"}},
+			want: kueue.PodSetRequiredTopologyAnnotation,
+		},
+	}
+	for name, tc := range cases {
+		t.Run(name, func(t *testing.T) {
+			_, err := podsets.Build(jobWith(nil), runtimeOf(nil, tc.job), shape.PodTemplateOverrides{}, podsets.Options{TopologyAwareScheduling: true})
+			if err == nil || !strings.Contains(err.Error(), tc.want) || !strings.Contains(err.Error(), `replicatedJob "node"`) {
+				t.Fatalf("error %v, want one naming the replicatedJob and containing %q", err, tc.want)
+			}
+		})
 	}
 }
 

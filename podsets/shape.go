@@ -34,4 +34,8 @@ type Rules struct {
 	// NoJobsStatus: the TrainJob reports no status.jobsStatus (v2.0); the
 	// state of its Jobs is read from its JobSet.
 	NoJobsStatus bool
+	// RuntimeSnapshot: at a job's first reconcile Trainer copies its
+	// runtime into a ConfigMap and builds the job from that copy ever
+	// after (v2.3+); a runtime edited later no longer changes the job.
+	RuntimeSnapshot bool
 }

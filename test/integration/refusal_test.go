@@ -7,6 +7,8 @@ import (
 	"testing"
 
 	admissionregistrationv1 "k8s.io/api/admissionregistration/v1"
+	corev1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/api/resource"
 	apimeta "k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/types"
@@ -191,4 +193,42 @@ func TestStopRefusedByTheAPIServerIsSaidAndRetried(t *testing.T) {
 		}
 		return nil
 	})
+}
+
+// What reconciling could only report later is refused at create, naming
+// the field and the fix.
+func TestUnrunnableJobsAreRefusedAtCreate(t *testing.T) {
+	ns := newNamespace(t)
+	lq := queue(t, ns, pool{Name: "gpu", Labels: map[string]string{"pool": "gpu"}, GPUs: 8})
+	create(t, trainingRuntime(ns, "rt", torchPolicy(1), role{Name: "node", Ancestor: "trainer", Requests: gpus(1)}))
+	for name, tc := range map[string]struct {
+		perNode corev1.ResourceList
+		want    string
+	}{
+		"negative cpu":   {corev1.ResourceList{"cpu": resource.MustParse("-2")}, "spec.trainer.resourcesPerNode.requests cpu is -2: quantities must not be negative"},
+		"half a GPU":     {corev1.ResourceList{"nvidia.com/gpu": resource.MustParse("0.5")}, "nvidia.com/gpu is 500m: extended resources take whole numbers"},
+		"negative limit": {nil, "spec.trainer.resourcesPerNode.limits memory is -1Gi"},
+	} {
+		t.Run(name, func(t *testing.T) {
+			tj := trainJob(ns, strings.ToLower(strings.ReplaceAll(name, " ", "-")), "rt", lq)
+			tj.Spec.Trainer = &trainer.Trainer{ResourcesPerNode: &corev1.ResourceRequirements{Requests: tc.perNode}}
+			if tc.perNode == nil {
+				tj.Spec.Trainer.ResourcesPerNode.Limits = corev1.ResourceList{"memory": resource.MustParse("-1Gi")}
+			}
+			if err := k8s.Create(ctx, tj); err == nil || !strings.Contains(err.Error(), tc.want) {
+				t.Fatalf("create: %v, want a refusal containing %q", err, tc.want)
+			}
+		})
+	}
+
+	// A replicatedJob with parallelism 0 runs one pod in Trainer: it is
+	// queued, and booked for one.
+	rt := trainingRuntime(ns, "zero", nil, role{Name: "trainer", Ancestor: "trainer", Requests: gpus(1)})
+	rt.Spec.Template.Spec.ReplicatedJobs[0].Template.Spec.Parallelism = ptr.To[int32](0)
+	create(t, rt)
+	zero := trainJob(ns, "zero", "zero", lq)
+	create(t, zero)
+	if wl := workloadOf(t, zero); len(wl.Spec.PodSets) != 1 || wl.Spec.PodSets[0].Count != 1 {
+		t.Errorf("PodSets %+v, want one of one pod", wl.Spec.PodSets)
+	}
 }

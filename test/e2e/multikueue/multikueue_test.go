@@ -175,7 +175,7 @@ func runsOn(t *testing.T, w *cluster, tj *trainer.TrainJob) {
 			}
 		}
 		if running != 2 {
-			return fmt.Errorf("%d of 2 pods running on %s's nodes", running, w.name)
+			return fmt.Errorf("%d of 2 pods running on %s's nodes; %s", running, w.name, dispatchState(tj))
 		}
 		return nil
 	})
@@ -197,6 +197,59 @@ func runsOn(t *testing.T, w *cluster, tj *trainer.TrainJob) {
 	if !slices.Equal(names, []string{wlName}) {
 		t.Errorf("Workloads of the job on %s: %v, want exactly the manager's %s", w.name, names, wlName)
 	}
+}
+
+// dispatchState says where a dispatch stands on every cluster, for a
+// failure message: the manager's Workload, and on each worker the job's
+// copy, its Workload and its pods.
+func dispatchState(tj *trainer.TrainJob) string {
+	var b strings.Builder
+	conditions := func(cs []metav1.Condition) string {
+		var parts []string
+		for _, c := range cs {
+			parts = append(parts, fmt.Sprintf("%s=%s(%s: %s)", c.Type, c.Status, c.Reason, c.Message))
+		}
+		return "[" + strings.Join(parts, " ") + "]"
+	}
+	workloadOf := func(c *cluster) string {
+		var wls kueue.WorkloadList
+		if err := c.List(ctx, &wls, client.InNamespace(tj.Namespace)); err != nil {
+			return err.Error()
+		}
+		var parts []string
+		for _, wl := range wls.Items {
+			checks := ""
+			for _, ac := range wl.Status.AdmissionChecks {
+				checks += fmt.Sprintf(" check %s=%s(%s)", ac.Name, ac.State, ac.Message)
+			}
+			parts = append(parts, fmt.Sprintf("Workload %s clusterName=%q nominated=%v %s%s", wl.Name, ptr.Deref(wl.Status.ClusterName, ""), wl.Status.NominatedClusterNames, conditions(wl.Status.Conditions), checks))
+		}
+		return strings.Join(parts, "; ")
+	}
+	fmt.Fprintf(&b, "manager: %s", workloadOf(manager))
+	for _, w := range []*cluster{worker1, worker2} {
+		fmt.Fprintf(&b, "\n%s: ", w.name)
+		got := &trainer.TrainJob{}
+		if err := w.Get(ctx, client.ObjectKeyFromObject(tj), got); err != nil {
+			fmt.Fprintf(&b, "TrainJob: %v", err)
+			continue
+		}
+		fmt.Fprintf(&b, "TrainJob suspend=%v %s; %s", ptr.Deref(got.Spec.Suspend, false), conditions(got.Status.Conditions), workloadOf(w))
+		var pods corev1.PodList
+		if err := w.List(ctx, &pods, client.InNamespace(tj.Namespace)); err != nil {
+			fmt.Fprintf(&b, "; pods: %v", err)
+			continue
+		}
+		for _, p := range pods.Items {
+			fmt.Fprintf(&b, "; pod %s %s node=%q gates=%d", p.Name, p.Status.Phase, p.Spec.NodeName, len(p.Spec.SchedulingGates))
+			for _, c := range p.Status.Conditions {
+				if c.Type == corev1.PodScheduled && c.Status != corev1.ConditionTrue {
+					fmt.Fprintf(&b, " unschedulable(%s)", c.Message)
+				}
+			}
+		}
+	}
+	return b.String()
 }
 
 func complete(t *testing.T, tj *trainer.TrainJob) {
