@@ -75,7 +75,7 @@ func TestDetectShapeOfEveryRelease(t *testing.T) {
 		"v2.0.1": {want: "spec.podSpecOverrides", rules: podsets.Rules{NoJobsStatus: true}},
 		"v2.1.0": {want: "spec.podTemplateOverrides", rules: podsets.Rules{LauncherAsNodeWorkersGetResources: true}},
 		"v2.2.1": {want: "spec.runtimePatches", rules: podsets.Rules{LauncherAsNodeWorkersGetResources: true}},
-		"v2.3.0": {want: "spec.runtimePatches", rules: podsets.Rules{LauncherAsNodeWorkersGetResources: true, ResourcesPerNodeMerges: true, ResourcesPerNodeNeedsMLPolicy: true}},
+		"v2.3.0": {want: "spec.runtimePatches", rules: podsets.Rules{LauncherAsNodeWorkersGetResources: true, ResourcesPerNodeMerges: true, ResourcesPerNodeNeedsMLPolicy: true, RuntimeSnapshot: true}},
 	}
 	for version, tc := range cases {
 		t.Run(version, func(t *testing.T) {
