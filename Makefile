@@ -12,7 +12,7 @@ KUEUE_VERSION ?= v0.19.2
 INTEGRATION ?= ours
 KUEUE_CONFIG ?=
 
-.PHONY: all build plugin image image-push bench bench-smoke test test-install test-image test-smoke test-full test-unit test-integration test-e2e fuzz vet envtest-assets components cluster-up cluster-down multikueue-up demo clean
+.PHONY: all build plugin image image-push deploy bench bench-smoke test test-install test-image test-smoke test-full test-unit test-integration test-e2e fuzz vet envtest-assets components cluster-up cluster-down multikueue-up demo clean
 
 all: build
 
@@ -30,9 +30,10 @@ plugin:
 VERSION ?= $(shell git describe --tags --always --dirty 2>/dev/null || echo dev)
 COMMIT ?= $(shell git rev-parse HEAD 2>/dev/null || echo unknown)
 IMAGE_PLATFORMS ?= linux/amd64,linux/arm64
-# Where to push: registry/trainjob-kueue:tag. No default, and never an
-# implicit latest.
+# Where to push, or which image to deploy: registry/trainjob-kueue:tag. No
+# default, and never an implicit latest.
 IMG ?=
+KUBECTL ?= $(shell command -v kubectl 2>/dev/null)
 IMAGE_TOOL = cd hack/tools/image && $(GO) run .
 
 ## image: the manager's multi-arch (IMAGE_PLATFORMS) OCI image without a
@@ -50,6 +51,14 @@ image-push:
 	@$(IMAGE_TOOL) push -check -image '$(IMG)'
 	$(MAKE) --no-print-directory image
 	$(IMAGE_TOOL) push -layout $(CURDIR)/bin/image -image '$(IMG)'
+
+## deploy: config/default with the manager's image set (kustomize images:),
+## make deploy IMG=registry/trainjob-kueue:tag; written to bin/deploy.yaml and
+## applied with kubectl when it is on PATH (KUBECTL= only writes it).
+deploy:
+	cd hack/tools/image && $(GO) run ./render -config $(CURDIR)/config/default -image '$(IMG)' -o $(CURDIR)/bin/deploy.yaml
+	@if [ -n "$(KUBECTL)" ]; then set -x; $(KUBECTL) apply -f bin/deploy.yaml; \
+	  else echo "no kubectl (on PATH or KUBECTL): the install, with image $(IMG), is in bin/deploy.yaml; kubectl apply -f bin/deploy.yaml"; fi
 
 ## test: every tier on the default configuration, plus a smoke of every
 ## other supported Trainer release.
@@ -98,8 +107,8 @@ test-install:
 
 ## test-image: make image's build for both platforms, checked (non-root,
 ## entrypoint, labels, /manager 0755 65532, the binary's --version, the
-## Dockerfile's build), pushed to an in-process registry. A module of its
-## own (hack/tools/image).
+## Dockerfile's build), pushed to an in-process registry; make deploy's
+## renderer. A module of its own (hack/tools/image).
 test-image:
 	cd hack/tools/image && $(GO) vet ./... && $(GO) test -count=1 -timeout 30m ./...
 
