@@ -12,7 +12,7 @@ KUEUE_VERSION ?= v0.19.2
 INTEGRATION ?= ours
 KUEUE_CONFIG ?=
 
-.PHONY: all build plugin bench bench-smoke test test-install test-smoke test-full test-unit test-integration test-e2e fuzz vet envtest-assets components cluster-up cluster-down multikueue-up demo clean
+.PHONY: all build plugin image image-push deploy bench bench-smoke test test-install test-image test-smoke test-full test-unit test-integration test-e2e fuzz vet envtest-assets components cluster-up cluster-down multikueue-up demo clean
 
 all: build
 
@@ -24,9 +24,45 @@ build:
 plugin:
 	$(GO) build -o bin/kubectl-trainjob_kueue ./cmd/trainjob-kueue
 
+# The image: the version and commit stamped into the binary and its labels,
+# its creation time the commit's (SOURCE_DATE_EPOCH overrides), so the same
+# commit builds the same image.
+VERSION ?= $(shell git describe --tags --always --dirty 2>/dev/null || echo dev)
+COMMIT ?= $(shell git rev-parse HEAD 2>/dev/null || echo unknown)
+IMAGE_PLATFORMS ?= linux/amd64,linux/arm64
+# Where to push, or which image to deploy: registry/trainjob-kueue:tag. No
+# default, and never an implicit latest.
+IMG ?=
+KUBECTL ?= $(shell command -v kubectl 2>/dev/null)
+IMAGE_TOOL = cd hack/tools/image && $(GO) run .
+
+## image: the manager's multi-arch (IMAGE_PLATFORMS) OCI image without a
+## Docker engine: hack/build-manager.sh (the Dockerfile's build) per platform,
+## onto an empty base, non-root 65532:65532, entrypoint /manager; written as
+## an OCI layout to bin/image, and this host's platform as a docker-load
+## tarball to bin/image-linux-ARCH.tar.
+image:
+	$(IMAGE_TOOL) build -root $(CURDIR) -out $(CURDIR)/bin/image -version '$(VERSION)' -commit '$(COMMIT)' \
+	  -platforms $(IMAGE_PLATFORMS) -docker-tarball $(CURDIR)/bin/image-linux-$$($(GO) env GOARCH).tar
+
+## image-push: make image, then push its multi-arch index with your Docker
+## credentials: make image-push IMG=registry/trainjob-kueue:tag
+image-push:
+	@$(IMAGE_TOOL) push -check -image '$(IMG)'
+	$(MAKE) --no-print-directory image
+	$(IMAGE_TOOL) push -layout $(CURDIR)/bin/image -image '$(IMG)'
+
+## deploy: config/default with the manager's image set (kustomize images:),
+## make deploy IMG=registry/trainjob-kueue:tag; written to bin/deploy.yaml and
+## applied with kubectl when it is on PATH (KUBECTL= only writes it).
+deploy:
+	cd hack/tools/image && $(GO) run ./render -config $(CURDIR)/config/default -image '$(IMG)' -o $(CURDIR)/bin/deploy.yaml
+	@if [ -n "$(KUBECTL)" ]; then set -x; $(KUBECTL) apply -f bin/deploy.yaml; \
+	  else echo "no kubectl (on PATH or KUBECTL): the install, with image $(IMG), is in bin/deploy.yaml; kubectl apply -f bin/deploy.yaml"; fi
+
 ## test: every tier on the default configuration, plus a smoke of every
 ## other supported Trainer release.
-test: vet test-unit test-install test-integration test-e2e test-smoke bench-smoke
+test: vet test-unit test-install test-image test-integration test-e2e test-smoke bench-smoke
 
 SMOKE_TRAINER_VERSIONS ?= v2.0.1 v2.2.0 v2.3.0
 # Trainer v2.3 is the first whose controller may run on a MultiKueue manager.
@@ -51,7 +87,7 @@ test-smoke:
 
 ## test-full: everything, fully: all tiers on every Trainer release, and
 ## longer fuzzing.
-test-full: vet test-unit test-install test-integration test-e2e
+test-full: vet test-unit test-install test-image test-integration test-e2e
 	@for v in $(SMOKE_TRAINER_VERSIONS); do \
 	  $(MAKE) --no-print-directory components TRAINER_VERSION=$$v || exit 1; \
 	  E2E_TRAINER_VERSION=$$v $(GO) test -p 1 -count=1 -timeout 40m ./test/e2e/... || exit 1; \
@@ -68,6 +104,13 @@ vet:
 ## (rendered with Helm's and kustomize's Go libraries, a module of its own).
 test-install:
 	cd test/install && $(GO) test -count=1 ./...
+
+## test-image: make image's build for both platforms, checked (non-root,
+## entrypoint, labels, /manager 0755 65532, the binary's --version, the
+## Dockerfile's build), pushed to an in-process registry; make deploy's
+## renderer. A module of its own (hack/tools/image).
+test-image:
+	cd hack/tools/image && $(GO) vet ./... && $(GO) test -count=1 -timeout 30m ./...
 
 test-unit:
 	$(GO) test -count=1 ./podsets/... ./quota/... ./shape/... ./trainjob/... ./integration/... ./cmd/...

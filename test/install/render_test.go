@@ -28,6 +28,14 @@ const namespace = "trainjob-kueue-system"
 
 func decode(t *testing.T, data []byte) []*unstructured.Unstructured {
 	t.Helper()
+	out, err := decodeErr(data)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return out
+}
+
+func decodeErr(data []byte) ([]*unstructured.Unstructured, error) {
 	dec := utilyaml.NewYAMLOrJSONDecoder(bytes.NewReader(data), 4096)
 	var out []*unstructured.Unstructured
 	for {
@@ -36,7 +44,7 @@ func decode(t *testing.T, data []byte) []*unstructured.Unstructured {
 			if errors.Is(err, io.EOF) {
 				break
 			}
-			t.Fatalf("decoding rendered objects: %v\n%s", err, data)
+			return nil, fmt.Errorf("decoding rendered objects: %w\n%s", err, data)
 		}
 		if len(obj) == 0 {
 			continue
@@ -44,7 +52,7 @@ func decode(t *testing.T, data []byte) []*unstructured.Unstructured {
 		out = append(out, &unstructured.Unstructured{Object: obj})
 	}
 	slices.SortFunc(out, func(a, b *unstructured.Unstructured) int { return strings.Compare(key(a), key(b)) })
-	return out
+	return out, nil
 }
 
 func key(o *unstructured.Unstructured) string {
@@ -66,17 +74,35 @@ func kustomize(t *testing.T) []*unstructured.Unstructured {
 
 func helm(t *testing.T, values map[string]any) []*unstructured.Unstructured {
 	t.Helper()
-	ch, err := loader.Load("../../charts/trainjob-kueue")
-	if err != nil {
-		t.Fatalf("loading the chart: %v", err)
-	}
-	vals, err := chartutil.ToRenderValues(ch, values, chartutil.ReleaseOptions{Name: "trainjob-kueue", Namespace: namespace, IsInstall: true}, chartutil.DefaultCapabilities)
+	objs, err := renderHelm(namespace, values)
 	if err != nil {
 		t.Fatal(err)
 	}
+	return objs
+}
+
+// renderHelm renders the chart as `helm install -n ns` would, with values
+// on top of values.yaml.
+func renderHelm(ns string, values map[string]any) ([]*unstructured.Unstructured, error) {
+	data, err := renderHelmYAML(ns, values)
+	if err != nil {
+		return nil, err
+	}
+	return decodeErr(data)
+}
+
+func renderHelmYAML(ns string, values map[string]any) ([]byte, error) {
+	ch, err := loader.Load("../../charts/trainjob-kueue")
+	if err != nil {
+		return nil, fmt.Errorf("loading the chart: %w", err)
+	}
+	vals, err := chartutil.ToRenderValues(ch, values, chartutil.ReleaseOptions{Name: "trainjob-kueue", Namespace: ns, IsInstall: true}, chartutil.DefaultCapabilities)
+	if err != nil {
+		return nil, err
+	}
 	files, err := engine.Render(ch, vals)
 	if err != nil {
-		t.Fatalf("rendering the chart: %v", err)
+		return nil, fmt.Errorf("rendering the chart: %w", err)
 	}
 	names := make([]string, 0, len(files))
 	for name := range files {
@@ -89,7 +115,7 @@ func helm(t *testing.T, values map[string]any) []*unstructured.Unstructured {
 			all.WriteString("\n---\n" + files[name])
 		}
 	}
-	return decode(t, all.Bytes())
+	return all.Bytes(), nil
 }
 
 func TestHelmAndKustomizeRenderTheSameObjects(t *testing.T) {
@@ -125,65 +151,6 @@ func find(t *testing.T, objs []*unstructured.Unstructured, kind, name string) *u
 	return nil
 }
 
-func TestHelmValues(t *testing.T) {
-	objs := helm(t, map[string]any{
-		"image":          map[string]any{"repository": "registry.example.com/trainjob-kueue", "tag": "v0.1.0", "pullPolicy": "IfNotPresent"},
-		"replicas":       3,
-		"leaderElection": false,
-		"featureGates":   map[string]any{"TopologyAwareScheduling": true, "MultiKueue": false},
-		"kueueConfig":    map[string]any{"existingConfigMap": "my-kueue-config"},
-		"metrics":        map[string]any{"bindAddress": ":9090", "secure": false},
-		"webhook":        map[string]any{"certManagement": "external", "certSecretName": "from-cert-manager"},
-	})
-	deploy := find(t, objs, "Deployment", "trainjob-kueue-controller-manager")
-	replicas, _, _ := unstructured.NestedFieldNoCopy(deploy.Object, "spec", "replicas")
-	containers, _, _ := unstructured.NestedSlice(deploy.Object, "spec", "template", "spec", "containers")
-	c := containers[0].(map[string]any)
-	volumes, _, _ := unstructured.NestedSlice(deploy.Object, "spec", "template", "spec", "volumes")
-	got := map[string]any{
-		"replicas":   fmt.Sprint(replicas),
-		"image":      c["image"],
-		"pullPolicy": c["imagePullPolicy"],
-		"args":       c["args"],
-		"volumes":    volumes,
-	}
-	want := map[string]any{
-		"replicas":   "3",
-		"image":      "registry.example.com/trainjob-kueue:v0.1.0",
-		"pullPolicy": "IfNotPresent",
-		"args": []any{
-			"--kueue-config=/etc/kueue/controller_manager_config.yaml",
-			"--metrics-bind-address=:9090",
-			"--health-probe-bind-address=:8081",
-			"--metrics-secure=false",
-			"--cert-management=external",
-			"--webhook-secret-name=from-cert-manager",
-			"--feature-gates=MultiKueue=false,TopologyAwareScheduling=true",
-		},
-		"volumes": []any{
-			map[string]any{"name": "kueue-config", "configMap": map[string]any{"name": "my-kueue-config"}},
-			map[string]any{"name": "certs", "secret": map[string]any{"secretName": "from-cert-manager"}},
-		},
-	}
-	if diff := cmp.Diff(want, got); diff != "" {
-		t.Errorf("Deployment (-want +got):\n%s", diff)
-	}
-	for _, o := range objs {
-		if (o.GetKind() == "ConfigMap" || o.GetKind() == "Secret") && o.GetNamespace() == namespace {
-			t.Errorf("%s rendered although the values provide it", key(o))
-		}
-	}
-}
-
-func TestHelmInlineKueueConfig(t *testing.T) {
-	const inline = "apiVersion: config.kueue.x-k8s.io/v1beta2\nkind: Configuration\nmanageJobsWithoutQueueName: false\n"
-	objs := helm(t, map[string]any{"kueueConfig": map[string]any{"inline": inline}})
-	cm := find(t, objs, "ConfigMap", "trainjob-kueue-kueue-config")
-	if got, _, _ := unstructured.NestedString(cm.Object, "data", "controller_manager_config.yaml"); got != inline {
-		t.Errorf("inline Kueue configuration rendered as %q", got)
-	}
-}
-
 // The webhooks never intercept the manager's own namespace or kube-system:
 // a broken manager must not block the cluster's own workloads.
 func TestWebhooksSkipTheManagersNamespaceAndKubeSystem(t *testing.T) {
@@ -199,18 +166,7 @@ func TestWebhooksSkipTheManagersNamespaceAndKubeSystem(t *testing.T) {
 				t.Fatalf("%s %s has no webhooks", kind, o.GetName())
 			}
 			for _, h := range hooks {
-				exprs, _, _ := unstructured.NestedSlice(h.(map[string]any), "namespaceSelector", "matchExpressions")
-				excluded := map[string]bool{}
-				for _, e := range exprs {
-					m := e.(map[string]any)
-					if m["key"] != "kubernetes.io/metadata.name" || m["operator"] != "NotIn" {
-						continue
-					}
-					vals, _, _ := unstructured.NestedStringSlice(m, "values")
-					for _, v := range vals {
-						excluded[v] = true
-					}
-				}
+				excluded := excludedNamespaces(h.(map[string]any))
 				for _, ns := range []string{"kube-system", deploy.GetNamespace()} {
 					if !excluded[ns] {
 						t.Errorf("%s %s: webhook %v intercepts namespace %s", kind, o.GetName(), h.(map[string]any)["name"], ns)
@@ -219,4 +175,22 @@ func TestWebhooksSkipTheManagersNamespaceAndKubeSystem(t *testing.T) {
 			}
 		}
 	}
+}
+
+// excludedNamespaces are the namespaces a webhook's namespaceSelector
+// leaves out by name.
+func excludedNamespaces(hook map[string]any) map[string]bool {
+	exprs, _, _ := unstructured.NestedSlice(hook, "namespaceSelector", "matchExpressions")
+	excluded := map[string]bool{}
+	for _, e := range exprs {
+		m := e.(map[string]any)
+		if m["key"] != "kubernetes.io/metadata.name" || m["operator"] != "NotIn" {
+			continue
+		}
+		vals, _, _ := unstructured.NestedStringSlice(m, "values")
+		for _, v := range vals {
+			excluded[v] = true
+		}
+	}
+	return excluded
 }
