@@ -24,7 +24,10 @@ import (
 	"github.com/trainjob-kueue/trainjob-kueue/test/poll"
 )
 
-var eventually = poll.Eventually
+var (
+	eventually   = poll.Eventually
+	consistently = poll.Consistently
+)
 
 func create(t *testing.T, objs ...client.Object) {
 	t.Helper()

@@ -1,0 +1,113 @@
+package e2e_test
+
+import (
+	"fmt"
+	"testing"
+	"time"
+
+	corev1 "k8s.io/api/core/v1"
+	apiextensionsv1 "k8s.io/apiextensions-apiserver/pkg/apis/apiextensions/v1"
+	"k8s.io/apimachinery/pkg/api/resource"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+	kueue "sigs.k8s.io/kueue/apis/kueue/v1beta2"
+	"sigs.k8s.io/kueue/pkg/workload"
+
+	"github.com/trainjob-kueue/trainjob-kueue/integration"
+	"github.com/trainjob-kueue/trainjob-kueue/test/fixtures"
+)
+
+// takesSnapshots: the installed Trainer builds jobs from a copy of their
+// runtime taken at their first reconcile (v2.3+).
+func takesSnapshots(t *testing.T) bool {
+	t.Helper()
+	crd := &apiextensionsv1.CustomResourceDefinition{}
+	if err := k8s.Get(ctx, client.ObjectKey{Name: "trainjobs.trainer.kubeflow.org"}, crd); err != nil {
+		t.Fatal(err)
+	}
+	s, err := integration.DetectShape(crd)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return s.Rules().RuntimeSnapshot
+}
+
+// A runtime edited while a job queues: the quota booked is what the pods
+// get, on every Trainer release. Trainer v2.3 builds the job from the
+// runtime as it was when the job arrived (its snapshot), older releases
+// from the runtime as it is when the job starts.
+func TestRuntimeEditedWhileQueuedBooksWhatThePodsGet(t *testing.T) {
+	ns := namespace(t)
+	p := gpuPool(ns, "cpu", 0)
+	p.CPUs = "0"
+	nodesOf(t, ns, p, 1, 0)
+	lq := queue(t, ns, ns, p)
+	tol := []corev1.Toleration{runtimeToleration}
+	rt := fixtures.TrainingRuntime(ns, "torch", fixtures.TorchPolicy(1),
+		fixtures.Role{Name: "node", Ancestor: "trainer", Requests: fixtures.CPUs("1"), Tolerations: tol, Annotations: kwokRunFor(time.Hour)})
+	create(t, rt)
+	tj := fixtures.TrainJob(ns, "job", "torch", lq)
+	create(t, tj)
+	snapshots := takesSnapshots(t)
+	workloadOf(t, tj)
+	if snapshots {
+		eventually(t, time.Minute, "Trainer's snapshot of the runtime", func() error {
+			return k8s.Get(ctx, client.ObjectKey{Namespace: ns, Name: tj.Name + "-runtime-snapshot"}, &corev1.ConfigMap{})
+		})
+	}
+
+	eventually(t, 30*time.Second, "runtime edited", func() error {
+		if err := k8s.Get(ctx, client.ObjectKeyFromObject(rt), rt); err != nil {
+			return err
+		}
+		rt.Spec.Template.Spec.ReplicatedJobs[0].Template.Spec.Template.Spec.Containers[0].Resources.Requests[corev1.ResourceCPU] = resource.MustParse("3")
+		return k8s.Update(ctx, rt)
+	})
+	want := resource.MustParse("3")
+	if snapshots {
+		want = resource.MustParse("1")
+	}
+	bookedCPU := func(wl *kueue.Workload) resource.Quantity {
+		return wl.Spec.PodSets[0].Template.Spec.Containers[0].Resources.Requests[corev1.ResourceCPU]
+	}
+	// The manager sees the edit (every job of a runtime is reconciled when
+	// it changes) and books what Trainer will run.
+	eventually(t, time.Minute, "Workload books the runtime Trainer will use", func() error {
+		if got := bookedCPU(workloadOf(t, tj)); got.Cmp(want) != 0 {
+			return fmt.Errorf("Workload books cpu %s, want %s", got.String(), want.String())
+		}
+		return nil
+	})
+	consistently(t, 5*time.Second, "Workload keeps what Trainer will use", func() error {
+		if got := bookedCPU(workloadOf(t, tj)); got.Cmp(want) != 0 {
+			return fmt.Errorf("Workload books cpu %s, want %s", got.String(), want.String())
+		}
+		return nil
+	})
+
+	eventually(t, 30*time.Second, "quota given", func() error {
+		cq := &kueue.ClusterQueue{}
+		if err := k8s.Get(ctx, client.ObjectKey{Name: ns}, cq); err != nil {
+			return err
+		}
+		cq.Spec.ResourceGroups[0].Flavors[0].Resources[0].NominalQuota = resource.MustParse("8")
+		return k8s.Update(ctx, cq)
+	})
+	var admitted *kueue.Workload
+	eventually(t, 2*time.Minute, "admitted and running", func() error {
+		wl := workloadOf(t, tj)
+		if !workload.IsAdmitted(wl) {
+			return fmt.Errorf("not admitted: %v", wl.Status.Conditions)
+		}
+		admitted = wl
+		pods := podsOf(t, tj, "node")
+		if len(pods) != 1 || pods[0].Status.Phase != corev1.PodRunning {
+			return fmt.Errorf("%d pods, want 1 running", len(pods))
+		}
+		return nil
+	})
+	pod := podsOf(t, tj, "node")[0]
+	got := pod.Spec.Containers[0].Resources.Requests[corev1.ResourceCPU]
+	if booked := bookedCPU(admitted); got.Cmp(booked) != 0 || got.Cmp(want) != 0 {
+		t.Errorf("pod requests cpu %s, the Workload booked %s; want both %s", got.String(), booked.String(), want.String())
+	}
+}
