@@ -313,10 +313,24 @@ func sameDemand(a, b []kueue.PodSet) bool {
 // waves (initializers, then trainer nodes), so this is the wave that runs,
 // read from jobsStatus against the memoised roles; nothing is rebuilt.
 func (t *TrainJob) PodsReady(ctx context.Context, _ client.Client) bool {
-	if t.compute(ctx) != nil {
+	roles, err := t.runningRoles(ctx)
+	if err != nil {
 		return false
 	}
-	return quota.Due(t.roles, t.progress(ctx))
+	return quota.Due(roles, t.progress(ctx))
+}
+
+// runningRoles are the job's roles as they run: while it holds a
+// reservation, fitted to the PodSets it was admitted with, since its JobSet
+// can't follow a runtime edited since.
+func (t *TrainJob) runningRoles(ctx context.Context) ([]podsets.Role, error) {
+	if err := t.compute(ctx); err != nil {
+		return nil, err
+	}
+	if wl := t.reservedWorkload(ctx); wl != nil {
+		return podsets.Admitted(t.roles, wl.Spec.PodSets), nil
+	}
+	return t.roles, nil
 }
 
 // ReclaimablePods reports the pods of roles whose Jobs already succeeded,
@@ -324,7 +338,11 @@ func (t *TrainJob) PodsReady(ctx context.Context, _ client.Client) bool {
 // go to waiting jobs. Roles are reported in runtime order.
 func (t *TrainJob) ReclaimablePods(ctx context.Context, _ client.Client) ([]kueue.ReclaimablePod, error) {
 	jobs := t.jobsStatus(ctx)
-	if len(jobs) == 0 || t.compute(ctx) != nil {
+	if len(jobs) == 0 {
+		return nil, nil
+	}
+	roles, err := t.runningRoles(ctx)
+	if err != nil {
 		return nil, nil
 	}
 	succeeded := make(map[string]int32, len(jobs))
@@ -332,8 +350,8 @@ func (t *TrainJob) ReclaimablePods(ctx context.Context, _ client.Client) ([]kueu
 		succeeded[jobs[i].Name] = ptr.Deref(jobs[i].Succeeded, 0)
 	}
 	var out []kueue.ReclaimablePod
-	for i := range t.roles {
-		r := &t.roles[i]
+	for i := range roles {
+		r := &roles[i]
 		done := succeeded[r.Name]
 		if done <= 0 || done > r.Replicas {
 			continue

@@ -207,6 +207,61 @@ func TestFinishedInitializersAreReclaimable(t *testing.T) {
 	})
 }
 
+// A structural edit of the runtime under a running job: its JobSet can't
+// follow, so neither may its readiness nor its reclaimable pods. Judged on
+// the live runtime, the new replicatedJob would make every running job of
+// the runtime not ready (mass eviction under waitForPodsReady), and the
+// initializer's new parallelism would report more reclaimable pods than
+// were admitted, which Kueue refuses.
+func TestRuntimeEditedUnderARunningJobKeepsItsReadinessAndReclaimablePods(t *testing.T) {
+	ns := newNamespace(t)
+	lq := queue(t, ns, pool{Name: "gpu", GPUs: 8})
+	rt := initThenTrain(ns, "init")
+	create(t, rt)
+	tj := trainJob(ns, "job", "init", lq)
+	create(t, tj)
+	waitRunning(t, tj)
+	jobSetOf(t, tj)
+	setJobsStatus(t, ns, "job", "dataset-initializer", 0, 1)
+	setJobsStatus(t, ns, "job", "node", 2, 0)
+	wantReclaimable := []kueue.ReclaimablePod{{Name: "dataset-initializer", Count: 1}}
+	steady := func() error {
+		wl := workloadOf(t, tj)
+		if !workload.IsAdmitted(wl) || !apimeta.IsStatusConditionTrue(wl.Status.Conditions, kueue.WorkloadPodsReady) {
+			return fmt.Errorf("not admitted and ready: %v (jobsStatus %s)", wl.Status.Conditions, jobsStatus(getTrainJob(t, tj)))
+		}
+		if diff := cmp.Diff(wantReclaimable, wl.Status.ReclaimablePods); diff != "" {
+			return fmt.Errorf("reclaimable pods (-want +got):\n%s", diff)
+		}
+		if ptr.Deref(getTrainJob(t, tj).Spec.Suspend, false) {
+			return fmt.Errorf("suspended")
+		}
+		return nil
+	}
+	eventually(t, "running, ready, initializer reclaimable", steady)
+	admitted := workloadOf(t, tj)
+
+	eventually(t, "runtime edited: a new replicatedJob, more nodes", func() error {
+		edited := &trainer.TrainingRuntime{}
+		if err := k8s.Get(ctx, client.ObjectKeyFromObject(rt), edited); err != nil {
+			return err
+		}
+		edited.Spec.MLPolicy.NumNodes = ptr.To[int32](4)
+		edited.Spec.Template.Spec.ReplicatedJobs[0].Template.Spec.Parallelism = ptr.To[int32](3)
+		eval := edited.Spec.Template.Spec.ReplicatedJobs[0].DeepCopy()
+		eval.Name = "evaluator"
+		eval.Template.Labels = nil
+		edited.Spec.Template.Spec.ReplicatedJobs = append(edited.Spec.Template.Spec.ReplicatedJobs, *eval)
+		return k8s.Update(ctx, edited)
+	})
+	consistently(t, "the running job is judged on what it was admitted with", 5*time.Second, func() error {
+		if wl := workloadOf(t, tj); wl.UID != admitted.UID {
+			return fmt.Errorf("Workload replaced")
+		}
+		return steady()
+	})
+}
+
 func TestMissingRuntimeWaitsWithoutHotLoopAndProceedsWhenCreated(t *testing.T) {
 	ns := newNamespace(t)
 	lq := queue(t, ns, pool{Name: "gpu", GPUs: 0})
