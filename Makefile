@@ -69,7 +69,7 @@ SMOKE_TRAINER_VERSIONS ?= v2.0.1 v2.2.0 v2.3.0
 SMOKE_MULTIKUEUE_VERSIONS ?= v2.3.0
 # Older Kueue releases the same binary serves (with Trainer v2.1.0).
 SMOKE_KUEUE_VERSIONS ?= v0.16.2
-SMOKE_TESTS := TestGPUTrainJobsRunWholeOnTheirFlavorsAndComplete|TestPriorityPreemptionSuspendsAndRestores|TestAdmissionWritesAsFewRequestsAsTheReleaseAllows|TestOverSubscribedGangsStartWholeOneAtATime|TestInitializersThenTrainerNodesUnderTrainersCoscheduling
+SMOKE_TESTS := TestGPUTrainJobsRunWholeOnTheirFlavorsAndComplete|TestRuntimeEditedWhileQueuedBooksWhatThePodsGet|TestPriorityPreemptionSuspendsAndRestores|TestAdmissionWritesAsFewRequestsAsTheReleaseAllows|TestOverSubscribedGangsStartWholeOneAtATime|TestInitializersThenTrainerNodesUnderTrainersCoscheduling
 SMOKE_PARALLEL ?= 2
 ## test-smoke: the e2e scenarios that matter most, on each other Trainer
 ## release and each other Kueue release; MultiKueue with Trainer's full
