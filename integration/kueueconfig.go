@@ -108,16 +108,16 @@ func LoadKueueConfigFor(path string, release KueueRelease) (configapi.Configurat
 // removed in Kueue v0.17.
 const GateLocalQueueDefaulting = "LocalQueueDefaulting"
 
-// retiredGates are feature gates Kueue v0.16 had and the linked Kueue no
+// retiredGate: a feature gate Kueue v0.16 had and the linked Kueue no
 // longer knows (graduated or dropped). A configuration written for Kueue
-// v0.16 may still set them; setting them on the linked gates would fail.
-var retiredGates = []string{
-	"DynamicResourceAllocation",
-	"LendingLimit",
-	GateLocalQueueDefaulting,
-	"MultiKueueBatchJobWithManagedBy",
-	"SanitizePodSets",
-	"TASProfileLeastFreeCapacity",
+// v0.16 may still set it; setting it on the linked gates would fail.
+func retiredGate(name string) bool {
+	switch name {
+	case "DynamicResourceAllocation", "LendingLimit", GateLocalQueueDefaulting,
+		"MultiKueueBatchJobWithManagedBy", "SanitizePodSets", "TASProfileLeastFreeCapacity":
+		return true
+	}
+	return false
 }
 
 // SplitFeatureGates separates the gates of a Kueue configuration that the
@@ -127,7 +127,7 @@ func SplitFeatureGates(all map[string]bool) (known, retired map[string]bool) {
 	known = make(map[string]bool, len(all))
 	retired = map[string]bool{}
 	for name, on := range all {
-		if slices.Contains(retiredGates, name) {
+		if retiredGate(name) {
 			retired[name] = on
 			continue
 		}
