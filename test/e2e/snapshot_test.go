@@ -2,6 +2,7 @@ package e2e_test
 
 import (
 	"fmt"
+	"strings"
 	"testing"
 	"time"
 
@@ -31,10 +32,13 @@ func takesSnapshots(t *testing.T) bool {
 	return s.Rules().RuntimeSnapshot
 }
 
-// A runtime edited while a job queues: the quota booked is what the pods
-// get, on every Trainer release. Trainer v2.3 builds the job from the
-// runtime as it was when the job arrived (its snapshot), older releases
-// from the runtime as it is when the job starts.
+// A runtime edited while a job queues. Trainer v2.3 builds the job from
+// the runtime as it was when the job arrived (its snapshot): the quota
+// booked is that, and so are the pods. Before v2.3 Trainer builds the job
+// from the live runtime, but the job's JobSet, created when the job
+// arrived, refuses the new pod template (JobSet templates are immutable
+// but for scheduling fields): the job books the edited runtime and Trainer
+// cannot start it (README, Behaviour worth knowing).
 func TestRuntimeEditedWhileQueuedBooksWhatThePodsGet(t *testing.T) {
 	ns := namespace(t)
 	p := gpuPool(ns, "cpu", 0)
@@ -92,6 +96,21 @@ func TestRuntimeEditedWhileQueuedBooksWhatThePodsGet(t *testing.T) {
 		cq.Spec.ResourceGroups[0].Flavors[0].Resources[0].NominalQuota = resource.MustParse("8")
 		return k8s.Update(ctx, cq)
 	})
+	if !snapshots {
+		eventually(t, 2*time.Minute, "Trainer refuses to rebuild the JobSet", func() error {
+			var events corev1.EventList
+			if err := k8s.List(ctx, &events, client.InNamespace(ns)); err != nil {
+				return err
+			}
+			for _, e := range events.Items {
+				if e.InvolvedObject.Name == tj.Name && e.Reason == "TrainJobResourcesCreationFailed" && strings.Contains(e.Message, "immutable") {
+					return nil
+				}
+			}
+			return fmt.Errorf("no TrainJobResourcesCreationFailed event naming an immutable field")
+		})
+		return
+	}
 	var admitted *kueue.Workload
 	eventually(t, 2*time.Minute, "admitted and running", func() error {
 		wl := workloadOf(t, tj)
