@@ -15,6 +15,7 @@ import (
 	corev1 "k8s.io/api/core/v1"
 	apimeta "k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/utils/ptr"
 	kueue "sigs.k8s.io/kueue/apis/kueue/v1beta2"
 	"sigs.k8s.io/kueue/pkg/podset"
@@ -33,7 +34,7 @@ func (t *TrainJob) RunWithPodSetsInfo(ctx context.Context, _ client.Client, info
 	}
 	err := t.start(ctx, infos)
 	if err != nil && refused(err) {
-		err = t.startRefused(err)
+		err = t.startRefused(ctx, err)
 	}
 	var re *reasonError
 	switch {
@@ -53,10 +54,20 @@ func (t *TrainJob) RunWithPodSetsInfo(ctx context.Context, _ client.Client, info
 // would get the same answer, so the job is not started and the error is
 // permanent: the job framework finishes the Workload and its quota goes to
 // jobs that can run.
-func (t *TrainJob) startRefused(err error) error {
+func (t *TrainJob) startRefused(ctx context.Context, err error) error {
 	msg := fmt.Sprintf("the API server refused to start this TrainJob with its admission: %v; the Workload is finished and its quota released. Fix what the message names and create the job again", err)
-	t.deps.recorder.Eventf(&t.TrainJob, nil, corev1.EventTypeWarning, ReasonStartRefused, actionStart, "%s", msg)
+	if t.deps.said.first(workloadUID(t.reservedWorkload(ctx)), ReasonStartRefused) {
+		t.deps.recorder.Eventf(&t.TrainJob, nil, corev1.EventTypeWarning, ReasonStartRefused, actionStart, "%s", msg)
+	}
 	return &reasonError{ReasonStartRefused, podset.BadPodSetsUpdateError("spec", err)}
+}
+
+// workloadUID is wl's UID, empty for none.
+func workloadUID(wl *kueue.Workload) types.UID {
+	if wl == nil {
+		return ""
+	}
+	return wl.UID
 }
 
 // reasonError is a start refused for a reason users see as an event.

@@ -169,7 +169,9 @@ func (t *TrainJob) refuseLocalRun(ctx context.Context) error {
 		cq = string(wl.Status.Admission.ClusterQueue)
 	}
 	msg := fmt.Sprintf("spec.managedBy is %s, but ClusterQueue %s admitted the job without a MultiKueue admission check: no worker cluster will run it, and this cluster must not. The job is not started; recreate it on a queue whose ClusterQueue has a MultiKueue admission check, or without spec.managedBy to run it here", kueue.MultiKueueControllerName, cq)
-	t.deps.recorder.Eventf(&t.TrainJob, nil, corev1.EventTypeWarning, ReasonNoMultiKueueCheck, actionStart, "%s", msg)
+	if t.deps.said.first(workloadUID(wl), ReasonNoMultiKueueCheck) {
+		t.deps.recorder.Eventf(&t.TrainJob, nil, corev1.EventTypeWarning, ReasonNoMultiKueueCheck, actionStart, "%s", msg)
+	}
 	return podset.BadPodSetsUpdateError("managedBy", errors.New(msg))
 }
 

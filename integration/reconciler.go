@@ -45,7 +45,7 @@ func NewReconciler(c client.Client, apiReader client.Reader, recorder events.Eve
 	}
 	return &Reconciler{
 		jr:   jobframework.NewReconciler(skipEmptyPatches{c}, recorder, fwOpts...),
-		deps: &deps{client: c, apiReader: apiReader, recorder: recorder, opts: opts, metrics: opts.Metrics, memo: newPodSetMemo(podSetMemoSize)},
+		deps: &deps{client: c, apiReader: apiReader, recorder: recorder, opts: opts, metrics: opts.Metrics, memo: newPodSetMemo(podSetMemoSize), said: newSaidOnce()},
 	}
 }
 

@@ -44,6 +44,8 @@ type deps struct {
 	metrics   *Metrics
 	// memo keeps PodSets across reconciles, per job spec and runtime.
 	memo *podSetMemo
+	// said keeps permanent refusals to one event per Workload.
+	said *saidOnce
 	// twoRequestStart remembers that the installed Trainer refused to take
 	// an injection and the unsuspend in one request (v2.2.0).
 	twoRequestStart atomic.Bool

@@ -6,6 +6,8 @@ import (
 	"fmt"
 	"strings"
 
+	corev1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/labels"
 	"k8s.io/apimachinery/pkg/util/validation/field"
 	"k8s.io/utils/ptr"
 	ctrl "sigs.k8s.io/controller-runtime"
@@ -101,6 +103,11 @@ func (w *Webhook) ValidateCreate(ctx context.Context, obj *trainjob.TrainJob) (a
 	errs = append(errs, w.forged(nil, &job.TrainJob)...)
 	errs = append(errs, w.noRoom(&job.TrainJob)...)
 	errs = append(errs, w.unrunnable(ctx, &job.TrainJob)...)
+	unmanaged, err := w.unmanagedNamespace(ctx, job)
+	if err != nil {
+		return nil, err
+	}
+	errs = append(errs, unmanaged...)
 	dispatch, err := w.validateDispatch(ctx, job)
 	if err != nil {
 		return nil, err
@@ -118,6 +125,11 @@ func (w *Webhook) ValidateUpdate(ctx context.Context, oldObj, newObj *trainjob.T
 	errs := jobframework.ValidateJobOnCreate(newJob)
 	errs = append(errs, validateGangAnnotations(&newJob.TrainJob)...)
 	if jobframework.QueueName(oldJob) != jobframework.QueueName(newJob) {
+		unmanaged, err := w.unmanagedNamespace(ctx, newJob)
+		if err != nil {
+			return nil, err
+		}
+		errs = append(errs, unmanaged...)
 		dispatch, err := w.validateDispatch(ctx, newJob)
 		if err != nil {
 			return nil, err
@@ -165,6 +177,25 @@ func (w *Webhook) noRoom(job *trainjob.TrainJob) field.ErrorList {
 		return field.ErrorList{field.Forbidden(field.NewPath("spec").Child(strings.TrimPrefix(w.opts.Shape.Name(), "spec.")), msg)}
 	}
 	return nil
+}
+
+// unmanagedNamespace refuses a queue name in a namespace Kueue does not
+// manage (managedJobsNamespaceSelector): Kueue would never admit the job,
+// and the suspend the queue name brings would hold it for ever.
+func (w *Webhook) unmanagedNamespace(ctx context.Context, job *TrainJob) (field.ErrorList, error) {
+	queue := jobframework.QueueName(job)
+	if queue == "" || w.opts.ManagedJobsNamespaceSelector == nil {
+		return nil, nil
+	}
+	ns := &corev1.Namespace{}
+	if err := w.client.Get(ctx, client.ObjectKey{Name: job.Namespace}, ns); err != nil {
+		return nil, client.IgnoreNotFound(err)
+	}
+	if w.opts.ManagedJobsNamespaceSelector.Matches(labels.Set(ns.Labels)) {
+		return nil, nil
+	}
+	return field.ErrorList{field.Invalid(field.NewPath("metadata", "labels").Key(queueLabel), string(queue),
+		fmt.Sprintf("namespace %s is not managed by Kueue (its labels do not match Kueue's managedJobsNamespaceSelector %q): the job would stay suspended and never be admitted. Remove the label to run the job without Kueue, or have the namespace included", job.Namespace, w.opts.ManagedJobsNamespaceSelector.String()))}, nil
 }
 
 // unrunnable refuses at create what reconciling the job could only report

@@ -232,3 +232,27 @@ func TestUnrunnableJobsAreRefusedAtCreate(t *testing.T) {
 		t.Errorf("PodSets %+v, want one of one pod", wl.Spec.PodSets)
 	}
 }
+
+// A queue name in a namespace Kueue does not manage would hold the job
+// suspended for ever: refused, naming the label and the way out.
+func TestQueueNameInANamespaceKueueDoesNotManageIsRefused(t *testing.T) {
+	nsObj := &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{GenerateName: "unmanaged-", Labels: map[string]string{unmanagedLabel: "true"}}}
+	if err := k8s.Create(ctx, nsObj); err != nil {
+		t.Fatal(err)
+	}
+	ns := nsObj.Name
+	create(t, trainingRuntime(ns, "rt", torchPolicy(1), role{Name: "node", Ancestor: "trainer", Requests: cpus("1")}))
+	eventually(t, "refused", func() error {
+		err := k8s.Create(ctx, trainJob(ns, "queued", "rt", "lq"))
+		if err == nil || !strings.Contains(err.Error(), "kueue.x-k8s.io/queue-name") || !strings.Contains(err.Error(), "not managed by Kueue") {
+			return fmt.Errorf("create with a queue name: %v", err)
+		}
+		return nil
+	})
+	// Without one it is no business of ours: it runs as Trainer runs it.
+	plain := trainJob(ns, "plain", "rt", "")
+	create(t, plain)
+	if got := getTrainJob(t, plain); ptr.Deref(got.Spec.Suspend, false) {
+		t.Error("a job without a queue name in an unmanaged namespace was suspended")
+	}
+}

@@ -22,6 +22,7 @@ import (
 	apiextensionsv1 "k8s.io/apiextensions-apiserver/pkg/apis/apiextensions/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/labels"
+	"k8s.io/apimachinery/pkg/selection"
 	"k8s.io/apimachinery/pkg/runtime"
 	utilruntime "k8s.io/apimachinery/pkg/util/runtime"
 	"k8s.io/client-go/discovery"
@@ -376,6 +377,20 @@ func startTrainer(ctx context.Context, cfg *rest.Config, port int, certDir strin
 
 // startTrainJobKueue runs our integration as its own manager, the way
 // cmd/trainjob-kueue wires it, under its own identity.
+// unmanagedExcluded is the managedJobsNamespaceSelector trainjob-kueue
+// runs with here: namespaces labelled unmanagedLabel=true are not Kueue's.
+var unmanagedExcluded = labels.SelectorFromSet(nil).Add(mustRequirement(unmanagedLabel, selection.NotEquals, "true"))
+
+const unmanagedLabel = "integration.trainjob-kueue.dev/unmanaged"
+
+func mustRequirement(key string, op selection.Operator, value string) labels.Requirement {
+	r, err := labels.NewRequirement(key, op, []string{value})
+	if err != nil {
+		panic(err)
+	}
+	return *r
+}
+
 func startTrainJobKueue(ctx context.Context, cfg *rest.Config, port int, certDir string) error {
 	scheme := integration.NewScheme()
 	mgr, err := newManager(cfg, scheme, port, certDir)
@@ -387,7 +402,7 @@ func startTrainJobKueue(ctx context.Context, cfg *rest.Config, port int, certDir
 		return err
 	}
 	opts := integration.Options{
-		ManagedJobsNamespaceSelector: labels.Everything(),
+		ManagedJobsNamespaceSelector: unmanagedExcluded,
 		LocalQueueDefaulting:         true,
 		ManagerUsername:              managerUser,
 		// Kueue here runs no MultiKueue controllers; the MultiKueue tests
