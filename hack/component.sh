@@ -47,6 +47,9 @@ case ${1:-} in
     exec "$here/build-tool.sh" "jobset-$(jobset_for "$TRAINER_VERSION")" sigs.k8s.io/jobset jobset-controller-manager ;;
   kueue)
     "$here/derive-kueue-main.sh" "$KUEUE_VERSION"
-    exec "$here/build-tool.sh" "kueue-$KUEUE_VERSION" ./cmd kueue ;;
+    # The derived main is part of the binary: a change of the script is a
+    # new build (-X of a variable main lacks is ignored).
+    derived=$(sha256sum "$here/derive-kueue-main.sh" | cut -c1-12)
+    exec "$here/build-tool.sh" "kueue-$KUEUE_VERSION" ./cmd kueue "-ldflags=-X=main.derivedBy=$derived" ;;
   *) echo "usage: $0 NAME|--list" >&2; exit 2 ;;
 esac

@@ -104,6 +104,27 @@ func TestExplainPendingRunningAndNotYetCreatedJobsAsAKubectlPlugin(t *testing.T)
 		}
 	}
 
+	// Kueue's visibility API (served on the local cluster as on a real
+	// one, behind kube-apiserver's aggregation layer) gives the positions.
+	second := fixtures.TrainJob(ns, "pending-2", "torch", lq)
+	create(t, second)
+	workloadOf(t, second)
+	for job, want := range map[string]string{
+		"pending":   "Position: 0 in LocalQueue, 0 in ClusterQueue",
+		"pending-2": "Position: 1 in LocalQueue, 1 in ClusterQueue",
+	} {
+		eventually(t, 30*time.Second, job+"'s position", func() error {
+			out, err := kubectl("explain", job, "-n", ns)
+			if err != nil {
+				return err
+			}
+			if words := strings.Join(strings.Fields(out), " "); !strings.Contains(words, want) {
+				return fmt.Errorf("explain of %s lacks %q:\n%s", job, want, out)
+			}
+			return nil
+		})
+	}
+
 	out, err = kubectl("explain", "running", "-n", ns, "-o", "json")
 	if err != nil {
 		t.Fatal(err)

@@ -169,7 +169,7 @@ func (b *bringUp) build(ctx context.Context) error {
 
 func (b *bringUp) allocatePorts() error {
 	for _, name := range []string{"etcd", "etcd-peer", "apiserver", "kwok",
-		"kueue-webhook", "kueue-metrics", "kueue-health",
+		"kueue-webhook", "kueue-metrics", "kueue-health", "kueue-visibility",
 		"jobset-webhook", "jobset-metrics", "jobset-health",
 		"trainer-webhook", "trainer-metrics", "trainer-health",
 		"ours-webhook", "ours-metrics", "ours-health", "ours-pprof"} {
@@ -199,6 +199,25 @@ func (b *bringUp) pki() error {
 		if err := kp.WriteTLS(b.path("certs", dir)); err != nil {
 			return err
 		}
+	}
+	// Kueue's visibility server: kube-apiserver's aggregation layer checks
+	// the name of the Service its APIServices name.
+	vis, err := b.ca.Serving("kueue-visibility", visibilityService+"."+kueueNamespace+".svc")
+	if err != nil {
+		return err
+	}
+	if err := vis.WriteTLS(b.path("certs", "visibility")); err != nil {
+		return err
+	}
+	// The aggregation layer's client: kube-apiserver proxies requests for
+	// aggregated APIs (Kueue's visibility API) with it, naming the user in
+	// request headers.
+	front, err := b.ca.Client(frontProxyClient)
+	if err != nil {
+		return err
+	}
+	if err := front.WriteTLS(b.path("certs", "front-proxy")); err != nil {
+		return err
 	}
 	saKey, err := rsa.GenerateKey(rand.Reader, 2048)
 	if err != nil {
@@ -276,6 +295,14 @@ func (b *bringUp) startAPIServer(ctx context.Context) error {
 		"--audit-log-path="+b.c.AuditLog(),
 		"--audit-policy-file="+b.path("config", "audit-policy.yaml"),
 		"--profiling=false",
+		// The aggregation layer, as kubeadm sets it up.
+		"--requestheader-client-ca-file="+b.path("certs", "ca.crt"),
+		"--requestheader-allowed-names="+frontProxyClient,
+		"--requestheader-username-headers=X-Remote-User",
+		"--requestheader-group-headers=X-Remote-Group",
+		"--requestheader-extra-headers-prefix=X-Remote-Extra-",
+		"--proxy-client-cert-file="+b.path("certs", "front-proxy", "tls.crt"),
+		"--proxy-client-key-file="+b.path("certs", "front-proxy", "tls.key"),
 	); err != nil {
 		return err
 	}
@@ -463,7 +490,7 @@ profiles:
 	if err != nil {
 		return err
 	}
-	if err := b.launch("kueue", []string{"KUEUE_METRICS_CERTS_DIR=" + webhookCerts},
+	if err := b.launch("kueue", []string{"KUEUE_METRICS_CERTS_DIR=" + webhookCerts, "KUEUE_VISIBILITY_CERTS_DIR=" + b.path("certs", "visibility")},
 		"--config="+kueueCfg, "--kubeconfig="+b.kubeconfig("kueue")); err != nil {
 		return err
 	}
@@ -547,6 +574,9 @@ certManagement:
 	}
 
 	if err := b.registerWebhooks(ctx); err != nil {
+		return err
+	}
+	if err := b.registerVisibility(ctx, kueueCfg); err != nil {
 		return err
 	}
 	if b.o.Integration == IntegrationOurs {
@@ -651,16 +681,20 @@ func (b *bringUp) kueueConfig() (string, error) {
 	if le == nil {
 		le = map[string]any{"leaderElect": true}
 	}
-	// Kueue's visibility API server reads its certificate from the absolute
-	// path /visibility and must be registered as an APIService: off here.
+	// Kueue's visibility API: served on loopback and registered as an
+	// APIService (registerVisibility) where the release lets us choose
+	// its port; off otherwise.
 	gates, _ := cfg["featureGates"].(map[string]any)
 	if gates == nil {
 		gates = map[string]any{}
 	}
 	if _, set := gates["VisibilityOnDemand"]; !set {
-		gates["VisibilityOnDemand"] = false
+		gates["VisibilityOnDemand"] = visibilityPortConfigurable(b.o.KueueVersion)
 	}
 	cfg["featureGates"] = gates
+	if visibilityPortConfigurable(b.o.KueueVersion) {
+		cfg["visibilityServer"] = map[string]any{"bindAddress": "127.0.0.1", "bindPort": b.ports["kueue-visibility"]}
+	}
 	// Out of a cluster the namespace of the lease must be named.
 	le["resourceNamespace"] = kueueNamespace
 	cfg["leaderElection"] = le

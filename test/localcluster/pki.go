@@ -57,12 +57,12 @@ func NewCA(name string) (*CA, error) {
 // KeyPair is a PEM certificate and key.
 type KeyPair struct{ Cert, Key []byte }
 
-// Serving issues a server certificate for loopback.
-func (ca *CA) Serving(name string) (KeyPair, error) {
+// Serving issues a server certificate for loopback, and for dnsNames.
+func (ca *CA) Serving(name string, dnsNames ...string) (KeyPair, error) {
 	return ca.issue(&x509.Certificate{
 		Subject:     pkix.Name{CommonName: name},
 		IPAddresses: []net.IP{net.ParseIP("127.0.0.1")},
-		DNSNames:    []string{"localhost", "kubernetes", "kubernetes.default", "kubernetes.default.svc"},
+		DNSNames:    append([]string{"localhost", "kubernetes", "kubernetes.default", "kubernetes.default.svc"}, dnsNames...),
 		ExtKeyUsage: []x509.ExtKeyUsage{x509.ExtKeyUsageServerAuth},
 	})
 }
