@@ -11,6 +11,7 @@ import (
 	"time"
 
 	corev1 "k8s.io/api/core/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/util/validation"
 	"k8s.io/utils/ptr"
@@ -32,8 +33,9 @@ import (
 const (
 	// AnnotationGangScheduling: "coscheduling" makes trainjob-kueue create a
 	// scheduler-plugins PodGroup per wave of the job's roles at admission
-	// and label the pods through the overrides; "none" on a TrainJob opts
-	// out of its ClusterQueue's setting.
+	// and label the pods through the overrides. A ClusterQueue's setting
+	// binds every job it admits; "none" on a TrainJob only says it does not
+	// opt in itself.
 	AnnotationGangScheduling = "trainjob-kueue.dev/gang-scheduling"
 	// AnnotationGangScheduleTimeout is the scheduleTimeoutSeconds of those
 	// PodGroups; without it coscheduling's permitWaitingTimeSeconds applies.
@@ -90,26 +92,29 @@ type podGroupPlan struct {
 	timeout time.Duration
 }
 
-// gangSetting is the job's own gang annotation, or else the one of the
-// ClusterQueue that admitted it.
-func (t *TrainJob) gangSetting(ctx context.Context) (mode string, timeout string) {
-	mode, timeout = t.Annotations[AnnotationGangScheduling], t.Annotations[AnnotationGangScheduleTimeout]
-	if mode != "" {
-		return mode, timeout
-	}
+// gangSetting is the gang scheduling a job starts with. A batch admin's
+// ClusterQueue setting binds every job it admits: a job may opt in itself,
+// never out of its ClusterQueue's (gangMode). The timeout is the job's,
+// else the ClusterQueue's. A ClusterQueue that can't be read is an error,
+// not "no setting": the job would start without the gang it must have.
+func (t *TrainJob) gangSetting(ctx context.Context) (mode string, timeout string, err error) {
+	jobMode, timeout := t.Annotations[AnnotationGangScheduling], t.Annotations[AnnotationGangScheduleTimeout]
 	wl := t.reservedWorkload(ctx)
 	if wl == nil || wl.Status.Admission == nil {
-		return "", ""
+		return jobMode, timeout, nil
 	}
 	cq := &kueue.ClusterQueue{}
 	if err := t.deps.client.Get(ctx, client.ObjectKey{Name: string(wl.Status.Admission.ClusterQueue)}, cq); err != nil {
-		return "", ""
+		if apierrors.IsNotFound(err) {
+			return jobMode, timeout, nil
+		}
+		return "", "", fmt.Errorf("reading ClusterQueue %s for its gang scheduling: %w", wl.Status.Admission.ClusterQueue, err)
 	}
-	mode = cq.Annotations[AnnotationGangScheduling]
-	if err := validGangValue(mode); mode != "" && err != nil {
+	cqMode := cq.Annotations[AnnotationGangScheduling]
+	if err := validGangValue(cqMode); cqMode != "" && err != nil {
 		t.deps.recorder.Eventf(&t.TrainJob, nil, corev1.EventTypeWarning, ReasonInvalidGangScheduling, actionGang,
-			"ClusterQueue %s: annotation %s: %v; the job starts without gang scheduling", cq.Name, AnnotationGangScheduling, err)
-		return "", ""
+			"ClusterQueue %s: annotation %s: %v; the job starts without the ClusterQueue's gang scheduling", cq.Name, AnnotationGangScheduling, err)
+		cqMode = ""
 	}
 	if v := cq.Annotations[AnnotationGangScheduleTimeout]; timeout == "" && v != "" {
 		if _, err := validGangTimeout(v); err != nil {
@@ -119,7 +124,16 @@ func (t *TrainJob) gangSetting(ctx context.Context) (mode string, timeout string
 			timeout = v
 		}
 	}
-	return mode, timeout
+	return gangMode(jobMode, cqMode), timeout, nil
+}
+
+// gangMode: admins decide, users may only opt in. A ClusterQueue that gang
+// schedules does so for every job it admits, whatever the job says.
+func gangMode(jobMode, clusterQueueMode string) string {
+	if clusterQueueMode == GangCoscheduling {
+		return GangCoscheduling
+	}
+	return jobMode
 }
 
 // ownGangs plans the PodGroups this job gets from us at admission: none
@@ -129,7 +143,10 @@ func (t *TrainJob) ownGangs(ctx context.Context) ([]podGroupPlan, error) {
 	if t.coscheduling != nil {
 		return nil, nil
 	}
-	mode, timeoutValue := t.gangSetting(ctx)
+	mode, timeoutValue, err := t.gangSetting(ctx)
+	if err != nil {
+		return nil, err
+	}
 	if mode != GangCoscheduling {
 		return nil, nil
 	}
@@ -143,12 +160,12 @@ func (t *TrainJob) ownGangs(ctx context.Context) ([]podGroupPlan, error) {
 		return &reasonError{ReasonGangUnsupported, podset.BadPodSetsUpdateError("labels", errors.New(msg))}
 	}
 	if _, v20 := t.deps.opts.Shape.(shape.PodSpecOverrides); v20 {
-		return nil, refuse(fmt.Sprintf("gang scheduling (%s: %s) needs the %s label on the pods, which Trainer v2.0's spec.podSpecOverrides can't carry; the job is not started. Use a runtime with spec.podGroupPolicy.coscheduling, set %s: %s on the job, or upgrade Trainer to v2.1+",
-			AnnotationGangScheduling, mode, PodGroupLabel, AnnotationGangScheduling, GangNone))
+		return nil, refuse(fmt.Sprintf("gang scheduling (%s: %s) needs the %s label on the pods, which Trainer v2.0's spec.podSpecOverrides can't carry; the job is not started. Use a runtime with spec.podGroupPolicy.coscheduling, upgrade Trainer to v2.1+, or, where the job asks for it itself, remove its %s annotation (a ClusterQueue's setting is its admin's to change)",
+			AnnotationGangScheduling, mode, PodGroupLabel, AnnotationGangScheduling))
 	}
 	if !t.deps.opts.PodGroups {
-		return nil, refuse(fmt.Sprintf("gang scheduling (%s: %s) needs scheduler-plugins' PodGroup CRD (podgroups.scheduling.x-k8s.io), which is not installed; the job is not started. Install scheduler-plugins with its coscheduling plugin (and restart trainjob-kueue), or set %s: %s on the job",
-			AnnotationGangScheduling, mode, AnnotationGangScheduling, GangNone))
+		return nil, refuse(fmt.Sprintf("gang scheduling (%s: %s) needs scheduler-plugins' PodGroup CRD (podgroups.scheduling.x-k8s.io), which is not installed; the job is not started. Install scheduler-plugins with its coscheduling plugin (and restart trainjob-kueue), or, where the job asks for it itself, remove its %s annotation (a ClusterQueue's setting is its admin's to change)",
+			AnnotationGangScheduling, mode, AnnotationGangScheduling))
 	}
 	var timeout time.Duration
 	if timeoutValue != "" {

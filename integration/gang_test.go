@@ -205,3 +205,19 @@ func TestOwnGangs(t *testing.T) {
 		})
 	}
 }
+
+func TestGangModeAdminsDecideUsersMayOptIn(t *testing.T) {
+	for _, tc := range []struct{ job, clusterQueue, want string }{
+		{"", "", ""},
+		{GangCoscheduling, "", GangCoscheduling},
+		{GangNone, "", GangNone},
+		{"", GangCoscheduling, GangCoscheduling},
+		// A user's "none" does not opt out of the admin's ClusterQueue.
+		{GangNone, GangCoscheduling, GangCoscheduling},
+		{GangCoscheduling, GangNone, GangCoscheduling},
+	} {
+		if got := gangMode(tc.job, tc.clusterQueue); got != tc.want {
+			t.Errorf("job %q, ClusterQueue %q: %q, want %q", tc.job, tc.clusterQueue, got, tc.want)
+		}
+	}
+}

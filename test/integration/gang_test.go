@@ -131,7 +131,8 @@ func TestGangOptInGivesEachWaveItsPodGroupAndPreemptionRemovesTheLabels(t *testi
 	annotateClusterQueue(t, ns, map[string]string{integration.AnnotationGangScheduling: integration.GangCoscheduling})
 	create(t, initThenTrain(ns, "plain"))
 	tj := trainJob(ns, "job", "plain", lq)
-	tj.Annotations = map[string]string{integration.AnnotationGangScheduleTimeout: "120"}
+	// A user's "none" does not opt out of the admin's ClusterQueue.
+	tj.Annotations = map[string]string{integration.AnnotationGangScheduleTimeout: "120", integration.AnnotationGangScheduling: integration.GangNone}
 	create(t, tj)
 	waitRunning(t, tj)
 
