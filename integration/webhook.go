@@ -101,6 +101,7 @@ func (w *Webhook) ValidateCreate(ctx context.Context, obj *trainjob.TrainJob) (a
 	errs := jobframework.ValidateJobOnCreate(job)
 	errs = append(errs, validateGangAnnotations(&job.TrainJob)...)
 	errs = append(errs, w.forged(nil, &job.TrainJob)...)
+	errs = append(errs, w.inTreeMarked(&job.TrainJob)...)
 	errs = append(errs, w.noRoom(&job.TrainJob)...)
 	errs = append(errs, w.unrunnable(ctx, &job.TrainJob)...)
 	unmanaged, err := w.unmanagedNamespace(ctx, job)
@@ -166,6 +167,20 @@ func (w *Webhook) forged(old, job *trainjob.TrainJob) field.ErrorList {
 	for _, path := range w.opts.Shape.Tampered(old, job) {
 		errs = append(errs, field.Forbidden(field.NewPath(path),
 			fmt.Sprintf("%s are written by trainjob-kueue at admission and removed by it on preemption; nobody else may add, change or remove them (%s)", what, fix)))
+	}
+	return errs
+}
+
+// inTreeMarked refuses, at create, entries carrying the marker of Kueue's
+// in-tree TrainJob integration: it writes them at admission, so every
+// admission (ours too, for a switch of integrations with jobs in flight)
+// removes them as an integration's, and the user's entry would be lost. A
+// new job can't hold a real one: no integration admitted it yet.
+func (w *Webhook) inTreeMarked(job *trainjob.TrainJob) field.ErrorList {
+	var errs field.ErrorList
+	for _, path := range w.opts.Shape.InTreeMarked(job) {
+		errs = append(errs, field.Forbidden(field.NewPath(path),
+			"this marks an entry Kueue's in-tree TrainJob integration writes at admission; such entries are removed at every admission, so yours would be lost: give your entry a manager name (or labels) of your own"))
 	}
 	return errs
 }

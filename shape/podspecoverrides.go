@@ -339,6 +339,9 @@ func (PodSpecOverrides) Tampered(old, job *trainjob.TrainJob) []string {
 	return nil
 }
 
+// InTreeMarked: Kueue's in-tree integration never wrote v2.0's field.
+func (PodSpecOverrides) InTreeMarked(*trainjob.TrainJob) []string { return nil }
+
 // Full: Trainer sets no limit on spec.podSpecOverrides.
 func (PodSpecOverrides) Full(*trainjob.TrainJob) string { return "" }
 

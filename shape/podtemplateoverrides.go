@@ -200,6 +200,20 @@ func owned(o *trainjob.PodTemplateOverride) bool {
 	return o.Metadata != nil && o.Metadata.Labels[OwnedLabel] == "true"
 }
 
+func (PodTemplateOverrides) InTreeMarked(job *trainjob.TrainJob) []string {
+	var paths []string
+	for i := range job.Spec.PodTemplateOverrides {
+		o := &job.Spec.PodTemplateOverrides[i]
+		if o.Metadata == nil {
+			continue
+		}
+		if _, inTree := o.Metadata.Labels[InTreePodSetLabel]; inTree {
+			paths = append(paths, fmt.Sprintf("spec.podTemplateOverrides[%d].metadata.labels[%s]", i, InTreePodSetLabel))
+		}
+	}
+	return paths
+}
+
 // IsInjected reports whether a v2.1 override entry was injected at
 // admission, by us or by Kueue's in-tree integration.
 func IsInjected(o *trainjob.PodTemplateOverride) bool { return injected(o) }

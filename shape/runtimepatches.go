@@ -156,6 +156,46 @@ func (RuntimePatches) Marker() (string, string) {
 	return "runtime patches with manager " + OurManager, "give your own patch a manager name of your own"
 }
 
+// InTreeMarked skips the empty patch Kueue's in-tree webhook adds at
+// create for its reconciler to fill: it holds nothing to lose.
+func (RuntimePatches) InTreeMarked(job *trainjob.TrainJob) []string {
+	var paths []string
+	for i := range job.Spec.RuntimePatches {
+		p := &job.Spec.RuntimePatches[i]
+		if p.Manager == InTreeManager && !emptyPatch(p) {
+			paths = append(paths, fmt.Sprintf("spec.runtimePatches[%d].manager", i))
+		}
+	}
+	return paths
+}
+
+// emptyPatch: the patch sets nothing (objects all the way down, if any).
+func emptyPatch(p *trainjob.RuntimePatch) bool {
+	if p.TrainingRuntimeSpec == nil || len(p.TrainingRuntimeSpec.Raw) == 0 {
+		return true
+	}
+	var v any
+	if err := json.Unmarshal(p.TrainingRuntimeSpec.Raw, &v); err != nil {
+		return false
+	}
+	var empty func(any) bool
+	empty = func(v any) bool {
+		switch v := v.(type) {
+		case nil:
+			return true
+		case map[string]any:
+			for _, e := range v {
+				if !empty(e) {
+					return false
+				}
+			}
+			return true
+		}
+		return false
+	}
+	return empty(v)
+}
+
 // MaxRuntimePatches is Trainer's limit on spec.runtimePatches (the CRD's
 // maxItems, v2.2 and v2.3).
 const MaxRuntimePatches = 16

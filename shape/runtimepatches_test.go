@@ -142,3 +142,20 @@ func TestRuntimePatchesFull(t *testing.T) {
 		})
 	}
 }
+
+func TestInTreeMarked(t *testing.T) {
+	// Kueue's in-tree webhook adds an empty one at create: nothing to lose.
+	emptyInTree := trainjob.RuntimePatch{Manager: shape.InTreeManager, TrainingRuntimeSpec: &runtime.RawExtension{Raw: []byte(`{"template":{"spec":{}}}`)}}
+	job := jobWithPatches(patchFor("team.example/a", "node", `{}`), patchFor(shape.InTreeManager, "node", `{"spec":{"nodeSelector":{"disk":"ssd"}}}`), patchFor(shape.OurManager, "node", `{}`), emptyInTree)
+	if diff := cmp.Diff([]string{"spec.runtimePatches[1].manager"}, rp.InTreeMarked(job)); diff != "" {
+		t.Errorf("runtimePatches (-want +got):\n%s", diff)
+	}
+	v21 := &trainjob.TrainJob{Spec: trainjob.Spec{PodTemplateOverrides: []trainjob.PodTemplateOverride{
+		{},
+		{Metadata: &metav1.ObjectMeta{Labels: map[string]string{"team": "a"}}},
+		{Metadata: &metav1.ObjectMeta{Labels: map[string]string{shape.InTreePodSetLabel: "node"}}},
+	}}}
+	if diff := cmp.Diff([]string{"spec.podTemplateOverrides[2].metadata.labels[kueue.x-k8s.io/podset]"}, (shape.PodTemplateOverrides{}).InTreeMarked(v21)); diff != "" {
+		t.Errorf("podTemplateOverrides (-want +got):\n%s", diff)
+	}
+}

@@ -69,6 +69,10 @@ type Shape interface {
 	// Marker says what marks our entries and how a user keeps an entry of
 	// their own, for refusals of tampering.
 	Marker() (what, fix string)
+	// InTreeMarked returns the field paths of entries that carry the marker
+	// of Kueue's in-tree TrainJob integration, which it writes at admission
+	// and which are removed at every admission as an integration's.
+	InTreeMarked(job *trainjob.TrainJob) []string
 	// Full says why the override list has no room left for the entry an
 	// admission adds, so the API server would refuse the injection and the
 	// job could never start; "" when there is room.

@@ -466,6 +466,14 @@ func TestForgedOwnershipMarkerIsRejected(t *testing.T) {
 		t.Fatalf("create with a forged patch: %v", err)
 	}
 
+	// A patch of the user's under the in-tree integration's key would be
+	// removed at admission as that integration's: refused at create.
+	inTree := trainJob(ns, "intree", "rt", lq)
+	inTree.Spec.RuntimePatches = []trainer.RuntimePatch{userPatch(shape.InTreeManager, "node", "pool", "x")}
+	if err := k8s.Create(ctx, inTree); err == nil || !strings.Contains(err.Error(), "spec.runtimePatches[0].manager") || !strings.Contains(err.Error(), "in-tree TrainJob integration") {
+		t.Fatalf("create with a patch under the in-tree integration's key: %v", err)
+	}
+
 	// Adding one to an existing job is refused too.
 	ok := trainJob(ns, "job2", "rt", lq)
 	create(t, ok)
