@@ -14,6 +14,12 @@ const (
 	// job (validation, a webhook or an admission policy); its quota is
 	// released.
 	ReasonStartRefused = "StartRefused"
+	// ReasonPriorityClassNotFound: the job's kueue.x-k8s.io/priority-class
+	// label names no WorkloadPriorityClass.
+	ReasonPriorityClassNotFound = "WorkloadPriorityClassNotFound"
+	// ReasonPrebuiltWorkloadNotFound: the job names a prebuilt Workload
+	// that does not exist.
+	ReasonPrebuiltWorkloadNotFound = "PrebuiltWorkloadNotFound"
 	// ReasonStopRefused: the API server refused the write that stops the
 	// job; retried with backoff.
 	ReasonStopRefused = "StopRefused"
@@ -26,6 +32,7 @@ const (
 // event happened.
 const (
 	actionComputePodSets = "ComputePodSets"
+	actionQueue          = "Queue"
 	actionStart          = "Start"
 	actionStop           = "Stop"
 	actionGang           = "GangSchedule"

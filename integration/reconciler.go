@@ -9,6 +9,7 @@ import (
 	ctrl "sigs.k8s.io/controller-runtime"
 	"sigs.k8s.io/controller-runtime/pkg/builder"
 	"sigs.k8s.io/controller-runtime/pkg/client"
+	"sigs.k8s.io/controller-runtime/pkg/event"
 	"sigs.k8s.io/controller-runtime/pkg/handler"
 	"sigs.k8s.io/controller-runtime/pkg/predicate"
 	"sigs.k8s.io/controller-runtime/pkg/reconcile"
@@ -53,6 +54,11 @@ func NewReconciler(c client.Client, apiReader client.Reader, recorder events.Eve
 func (r *Reconciler) Reconcile(ctx context.Context, req ctrl.Request) (ctrl.Result, error) {
 	start := time.Now()
 	res, err := r.jr.ReconcileGenericJob(ctx, req, &TrainJob{deps: r.deps})
+	if err != nil {
+		if later, missing := r.missingReference(ctx, req, err); missing {
+			res, err = later, nil
+		}
+	}
 	r.deps.metrics.reconciled(start, res.RequeueAfter > 0, err)
 	return res, err
 }
@@ -74,6 +80,11 @@ func (r *Reconciler) SetupWithManager(mgr ctrl.Manager) error {
 			builder.WithPredicates(predicate.GenerationChangedPredicate{})).
 		Watches(&trainer.ClusterTrainingRuntime{}, handler.EnqueueRequestsFromMapFunc(r.jobsUsing(kindClusterTrainingRuntime)),
 			builder.WithPredicates(predicate.GenerationChangedPredicate{})).
+		Watches(&kueue.WorkloadPriorityClass{}, handler.EnqueueRequestsFromMapFunc(r.jobsOfPriorityClass),
+			builder.WithPredicates(predicate.Funcs{
+				UpdateFunc: func(event.UpdateEvent) bool { return false },
+				DeleteFunc: func(event.DeleteEvent) bool { return false },
+			})).
 		Complete(r)
 }
 

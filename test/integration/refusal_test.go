@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"strings"
 	"testing"
+	"time"
 
 	admissionregistrationv1 "k8s.io/api/admissionregistration/v1"
 	corev1 "k8s.io/api/core/v1"
@@ -254,5 +255,46 @@ func TestQueueNameInANamespaceKueueDoesNotManageIsRefused(t *testing.T) {
 	create(t, plain)
 	if got := getTrainJob(t, plain); ptr.Deref(got.Spec.Suspend, false) {
 		t.Error("a job without a queue name in an unmanaged namespace was suspended")
+	}
+}
+
+// References to objects that do not exist get a word, and the job proceeds
+// once they do.
+func TestMissingPriorityClassAndPrebuiltWorkloadAreSaid(t *testing.T) {
+	ns := newNamespace(t)
+	lq := queue(t, ns, pool{Name: "gpu", Labels: map[string]string{"pool": "gpu"}, GPUs: 8})
+	create(t, trainingRuntime(ns, "rt", torchPolicy(1), role{Name: "node", Ancestor: "trainer", Requests: gpus(1)}))
+
+	wpc := ns + "-urgent"
+	urgent := trainJob(ns, "urgent", "rt", lq)
+	urgent.Labels["kueue.x-k8s.io/priority-class"] = wpc
+	prebuilt := trainJob(ns, "prebuilt", "rt", lq)
+	prebuilt.Labels["kueue.x-k8s.io/prebuilt-workload-name"] = "nowhere"
+	create(t, urgent, prebuilt)
+	eventually(t, "WorkloadPriorityClassNotFound event", func() error {
+		return hasEvent(t, urgent, integration.ReasonPriorityClassNotFound, `names WorkloadPriorityClass "`+wpc+`", which does not exist`)
+	})
+	eventually(t, "PrebuiltWorkloadNotFound event", func() error {
+		return hasEvent(t, prebuilt, integration.ReasonPrebuiltWorkloadNotFound, "names Workload "+ns+"/nowhere, which does not exist")
+	})
+	if !ptr.Deref(getTrainJob(t, prebuilt).Spec.Suspend, false) {
+		t.Error("the job naming a missing prebuilt Workload runs")
+	}
+
+	// Created: the job is queued at once (the class is watched), not at
+	// the next retry.
+	created := time.Now()
+	create(t, &kueue.WorkloadPriorityClass{ObjectMeta: metav1.ObjectMeta{Name: wpc}, Value: 1000})
+	t.Cleanup(func() { _ = k8s.Delete(ctx, &kueue.WorkloadPriorityClass{ObjectMeta: metav1.ObjectMeta{Name: wpc}}) })
+	wl := workloadOf(t, urgent)
+	if took := time.Since(created); took > 20*time.Second {
+		t.Errorf("queued %s after the class was created: the creation is not watched", took)
+	}
+	if got := ptr.Deref(wl.Spec.Priority, 0); got != 1000 {
+		t.Errorf("Workload priority %d, want the class's 1000", got)
+	}
+	// Said once, not on every retry.
+	if n := eventCount(urgent, integration.ReasonPriorityClassNotFound); n != 1 {
+		t.Errorf("%d WorkloadPriorityClassNotFound events, want 1", n)
 	}
 }
