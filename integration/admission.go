@@ -117,6 +117,15 @@ func (t *TrainJob) start(ctx context.Context, infos []podset.PodSetInfo) error {
 		want = append(want, inj)
 	}
 	if err := t.compute(ctx); err != nil {
+		if t.runtimeErr != nil {
+			// Admitted, but the pods can no longer be computed (the runtime
+			// was deleted, or Trainer's snapshot of it is unusable): Trainer
+			// could not run them either. A permanent error: the job framework
+			// finishes the Workload and the quota goes back, instead of a
+			// reservation held by a job that can't start.
+			return &reasonError{t.runtimeErr.reason, podset.BadPodSetsUpdateError("runtime",
+				fmt.Errorf("%s; the job is not started and its quota reservation is released", t.runtimeErr.msg))}
+		}
 		return err
 	}
 	plans, err := t.ownGangs(ctx)

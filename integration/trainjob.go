@@ -63,6 +63,9 @@ type TrainJob struct {
 	podSets      []kueue.PodSet
 	coscheduling *trainer.CoschedulingPodGroupPolicySource
 	err          error
+	// runtimeErr is err when it is the user's to fix (runtime missing or
+	// unusable): terminal until the job or its runtime changes.
+	runtimeErr *errRuntime
 
 	jobs *[]trainer.JobStatus // memo of jobsStatus
 
@@ -160,6 +163,7 @@ func (t *TrainJob) compute(ctx context.Context) error {
 	if t.err != nil {
 		var rtErr *errRuntime
 		if errors.As(t.err, &rtErr) {
+			t.runtimeErr = rtErr
 			t.deps.metrics.podSetError(rtErr.reason)
 			t.deps.recorder.Eventf(&t.TrainJob, nil, corev1.EventTypeWarning, rtErr.reason, actionComputePodSets, "%s", rtErr.msg)
 			// The runtime watch requeues the job when the runtime changes:
@@ -240,6 +244,12 @@ func (t *TrainJob) currentPodSets(ctx context.Context) ([]kueue.PodSet, error) {
 		return reserved.Spec.DeepCopy().PodSets, nil
 	}
 	if err := t.compute(ctx); err != nil {
+		if reserved != nil && t.runtimeErr != nil {
+			// The reservation stands on what was computed before: report
+			// it, so the job framework goes on to the start, which gives
+			// the quota back (start).
+			return reserved.Spec.DeepCopy().PodSets, nil
+		}
 		return nil, err
 	}
 	if reserved != nil && sameDemand(reserved.Spec.PodSets, t.podSets) {

@@ -298,3 +298,65 @@ func TestMissingPriorityClassAndPrebuiltWorkloadAreSaid(t *testing.T) {
 		t.Errorf("%d WorkloadPriorityClassNotFound events, want 1", n)
 	}
 }
+
+// A job whose runtime is deleted while it holds a reservation (an
+// admission check still pending) can't be started: Trainer could not build
+// it either. The reservation is released, not held for ever.
+func TestRuntimeDeletedUnderAReservationReleasesTheQuota(t *testing.T) {
+	ns := newNamespace(t)
+	ac := &kueue.AdmissionCheck{
+		ObjectMeta: metav1.ObjectMeta{Name: ns},
+		Spec:       kueue.AdmissionCheckSpec{ControllerName: "trainjob-kueue.dev/test-check"},
+	}
+	create(t, ac)
+	eventually(t, "admission check active", func() error {
+		if err := k8s.Get(ctx, client.ObjectKeyFromObject(ac), ac); err != nil {
+			return err
+		}
+		apimeta.SetStatusCondition(&ac.Status.Conditions, metav1.Condition{Type: kueue.AdmissionCheckActive, Status: metav1.ConditionTrue, Reason: "Active", Message: "test"})
+		return k8s.Status().Update(ctx, ac)
+	})
+	lq := queue(t, ns, pool{Name: "gpu", Labels: map[string]string{"pool": "gpu"}, GPUs: 8})
+	eventually(t, "ClusterQueue uses the check", func() error {
+		cq := &kueue.ClusterQueue{}
+		if err := k8s.Get(ctx, client.ObjectKey{Name: ns}, cq); err != nil {
+			return err
+		}
+		cq.Spec.AdmissionChecksStrategy = &kueue.AdmissionChecksStrategy{AdmissionChecks: []kueue.AdmissionCheckStrategyRule{{Name: kueue.AdmissionCheckReference(ac.Name)}}}
+		return k8s.Update(ctx, cq)
+	})
+	rt := trainingRuntime(ns, "rt", torchPolicy(1), role{Name: "node", Ancestor: "trainer", Requests: gpus(1)})
+	create(t, rt)
+	tj := trainJob(ns, "job", "rt", lq)
+	create(t, tj)
+	eventually(t, "quota reserved, check pending", func() error {
+		wl := workloadOf(t, tj)
+		if !workload.HasQuotaReservation(wl) || len(wl.Status.AdmissionChecks) == 0 {
+			return fmt.Errorf("not reserved yet: %v", wl.Status.Conditions)
+		}
+		return nil
+	})
+	if err := k8s.Delete(ctx, rt); err != nil {
+		t.Fatal(err)
+	}
+	eventually(t, "RuntimeNotFound event", func() error {
+		return hasEvent(t, tj, integration.ReasonRuntimeNotFound, "does not exist")
+	})
+	eventually(t, "the check answers", func() error {
+		wl := workloadOf(t, tj)
+		wl.Status.AdmissionChecks[0].State = kueue.CheckStateReady
+		wl.Status.AdmissionChecks[0].Message = "ready"
+		return k8s.Status().Update(ctx, wl)
+	})
+	eventually(t, "reservation released", func() error {
+		wl := workloadOf(t, tj)
+		c := apimeta.FindStatusCondition(wl.Status.Conditions, kueue.WorkloadFinished)
+		if c == nil || c.Status != metav1.ConditionTrue || !strings.Contains(c.Message, "quota reservation is released") {
+			return fmt.Errorf("Workload not finished: %v", wl.Status.Conditions)
+		}
+		return nil
+	})
+	if !ptr.Deref(getTrainJob(t, tj).Spec.Suspend, false) {
+		t.Error("a job without its runtime was started")
+	}
+}
