@@ -117,9 +117,9 @@ func (t *TrainJob) start(ctx context.Context, infos []podset.PodSetInfo) error {
 		want = append(want, inj)
 	}
 	if err := t.compute(ctx); err != nil {
-		if t.runtimeErr != nil {
+		if t.runtimeErr != nil && t.runtimeErr.reason != ReasonRuntimeNotFound {
 			// Admitted, but the pods can no longer be computed (the runtime
-			// was deleted, or Trainer's snapshot of it is unusable): Trainer
+			// was made unusable, or Trainer's snapshot of it is): Trainer
 			// could not run them either. A permanent error: the job framework
 			// finishes the Workload and the quota goes back, instead of a
 			// reservation held by a job that can't start.

@@ -4,6 +4,8 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"maps"
+	"slices"
 	"sync/atomic"
 
 	corev1 "k8s.io/api/core/v1"
@@ -64,7 +66,10 @@ type TrainJob struct {
 	coscheduling *trainer.CoschedulingPodGroupPolicySource
 	err          error
 	// runtimeErr is err when it is the user's to fix (runtime missing or
-	// unusable): terminal until the job or its runtime changes.
+	// unusable): terminal until the job or its runtime changes. A job
+	// admitted while its runtime is unusable gives its reservation back at
+	// the start; one whose runtime is missing waits for it to return, as a
+	// queued one does, holding what it was admitted with.
 	runtimeErr *errRuntime
 
 	jobs *[]trainer.JobStatus // memo of jobsStatus
@@ -244,7 +249,7 @@ func (t *TrainJob) currentPodSets(ctx context.Context) ([]kueue.PodSet, error) {
 		return reserved.Spec.DeepCopy().PodSets, nil
 	}
 	if err := t.compute(ctx); err != nil {
-		if reserved != nil && t.runtimeErr != nil {
+		if reserved != nil && t.runtimeErr != nil && t.runtimeErr.reason != ReasonRuntimeNotFound {
 			// The reservation stands on what was computed before: report
 			// it, so the job framework goes on to the start, which gives
 			// the quota back (start).
@@ -252,7 +257,7 @@ func (t *TrainJob) currentPodSets(ctx context.Context) ([]kueue.PodSet, error) {
 		}
 		return nil, err
 	}
-	if reserved != nil && sameDemand(reserved.Spec.PodSets, t.podSets) {
+	if reserved != nil && sameDemand(reserved.Spec.PodSets, t.podSets) && samePlacement(reserved.Spec.PodSets, t.podSets) {
 		return reserved.Spec.DeepCopy().PodSets, nil
 	}
 	out := make([]kueue.PodSet, len(t.podSets))
@@ -315,6 +320,39 @@ func sameDemand(a, b []kueue.PodSet) bool {
 			return false
 		}
 		if !equality.Semantic.DeepEqual(quota.PodRequests(&a[i].Template.Spec), quota.PodRequests(&b[i].Template.Spec)) {
+			return false
+		}
+	}
+	return true
+}
+
+// samePlacement: same nodeSelector, affinity, tolerations and topology
+// request per role. A queued job edited in any of them after its quota was
+// reserved must be placed anew: reporting the reserved PodSets would start
+// it where the user's edit said not to.
+func samePlacement(a, b []kueue.PodSet) bool {
+	if len(a) != len(b) {
+		return false
+	}
+	for i := range a {
+		x, y := &a[i].Template.Spec, &b[i].Template.Spec
+		if !maps.Equal(x.NodeSelector, y.NodeSelector) ||
+			!equality.Semantic.DeepEqual(x.Affinity, y.Affinity) ||
+			!equality.Semantic.DeepEqual(a[i].TopologyRequest, b[i].TopologyRequest) ||
+			!sameTolerations(x.Tolerations, y.Tolerations) {
+			return false
+		}
+	}
+	return true
+}
+
+// sameTolerations compares as sets: order does not matter to the scheduler.
+func sameTolerations(a, b []corev1.Toleration) bool {
+	if len(a) != len(b) {
+		return false
+	}
+	for i := range a {
+		if !slices.ContainsFunc(b, func(t corev1.Toleration) bool { return equality.Semantic.DeepEqual(a[i], t) }) {
 			return false
 		}
 	}

@@ -3,6 +3,7 @@ package integration_test
 import (
 	"encoding/json"
 	"fmt"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -299,11 +300,11 @@ func TestMissingPriorityClassAndPrebuiltWorkloadAreSaid(t *testing.T) {
 	}
 }
 
-// A job whose runtime is deleted while it holds a reservation (an
-// admission check still pending) can't be started: Trainer could not build
-// it either. The reservation is released, not held for ever.
-func TestRuntimeDeletedUnderAReservationReleasesTheQuota(t *testing.T) {
-	ns := newNamespace(t)
+// checkedQueue is a queue whose ClusterQueue holds every admission at an
+// admission check of the test's, so a job holds a quota reservation
+// without starting until the test answers (answerCheck).
+func checkedQueue(t *testing.T, ns string) string {
+	t.Helper()
 	ac := &kueue.AdmissionCheck{
 		ObjectMeta: metav1.ObjectMeta{Name: ns},
 		Spec:       kueue.AdmissionCheckSpec{ControllerName: "trainjob-kueue.dev/test-check"},
@@ -316,7 +317,9 @@ func TestRuntimeDeletedUnderAReservationReleasesTheQuota(t *testing.T) {
 		apimeta.SetStatusCondition(&ac.Status.Conditions, metav1.Condition{Type: kueue.AdmissionCheckActive, Status: metav1.ConditionTrue, Reason: "Active", Message: "test"})
 		return k8s.Status().Update(ctx, ac)
 	})
-	lq := queue(t, ns, pool{Name: "gpu", Labels: map[string]string{"pool": "gpu"}, GPUs: 8})
+	// The flavor's taint makes the admission inject tolerations.
+	lq := queue(t, ns, pool{Name: "gpu", Labels: map[string]string{"pool": "gpu"}, GPUs: 8,
+		Taints: []corev1.Toleration{{Key: "pool", Operator: corev1.TolerationOpEqual, Value: "gpu", Effect: corev1.TaintEffectNoSchedule}}})
 	eventually(t, "ClusterQueue uses the check", func() error {
 		cq := &kueue.ClusterQueue{}
 		if err := k8s.Get(ctx, client.ObjectKey{Name: ns}, cq); err != nil {
@@ -325,10 +328,12 @@ func TestRuntimeDeletedUnderAReservationReleasesTheQuota(t *testing.T) {
 		cq.Spec.AdmissionChecksStrategy = &kueue.AdmissionChecksStrategy{AdmissionChecks: []kueue.AdmissionCheckStrategyRule{{Name: kueue.AdmissionCheckReference(ac.Name)}}}
 		return k8s.Update(ctx, cq)
 	})
-	rt := trainingRuntime(ns, "rt", torchPolicy(1), role{Name: "node", Ancestor: "trainer", Requests: gpus(1)})
-	create(t, rt)
-	tj := trainJob(ns, "job", "rt", lq)
-	create(t, tj)
+	return lq
+}
+
+// reservedAtCheck waits until tj holds a quota reservation, its check pending.
+func reservedAtCheck(t *testing.T, tj *trainer.TrainJob) {
+	t.Helper()
 	eventually(t, "quota reserved, check pending", func() error {
 		wl := workloadOf(t, tj)
 		if !workload.HasQuotaReservation(wl) || len(wl.Status.AdmissionChecks) == 0 {
@@ -336,18 +341,46 @@ func TestRuntimeDeletedUnderAReservationReleasesTheQuota(t *testing.T) {
 		}
 		return nil
 	})
-	if err := k8s.Delete(ctx, rt); err != nil {
-		t.Fatal(err)
-	}
-	eventually(t, "RuntimeNotFound event", func() error {
-		return hasEvent(t, tj, integration.ReasonRuntimeNotFound, "does not exist")
-	})
+}
+
+// answerCheck marks tj's admission check ready.
+func answerCheck(t *testing.T, tj *trainer.TrainJob) {
+	t.Helper()
 	eventually(t, "the check answers", func() error {
 		wl := workloadOf(t, tj)
+		if len(wl.Status.AdmissionChecks) == 0 {
+			return fmt.Errorf("no check on the Workload yet")
+		}
 		wl.Status.AdmissionChecks[0].State = kueue.CheckStateReady
 		wl.Status.AdmissionChecks[0].Message = "ready"
 		return k8s.Status().Update(ctx, wl)
 	})
+}
+
+// A job whose runtime is made unusable while it holds a reservation (an
+// admission check still pending) can't be started: Trainer could not build
+// it either. The reservation is released, not held for ever. (A runtime
+// that is deleted is waited for instead:
+// TestMissingRuntimeWaitsWithoutHotLoopAndProceedsWhenCreated.)
+func TestRuntimeMadeUnusableUnderAReservationReleasesTheQuota(t *testing.T) {
+	ns := newNamespace(t)
+	lq := checkedQueue(t, ns)
+	rt := trainingRuntime(ns, "rt", torchPolicy(1), role{Name: "node", Ancestor: "trainer", Requests: gpus(1)})
+	create(t, rt)
+	tj := trainJob(ns, "job", "rt", lq)
+	create(t, tj)
+	reservedAtCheck(t, tj)
+	eventually(t, "runtime edited: a negative request", func() error {
+		if err := k8s.Get(ctx, client.ObjectKeyFromObject(rt), rt); err != nil {
+			return err
+		}
+		rt.Spec.Template.Spec.ReplicatedJobs[0].Template.Spec.Template.Spec.Containers[0].Resources.Requests[corev1.ResourceCPU] = resource.MustParse("-1")
+		return k8s.Update(ctx, rt)
+	})
+	eventually(t, "InvalidRuntime event", func() error {
+		return hasEvent(t, tj, integration.ReasonInvalidRuntime, "quantities must not be negative")
+	})
+	answerCheck(t, tj)
 	eventually(t, "reservation released", func() error {
 		wl := workloadOf(t, tj)
 		c := apimeta.FindStatusCondition(wl.Status.Conditions, kueue.WorkloadFinished)
@@ -358,5 +391,38 @@ func TestRuntimeDeletedUnderAReservationReleasesTheQuota(t *testing.T) {
 	})
 	if !ptr.Deref(getTrainJob(t, tj).Spec.Suspend, false) {
 		t.Error("a job without its runtime was started")
+	}
+}
+
+// A queued job's placement edited after its quota was reserved: Kueue's
+// equivalence check ignores it, so the reserved Workload stays. The start
+// must be computed from the job as it is now: the admission's tolerations
+// are injected as the complete list (Trainer's merge replaces it), and
+// built from the stale template they would drop the user's new one.
+func TestPlacementEditedUnderAReservationIsHonouredAtTheStart(t *testing.T) {
+	ns := newNamespace(t)
+	lq := checkedQueue(t, ns)
+	create(t, trainingRuntime(ns, "rt", torchPolicy(1), role{Name: "node", Ancestor: "trainer", Requests: gpus(1)}))
+	tj := trainJob(ns, "job", "rt", lq)
+	create(t, tj)
+	reservedAtCheck(t, tj)
+
+	mine := corev1.Toleration{Key: "example.com/spot", Operator: corev1.TolerationOpExists, Effect: corev1.TaintEffectNoSchedule}
+	edit := getTrainJob(t, tj)
+	p := userPatch("example.com/user", "node", "disk", "ssd")
+	p.TrainingRuntimeSpec.Template.Spec.ReplicatedJobs[0].Template.Spec.Template.Spec.Tolerations = []corev1.Toleration{mine}
+	patch := fmt.Appendf(nil, `[{"op":"test","path":"/metadata/resourceVersion","value":%q},{"op":"add","path":"/spec/runtimePatches","value":%s}]`,
+		edit.ResourceVersion, mustJSON(t, append(edit.Spec.RuntimePatches, p)))
+	if err := k8s.Patch(ctx, edit, client.RawPatch(types.JSONPatchType, patch)); err != nil {
+		t.Fatal(err)
+	}
+	answerCheck(t, tj)
+	waitRunning(t, tj)
+	pod := replicatedJob(jobSetOf(t, tj), "node").Template.Spec.Template.Spec
+	if !slices.ContainsFunc(pod.Tolerations, func(t corev1.Toleration) bool { return t.MatchToleration(&mine) }) {
+		t.Errorf("pods start with tolerations %v: the user's %v, edited while the quota was reserved, was dropped", pod.Tolerations, mine)
+	}
+	if pod.NodeSelector["disk"] != "ssd" || pod.NodeSelector["pool"] != "gpu" {
+		t.Errorf("pods start with nodeSelector %v, want the user's disk=ssd and the flavor's pool=gpu", pod.NodeSelector)
 	}
 }
