@@ -116,6 +116,14 @@ func (t *TrainJob) start(ctx context.Context, infos []podset.PodSetInfo) error {
 		}
 		want = append(want, inj)
 	}
+	if _, v20 := t.deps.opts.Shape.(shape.PodSpecOverrides); v20 {
+		if path, roles := shape.SharedEntryConflict(&t.TrainJob, want); path != "" {
+			msg := fmt.Sprintf("%s targets roles %s, which were admitted to different placements (%s); one entry can place its roles in one way only, so the job is not started and its quota is released. Give each of those replicatedJobs an entry of its own, or queue the job where its roles share a flavor",
+				path, strings.Join(roles, ", "), t.admittedFlavors(ctx, want))
+			t.deps.recorder.Eventf(&t.TrainJob, nil, corev1.EventTypeWarning, ReasonSharedOverrideConflict, actionStart, "%s", msg)
+			return &reasonError{ReasonSharedOverrideConflict, podset.BadPodSetsUpdateError("podSpecOverrides", errors.New(msg))}
+		}
+	}
 	if err := t.compute(ctx); err != nil {
 		if t.runtimeErr != nil && t.runtimeErr.reason != ReasonRuntimeNotFound {
 			// Admitted, but the pods can no longer be computed (the runtime

@@ -10,6 +10,9 @@ const (
 	ReasonRestored             = "Restored"
 	ReasonNodeSelectorConflict = "NodeSelectorConflict"
 	ReasonTopologyUnsupported  = "TopologyUnsupported"
+	// ReasonSharedOverrideConflict: on Trainer v2.0, one user entry of
+	// spec.podSpecOverrides targets roles admitted to different placements.
+	ReasonSharedOverrideConflict = "SharedOverrideConflict"
 	// ReasonStartRefused: the API server refused the write that starts the
 	// job (validation, a webhook or an admission policy); its quota is
 	// released.

@@ -339,6 +339,41 @@ func (PodSpecOverrides) Tampered(old, job *trainjob.TrainJob) []string {
 	return nil
 }
 
+// SharedEntryConflict finds a user entry of spec.podSpecOverrides that
+// targets several replicatedJobs whose admissions differ (another flavor's
+// nodeSelector, tolerations or gates). A job may be targeted by one entry
+// only, so an admission is merged into the user's entry, and one entry can
+// place its roles in one way only: the last role's would win for all.
+// It returns the entry's path and the roles; "" when there is none.
+func SharedEntryConflict(job *trainjob.TrainJob, want []Injection) (string, []string) {
+	byRole := make(map[string]*Injection, len(want))
+	for i := range want {
+		byRole[want[i].Name] = &want[i]
+	}
+	for i := range job.Spec.PodSpecOverrides {
+		o := &job.Spec.PodSpecOverrides[i]
+		var first *Injection
+		var roles []string
+		for _, t := range o.TargetJobs {
+			inj, ok := byRole[t.Name]
+			if !ok {
+				continue
+			}
+			roles = append(roles, t.Name)
+			if first == nil {
+				first = inj
+				continue
+			}
+			if !maps.Equal(first.NodeSelector, inj.NodeSelector) ||
+				!equality.Semantic.DeepEqual(first.Tolerations, inj.Tolerations) ||
+				!equality.Semantic.DeepEqual(first.SchedulingGates, inj.SchedulingGates) {
+				return fmt.Sprintf("spec.podSpecOverrides[%d]", i), roles
+			}
+		}
+	}
+	return "", nil
+}
+
 // InTreeMarked: Kueue's in-tree integration never wrote v2.0's field.
 func (PodSpecOverrides) InTreeMarked(*trainjob.TrainJob) []string { return nil }
 

@@ -1,6 +1,7 @@
 package shape_test
 
 import (
+	"slices"
 	"testing"
 
 	"github.com/google/go-cmp/cmp"
@@ -90,5 +91,36 @@ func TestPodSpecOverridesTampered(t *testing.T) {
 	}
 	if p := ps.Tampered(ours, ours); len(p) != 0 {
 		t.Errorf("unchanged: %v", p)
+	}
+}
+
+func TestSharedEntryConflict(t *testing.T) {
+	job := &trainjob.TrainJob{Spec: trainjob.Spec{PodSpecOverrides: []trainjob.PodSpecOverride{
+		{TargetJobs: []trainjob.TargetJob{{Name: "launcher"}}},
+		{TargetJobs: []trainjob.TargetJob{{Name: "node"}, {Name: "eval"}}, NodeSelector: map[string]string{"disk": "ssd"}},
+	}}}
+	a100 := shape.Injection{NodeSelector: map[string]string{"pool": "a100"}}
+	h100 := shape.Injection{NodeSelector: map[string]string{"pool": "h100"}}
+	named := func(name string, inj shape.Injection) shape.Injection { inj.Name = name; return inj }
+	cases := map[string]struct {
+		want  []shape.Injection
+		path  string
+		roles []string
+	}{
+		"one flavor for the shared entry's roles": {want: []shape.Injection{named("launcher", h100), named("node", a100), named("eval", a100)}},
+		"two flavors under one entry": {
+			want:  []shape.Injection{named("launcher", a100), named("node", a100), named("eval", h100)},
+			path:  "spec.podSpecOverrides[1]",
+			roles: []string{"node", "eval"},
+		},
+		"a role the admission does not name": {want: []shape.Injection{named("node", a100)}},
+	}
+	for name, tc := range cases {
+		t.Run(name, func(t *testing.T) {
+			path, roles := shape.SharedEntryConflict(job, tc.want)
+			if path != tc.path || !slices.Equal(roles, tc.roles) && tc.path != "" {
+				t.Errorf("got %q %v, want %q %v", path, roles, tc.path, tc.roles)
+			}
+		})
 	}
 }
