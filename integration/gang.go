@@ -184,19 +184,22 @@ func (t *TrainJob) ownGangs(ctx context.Context) ([]podGroupPlan, error) {
 }
 
 // podGroupName: the last wave's group is named after the job, as Trainer
-// names its own; an earlier wave's after the job and its first role. The
-// name is a label value, so at most 63 characters.
+// names its own; an earlier wave's `<job>.<first role>`. Neither a
+// TrainJob's name nor a replicatedJob's holds a dot, so no earlier wave's
+// group can be another job's (with "-", job "a"'s wave "b" and job "a-b"
+// were one PodGroup, each applying over the other's). The name is a label
+// value, so at most 63 characters; a longer one keeps a dot too.
 func podGroupName(job, firstRole string, last bool) string {
 	if last {
 		return job
 	}
-	name := job + "-" + firstRole
+	name := job + "." + firstRole
 	if len(name) <= validation.LabelValueMaxLength {
 		return name
 	}
 	sum := sha256.Sum256([]byte(name))
 	suffix := hex.EncodeToString(sum[:])[:8]
-	return strings.TrimRight(name[:validation.LabelValueMaxLength-len(suffix)-1], "-.") + "-" + suffix
+	return strings.TrimRight(name[:validation.LabelValueMaxLength-len(suffix)-1], "-.") + "." + suffix
 }
 
 // applyPodGroups creates or updates our PodGroups before the pods exist:

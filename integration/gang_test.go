@@ -27,7 +27,7 @@ func TestPodGroupName(t *testing.T) {
 		want      string
 	}{
 		"the last wave is the job's, as Trainer names it": {job: "llm", role: "node", last: true, want: "llm"},
-		"an earlier wave after its first role":            {job: "llm", role: "dataset-initializer", want: "llm-dataset-initializer"},
+		"an earlier wave after its first role":            {job: "llm", role: "dataset-initializer", want: "llm.dataset-initializer"},
 	}
 	for name, tc := range cases {
 		t.Run(name, func(t *testing.T) {
@@ -45,13 +45,26 @@ func TestPodGroupName(t *testing.T) {
 	if a == b {
 		t.Errorf("two waves of a long-named job share PodGroup %q", a)
 	}
+	// Job "a"'s wave starting with role "b" and job "a-b" (its last wave)
+	// are two PodGroups: each job applies its own with force.
+	if x, y := podGroupName("a", "b", false), podGroupName("a-b", "node", true); x == y {
+		t.Errorf("job a's wave b and job a-b share PodGroup %q", x)
+	}
+	for _, n := range []string{a, b, podGroupName("llm", "dataset-initializer", false)} {
+		if errs := validation.IsDNS1123Subdomain(n); len(errs) > 0 {
+			t.Errorf("%q is no PodGroup name: %v", n, errs)
+		}
+		if !strings.Contains(n, ".") {
+			t.Errorf("%q, an earlier wave's group, could be a job's own name", n)
+		}
+	}
 }
 
 func TestWithPodGroupLabelsLabelsEachRoleWithItsWave(t *testing.T) {
 	kueueLabels := map[string]string{"kueue.x-k8s.io/podset": "node"}
 	want := []shape.Injection{{Name: "dataset-initializer"}, {Name: "node", Labels: kueueLabels}}
 	withPodGroupLabels(want, []podGroupPlan{
-		{name: "job-dataset-initializer", roles: []string{"dataset-initializer"}},
+		{name: "job.dataset-initializer", roles: []string{"dataset-initializer"}},
 		{name: "job", roles: []string{"node"}},
 	})
 	got := map[string]map[string]string{}
@@ -59,7 +72,7 @@ func TestWithPodGroupLabelsLabelsEachRoleWithItsWave(t *testing.T) {
 		got[w.Name] = w.Labels
 	}
 	if diff := cmp.Diff(map[string]map[string]string{
-		"dataset-initializer": {PodGroupLabel: "job-dataset-initializer"},
+		"dataset-initializer": {PodGroupLabel: "job.dataset-initializer"},
 		"node":                {PodGroupLabel: "job", "kueue.x-k8s.io/podset": "node"},
 	}, got); diff != "" {
 		t.Errorf("labels (-want +got):\n%s", diff)
@@ -139,7 +152,7 @@ func TestOwnGangs(t *testing.T) {
 	}{
 		"opted in: a group per wave": {
 			annotations: map[string]string{AnnotationGangScheduling: GangCoscheduling},
-			want:        []string{"llm-dataset-initializer", "llm"},
+			want:        []string{"llm.dataset-initializer", "llm"},
 		},
 		"not opted in": {},
 		"opted out":    {annotations: map[string]string{AnnotationGangScheduling: GangNone}},

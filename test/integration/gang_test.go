@@ -136,7 +136,7 @@ func TestGangOptInGivesEachWaveItsPodGroupAndPreemptionRemovesTheLabels(t *testi
 	create(t, tj)
 	waitRunning(t, tj)
 
-	wantPodGroup(t, ns, "job-dataset-initializer", 1, 0)
+	wantPodGroup(t, ns, "job.dataset-initializer", 1, 0)
 	wantPodGroup(t, ns, "job", 2, 8)
 	pg := &schedv1alpha1.PodGroup{}
 	if err := k8s.Get(ctx, client.ObjectKey{Namespace: ns, Name: "job"}, pg); err != nil {
@@ -146,20 +146,20 @@ func TestGangOptInGivesEachWaveItsPodGroupAndPreemptionRemovesTheLabels(t *testi
 		t.Errorf("scheduleTimeoutSeconds %d, want 120 from the job's annotation", got)
 	}
 	js := jobSetOf(t, tj)
-	for role, group := range map[string]string{"dataset-initializer": "job-dataset-initializer", "node": "job"} {
+	for role, group := range map[string]string{"dataset-initializer": "job.dataset-initializer", "node": "job"} {
 		if got := replicatedJob(js, role).Template.Spec.Template.Labels[integration.PodGroupLabel]; got != group {
 			t.Errorf("pods of %s are in PodGroup %q, want %q", role, got, group)
 		}
 	}
 
 	eventually(t, "Injected event names the PodGroups", func() error {
-		return hasEvent(t, tj, integration.ReasonInjected, "gang scheduled as PodGroups job-dataset-initializer (dataset-initializer, 1 pods), job (node, 2 pods)")
+		return hasEvent(t, tj, integration.ReasonInjected, "gang scheduled as PodGroups job.dataset-initializer (dataset-initializer, 1 pods), job (node, 2 pods)")
 	})
 	// No pod is ever placed here: the first wave's gang waits and is
 	// retried, the trainer nodes' is not due yet.
 	eventually(t, "the waiting gang retried", func() error {
 		pg := &schedv1alpha1.PodGroup{}
-		if err := k8s.Get(ctx, client.ObjectKey{Namespace: ns, Name: "job-dataset-initializer"}, pg); err != nil {
+		if err := k8s.Get(ctx, client.ObjectKey{Namespace: ns, Name: "job.dataset-initializer"}, pg); err != nil {
 			return err
 		}
 		if pg.Annotations[integration.AnnotationGangRetriedAt] == "" {
