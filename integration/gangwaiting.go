@@ -2,6 +2,7 @@ package integration
 
 import (
 	"context"
+	"slices"
 	"sync"
 
 	"k8s.io/apimachinery/pkg/types"
@@ -14,13 +15,21 @@ import (
 )
 
 // waitingGangs are the started jobs whose gang waits for room. When another
-// job stops running (finished or suspended) its nodes free up: the waiting
-// gangs are retried then, not only at the next interval.
+// job stops running (finished or suspended) its nodes free up: some waiting
+// gangs are retried then, not only at the next interval. Only a few per
+// stop (retryPerStop), longest unretried first: one job's nodes can place
+// few gangs, and a cluster with many waiting would otherwise answer every
+// stop with a retry of all of them.
 type waitingGangs struct {
 	mu sync.Mutex
 	// jobs maps a waiting job to whether it is to be retried now.
 	jobs map[types.NamespacedName]bool
+	// order is the waiting jobs, the longest unretried first.
+	order []types.NamespacedName
 }
+
+// retryPerStop bounds the gangs retried when a job stops.
+const retryPerStop = 8
 
 func newWaitingGangs() *waitingGangs {
 	return &waitingGangs{jobs: map[types.NamespacedName]bool{}}
@@ -31,22 +40,28 @@ func (w *waitingGangs) set(job types.NamespacedName, waiting bool) {
 	w.mu.Lock()
 	defer w.mu.Unlock()
 	if !waiting {
-		delete(w.jobs, job)
+		if _, ok := w.jobs[job]; ok {
+			delete(w.jobs, job)
+			w.order = slices.DeleteFunc(w.order, func(j types.NamespacedName) bool { return j == job })
+		}
 		return
 	}
 	if _, ok := w.jobs[job]; !ok {
 		w.jobs[job] = false
+		w.order = append(w.order, job)
 	}
 }
 
-// now marks every waiting job to be retried now, and returns them.
+// now marks up to retryPerStop waiting jobs, the longest unretried first,
+// to be retried now, and returns them; they go to the back of the line.
 func (w *waitingGangs) now() []types.NamespacedName {
 	w.mu.Lock()
 	defer w.mu.Unlock()
-	out := make([]types.NamespacedName, 0, len(w.jobs))
-	for job := range w.jobs {
+	n := min(retryPerStop, len(w.order))
+	out := slices.Clone(w.order[:n])
+	w.order = append(w.order[n:], out...)
+	for _, job := range out {
 		w.jobs[job] = true
-		out = append(out, job)
 	}
 	return out
 }

@@ -1,6 +1,8 @@
 package integration
 
 import (
+	"fmt"
+	"slices"
 	"testing"
 
 	"github.com/google/go-cmp/cmp"
@@ -61,5 +63,42 @@ func TestStoppedRunning(t *testing.T) {
 				t.Errorf("stoppedRunning = %t, want %t", got, tc.want)
 			}
 		})
+	}
+}
+
+func TestAStopRetriesAFewWaitingGangsInTurn(t *testing.T) {
+	w := newWaitingGangs()
+	var all []types.NamespacedName
+	for i := range 2*retryPerStop + 3 {
+		job := types.NamespacedName{Namespace: "ns", Name: fmt.Sprintf("job-%02d", i)}
+		all = append(all, job)
+		w.set(job, true)
+	}
+	seen := map[types.NamespacedName]int{}
+	for range 3 {
+		got := w.now()
+		if len(got) > retryPerStop {
+			t.Fatalf("one stop retried %d waiting gangs, at most %d", len(got), retryPerStop)
+		}
+		for _, j := range got {
+			seen[j]++
+		}
+	}
+	// 19 waiting, 8 per stop: three stops reach every one, and none comes
+	// twice before all came once (only the first 5 come again).
+	for i, j := range all {
+		want := 1
+		if i < 3*retryPerStop-len(all) {
+			want = 2
+		}
+		if seen[j] != want {
+			t.Errorf("%s retried %d times over three stops, want %d: in turn", j.Name, seen[j], want)
+		}
+	}
+	w.set(all[0], false)
+	for range 3 {
+		if slices.Contains(w.now(), all[0]) {
+			t.Errorf("a placed gang was retried")
+		}
 	}
 }
