@@ -156,35 +156,36 @@ func (t *TrainJob) start(ctx context.Context, infos []podset.PodSetInfo) error {
 		t.deps.twoRequestStart.Store(true)
 	}
 	// Two requests: Trainer takes override changes only on a suspended job.
+	gen, moved := t.Generation, false
 	written := t.TrainJob.DeepCopy()
 	injected, err := patchGuarded(ctx, t.deps.client, t.deps.apiReader, written, func(j *trainjob.TrainJob) []shape.Op {
-		return t.deps.opts.Shape.Inject(j, want)
+		var ops []shape.Op
+		ops, moved = injectOps(j, t.deps.opts.Shape, want, gen)
+		return ops
 	})
 	if err != nil {
 		return err
 	}
+	if moved {
+		return t.specMoved()
+	}
 	if injected {
+		gen = written.Generation
 		t.deps.recorder.Eventf(&t.TrainJob, nil, corev1.EventTypeNormal, ReasonInjected, actionStart,
 			"Admitted to flavors %s; injected into %s%s", t.admittedFlavors(ctx, want), t.deps.opts.Shape.Name(), gangNote(plans))
 	}
 	// The unsuspend is ours too, guarded like the injection: a copy that
 	// turns out stale is read again, and a job someone already started (a
 	// second reconcile on a lagging cache) is left alone.
-	changed := false
 	if _, err := patchGuarded(ctx, t.deps.client, t.deps.apiReader, written, func(j *trainjob.TrainJob) []shape.Op {
-		if !ptr.Deref(j.Spec.Suspend, false) {
-			return nil
-		}
-		if t.deps.opts.Shape.Inject(j, want) != nil {
-			changed = true
-			return nil
-		}
-		return []shape.Op{{Op: "replace", Path: "/spec/suspend", Value: false}}
+		var ops []shape.Op
+		ops, moved = unsuspendOps(j, t.deps.opts.Shape, want, gen)
+		return ops
 	}); err != nil {
 		return err
 	}
-	if changed {
-		return fmt.Errorf("the override entries of TrainJob %s/%s changed before it could start; retrying", t.Namespace, t.Name)
+	if moved {
+		return t.specMoved()
 	}
 	// t stays as read: the job framework's own patch afterwards is empty and
 	// not sent (skipEmptyPatches).
@@ -196,18 +197,18 @@ func (t *TrainJob) start(ctx context.Context, infos []podset.PodSetInfo) error {
 // Trainer v2.2.1+ accepts. t stays as read, so the job framework's own
 // patch afterwards is empty and not sent.
 func (t *TrainJob) startInOneRequest(ctx context.Context, want []shape.Injection, note string) error {
-	injected := false
+	injected, moved := false, false
 	written := t.TrainJob.DeepCopy()
 	_, err := patchGuarded(ctx, t.deps.client, t.deps.apiReader, written, func(j *trainjob.TrainJob) []shape.Op {
-		if !ptr.Deref(j.Spec.Suspend, false) {
-			return nil // started already, by a reconcile on fresher data
-		}
-		ops := t.deps.opts.Shape.Inject(j, want)
-		injected = ops != nil
-		return append(ops, shape.Op{Op: "replace", Path: "/spec/suspend", Value: false})
+		var ops []shape.Op
+		ops, injected, moved = oneRequestOps(j, t.deps.opts.Shape, want, t.Generation)
+		return ops
 	})
 	if err != nil {
 		return err
+	}
+	if moved {
+		return t.specMoved()
 	}
 	if injected {
 		t.deps.recorder.Eventf(&t.TrainJob, nil, corev1.EventTypeNormal, ReasonInjected, actionStart,
@@ -215,6 +216,53 @@ func (t *TrainJob) startInOneRequest(ctx context.Context, want []shape.Injection
 	}
 	t.ResourceVersion = ""
 	return nil
+}
+
+// The steps of a start, rendered for the job as read now (a guarded write
+// re-reads it when our copy was stale). moved: its spec is no longer the
+// one (generation gen) the admission's entries were computed from — the
+// user edited it meanwhile (spec.trainer, overrides) — and nothing may be
+// written: the job would start with pods the reservation was not made for.
+
+// injectOps: the admission's entries, on a suspended job.
+func injectOps(j *trainjob.TrainJob, s shape.Shape, want []shape.Injection, gen int64) ([]shape.Op, bool) {
+	if j.Generation != gen {
+		return nil, true
+	}
+	return s.Inject(j, want), false
+}
+
+// unsuspendOps: spec.suspend=false, once the entries are exactly ours; a job
+// someone already started (a second reconcile on a lagging cache) is left
+// alone.
+func unsuspendOps(j *trainjob.TrainJob, s shape.Shape, want []shape.Injection, gen int64) ([]shape.Op, bool) {
+	if !ptr.Deref(j.Spec.Suspend, false) {
+		return nil, false
+	}
+	if j.Generation != gen || s.Inject(j, want) != nil {
+		return nil, true
+	}
+	return []shape.Op{{Op: "replace", Path: "/spec/suspend", Value: false}}, false
+}
+
+// oneRequestOps: the entries and spec.suspend=false together (Trainer
+// v2.2.1+); injected says whether entries are written.
+func oneRequestOps(j *trainjob.TrainJob, s shape.Shape, want []shape.Injection, gen int64) (ops []shape.Op, injected, moved bool) {
+	if !ptr.Deref(j.Spec.Suspend, false) {
+		return nil, false, false // started already, by a reconcile on fresher data
+	}
+	if j.Generation != gen {
+		return nil, false, true
+	}
+	ops = s.Inject(j, want)
+	return append(ops, shape.Op{Op: "replace", Path: "/spec/suspend", Value: false}), ops != nil, false
+}
+
+// specMoved: the start is given up for this reconcile; the edit's own event
+// brings the next, which computes the job afresh (and Kueue requeues it if
+// its demand changed).
+func (t *TrainJob) specMoved() error {
+	return fmt.Errorf("TrainJob %s/%s changed while it was being started; starting it from its new spec", t.Namespace, t.Name)
 }
 
 // refuseTopologyOnV20: Trainer v2.0's podSpecOverrides carry no metadata,

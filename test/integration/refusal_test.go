@@ -79,8 +79,6 @@ func TestStartRefusedByTheAPIServerReleasesTheQuota(t *testing.T) {
 	create(t, refused)
 	workloadOf(t, refused)
 	denyUpdates(t, ns, `object.metadata.?labels[?"start"].orValue("") != "never" || object.spec.?suspend.orValue(false)`, deny, refused)
-	next := trainJob(ns, "next", "rt", lq)
-	create(t, next)
 	setGPUQuota(t, ns, 1)
 
 	eventually(t, "StartRefused event with the server's message", func() error {
@@ -96,6 +94,9 @@ func TestStartRefusedByTheAPIServerReleasesTheQuota(t *testing.T) {
 		}
 		return nil
 	})
+	// The quota the refused job held goes to the next one.
+	next := trainJob(ns, "next", "rt", lq)
+	create(t, next)
 	waitRunning(t, next)
 	got := getTrainJob(t, refused)
 	if !ptr.Deref(got.Spec.Suspend, false) || (shape.RuntimePatches{}).Injected(fixtures.Ours(got)) {
