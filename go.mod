@@ -3,7 +3,6 @@ module github.com/trainjob-kueue/trainjob-kueue
 go 1.26.0
 
 require (
-	github.com/evanphx/json-patch v5.6.0+incompatible
 	github.com/evanphx/json-patch/v5 v5.9.11
 	github.com/go-logr/logr v1.4.3
 	github.com/google/go-cmp v0.7.0

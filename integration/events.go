@@ -29,6 +29,9 @@ const (
 	// ReasonNoMultiKueueCheck: a job for MultiKueue was admitted by a
 	// ClusterQueue that does not dispatch.
 	ReasonNoMultiKueueCheck = "NoMultiKueueCheck"
+	// ReasonAdmissionCheckLost: a dispatched job's Workload names an
+	// AdmissionCheck that was deleted; the job is kept where it runs.
+	ReasonAdmissionCheckLost = "AdmissionCheckLost"
 )
 
 // Actions of our events (events.k8s.io/v1): what we were doing when the

@@ -4,13 +4,14 @@ import (
 	"context"
 	"fmt"
 
+	"github.com/trainjob-kueue/trainjob-kueue/names"
 	"github.com/trainjob-kueue/trainjob-kueue/trainjob"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/kueue/pkg/controller/jobframework"
 )
 
 // runtimeIndex finds the TrainJobs that use a runtime.
-const runtimeIndex = "trainjob-kueue.dev/runtime"
+const runtimeIndex = names.RuntimeIndex
 
 // SetupIndexes registers the field indexes the reconciler reads through:
 // Workloads by owning TrainJob (the job framework's), TrainJobs by runtime.

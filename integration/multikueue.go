@@ -44,50 +44,53 @@ func runnerOf(managedBy *string) runner {
 	}
 }
 
-// Skip leaves jobs managed by a controller that is neither Trainer's nor
-// MultiKueue's entirely to that controller: no Workload, no writes.
-func (t *TrainJob) Skip(context.Context) bool {
-	return runnerOf(t.Spec.ManagedBy) == runElsewhere
+// dispatch is what a job's Workload says of MultiKueue's dispatching.
+type dispatch struct {
+	// check: the Workload has a MultiKueue admission check.
+	check bool
+	// lostChecks name the Workload's admission checks whose AdmissionCheck
+	// no longer exists: which controller they were is unknown, so a job for
+	// MultiKueue is taken to stay where it was dispatched.
+	lostChecks []string
 }
 
-// runsRemotely: the job's Workload is admitted and has a MultiKueue
-// admission check, so a worker cluster runs the job. That is what
-// "unsuspended" means for a dispatched job: the job framework then leaves it
-// alone instead of starting it here. The check's state does not matter:
-// admitted means it was Ready, and when MultiKueue sends it back to Retry
-// (a lost worker) the job runs remotely until Kueue evicts the Workload.
-func (t *TrainJob) runsRemotely(ctx context.Context) bool {
-	if t.remote != nil {
-		return *t.remote
+// runsRemotely: the job's Workload is admitted and dispatched, so a worker
+// cluster runs the job. That is what "unsuspended" means for a dispatched
+// job: the job framework then leaves it alone instead of starting it here.
+// The check's state does not matter: admitted means it was Ready, and when
+// MultiKueue sends it back to Retry (a lost worker) the job runs remotely
+// until Kueue evicts the Workload. A check whose AdmissionCheck was deleted
+// keeps the job where it is: finishing its Workload would have MultiKueue
+// delete the worker's copy, and the training running there with it.
+func (o *observed) runsRemotely() bool {
+	wl := o.workload
+	if wl == nil || !workload.IsAdmitted(wl) || workloadFinished(wl) {
+		return false
 	}
-	remote := false
-	if t.deps != nil {
-		if wl := t.workload(ctx); wl != nil && workload.IsAdmitted(wl) && !workloadFinished(wl) {
-			state, _ := multiKueueCheckState(ctx, t.deps.client, wl)
-			remote = state != nil
-		}
-	}
-	t.remote = &remote
-	return remote
+	return o.dispatch.check || len(o.dispatch.lostChecks) > 0
 }
 
-// multiKueueCheckState is the state of the workload's MultiKueue admission
-// check, nil when it has none. Admission checks are read from the cache.
-func multiKueueCheckState(ctx context.Context, c client.Reader, wl *kueue.Workload) (*kueue.AdmissionCheckState, error) {
+// dispatchOf reads the Workload's admission checks from the cache.
+func (d *deps) dispatchOf(ctx context.Context, wl *kueue.Workload) (dispatch, error) {
+	var out dispatch
+	if wl == nil {
+		return out, nil
+	}
 	for i := range wl.Status.AdmissionChecks {
-		acs := &wl.Status.AdmissionChecks[i]
+		name := wl.Status.AdmissionChecks[i].Name
 		ac := &kueue.AdmissionCheck{}
-		if err := c.Get(ctx, client.ObjectKey{Name: string(acs.Name)}, ac); err != nil {
+		if err := d.client.Get(ctx, client.ObjectKey{Name: string(name)}, ac); err != nil {
 			if client.IgnoreNotFound(err) == nil {
+				out.lostChecks = append(out.lostChecks, string(name))
 				continue
 			}
-			return nil, fmt.Errorf("reading AdmissionCheck %s: %w", acs.Name, err)
+			return dispatch{}, fmt.Errorf("reading AdmissionCheck %s: %w", name, err)
 		}
 		if ac.Spec.ControllerName == kueue.MultiKueueControllerName {
-			return acs, nil
+			out.check = true
 		}
 	}
-	return nil, nil
+	return out, nil
 }
 
 // QueueRoute is what a LocalQueue leads to: its ClusterQueue and that
@@ -153,16 +156,10 @@ func AdmissionChecksOf(cq *kueue.ClusterQueue) []string {
 // an error, not a nil that would make the framework record a start and
 // send a patch. The second is permanent: the framework finishes the
 // Workload, so its quota goes back, with our event saying why.
-func (t *TrainJob) refuseLocalRun(ctx context.Context) error {
-	wl := t.workload(ctx)
-	if wl != nil {
-		state, err := multiKueueCheckState(ctx, t.deps.client, wl)
-		if err != nil {
-			return err
-		}
-		if state != nil {
-			return fmt.Errorf("the Workload of TrainJob %s/%s changed while it was read; retrying", t.Namespace, t.Name)
-		}
+func (t *TrainJob) refuseLocalRun() error {
+	wl := t.obs.workload
+	if wl != nil && (t.obs.dispatch.check || len(t.obs.dispatch.lostChecks) > 0) {
+		return fmt.Errorf("the Workload of TrainJob %s/%s changed while it was read; retrying", t.Namespace, t.Name)
 	}
 	cq := "(unknown)"
 	if wl != nil && wl.Status.Admission != nil {

@@ -38,16 +38,37 @@ func TestRunnerOf(t *testing.T) {
 	}
 }
 
-// A dispatched job with no Workload admitted through MultiKueue is
-// suspended, and never active here, whatever status its worker reports.
-func TestDispatchedJobIsNeverActiveHere(t *testing.T) {
-	job := &TrainJob{TrainJob: trainjob.TrainJob{Spec: trainjob.Spec{ManagedBy: ptr.To(kueue.MultiKueueControllerName), Suspend: ptr.To(true)}}}
-	job.Status.JobsStatus = []trainer.JobStatus{{Name: "node", Active: ptr.To[int32](4), Ready: ptr.To[int32](4)}}
-	if job.IsActive() {
-		t.Error("IsActive: the worker's pods are not this cluster's")
+// A dispatched job is never active here, whatever status its worker
+// reports, and runs (is unsuspended, to the job framework) exactly while its
+// Workload is admitted through MultiKueue, or through a check whose
+// AdmissionCheck was deleted meanwhile.
+func TestDispatchedJob(t *testing.T) {
+	admitted := &kueue.Workload{Status: kueue.WorkloadStatus{Conditions: []metav1.Condition{
+		{Type: kueue.WorkloadQuotaReserved, Status: metav1.ConditionTrue},
+		{Type: kueue.WorkloadAdmitted, Status: metav1.ConditionTrue},
+	}}}
+	cases := map[string]struct {
+		obs           observed
+		wantSuspended bool
+	}{
+		"no Workload":                      {obs: observed{}, wantSuspended: true},
+		"admitted without MultiKueue":      {obs: observed{workload: admitted}, wantSuspended: true},
+		"admitted through MultiKueue":      {obs: observed{workload: admitted, dispatch: dispatch{check: true}}},
+		"its AdmissionCheck deleted since": {obs: observed{workload: admitted, dispatch: dispatch{lostChecks: []string{"mk"}}}},
+		"a MultiKueue check, not admitted": {obs: observed{workload: &kueue.Workload{}, dispatch: dispatch{check: true}}, wantSuspended: true},
 	}
-	if !job.IsSuspended() {
-		t.Error("IsSuspended: not admitted through MultiKueue yet")
+	for name, tc := range cases {
+		t.Run(name, func(t *testing.T) {
+			job := &TrainJob{TrainJob: trainjob.TrainJob{Spec: trainjob.Spec{ManagedBy: ptr.To(kueue.MultiKueueControllerName), Suspend: ptr.To(true)}}, obs: &tc.obs}
+			job.Status.JobsStatus = []trainer.JobStatus{{Name: "node", Active: ptr.To[int32](4), Ready: ptr.To[int32](4)}}
+			tc.obs.jobs = job.Status.JobsStatus
+			if job.IsActive() {
+				t.Error("IsActive: the worker's pods are not this cluster's")
+			}
+			if got := job.IsSuspended(); got != tc.wantSuspended {
+				t.Errorf("IsSuspended = %v, want %v", got, tc.wantSuspended)
+			}
+		})
 	}
 }
 

@@ -29,7 +29,7 @@ type Options struct {
 	// Trainer's PodGroups are not kept and gang opt-ins are refused.
 	PodGroups bool
 	// GangRetryInterval: how often a started job's gang that waits for
-	// room is retried; zero means DefaultGangRetryInterval.
+	// room is retried; zero means gang.DefaultRetryInterval.
 	GangRetryInterval time.Duration
 	// LocalQueueDefaulting mirrors Kueue's feature gate: a job without a
 	// queue name goes to the namespace's LocalQueue named "default".

@@ -45,15 +45,23 @@ func NewReconciler(c client.Client, apiReader client.Reader, recorder events.Eve
 		fwOpts = append(fwOpts, func(o *jobframework.Options) { o.WaitForPodsReady = true })
 	}
 	return &Reconciler{
-		jr:   jobframework.NewReconciler(skipEmptyPatches{c}, recorder, fwOpts...),
-		deps: &deps{client: c, apiReader: apiReader, recorder: recorder, opts: opts, metrics: opts.Metrics, memo: newPodSetMemo(podSetMemoSize), said: newSaidOnce()},
+		jr: jobframework.NewReconciler(frameworkClient{c}, recorder, fwOpts...),
+		deps: &deps{client: c, apiReader: apiReader, recorder: recorder, opts: opts, caps: opts.Shape.Capabilities(),
+			metrics: opts.Metrics, memo: newPodSetMemo(podSetMemoSize), said: newSaidOnce()},
 	}
 }
 
 // Reconcile implements reconcile.Reconciler.
 func (r *Reconciler) Reconcile(ctx context.Context, req ctrl.Request) (ctrl.Result, error) {
 	start := time.Now()
-	res, err := r.jr.ReconcileGenericJob(ctx, req, &TrainJob{deps: r.deps})
+	t := &TrainJob{deps: r.deps}
+	res, err := r.jr.ReconcileGenericJob(ctx, req, t)
+	t.tell()
+	if t.readErr != nil {
+		// The observation failed (Skip): the framework did nothing, and the
+		// read is retried with backoff.
+		res, err = ctrl.Result{}, t.readErr
+	}
 	if err != nil {
 		if later, missing := r.missingReference(ctx, req, err); missing {
 			res, err = later, nil
@@ -71,7 +79,7 @@ func (r *Reconciler) SetupWithManager(mgr ctrl.Manager) error {
 		Named("trainjob").
 		For(&trainjob.TrainJob{}).
 		Owns(&kueue.Workload{})
-	if r.deps.opts.Shape.Rules().NoJobsStatus {
+	if r.deps.caps.NoJobsStatus {
 		// Trainer v2.0 reports its Jobs only on the JobSet.
 		b = b.Owns(&jobsetapi.JobSet{})
 	}
@@ -102,7 +110,7 @@ func (r *Reconciler) jobsUsing(kind string) handler.MapFunc {
 		}
 		reqs := make([]reconcile.Request, 0, len(jobs.Items))
 		for i := range jobs.Items {
-			if _, _, done := (&TrainJob{TrainJob: jobs.Items[i]}).Finished(ctx); done {
+			if _, _, done := jobs.Items[i].Finished(); done {
 				continue
 			}
 			reqs = append(reqs, reconcile.Request{NamespacedName: client.ObjectKeyFromObject(&jobs.Items[i])})

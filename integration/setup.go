@@ -16,6 +16,7 @@ import (
 	kueue "sigs.k8s.io/kueue/apis/kueue/v1beta2"
 	schedv1alpha1 "sigs.k8s.io/scheduler-plugins/apis/scheduling/v1alpha1"
 
+	"github.com/trainjob-kueue/trainjob-kueue/gang"
 	"github.com/trainjob-kueue/trainjob-kueue/podsets"
 	"github.com/trainjob-kueue/trainjob-kueue/shape"
 	"github.com/trainjob-kueue/trainjob-kueue/trainjob"
@@ -44,7 +45,14 @@ func Setup(ctx context.Context, mgr ctrl.Manager, opts Options, withWebhook bool
 		return fmt.Errorf("setting up the TrainJob reconciler: %w", err)
 	}
 	if opts.PodGroups {
-		keeper := NewGangKeeper(rec, opts.GangRetryInterval)
+		keeper := gang.NewKeeper(gang.KeeperOptions{
+			Client:        mgr.GetClient(),
+			Jobs:          runningJobs{rec.deps},
+			Recorder:      rec.deps.recorder,
+			Counted:       rec.deps.metrics.gang,
+			RetryInterval: opts.GangRetryInterval,
+			JobSets:       rec.deps.caps.NoJobsStatus,
+		})
 		if err := keeper.SetupWithManager(mgr); err != nil {
 			return fmt.Errorf("setting up the PodGroup keeper: %w", err)
 		}

@@ -2,9 +2,10 @@ package integration
 
 import (
 	"encoding/json"
+	"strings"
 	"testing"
 
-	jsonpatch "github.com/evanphx/json-patch"
+	jsonpatch "github.com/evanphx/json-patch/v5"
 
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/utils/ptr"
@@ -31,35 +32,38 @@ func TestStartStepsWriteNothingToAMovedSpec(t *testing.T) {
 		return j
 	}
 	const gen = 4
-
-	if ops, moved := injectOps(job(gen, true, false), s, want, gen); moved || ops == nil {
-		t.Errorf("inject, spec as computed: ops %v moved %v, want the entries", ops, moved)
+	cases := map[string]struct {
+		step      startStep
+		job       *trainjob.TrainJob
+		wantOps   int // operations; -1 for "some"
+		injected  bool
+		wantMoved bool
+	}{
+		"inject, spec as computed":      {step: injectStep, job: job(gen, true, false), wantOps: -1, injected: true},
+		"inject, spec moved":            {step: injectStep, job: job(gen+1, true, false), wantMoved: true},
+		"unsuspend, entries ours":       {step: unsuspendStep, job: job(gen, true, true), wantOps: 1},
+		"unsuspend, spec moved":         {step: unsuspendStep, job: job(gen+1, true, true), wantMoved: true},
+		"unsuspend, entries not ours":   {step: unsuspendStep, job: job(gen, true, false), wantMoved: true},
+		"unsuspend, started already":    {step: unsuspendStep, job: job(gen+1, false, true)},
+		"one request, spec as computed": {step: oneRequestStep, job: job(gen, true, false), wantOps: -1, injected: true},
+		"one request, spec moved":       {step: oneRequestStep, job: job(gen+1, true, false), wantMoved: true},
+		"one request, started already":  {step: oneRequestStep, job: job(gen+1, false, true)},
+		"one request, entries ours":     {step: oneRequestStep, job: job(gen, true, true), wantOps: 1},
 	}
-	if ops, moved := injectOps(job(gen+1, true, false), s, want, gen); !moved || ops != nil {
-		t.Errorf("inject, spec moved: ops %v moved %v, want nothing written", ops, moved)
-	}
-
-	if ops, moved := unsuspendOps(job(gen, true, true), s, want, gen); moved || len(ops) != 1 {
-		t.Errorf("unsuspend, entries ours: ops %v moved %v, want spec.suspend=false", ops, moved)
-	}
-	if ops, moved := unsuspendOps(job(gen+1, true, true), s, want, gen); !moved || ops != nil {
-		t.Errorf("unsuspend, spec moved: ops %v moved %v, want nothing written", ops, moved)
-	}
-	if ops, moved := unsuspendOps(job(gen, true, false), s, want, gen); !moved || ops != nil {
-		t.Errorf("unsuspend, entries not ours: ops %v moved %v, want nothing written", ops, moved)
-	}
-	if ops, moved := unsuspendOps(job(gen+1, false, true), s, want, gen); moved || ops != nil {
-		t.Errorf("unsuspend, started already: ops %v moved %v, want it left alone", ops, moved)
-	}
-
-	if ops, injected, moved := oneRequestOps(job(gen, true, false), s, want, gen); moved || !injected || len(ops) < 2 {
-		t.Errorf("one request, spec as computed: ops %v injected %v moved %v", ops, injected, moved)
-	}
-	if ops, _, moved := oneRequestOps(job(gen+1, true, false), s, want, gen); !moved || ops != nil {
-		t.Errorf("one request, spec moved: ops %v moved %v, want nothing written", ops, moved)
-	}
-	if ops, _, moved := oneRequestOps(job(gen+1, false, true), s, want, gen); moved || ops != nil {
-		t.Errorf("one request, started already: ops %v moved %v, want it left alone", ops, moved)
+	for name, tc := range cases {
+		t.Run(name, func(t *testing.T) {
+			ops, injected, moved := tc.step(tc.job, s, want, gen)
+			if moved != tc.wantMoved || injected != tc.injected {
+				t.Errorf("moved %v injected %v, want %v %v", moved, injected, tc.wantMoved, tc.injected)
+			}
+			switch {
+			case tc.wantOps == -1 && len(ops) == 0, tc.wantOps >= 0 && len(ops) != tc.wantOps:
+				t.Errorf("ops %v, want %d", ops, tc.wantOps)
+			}
+			if unsuspends := len(ops) > 0 && ops[len(ops)-1] == unsuspend; unsuspends == strings.HasPrefix(name, "inject") && len(ops) > 0 {
+				t.Errorf("ops %v: unsuspend %v", ops, unsuspends)
+			}
+		})
 	}
 }
 

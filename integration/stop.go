@@ -2,22 +2,21 @@ package integration
 
 import (
 	"context"
-	"encoding/json"
 
-	jsonpatch "github.com/evanphx/json-patch"
-	"github.com/trainjob-kueue/trainjob-kueue/trainjob"
 	corev1 "k8s.io/api/core/v1"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/kueue/pkg/controller/jobframework"
 	"sigs.k8s.io/kueue/pkg/podset"
 )
 
-// Stop suspends the job, waits for its child Jobs to drain and then removes
-// exactly the override entries injected at admission. Waiting is not an
-// error: the job's own status update (active reaching zero) requeues it, so
-// there is neither an error log nor a hot retry meanwhile. A stopped job
-// costs no request. A job MultiKueue dispatched was never started here:
-// its worker copy is MultiKueue's to remove, and there is nothing to undo.
+// Stop mirrors the start: it suspends the job, waits for its child Jobs to
+// drain and then removes exactly the entries the start injected, each a
+// write of its own (Trainer takes override changes only on a suspended job
+// with no active Job). Waiting is not an error: the job's own status update
+// (active reaching zero) requeues it, so there is neither an error log nor
+// a hot retry meanwhile. A stopped job costs no request. A job MultiKueue
+// dispatched was never started here: its worker copy is MultiKueue's to
+// remove, and there is nothing to undo.
 func (t *TrainJob) Stop(ctx context.Context, c client.Client, _ []podset.PodSetInfo, _ jobframework.StopReason, _ string) (bool, error) {
 	if runnerOf(t.Spec.ManagedBy) == runRemotely {
 		return false, nil
@@ -42,7 +41,7 @@ func (t *TrainJob) Stop(ctx context.Context, c client.Client, _ []podset.PodSetI
 	if restored {
 		t.deps.metrics.restored("")
 		t.deps.recorder.Eventf(&t.TrainJob, nil, corev1.EventTypeNormal, ReasonRestored, actionStop,
-			"Removed the admission's entries from %s", t.deps.opts.Shape.Name())
+			"Removed the admission's entries from %s", t.deps.caps.Field)
 	}
 	return stoppedNow, nil
 }
@@ -56,37 +55,13 @@ func (t *TrainJob) stopRefused(err error) {
 		return
 	}
 	t.deps.recorder.Eventf(&t.TrainJob, nil, corev1.EventTypeWarning, ReasonStopRefused, actionStop,
-		"the API server refused to stop this TrainJob: %v; retrying with backoff. An admission webhook or policy that refuses spec.suspend or changes to %s keeps the job from being preempted", err, t.deps.opts.Shape.Name())
+		"the API server refused to stop this TrainJob: %v; retrying with backoff. An admission webhook or policy that refuses spec.suspend or changes to %s keeps the job from being preempted", err, t.deps.caps.Field)
 }
 
-// RestorePodSetsInfo removes the injected entries in memory, with the same
-// operations Stop sends. The framework only calls it for jobs without a
-// custom Stop; ours has one, but the interface asks for it.
+// RestorePodSetsInfo restores nothing in memory: the job framework calls it
+// only for jobs without a custom Stop, and ours (JobWithCustomStop) removes
+// the injected entries itself, with a guarded patch of the job as the
+// server has it.
 func (t *TrainJob) RestorePodSetsInfo(context.Context, []podset.PodSetInfo) bool {
-	ops := t.deps.opts.Shape.Restore(&t.TrainJob)
-	if ops == nil {
-		return false
-	}
-	doc, err := json.Marshal(&t.TrainJob)
-	if err != nil {
-		return false
-	}
-	raw, err := json.Marshal(ops)
-	if err != nil {
-		return false
-	}
-	p, err := jsonpatch.DecodePatch(raw)
-	if err != nil {
-		return false
-	}
-	out, err := p.Apply(doc)
-	if err != nil {
-		return false
-	}
-	restored := trainjob.TrainJob{}
-	if err := json.Unmarshal(out, &restored); err != nil {
-		return false
-	}
-	t.TrainJob = restored
-	return true
+	return false
 }

@@ -7,6 +7,7 @@ import (
 	"strings"
 
 	corev1 "k8s.io/api/core/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"k8s.io/apimachinery/pkg/labels"
 	"k8s.io/apimachinery/pkg/util/validation/field"
 	"k8s.io/utils/ptr"
@@ -14,8 +15,10 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/controller-runtime/pkg/webhook/admission"
 	kueue "sigs.k8s.io/kueue/apis/kueue/v1beta2"
+	"sigs.k8s.io/kueue/pkg/controller/constants"
 	"sigs.k8s.io/kueue/pkg/controller/jobframework"
 
+	"github.com/trainjob-kueue/trainjob-kueue/gang"
 	"github.com/trainjob-kueue/trainjob-kueue/podsets"
 	"github.com/trainjob-kueue/trainjob-kueue/trainjob"
 )
@@ -44,9 +47,10 @@ var (
 
 // +kubebuilder:webhook:path=/mutate-trainer-kubeflow-org-v1alpha1-trainjob,mutating=true,failurePolicy=fail,sideEffects=None,groups=trainer.kubeflow.org,resources=trainjobs,verbs=create,versions=v1alpha1,name=mtrainjob.trainjob-kueue.dev,admissionReviewVersions=v1
 
-// job wraps a TrainJob for the job framework's checks.
+// job wraps a TrainJob for the job framework's checks, which read the job
+// alone: a webhook observes nothing for it.
 func (w *Webhook) job(obj *trainjob.TrainJob) *TrainJob {
-	return &TrainJob{TrainJob: *obj, deps: &deps{client: w.client, opts: w.opts}}
+	return &TrainJob{TrainJob: *obj, deps: &deps{client: w.client, opts: w.opts, caps: w.opts.Shape.Capabilities()}, obs: &observed{}}
 }
 
 // Default queues the job: default LocalQueue if the namespace has one,
@@ -54,14 +58,9 @@ func (w *Webhook) job(obj *trainjob.TrainJob) *TrainJob {
 // Kueue is to manage it.
 func (w *Webhook) Default(ctx context.Context, obj *trainjob.TrainJob) error {
 	job := w.job(obj)
-	if w.opts.LocalQueueDefaulting && jobframework.QueueName(job) == "" {
-		if w.defaultQueueExists(ctx, job.Namespace) {
-			labels := job.GetLabels()
-			if labels == nil {
-				labels = map[string]string{}
-			}
-			labels[queueLabel] = defaultQueueName
-			job.SetLabels(labels)
+	if w.opts.LocalQueueDefaulting {
+		if err := jobframework.ApplyDefaultLocalQueueWithManagedJobsNamespaceSelector(ctx, w.client, job.Object(), w.defaultQueueExists(ctx), w.opts.ManagedJobsNamespaceSelector); err != nil {
+			return err
 		}
 	}
 	if err := w.defaultManagedBy(ctx, job); err != nil {
@@ -78,24 +77,29 @@ func (w *Webhook) Default(ctx context.Context, obj *trainjob.TrainJob) error {
 	return nil
 }
 
-const (
-	queueLabel       = "kueue.x-k8s.io/queue-name"
-	defaultQueueName = "default"
-)
+// queueLabel is Kueue's queue-name label.
+const queueLabel = constants.QueueLabel
 
 // defaultQueueExists is Kueue's LocalQueueDefaulting lookup, from the
-// informer cache: our process has no Kueue queue manager to ask.
-func (w *Webhook) defaultQueueExists(ctx context.Context, namespace string) bool {
-	var lq kueue.LocalQueue
-	err := w.client.Get(ctx, client.ObjectKey{Namespace: namespace, Name: defaultQueueName}, &lq)
-	return err == nil
+// informer cache: our process has no Kueue queue manager to ask. A read
+// that fails is taken as no default queue, the answer that changes
+// nothing; Kueue's helper asks a yes or no.
+func (w *Webhook) defaultQueueExists(ctx context.Context) func(namespace string) bool {
+	return func(namespace string) bool {
+		var lq kueue.LocalQueue
+		err := w.client.Get(ctx, client.ObjectKey{Namespace: namespace, Name: string(constants.DefaultLocalQueueName)}, &lq)
+		if err != nil && !apierrors.IsNotFound(err) {
+			ctrl.LoggerFrom(ctx).Error(err, "Reading the default LocalQueue", "namespace", namespace)
+		}
+		return err == nil
+	}
 }
 
 // +kubebuilder:webhook:path=/validate-trainer-kubeflow-org-v1alpha1-trainjob,mutating=false,failurePolicy=fail,sideEffects=None,groups=trainer.kubeflow.org,resources=trainjobs,verbs=create;update,versions=v1alpha1,name=vtrainjob.trainjob-kueue.dev,admissionReviewVersions=v1
 
 func (w *Webhook) ValidateCreate(ctx context.Context, obj *trainjob.TrainJob) (admission.Warnings, error) {
 	job := w.job(obj)
-	if job.Skip(ctx) {
+	if runnerOf(job.Spec.ManagedBy) == runElsewhere {
 		return nil, nil
 	}
 	errs := jobframework.ValidateJobOnCreate(job)
@@ -103,7 +107,11 @@ func (w *Webhook) ValidateCreate(ctx context.Context, obj *trainjob.TrainJob) (a
 	errs = append(errs, w.forged(nil, &job.TrainJob)...)
 	errs = append(errs, w.inTreeMarked(&job.TrainJob)...)
 	errs = append(errs, w.noRoom(&job.TrainJob)...)
-	errs = append(errs, w.unrunnable(ctx, &job.TrainJob)...)
+	unrunnable, err := w.unrunnable(ctx, &job.TrainJob)
+	if err != nil {
+		return nil, err
+	}
+	errs = append(errs, unrunnable...)
 	unmanaged, err := w.unmanagedNamespace(ctx, job)
 	if err != nil {
 		return nil, err
@@ -120,7 +128,7 @@ func (w *Webhook) ValidateCreate(ctx context.Context, obj *trainjob.TrainJob) (a
 func (w *Webhook) ValidateUpdate(ctx context.Context, oldObj, newObj *trainjob.TrainJob) (admission.Warnings, error) {
 	oldJob := w.job(oldObj)
 	newJob := w.job(newObj)
-	if newJob.Skip(ctx) {
+	if runnerOf(newJob.Spec.ManagedBy) == runElsewhere {
 		return nil, nil
 	}
 	errs := jobframework.ValidateJobOnCreate(newJob)
@@ -138,7 +146,7 @@ func (w *Webhook) ValidateUpdate(ctx context.Context, oldObj, newObj *trainjob.T
 		errs = append(errs, dispatch...)
 	}
 	errs = append(errs, jobframework.ValidateJobOnUpdate(oldJob, newJob, func(ns string) bool {
-		return w.opts.LocalQueueDefaulting && w.defaultQueueExists(ctx, ns)
+		return w.opts.LocalQueueDefaulting && w.defaultQueueExists(ctx)(ns)
 	})...)
 	if req, err := admission.RequestFromContext(ctx); err != nil || req.UserInfo.Username != w.opts.ManagerUsername || w.opts.ManagerUsername == "" {
 		errs = append(errs, w.forged(&oldJob.TrainJob, &newJob.TrainJob)...)
@@ -147,8 +155,16 @@ func (w *Webhook) ValidateUpdate(ctx context.Context, oldObj, newObj *trainjob.T
 		if w.opts.Shape.Full(&oldJob.TrainJob) == "" {
 			errs = append(errs, w.noRoom(&newJob.TrainJob)...)
 		}
-		if len(w.unrunnable(ctx, &oldJob.TrainJob)) == 0 {
-			errs = append(errs, w.unrunnable(ctx, &newJob.TrainJob)...)
+		was, err := w.unrunnable(ctx, &oldJob.TrainJob)
+		if err != nil {
+			return nil, err
+		}
+		if len(was) == 0 {
+			is, err := w.unrunnable(ctx, &newJob.TrainJob)
+			if err != nil {
+				return nil, err
+			}
+			errs = append(errs, is...)
 		}
 	}
 	return nil, errs.ToAggregate()
@@ -218,23 +234,29 @@ func (w *Webhook) unmanagedNamespace(ctx context.Context, job *TrainJob) (field.
 // (negative or fractional quantities, a topology request Kueue refuses,
 // more roles than the installed Kueue's PodSet limit). A runtime that does
 // not exist yet is no refusal: the job waits for it.
-func (w *Webhook) unrunnable(ctx context.Context, job *trainjob.TrainJob) field.ErrorList {
+func (w *Webhook) unrunnable(ctx context.Context, job *trainjob.TrainJob) (field.ErrorList, error) {
 	rt, err := runtimeSpec(ctx, w.client, job)
 	if err != nil {
 		var rtErr *errRuntime
-		if errors.As(err, &rtErr) && rtErr.reason == ReasonUnsupportedRuntime {
-			return field.ErrorList{field.NotSupported(field.NewPath("spec", "runtimeRef", "kind"), ptr.Deref(job.Spec.RuntimeRef.Kind, ""), []string{kindTrainingRuntime, kindClusterTrainingRuntime})}
+		if !errors.As(err, &rtErr) {
+			// A read that failed says nothing of the job: answered as an
+			// error, which the API server retries or reports, never as
+			// "nothing to refuse".
+			return nil, err
 		}
-		return nil
+		if rtErr.reason == ReasonUnsupportedRuntime {
+			return field.ErrorList{field.NotSupported(field.NewPath("spec", "runtimeRef", "kind"), ptr.Deref(job.Spec.RuntimeRef.Kind, ""), []string{kindTrainingRuntime, kindClusterTrainingRuntime})}, nil
+		}
+		return nil, nil
 	}
 	roles, err := podsets.Roles(job, rt, w.opts.Shape)
 	if err == nil {
 		_, err = podsets.FromRoles(roles, w.opts.PodSets)
 	}
 	if err != nil {
-		return field.ErrorList{field.Forbidden(field.NewPath("spec"), fmt.Sprintf("Kueue cannot queue this TrainJob: %v", err))}
+		return field.ErrorList{field.Forbidden(field.NewPath("spec"), fmt.Sprintf("Kueue cannot queue this TrainJob: %v", err))}, nil
 	}
-	return nil
+	return nil, nil
 }
 
 // validateGangAnnotations refuses gang settings we would not understand at
@@ -242,14 +264,14 @@ func (w *Webhook) unrunnable(ctx context.Context, job *trainjob.TrainJob) field.
 func validateGangAnnotations(job *trainjob.TrainJob) field.ErrorList {
 	var errs field.ErrorList
 	annotations := field.NewPath("metadata", "annotations")
-	if v, ok := job.Annotations[AnnotationGangScheduling]; ok {
-		if err := validGangValue(v); err != nil {
-			errs = append(errs, field.Invalid(annotations.Key(AnnotationGangScheduling), v, err.Error()))
+	if v, ok := job.Annotations[gang.AnnotationGangScheduling]; ok {
+		if err := gang.ValidMode(v); err != nil {
+			errs = append(errs, field.Invalid(annotations.Key(gang.AnnotationGangScheduling), v, err.Error()))
 		}
 	}
-	if v, ok := job.Annotations[AnnotationGangScheduleTimeout]; ok {
-		if _, err := validGangTimeout(v); err != nil {
-			errs = append(errs, field.Invalid(annotations.Key(AnnotationGangScheduleTimeout), v, err.Error()))
+	if v, ok := job.Annotations[gang.AnnotationGangScheduleTimeout]; ok {
+		if _, err := gang.ValidTimeout(v); err != nil {
+			errs = append(errs, field.Invalid(annotations.Key(gang.AnnotationGangScheduleTimeout), v, err.Error()))
 		}
 	}
 	return errs

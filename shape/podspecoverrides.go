@@ -10,6 +10,7 @@ import (
 	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/api/equality"
 
+	"github.com/trainjob-kueue/trainjob-kueue/names"
 	"github.com/trainjob-kueue/trainjob-kueue/podsets"
 	"github.com/trainjob-kueue/trainjob-kueue/trainjob"
 )
@@ -18,7 +19,7 @@ import (
 // added to its spec.podSpecOverrides: entries there have no metadata to
 // mark them, and a job may be targeted by one entry only, so admissions are
 // merged into the user's entries.
-const InjectedAnnotation = "trainjob-kueue.dev/injected"
+const InjectedAnnotation = names.InjectedAnnotation
 
 const specOverridesPath = "/spec/podSpecOverrides"
 
@@ -241,7 +242,7 @@ func (PodSpecOverrides) plan(base []trainjob.PodSpecOverride, want []Injection) 
 		}
 		o := &base[i]
 		r := record{Job: inj.Name}
-		for _, k := range sortedKeys(inj.NodeSelector) {
+		for _, k := range slices.Sorted(maps.Keys(inj.NodeSelector)) {
 			if _, ok := o.NodeSelector[k]; !ok {
 				r.AddedSelector = append(r.AddedSelector, k)
 			}
@@ -417,10 +418,4 @@ func annotate(job *trainjob.TrainJob, rs []record) []Op {
 // escape a map key for a JSON Pointer (RFC 6901).
 func escape(k string) string {
 	return strings.NewReplacer("~", "~0", "/", "~1").Replace(k)
-}
-
-func sortedKeys(m map[string]string) []string {
-	keys := slices.Collect(maps.Keys(m))
-	slices.Sort(keys)
-	return keys
 }

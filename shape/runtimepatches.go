@@ -10,6 +10,7 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime"
 
+	"github.com/trainjob-kueue/trainjob-kueue/names"
 	"github.com/trainjob-kueue/trainjob-kueue/podsets"
 	"github.com/trainjob-kueue/trainjob-kueue/trainjob"
 )
@@ -19,9 +20,9 @@ const (
 	// OurManager keys the runtime patch trainjob-kueue injects. Kueue's own
 	// key is InTreeManager: a Kueue with its in-tree integration on could
 	// share the cluster during a switch-over without colliding.
-	OurManager = "trainjob-kueue.dev/manager"
+	OurManager = names.RuntimePatchManager
 	// InTreeManager keys the runtime patch of Kueue's in-tree integration.
-	InTreeManager = "kueue.x-k8s.io/manager"
+	InTreeManager = names.InTreeRuntimePatchManager
 )
 
 const patchesPath = "/spec/runtimePatches"

@@ -10,6 +10,7 @@ import (
 
 	corev1 "k8s.io/api/core/v1"
 
+	"github.com/trainjob-kueue/trainjob-kueue/names"
 	"github.com/trainjob-kueue/trainjob-kueue/podsets"
 	"github.com/trainjob-kueue/trainjob-kueue/trainjob"
 )
@@ -18,11 +19,11 @@ import (
 const (
 	// OwnedLabel marks an override entry trainjob-kueue injected. It reaches
 	// the pods, which lets anyone tell which pods were placed by us.
-	OwnedLabel = "trainjob-kueue.dev/owned"
+	OwnedLabel = names.OwnedLabel
 	// InTreePodSetLabel is set by Kueue's in-tree TrainJob integration on the
 	// entries it injects; we recognise them so an admin can switch
 	// integrations with jobs in flight.
-	InTreePodSetLabel = "kueue.x-k8s.io/podset"
+	InTreePodSetLabel = names.InTreePodSetLabel
 )
 
 // Injection is what an admission puts on the pods of one role.
@@ -53,6 +54,8 @@ type Shape interface {
 	podsets.Shape
 	// Name is the override field, as users know it.
 	Name() string
+	// Capabilities are what the release with this shape lets us do.
+	Capabilities() Capabilities
 	// Injected reports whether job carries entries an integration injected
 	// at admission (ours, or Kueue in-tree's).
 	Injected(job *trainjob.TrainJob) bool

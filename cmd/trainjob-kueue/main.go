@@ -30,6 +30,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/webhook"
 	"sigs.k8s.io/kueue/pkg/features"
 
+	"github.com/trainjob-kueue/trainjob-kueue/gang"
 	"github.com/trainjob-kueue/trainjob-kueue/integration"
 )
 
@@ -90,7 +91,7 @@ func main() {
 	flag.StringVar(&f.pprofAddr, "pprof-bind-address", "", "Serve Go's pprof profiles on this loopback address, as 127.0.0.1:6060 (off when empty).")
 	flag.BoolVar(&f.enableHTTP2, "enable-http2", false, "Serve the webhook and metrics over HTTP/2 too (off: HTTP/2 rapid-reset attacks, CVE-2023-44487).")
 	flag.BoolVar(&f.printVersion, "version", false, "Print the version and commit, and exit.")
-	flag.DurationVar(&f.gangRetryInterval, "gang-retry-interval", integration.DefaultGangRetryInterval, "How often a started job's gang that waits for room is retried (its PodGroup touched): coscheduling itself only retries it on new pods, PodGroup changes and kube-scheduler's 5-minute flush.")
+	flag.DurationVar(&f.gangRetryInterval, "gang-retry-interval", gang.DefaultRetryInterval, "How often a started job's gang that waits for room is retried (its PodGroup touched): coscheduling itself only retries it on new pods, PodGroup changes and kube-scheduler's 5-minute flush.")
 	flag.BoolVar(&f.disableWebhook, "disable-webhook", false, "Do not serve the TrainJob webhook (testing only: queued jobs could start unqueued).")
 	zapOpts := zap.Options{}
 	zapOpts.BindFlags(flag.CommandLine)

@@ -19,6 +19,7 @@ import (
 
 	trainer "github.com/kubeflow/trainer/v2/pkg/apis/trainer/v1alpha1"
 
+	"github.com/trainjob-kueue/trainjob-kueue/gang"
 	"github.com/trainjob-kueue/trainjob-kueue/integration"
 	"github.com/trainjob-kueue/trainjob-kueue/test/fixtures"
 	"github.com/trainjob-kueue/trainjob-kueue/test/localcluster"
@@ -72,7 +73,7 @@ func TestOverSubscribedGangsStartWholeOneAtATime(t *testing.T) {
 	flavors, cq, lq := fixtures.Queue(ns, ns, p)
 	// The batch admin opts the ClusterQueue in; the runtime has no
 	// podGroupPolicy of its own.
-	cq.Annotations = map[string]string{integration.AnnotationGangScheduling: integration.GangCoscheduling}
+	cq.Annotations = map[string]string{gang.AnnotationGangScheduling: gang.Coscheduling}
 	for _, rf := range flavors {
 		create(t, rf)
 	}
@@ -85,7 +86,7 @@ func TestOverSubscribedGangsStartWholeOneAtATime(t *testing.T) {
 		// Trainer v2.0 can't carry the PodGroup label: refused, not started.
 		for _, tj := range []*trainer.TrainJob{a, b} {
 			eventually(t, time.Minute, tj.Name+" refused", func() error {
-				return fixtures.EventOn(ctx, k8s, tj, integration.ReasonGangUnsupported, "Trainer v2.0")
+				return fixtures.EventOn(ctx, k8s, tj, gang.ReasonGangUnsupported, "Trainer v2.0")
 			})
 			if !suspended(getJob(t, tj)) || len(podsOf(t, tj, "node")) > 0 {
 				t.Errorf("%s started although its gang can't be carried out", tj.Name)
@@ -137,7 +138,7 @@ func TestOverSubscribedGangsStartWholeOneAtATime(t *testing.T) {
 	if err := k8s.Get(ctx, client.ObjectKey{Namespace: ns, Name: second}, pg); err != nil {
 		t.Fatal(err)
 	}
-	if pg.Annotations[integration.AnnotationGangRetriedAt] == "" {
+	if pg.Annotations[gang.AnnotationGangRetriedAt] == "" {
 		t.Errorf("the gang of %s, which waited for %s, was never retried", second, first)
 	}
 }
@@ -186,7 +187,7 @@ func TestInitializersThenTrainerNodesUnderTrainersCoscheduling(t *testing.T) {
 		t.Errorf("trainer pods were bound %s apart: not as one gang", gap)
 	}
 	eventually(t, 30*time.Second, "GangResized events", func() error {
-		return fixtures.EventOn(ctx, k8s, queued, integration.ReasonGangResized, "for dataset-initializer")
+		return fixtures.EventOn(ctx, k8s, queued, gang.ReasonGangResized, "for dataset-initializer")
 	})
 
 	// Meanwhile, Trainer alone: its group waits for three pods while one

@@ -13,6 +13,7 @@ import (
 
 	trainer "github.com/kubeflow/trainer/v2/pkg/apis/trainer/v1alpha1"
 
+	"github.com/trainjob-kueue/trainjob-kueue/gang"
 	"github.com/trainjob-kueue/trainjob-kueue/integration"
 )
 
@@ -62,7 +63,7 @@ func TestTrainerPodGroupFollowsTheWaveBeingPlaced(t *testing.T) {
 	// alone is placed first.
 	wantPodGroup(t, ns, "job", 1, 0)
 	eventually(t, "GangResized event", func() error {
-		return hasEvent(t, tj, integration.ReasonGangResized, "minMember 3 → 1 for dataset-initializer")
+		return hasEvent(t, tj, gang.ReasonGangResized, "minMember 3 → 1 for dataset-initializer")
 	})
 	// The initializer runs: the trainer nodes' size before JobSet creates
 	// them, counting the running initializer.
@@ -100,7 +101,7 @@ func TestTrainerPodGroupOfAJobWithoutWavesIsLeftAlone(t *testing.T) {
 		}
 		return nil
 	})
-	if err := hasEvent(t, tj, integration.ReasonGangResized, ""); err == nil {
+	if err := hasEvent(t, tj, gang.ReasonGangResized, ""); err == nil {
 		t.Errorf("a GangResized event for a group that was right")
 	}
 }
@@ -128,11 +129,11 @@ func TestGangOptInGivesEachWaveItsPodGroupAndPreemptionRemovesTheLabels(t *testi
 	ns := newNamespace(t)
 	lq := queue(t, ns, pool{Name: "gpu", GPUs: 8})
 	// The batch admin opts the whole ClusterQueue in.
-	annotateClusterQueue(t, ns, map[string]string{integration.AnnotationGangScheduling: integration.GangCoscheduling})
+	annotateClusterQueue(t, ns, map[string]string{gang.AnnotationGangScheduling: gang.Coscheduling})
 	create(t, initThenTrain(ns, "plain"))
 	tj := trainJob(ns, "job", "plain", lq)
 	// A user's "none" does not opt out of the admin's ClusterQueue.
-	tj.Annotations = map[string]string{integration.AnnotationGangScheduleTimeout: "120", integration.AnnotationGangScheduling: integration.GangNone}
+	tj.Annotations = map[string]string{gang.AnnotationGangScheduleTimeout: "120", gang.AnnotationGangScheduling: gang.None}
 	create(t, tj)
 	waitRunning(t, tj)
 
@@ -147,7 +148,7 @@ func TestGangOptInGivesEachWaveItsPodGroupAndPreemptionRemovesTheLabels(t *testi
 	}
 	js := jobSetOf(t, tj)
 	for role, group := range map[string]string{"dataset-initializer": "job.dataset-initializer", "node": "job"} {
-		if got := replicatedJob(js, role).Template.Spec.Template.Labels[integration.PodGroupLabel]; got != group {
+		if got := replicatedJob(js, role).Template.Spec.Template.Labels[gang.PodGroupLabel]; got != group {
 			t.Errorf("pods of %s are in PodGroup %q, want %q", role, got, group)
 		}
 	}
@@ -162,7 +163,7 @@ func TestGangOptInGivesEachWaveItsPodGroupAndPreemptionRemovesTheLabels(t *testi
 		if err := k8s.Get(ctx, client.ObjectKey{Namespace: ns, Name: "job.dataset-initializer"}, pg); err != nil {
 			return err
 		}
-		if pg.Annotations[integration.AnnotationGangRetriedAt] == "" {
+		if pg.Annotations[gang.AnnotationGangRetriedAt] == "" {
 			return fmt.Errorf("not retried")
 		}
 		return nil
@@ -170,7 +171,7 @@ func TestGangOptInGivesEachWaveItsPodGroupAndPreemptionRemovesTheLabels(t *testi
 	if err := k8s.Get(ctx, client.ObjectKey{Namespace: ns, Name: "job"}, pg); err != nil {
 		t.Fatal(err)
 	}
-	if at := pg.Annotations[integration.AnnotationGangRetriedAt]; at != "" {
+	if at := pg.Annotations[gang.AnnotationGangRetriedAt]; at != "" {
 		t.Errorf("the trainer nodes' gang, not due before the initializer finished, was retried at %s", at)
 	}
 
@@ -191,7 +192,7 @@ func TestGangOptInGivesEachWaveItsPodGroupAndPreemptionRemovesTheLabels(t *testi
 				if tmpl.Metadata == nil {
 					continue
 				}
-				if _, ok := tmpl.Metadata.Labels[integration.PodGroupLabel]; ok {
+				if _, ok := tmpl.Metadata.Labels[gang.PodGroupLabel]; ok {
 					return fmt.Errorf("runtime patch of %s still labels the pods of %s with a PodGroup", p.Manager, job)
 				}
 			}
@@ -205,8 +206,8 @@ func TestGangAnnotationsAreValidated(t *testing.T) {
 	lq := queue(t, ns, pool{Name: "gpu", GPUs: 8})
 	create(t, initThenTrain(ns, "plain"))
 	for name, annotations := range map[string]map[string]string{
-		"mode":    {integration.AnnotationGangScheduling: "volcano"},
-		"timeout": {integration.AnnotationGangScheduleTimeout: "1m"},
+		"mode":    {gang.AnnotationGangScheduling: "volcano"},
+		"timeout": {gang.AnnotationGangScheduleTimeout: "1m"},
 	} {
 		tj := trainJob(ns, name, "plain", lq)
 		tj.Annotations = annotations
@@ -223,15 +224,15 @@ func TestBadGangTimeoutOnAClusterQueueIsAWarningNotARefusal(t *testing.T) {
 	ns := newNamespace(t)
 	lq := queue(t, ns, pool{Name: "gpu", GPUs: 8})
 	annotateClusterQueue(t, ns, map[string]string{
-		integration.AnnotationGangScheduling:      integration.GangCoscheduling,
-		integration.AnnotationGangScheduleTimeout: "soon",
+		gang.AnnotationGangScheduling:      gang.Coscheduling,
+		gang.AnnotationGangScheduleTimeout: "soon",
 	})
 	create(t, initThenTrain(ns, "plain"))
 	tj := trainJob(ns, "job", "plain", lq)
 	create(t, tj)
 	waitRunning(t, tj)
 	eventually(t, "InvalidGangScheduling event", func() error {
-		return hasEvent(t, tj, integration.ReasonInvalidGangScheduling, integration.AnnotationGangScheduleTimeout)
+		return hasEvent(t, tj, gang.ReasonInvalidGangScheduling, gang.AnnotationGangScheduleTimeout)
 	})
 	wantPodGroup(t, ns, "job", 2, 8)
 	pg := &schedv1alpha1.PodGroup{}

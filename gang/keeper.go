@@ -1,4 +1,4 @@
-package integration
+package gang
 
 import (
 	"cmp"
@@ -12,6 +12,7 @@ import (
 	"k8s.io/apimachinery/pkg/api/equality"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/types"
+	"k8s.io/client-go/tools/events"
 	"k8s.io/utils/ptr"
 	ctrl "sigs.k8s.io/controller-runtime"
 	"sigs.k8s.io/controller-runtime/pkg/builder"
@@ -22,12 +23,57 @@ import (
 	jobsetapi "sigs.k8s.io/jobset/api/jobset/v1alpha2"
 	schedv1alpha1 "sigs.k8s.io/scheduler-plugins/apis/scheduling/v1alpha1"
 
+	"github.com/trainjob-kueue/trainjob-kueue/podsets"
 	"github.com/trainjob-kueue/trainjob-kueue/quota"
 	"github.com/trainjob-kueue/trainjob-kueue/shape"
 	"github.com/trainjob-kueue/trainjob-kueue/trainjob"
 )
 
-// GangKeeper looks after the PodGroups of running jobs.
+// Running is what the keeper needs of a TrainJob that runs on Kueue's
+// admission.
+type Running struct {
+	Job *trainjob.TrainJob
+	// Roles as admitted: a runtime edited since does not describe the pods.
+	Roles []podsets.Role
+	// TrainerGang: Trainer's coscheduling plugin made the job's PodGroup.
+	TrainerGang bool
+	// Progress of each role, by name.
+	Progress map[string]quota.Progress
+	// AdmittedAt is when Kueue admitted the job.
+	AdmittedAt time.Time
+}
+
+// Jobs tells the keeper about running jobs: nil (and no error) for a job
+// that is not running here on Kueue's admission, or whose roles can't be
+// told; an error only for a read that failed.
+type Jobs interface {
+	Running(ctx context.Context, key types.NamespacedName) (*Running, error)
+}
+
+// KeeperOptions wire a Keeper.
+type KeeperOptions struct {
+	// Client reads PodGroups from the cache and writes them.
+	Client   client.Client
+	Jobs     Jobs
+	Recorder events.EventRecorder
+	// Counted, when set, is told every action on a PodGroup (resized,
+	// retried).
+	Counted func(action string)
+	// RetryInterval; zero means DefaultRetryInterval.
+	RetryInterval time.Duration
+	// JobSets: the installed Trainer reports its Jobs only on the JobSet
+	// (v2.0), so the waves' progress shows there, not on the TrainJob.
+	JobSets bool
+}
+
+// Actions a Keeper counts.
+const (
+	ActionResized = "resized"
+	ActionCreated = "created"
+	ActionRetried = "retried"
+)
+
+// Keeper looks after the PodGroups of running jobs.
 //
 // It keeps the PodGroup of Trainer's coscheduling plugin sized for the wave
 // of roles being placed. Trainer sizes it for every role at once, finished
@@ -44,87 +90,58 @@ import (
 // after admission gets its PodGroup touched (an annotation) every
 // RetryInterval until they are, and at once when another TrainJob stops
 // running.
-type GangKeeper struct {
-	deps *deps
-	// RetryInterval; zero means DefaultGangRetryInterval.
-	RetryInterval time.Duration
-
+type Keeper struct {
+	opts    KeeperOptions
 	waiting *waitingGangs
 }
 
-// NewGangKeeper makes a keeper for the jobs of r.
-func NewGangKeeper(r *Reconciler, retryInterval time.Duration) *GangKeeper {
-	return &GangKeeper{deps: r.deps, RetryInterval: retryInterval, waiting: newWaitingGangs()}
+// NewKeeper makes a keeper.
+func NewKeeper(opts KeeperOptions) *Keeper {
+	return &Keeper{opts: opts, waiting: newWaitingGangs()}
 }
 
-// DefaultGangRetryInterval is how often a waiting gang is retried.
-const DefaultGangRetryInterval = 10 * time.Second
-
-// AnnotationGangRetriedAt on a PodGroup is when we last retried its gang.
-const AnnotationGangRetriedAt = "trainjob-kueue.dev/gang-retried-at"
+// DefaultRetryInterval is how often a waiting gang is retried.
+const DefaultRetryInterval = 10 * time.Second
 
 // Reconcile implements reconcile.Reconciler.
-func (k *GangKeeper) Reconcile(ctx context.Context, req ctrl.Request) (ctrl.Result, error) {
+func (k *Keeper) Reconcile(ctx context.Context, req ctrl.Request) (ctrl.Result, error) {
 	res, waiting, err := k.reconcile(ctx, req)
 	k.waiting.set(req.NamespacedName, waiting)
 	return res, err
 }
 
 // reconcile also says whether the job's gang waits for room.
-func (k *GangKeeper) reconcile(ctx context.Context, req ctrl.Request) (ctrl.Result, bool, error) {
-	job := &trainjob.TrainJob{}
-	if err := k.deps.client.Get(ctx, req.NamespacedName, job); err != nil {
-		return ctrl.Result{}, false, client.IgnoreNotFound(err)
+func (k *Keeper) reconcile(ctx context.Context, req ctrl.Request) (ctrl.Result, bool, error) {
+	r, err := k.opts.Jobs.Running(ctx, req.NamespacedName)
+	if err != nil || r == nil {
+		return ctrl.Result{}, false, err
 	}
-	t := &TrainJob{TrainJob: *job, deps: k.deps}
-	if runnerOf(job.Spec.ManagedBy) != runLocally || t.IsSuspended() {
-		return ctrl.Result{}, false, nil
-	}
-	if _, _, finished := t.Finished(ctx); finished {
-		return ctrl.Result{}, false, nil
-	}
-	// Only jobs Kueue admitted: a TrainJob outside Kueue is Trainer's alone.
-	wl := t.reservedWorkload(ctx)
-	if wl == nil {
-		return ctrl.Result{}, false, nil
-	}
-	// The job reconciler reports runtime problems (a running job does not
-	// even need its runtime any more); without roles there is nothing to
-	// size, and nothing to say twice. Roles from a runtime edited since
-	// the admission don't describe the pods that run: leave the gang be.
-	p, err := t.project(ctx)
-	if err != nil || !sameDemand(wl.Spec.PodSets, p.podSets) {
-		return ctrl.Result{}, false, nil
-	}
-	t.computed, t.roles, t.podSets, t.coscheduling = true, p.roles, p.podSets, p.coscheduling
-	progress := t.progress(ctx)
 	var groups []*schedv1alpha1.PodGroup
-	if t.coscheduling != nil {
-		var pg *schedv1alpha1.PodGroup
-		pg, err = trainerPodGroup(ctx, k.deps.client, job)
+	if r.TrainerGang {
+		pg, err := k.trainerPodGroup(ctx, r.Job)
 		if err != nil || pg == nil {
 			return ctrl.Result{}, false, err
 		}
-		if pg, err = k.size(ctx, t, pg, progress); err != nil {
+		if pg, err = k.size(ctx, r, pg); err != nil {
 			return ctrl.Result{}, false, err
 		}
 		groups = append(groups, pg)
 	} else {
-		if groups, err = ownWaitingGroups(ctx, k.deps.client, t, progress); err != nil || len(groups) == 0 {
+		if groups, err = k.ownWaitingGroups(ctx, r); err != nil || len(groups) == 0 {
 			return ctrl.Result{}, false, err
 		}
 	}
-	if quota.Due(t.roles, progress) {
+	if quota.Due(r.Roles, r.Progress) {
 		return ctrl.Result{}, false, nil
 	}
-	res, err := k.retry(ctx, t, groups)
+	res, err := k.retry(ctx, r, groups)
 	return res, true, err
 }
 
 // size writes the shared gang of the wave being placed into Trainer's
 // PodGroup, when it differs, and returns the group as written.
-func (k *GangKeeper) size(ctx context.Context, t *TrainJob, pg *schedv1alpha1.PodGroup, progress map[string]quota.Progress) (*schedv1alpha1.PodGroup, error) {
-	want := quota.SharedGang(t.roles, progress)
+func (k *Keeper) size(ctx context.Context, r *Running, pg *schedv1alpha1.PodGroup) (*schedv1alpha1.PodGroup, error) {
+	want := quota.SharedGang(r.Roles, r.Progress)
 	if pg.Spec.MinMember == want.MinMember && equality.Semantic.DeepEqual(pg.Spec.MinResources, want.MinResources) {
 		return pg, nil
 	}
@@ -132,29 +149,37 @@ func (k *GangKeeper) size(ctx context.Context, t *TrainJob, pg *schedv1alpha1.Po
 	// again and sized again, never overwritten blind.
 	patched := pg.DeepCopy()
 	patched.Spec.MinMember, patched.Spec.MinResources = want.MinMember, want.MinResources
-	if err := k.deps.client.Patch(ctx, patched, client.MergeFromWithOptions(pg, client.MergeFromWithOptimisticLock{})); err != nil {
+	if err := k.opts.Client.Patch(ctx, patched, client.MergeFromWithOptions(pg, client.MergeFromWithOptimisticLock{})); err != nil {
 		return nil, fmt.Errorf("sizing PodGroup %s/%s: %w", pg.Namespace, pg.Name, err)
 	}
-	k.deps.metrics.gang(gangResized)
-	k.deps.recorder.Eventf(&t.TrainJob, nil, corev1.EventTypeNormal, ReasonGangResized, actionGang,
-		"PodGroup %s: minMember %d → %d for %s, the pods that start now", pg.Name, pg.Spec.MinMember, want.MinMember, placingRoles(t, progress))
+	k.count(ActionResized)
+	k.opts.Recorder.Eventf(r.Job, nil, corev1.EventTypeNormal, ReasonGangResized, actionGang,
+		"PodGroup %s: minMember %d → %d for %s, the pods that start now", pg.Name, pg.Spec.MinMember, want.MinMember, placingRoles(r))
 	return patched, nil
+}
+
+// actionGang is the action of our gang events (events.k8s.io/v1).
+const actionGang = "GangSchedule"
+
+func (k *Keeper) count(action string) {
+	if k.opts.Counted != nil {
+		k.opts.Counted(action)
+	}
 }
 
 // retry touches the groups of a gang that waits for room, at most once per
 // interval, and comes back after the interval.
-func (k *GangKeeper) retry(ctx context.Context, t *TrainJob, groups []*schedv1alpha1.PodGroup) (ctrl.Result, error) {
-	interval := cmp.Or(k.RetryInterval, DefaultGangRetryInterval)
+func (k *Keeper) retry(ctx context.Context, r *Running, groups []*schedv1alpha1.PodGroup) (ctrl.Result, error) {
+	interval := cmp.Or(k.opts.RetryInterval, DefaultRetryInterval)
 	now := time.Now()
-	since := t.admittedAt(ctx)
-	if k.waiting.takeNow(client.ObjectKeyFromObject(&t.TrainJob)) {
+	if k.waiting.takeNow(client.ObjectKeyFromObject(r.Job)) {
 		// Another job stopped running: retry now, whatever the interval
 		// says, but not more than once a second.
 		interval = min(interval, time.Second)
 	}
 	wait := interval
 	for _, pg := range groups {
-		last := since
+		last := r.AdmittedAt
 		if at, err := time.Parse(time.RFC3339Nano, pg.Annotations[AnnotationGangRetriedAt]); err == nil && at.After(last) {
 			last = at
 		}
@@ -163,30 +188,43 @@ func (k *GangKeeper) retry(ctx context.Context, t *TrainJob, groups []*schedv1al
 			continue
 		}
 		patch := fmt.Appendf(nil, `{"metadata":{"annotations":{%q:%q}}}`, AnnotationGangRetriedAt, now.UTC().Format(time.RFC3339Nano))
-		if err := k.deps.client.Patch(ctx, pg, client.RawPatch(types.MergePatchType, patch)); err != nil {
+		if err := k.opts.Client.Patch(ctx, pg, client.RawPatch(types.MergePatchType, patch)); err != nil {
 			return ctrl.Result{}, fmt.Errorf("retrying the gang of PodGroup %s/%s: %w", pg.Namespace, pg.Name, err)
 		}
-		k.deps.metrics.gang(gangRetried)
+		k.count(ActionRetried)
 	}
 	return ctrl.Result{RequeueAfter: wait}, nil
 }
 
-// ownWaitingGroups are the PodGroups we made for the waves of t whose roles
+// trainerPodGroup is the PodGroup Trainer's coscheduling plugin made for
+// job, from the cache; nil when there is none or it is not the job's.
+func (k *Keeper) trainerPodGroup(ctx context.Context, job *trainjob.TrainJob) (*schedv1alpha1.PodGroup, error) {
+	pg := &schedv1alpha1.PodGroup{}
+	if err := k.opts.Client.Get(ctx, client.ObjectKeyFromObject(job), pg); err != nil {
+		return nil, client.IgnoreNotFound(err)
+	}
+	if owner := metav1.GetControllerOfNoCopy(pg); owner == nil || owner.UID != job.UID || pg.Labels[shape.OwnedLabel] == "true" {
+		return nil, nil
+	}
+	return pg, nil
+}
+
+// ownWaitingGroups are the PodGroups we made for the waves of r whose roles
 // are due and not all placed.
-func ownWaitingGroups(ctx context.Context, c client.Reader, t *TrainJob, progress map[string]quota.Progress) ([]*schedv1alpha1.PodGroup, error) {
-	waiting := quota.Waiting(t.roles, progress)
-	waves := quota.WaveGangs(t.roles)
+func (k *Keeper) ownWaitingGroups(ctx context.Context, r *Running) ([]*schedv1alpha1.PodGroup, error) {
+	waiting := quota.Waiting(r.Roles, r.Progress)
+	waves := quota.WaveGangs(r.Roles)
 	var out []*schedv1alpha1.PodGroup
 	for i, w := range waves {
 		pg := &schedv1alpha1.PodGroup{}
-		key := client.ObjectKey{Namespace: t.Namespace, Name: podGroupName(t.Name, w.Roles[0], i == len(waves)-1)}
-		if err := c.Get(ctx, key, pg); err != nil {
+		key := client.ObjectKey{Namespace: r.Job.Namespace, Name: PodGroupName(r.Job.Name, w.Roles[0], i == len(waves)-1)}
+		if err := k.opts.Client.Get(ctx, key, pg); err != nil {
 			if client.IgnoreNotFound(err) == nil {
 				continue
 			}
-			return nil, err
+			return nil, fmt.Errorf("reading PodGroup %s: %w", key, err)
 		}
-		if owner := metav1.GetControllerOfNoCopy(pg); owner == nil || owner.UID != t.UID || pg.Labels[shape.OwnedLabel] != "true" {
+		if owner := metav1.GetControllerOfNoCopy(pg); owner == nil || owner.UID != r.Job.UID || pg.Labels[shape.OwnedLabel] != "true" {
 			continue
 		}
 		if slices.ContainsFunc(w.Roles, func(r string) bool { return slices.Contains(waiting, r) }) {
@@ -197,13 +235,13 @@ func ownWaitingGroups(ctx context.Context, c client.Reader, t *TrainJob, progres
 }
 
 // placingRoles names the roles of the wave being placed, for events.
-func placingRoles(t *TrainJob, progress map[string]quota.Progress) string {
-	waveOf, _ := quota.Waves(t.roles)
-	w := quota.Placing(t.roles, progress)
+func placingRoles(r *Running) string {
+	waveOf, _ := quota.Waves(r.Roles)
+	w := quota.Placing(r.Roles, r.Progress)
 	var names []string
-	for i := range t.roles {
+	for i := range r.Roles {
 		if waveOf[i] == w {
-			names = append(names, t.roles[i].Name)
+			names = append(names, r.Roles[i].Name)
 		}
 	}
 	return strings.Join(names, ", ")
@@ -212,11 +250,9 @@ func placingRoles(t *TrainJob, progress map[string]quota.Progress) string {
 // SetupWithManager watches TrainJobs, whose status tells the wave (on
 // Trainer v2.0 their JobSets do), and the PodGroups they control, which
 // Trainer may rewrite.
-func (k *GangKeeper) SetupWithManager(mgr ctrl.Manager) error {
+func (k *Keeper) SetupWithManager(mgr ctrl.Manager) error {
 	b := ctrl.NewControllerManagedBy(mgr)
-	if k.deps.opts.Shape.Rules().NoJobsStatus {
-		// Trainer v2.0 reports its Jobs only on the JobSet: the waves'
-		// progress shows there, not on the TrainJob.
+	if k.opts.JobSets {
 		b = b.Owns(&jobsetapi.JobSet{})
 	}
 	return b.

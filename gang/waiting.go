@@ -1,4 +1,4 @@
-package integration
+package gang
 
 import (
 	"context"
@@ -80,16 +80,14 @@ func (w *waitingGangs) takeNow(job types.NamespacedName) bool {
 // stoppedRunning: the job ran pods and no longer does, or is about to stop.
 func stoppedRunning(old, cur *trainjob.TrainJob) bool {
 	running := func(j *trainjob.TrainJob) bool {
-		if isSuspended(j) {
+		if j.Suspended() {
 			return false
 		}
-		_, _, finished := (&TrainJob{TrainJob: *j}).Finished(context.Background())
+		_, _, finished := j.Finished()
 		return !finished
 	}
 	return running(old) && !running(cur)
 }
-
-func isSuspended(j *trainjob.TrainJob) bool { return j.Spec.Suspend != nil && *j.Spec.Suspend }
 
 // onStop enqueues the waiting gangs for a retry when a job stops running.
 func (w *waitingGangs) onStop() handler.TypedEventHandler[*trainjob.TrainJob, reconcile.Request] {

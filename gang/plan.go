@@ -1,0 +1,187 @@
+package gang
+
+import (
+	"crypto/sha256"
+	"encoding/hex"
+	"fmt"
+	"strings"
+	"time"
+
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/util/validation"
+	"k8s.io/utils/ptr"
+	schedv1alpha1 "sigs.k8s.io/scheduler-plugins/apis/scheduling/v1alpha1"
+
+	trainer "github.com/kubeflow/trainer/v2/pkg/apis/trainer/v1alpha1"
+
+	"github.com/trainjob-kueue/trainjob-kueue/podsets"
+	"github.com/trainjob-kueue/trainjob-kueue/quota"
+	"github.com/trainjob-kueue/trainjob-kueue/shape"
+	"github.com/trainjob-kueue/trainjob-kueue/trainjob"
+)
+
+// Plan is a PodGroup we create for one wave of a job and the roles it
+// labels.
+type Plan struct {
+	Name    string
+	Roles   []string
+	Gang    quota.Gang
+	Timeout time.Duration
+}
+
+// Request is what a job's plans are made from.
+type Request struct {
+	// Job is the TrainJob's name.
+	Job string
+	Setting
+	Roles []podsets.Role
+	// TrainerGang: the runtime has Trainer's coscheduling plugin make the
+	// job's PodGroup (spec.podGroupPolicy.coscheduling).
+	TrainerGang bool
+	// Capabilities of the installed Trainer.
+	Capabilities shape.Capabilities
+	// PodGroupCRD: scheduler-plugins' PodGroup CRD is installed.
+	PodGroupCRD bool
+}
+
+// PlanFor plans the PodGroups a job gets from us at admission: none when it
+// did not opt in, when its runtime has Trainer create one, or when its pod
+// templates already name a PodGroup of the user's. refusal, when not
+// empty, says why the gang asked for can't be had: the job must not start.
+func PlanFor(r Request) (plans []Plan, refusal string) {
+	if r.TrainerGang || r.Mode != Coscheduling {
+		return nil, ""
+	}
+	for i := range r.Roles {
+		if _, ok := r.Roles[i].Template.Labels[PodGroupLabel]; ok {
+			return nil, ""
+		}
+	}
+	if !r.Capabilities.PodMetadata {
+		return nil, fmt.Sprintf("gang scheduling (%s: %s) needs the %s label on the pods, which Trainer's %s can't carry (Trainer v2.0); the job is not started. Use a runtime with spec.podGroupPolicy.coscheduling, upgrade Trainer to v2.1+, or, where the job asks for it itself, remove its %s annotation (a ClusterQueue's setting is its admin's to change)",
+			AnnotationGangScheduling, r.Mode, PodGroupLabel, r.Capabilities.Field, AnnotationGangScheduling)
+	}
+	if !r.PodGroupCRD {
+		return nil, fmt.Sprintf("gang scheduling (%s: %s) needs scheduler-plugins' PodGroup CRD (podgroups.scheduling.x-k8s.io), which is not installed; the job is not started. Install scheduler-plugins with its coscheduling plugin (and restart trainjob-kueue), or, where the job asks for it itself, remove its %s annotation (a ClusterQueue's setting is its admin's to change)",
+			AnnotationGangScheduling, r.Mode, AnnotationGangScheduling)
+	}
+	var timeout time.Duration
+	if r.Timeout != "" {
+		d, err := ValidTimeout(r.Timeout)
+		if err != nil {
+			return nil, fmt.Sprintf("annotation %s: %v; the job is not started", AnnotationGangScheduleTimeout, err)
+		}
+		timeout = d
+	}
+	waves := quota.WaveGangs(r.Roles)
+	plans = make([]Plan, len(waves))
+	for i, w := range waves {
+		plans[i] = Plan{Name: PodGroupName(r.Job, w.Roles[0], i == len(waves)-1), Roles: w.Roles, Gang: w.Gang, Timeout: timeout}
+	}
+	return plans, ""
+}
+
+// PodGroupName: the last wave's group is named after the job, as Trainer
+// names its own; an earlier wave's `<job>.<first role>`. Neither a
+// TrainJob's name nor a replicatedJob's holds a dot, so no earlier wave's
+// group can be another job's (with "-", job "a"'s wave "b" and job "a-b"
+// were one PodGroup, each applying over the other's). The name is a label
+// value, so at most 63 characters; a longer one keeps a dot too.
+func PodGroupName(job, firstRole string, last bool) string {
+	if last {
+		return job
+	}
+	name := job + "." + firstRole
+	if len(name) <= validation.LabelValueMaxLength {
+		return name
+	}
+	sum := sha256.Sum256([]byte(name))
+	suffix := hex.EncodeToString(sum[:])[:8]
+	return strings.TrimRight(name[:validation.LabelValueMaxLength-len(suffix)-1], "-.") + "." + suffix
+}
+
+// PodGroup is the object of plan p for job, to apply before the pods exist:
+// a pod labelled for a PodGroup that is missing is refused by coscheduling.
+// The job controls it, and our ownership label tells it from Trainer's.
+func PodGroup(p Plan, job *trainjob.TrainJob) *schedv1alpha1.PodGroup {
+	pg := &schedv1alpha1.PodGroup{
+		TypeMeta: metav1.TypeMeta{APIVersion: schedv1alpha1.SchemeGroupVersion.String(), Kind: "PodGroup"},
+		ObjectMeta: metav1.ObjectMeta{
+			Name: p.Name, Namespace: job.Namespace,
+			Labels: map[string]string{shape.OwnedLabel: "true"},
+			OwnerReferences: []metav1.OwnerReference{{
+				APIVersion: trainer.GroupVersion.String(), Kind: trainer.TrainJobKind,
+				Name: job.Name, UID: job.UID, Controller: ptr.To(true), BlockOwnerDeletion: ptr.To(true),
+			}},
+		},
+		Spec: schedv1alpha1.PodGroupSpec{MinMember: p.Gang.MinMember, MinResources: p.Gang.MinResources},
+	}
+	if p.Timeout > 0 {
+		pg.Spec.ScheduleTimeoutSeconds = ptr.To(int32(p.Timeout / time.Second))
+	}
+	return pg
+}
+
+// Note names the plans' PodGroups for the Injected event.
+func Note(plans []Plan) string {
+	if len(plans) == 0 {
+		return ""
+	}
+	parts := make([]string, len(plans))
+	for i, p := range plans {
+		parts[i] = fmt.Sprintf("%s (%s, %d pods)", p.Name, strings.Join(p.Roles, ", "), p.Gang.MinMember)
+	}
+	return "; gang scheduled as PodGroups " + strings.Join(parts, ", ")
+}
+
+// WithPodGroupLabels adds each role's PodGroup label to its injection.
+// Kueue's label maps are shared with its PodSetInfo: copied, never written.
+func WithPodGroupLabels(want []shape.Injection, plans []Plan) {
+	group := map[string]string{}
+	for _, p := range plans {
+		for _, r := range p.Roles {
+			group[r] = p.Name
+		}
+	}
+	for i := range want {
+		name, ok := group[want[i].Name]
+		if !ok {
+			continue
+		}
+		labels := make(map[string]string, len(want[i].Labels)+1)
+		for k, v := range want[i].Labels {
+			labels[k] = v
+		}
+		labels[PodGroupLabel] = name
+		want[i].Labels = labels
+	}
+}
+
+// TimeoutConflict says, for a Warning event, when Kueue's waitForPodsReady
+// (timeouts w) would evict the job before coscheduling gives up on its
+// gang; "" when it would not. trainerGang is the runtime's coscheduling
+// policy, nil when it has none.
+func TimeoutConflict(roles []podsets.Role, trainerGang *trainer.CoschedulingPodGroupPolicySource, plans []Plan, w quota.PodsReadyTimeouts) string {
+	var timeout time.Duration
+	var where string
+	switch {
+	case trainerGang != nil:
+		timeout = time.Duration(ptr.Deref(trainerGang.ScheduleTimeoutSeconds, 0)) * time.Second
+		if timeout == 0 {
+			timeout = trainerDefaultScheduleTimeout
+		}
+		where = "the runtime's spec.podGroupPolicy.coscheduling.scheduleTimeoutSeconds"
+	case len(plans) > 0:
+		timeout = plans[0].Timeout
+		where = "annotation " + AnnotationGangScheduleTimeout
+	default:
+		return ""
+	}
+	_, waves := quota.Waves(roles)
+	conflicts := quota.TimeoutConflicts(timeout, w, waves)
+	if len(conflicts) == 0 {
+		return ""
+	}
+	return fmt.Sprintf("%s: whenever its gang has to wait for room, Kueue evicts the job before the scheduler gives up on the gang, on every attempt, so it can't become ready until room is free the moment it is admitted. Make Kueue's waitForPodsReady timeouts longer than the gang's schedule timeout, or lower %s",
+		strings.Join(conflicts, "; "), where)
+}

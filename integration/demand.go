@@ -1,0 +1,177 @@
+package integration
+
+import (
+	"context"
+	"errors"
+	"maps"
+	"slices"
+
+	corev1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/api/equality"
+	"k8s.io/utils/ptr"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+	kueue "sigs.k8s.io/kueue/apis/kueue/v1beta2"
+	"sigs.k8s.io/kueue/pkg/controller/jobframework"
+
+	"github.com/trainjob-kueue/trainjob-kueue/podsets"
+	"github.com/trainjob-kueue/trainjob-kueue/quota"
+)
+
+// PodSets are the job's roles as Trainer runs them. A job that holds a quota
+// reservation keeps reporting the PodSets it was admitted with while it asks
+// for the same pods: a running job can't change shape (its JobSet is
+// immutable), so an edited runtime must not stop it, and a Workload written
+// by another integration stays matched when only non-scheduling details of
+// its templates differ from ours.
+func (t *TrainJob) PodSets(context.Context, client.Client) ([]kueue.PodSet, error) {
+	ps, err := t.currentPodSets()
+	if rtErr := t.obs.runtimeErr; rtErr != nil && !(t.obs.reserved() != nil && !t.IsSuspended()) {
+		// Said while the job waits, reserved or not: a running job does
+		// not need its runtime any more.
+		t.deps.metrics.podSetError(rtErr.reason)
+		t.say(rtErr.reason, actionComputePodSets, rtErr.msg)
+	}
+	if err != nil && errors.As(err, new(*errRuntime)) {
+		// The runtime watch requeues the job when the runtime changes:
+		// retrying before that would only spin.
+		return nil, jobframework.UnretryableError(err.Error())
+	}
+	return ps, err
+}
+
+// currentPodSets: what PodSets reports, the error being the runtime's.
+func (t *TrainJob) currentPodSets() ([]kueue.PodSet, error) {
+	reserved := t.obs.reserved()
+	if reserved != nil && !t.IsSuspended() {
+		return reserved.Spec.DeepCopy().PodSets, nil
+	}
+	if t.obs.runtimeErr != nil {
+		if reserved != nil && t.obs.runtimeErr.reason != ReasonRuntimeNotFound {
+			// The reservation stands on what was computed before: report
+			// it, so the job framework goes on to the start, which gives
+			// the quota back (start).
+			return reserved.Spec.DeepCopy().PodSets, nil
+		}
+		return nil, t.obs.runtimeErr
+	}
+	computed := t.obs.podSets
+	if reserved != nil && sameDemand(reserved.Spec.PodSets, computed) && samePlacement(reserved.Spec.PodSets, computed) {
+		return reserved.Spec.DeepCopy().PodSets, nil
+	}
+	out := make([]kueue.PodSet, len(computed))
+	for i := range computed {
+		computed[i].DeepCopyInto(&out[i])
+	}
+	return out, nil
+}
+
+// sameDemand: same roles, same counts, same per-pod requests.
+func sameDemand(a, b []kueue.PodSet) bool {
+	if len(a) != len(b) {
+		return false
+	}
+	for i := range a {
+		if a[i].Name != b[i].Name || a[i].Count != b[i].Count {
+			return false
+		}
+		if !equality.Semantic.DeepEqual(quota.PodRequests(&a[i].Template.Spec), quota.PodRequests(&b[i].Template.Spec)) {
+			return false
+		}
+	}
+	return true
+}
+
+// samePlacement: same nodeSelector, affinity, tolerations and topology
+// request per role. A queued job edited in any of them after its quota was
+// reserved must be placed anew: reporting the reserved PodSets would start
+// it where the user's edit said not to.
+func samePlacement(a, b []kueue.PodSet) bool {
+	if len(a) != len(b) {
+		return false
+	}
+	for i := range a {
+		x, y := &a[i].Template.Spec, &b[i].Template.Spec
+		if !maps.Equal(x.NodeSelector, y.NodeSelector) ||
+			!equality.Semantic.DeepEqual(x.Affinity, y.Affinity) ||
+			!equality.Semantic.DeepEqual(a[i].TopologyRequest, b[i].TopologyRequest) ||
+			!sameTolerations(x.Tolerations, y.Tolerations) {
+			return false
+		}
+	}
+	return true
+}
+
+// sameTolerations compares as sets: order does not matter to the scheduler.
+func sameTolerations(a, b []corev1.Toleration) bool {
+	if len(a) != len(b) {
+		return false
+	}
+	for i := range a {
+		if !slices.ContainsFunc(b, func(t corev1.Toleration) bool { return equality.Semantic.DeepEqual(a[i], t) }) {
+			return false
+		}
+	}
+	return true
+}
+
+// PodsReady: every role due to run now is running or done. A job starts in
+// waves (initializers, then trainer nodes), so this is the wave that runs,
+// read from jobsStatus against the roles it runs with.
+func (t *TrainJob) PodsReady(context.Context, client.Client) bool {
+	roles, ok := t.runningRoles()
+	if !ok {
+		return false
+	}
+	return quota.Due(roles, progressOf(t.obs))
+}
+
+// runningRoles are the job's roles as they run: while it holds a
+// reservation, fitted to the PodSets it was admitted with, since its JobSet
+// can't follow a runtime edited since. ok is false when they can't be
+// computed.
+func (t *TrainJob) runningRoles() ([]podsets.Role, bool) {
+	if t.obs.runtimeErr != nil {
+		return nil, false
+	}
+	if wl := t.obs.reserved(); wl != nil {
+		return podsets.Admitted(t.obs.roles, wl.Spec.PodSets), true
+	}
+	return t.obs.roles, true
+}
+
+// progressOf is how far each role got, by name.
+func progressOf(o *observed) map[string]quota.Progress {
+	out := make(map[string]quota.Progress, len(o.jobs))
+	for i := range o.jobs {
+		out[o.jobs[i].Name] = quota.Progress{Ready: ptr.Deref(o.jobs[i].Ready, 0), Succeeded: ptr.Deref(o.jobs[i].Succeeded, 0)}
+	}
+	return out
+}
+
+// ReclaimablePods reports the pods of roles whose Jobs already succeeded,
+// typically the initializers once the trainer nodes started: their quota can
+// go to waiting jobs. Roles are reported in runtime order.
+func (t *TrainJob) ReclaimablePods(context.Context, client.Client) ([]kueue.ReclaimablePod, error) {
+	jobs := t.obs.jobs
+	if len(jobs) == 0 {
+		return nil, nil
+	}
+	roles, ok := t.runningRoles()
+	if !ok {
+		return nil, nil
+	}
+	succeeded := make(map[string]int32, len(jobs))
+	for i := range jobs {
+		succeeded[jobs[i].Name] = ptr.Deref(jobs[i].Succeeded, 0)
+	}
+	var out []kueue.ReclaimablePod
+	for i := range roles {
+		r := &roles[i]
+		done := succeeded[r.Name]
+		if done <= 0 || done > r.Replicas {
+			continue
+		}
+		out = append(out, kueue.ReclaimablePod{Name: kueue.NewPodSetReference(r.Name), Count: done * r.PodsPerReplica})
+	}
+	return out, nil
+}

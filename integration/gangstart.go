@@ -1,0 +1,61 @@
+package integration
+
+import (
+	"context"
+	"fmt"
+	"strings"
+
+	corev1 "k8s.io/api/core/v1"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+
+	"github.com/trainjob-kueue/trainjob-kueue/gang"
+	"github.com/trainjob-kueue/trainjob-kueue/names"
+)
+
+// gangPlans are the PodGroups the job gets from us at its start, decided
+// by package gang from the job, its ClusterQueue and what the installed
+// Trainer and scheduler can do.
+func (t *TrainJob) gangPlans() ([]gang.Plan, error) {
+	setting, warnings := gang.SettingOf(t.Annotations, t.obs.clusterQueue)
+	for _, w := range warnings {
+		t.deps.recorder.Eventf(&t.TrainJob, nil, corev1.EventTypeWarning, gang.ReasonInvalidGangScheduling, actionGang, "%s", w)
+	}
+	plans, refused := gang.PlanFor(gang.Request{
+		Job:          t.Name,
+		Setting:      setting,
+		Roles:        t.obs.roles,
+		TrainerGang:  t.obs.coscheduling != nil,
+		Capabilities: t.deps.caps,
+		PodGroupCRD:  t.deps.opts.PodGroups,
+	})
+	if refused != "" {
+		return nil, t.refuse(refusal{gang.ReasonGangUnsupported, "labels", refused})
+	}
+	return plans, nil
+}
+
+// applyPodGroups creates or updates our PodGroups before the pods exist:
+// a pod labelled for a PodGroup that is missing is refused by coscheduling.
+func (t *TrainJob) applyPodGroups(ctx context.Context, plans []gang.Plan) error {
+	for _, p := range plans {
+		pg := gang.PodGroup(p, &t.TrainJob)
+		//nolint:staticcheck // server-side apply of a typed object
+		if err := t.deps.client.Patch(ctx, pg, client.Apply, client.FieldOwner(fieldOwner), client.ForceOwnership); err != nil {
+			return fmt.Errorf("applying PodGroup %s/%s for roles %s: %w", t.Namespace, p.Name, strings.Join(p.Roles, ","), err)
+		}
+		t.deps.metrics.gang(gang.ActionCreated)
+	}
+	return nil
+}
+
+// fieldOwner is our field manager for objects we apply.
+const fieldOwner = names.FieldManager
+
+// gangTimeoutConflict: Kueue's waitForPodsReady would evict the job
+// before coscheduling gives up on its gang; "" when it would not.
+func (t *TrainJob) gangTimeoutConflict(plans []gang.Plan) string {
+	if !t.deps.opts.WaitForPodsReady {
+		return ""
+	}
+	return gang.TimeoutConflict(t.obs.roles, t.obs.coscheduling, plans, t.deps.opts.PodsReadyTimeouts)
+}

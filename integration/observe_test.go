@@ -1,0 +1,110 @@
+package integration
+
+import (
+	"context"
+	"errors"
+	"reflect"
+	"strings"
+	"testing"
+
+	corev1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/types"
+	"k8s.io/utils/ptr"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+	"sigs.k8s.io/controller-runtime/pkg/client/fake"
+	"sigs.k8s.io/controller-runtime/pkg/client/interceptor"
+	jobsetapi "sigs.k8s.io/jobset/api/jobset/v1alpha2"
+	kueue "sigs.k8s.io/kueue/apis/kueue/v1beta2"
+	"sigs.k8s.io/kueue/pkg/controller/jobframework"
+
+	trainer "github.com/kubeflow/trainer/v2/pkg/apis/trainer/v1alpha1"
+
+	"github.com/trainjob-kueue/trainjob-kueue/shape"
+	"github.com/trainjob-kueue/trainjob-kueue/trainjob"
+)
+
+// A read that fails is an error of the reconcile, never "nothing there":
+// each case below used to be answered with an empty result (no Workload,
+// no Jobs running, no MultiKueue check, no gang setting, no roles), on
+// which the job framework or the gang keeper would then have acted.
+func TestObserveFailsOnAFailedRead(t *testing.T) {
+	const ns = "ns"
+	job := &trainjob.TrainJob{ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: "j", UID: "uid", Labels: map[string]string{"kueue.x-k8s.io/queue-name": "lq"}}}
+	job.Spec.Suspend = ptr.To(true)
+	job.Spec.RuntimeRef = trainer.RuntimeRef{Name: "torch", Kind: ptr.To(trainer.TrainingRuntimeKind)}
+	runtime := &trainer.TrainingRuntime{ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: "torch"}}
+	runtime.Spec.Template.Spec.ReplicatedJobs = []jobsetapi.ReplicatedJob{{Name: "node", Replicas: 1}}
+	runtime.Spec.Template.Spec.ReplicatedJobs[0].Template.Spec.Template.Spec.Containers = []corev1.Container{{Name: "node", Image: "x"}}
+	wlName := jobframework.GetWorkloadNameForOwnerWithGVK(job.Name, job.UID, GVK)
+	reserved := &kueue.Workload{ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: wlName, OwnerReferences: []metav1.OwnerReference{{
+		APIVersion: trainer.GroupVersion.String(), Kind: trainer.TrainJobKind, Name: job.Name, UID: job.UID, Controller: ptr.To(true),
+	}}}}
+	reserved.Status.Conditions = []metav1.Condition{{Type: kueue.WorkloadQuotaReserved, Status: metav1.ConditionTrue}}
+	reserved.Status.Admission = &kueue.Admission{ClusterQueue: "cq"}
+	reserved.Status.AdmissionChecks = []kueue.AdmissionCheckState{{Name: "mk"}}
+
+	failing := func(kind any) interceptor.Funcs {
+		return interceptor.Funcs{Get: func(ctx context.Context, c client.WithWatch, key client.ObjectKey, obj client.Object, opts ...client.GetOption) error {
+			if sameType(obj, kind) {
+				return errors.New("etcd is on fire")
+			}
+			return c.Get(ctx, key, obj, opts...)
+		}}
+	}
+	cases := map[string]struct {
+		fail      any
+		shape     shape.Shape
+		managedBy *string
+		want      string
+	}{
+		"the Workload":                          {fail: &kueue.Workload{}, want: "reading Workload"},
+		"the runtime":                           {fail: &trainer.TrainingRuntime{}, want: "reading TrainingRuntime ns/torch"},
+		"the JobSet of a Trainer v2.0 job":      {fail: &jobsetapi.JobSet{}, shape: shape.PodSpecOverrides{}, want: "reading the JobSet"},
+		"the ClusterQueue that admitted it":     {fail: &kueue.ClusterQueue{}, want: "reading ClusterQueue cq"},
+		"an AdmissionCheck of a dispatched job": {fail: &kueue.AdmissionCheck{}, managedBy: ptr.To(kueue.MultiKueueControllerName), want: "reading AdmissionCheck mk"},
+	}
+	for name, tc := range cases {
+		t.Run(name, func(t *testing.T) {
+			s := tc.shape
+			if s == nil {
+				s = shape.PodTemplateOverrides{}
+			}
+			j := job.DeepCopy()
+			j.Spec.ManagedBy = tc.managedBy
+			c := fake.NewClientBuilder().WithScheme(NewScheme()).WithObjects(runtime.DeepCopy(), reserved.DeepCopy()).
+				WithInterceptorFuncs(failing(tc.fail)).Build()
+			d := &deps{client: c, apiReader: c, opts: Options{Shape: s}, caps: s.Capabilities(), memo: newPodSetMemo(16), said: newSaidOnce()}
+			adapter := &TrainJob{TrainJob: *j, deps: d}
+			if !adapter.Skip(t.Context()) {
+				t.Fatal("Skip = false: the reconcile goes on without what it failed to read")
+			}
+			if adapter.readErr == nil || !strings.Contains(adapter.readErr.Error(), tc.want) {
+				t.Errorf("read error %v, want one saying %q", adapter.readErr, tc.want)
+			}
+			if tc.managedBy == nil {
+				// The gang keeper observes the same way.
+				if _, err := (runningJobs{d}).Running(t.Context(), types.NamespacedName{Namespace: ns, Name: "missing"}); err != nil {
+					t.Errorf("a job that is gone: %v", err)
+				}
+			}
+		})
+	}
+
+	// Reads that succeed, with nothing there, are no error.
+	c := fake.NewClientBuilder().WithScheme(NewScheme()).Build()
+	s := shape.PodTemplateOverrides{}
+	d := &deps{client: c, apiReader: c, opts: Options{Shape: s}, caps: s.Capabilities(), memo: newPodSetMemo(16), said: newSaidOnce()}
+	adapter := &TrainJob{TrainJob: *job.DeepCopy(), deps: d}
+	if adapter.Skip(t.Context()) {
+		t.Fatalf("skipped: %v", adapter.readErr)
+	}
+	if adapter.obs.runtimeErr == nil || adapter.obs.runtimeErr.reason != ReasonRuntimeNotFound {
+		t.Errorf("runtime: %v, want %s", adapter.obs.runtimeErr, ReasonRuntimeNotFound)
+	}
+	if _, err := adapter.PodSets(t.Context(), nil); err == nil || len(adapter.notes) != 1 || adapter.notes[0].reason != ReasonRuntimeNotFound {
+		t.Errorf("PodSets: %v, notes %v; want the runtime's error, said once", err, adapter.notes)
+	}
+}
+
+func sameType(a, b any) bool { return reflect.TypeOf(a) == reflect.TypeOf(b) }

@@ -1,0 +1,50 @@
+package integration
+
+import (
+	"context"
+
+	"k8s.io/apimachinery/pkg/types"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+
+	"github.com/trainjob-kueue/trainjob-kueue/gang"
+	"github.com/trainjob-kueue/trainjob-kueue/trainjob"
+)
+
+// runningJobs tell the gang keeper about the TrainJobs that run here on
+// Kueue's admission, from the same observation a reconcile makes.
+type runningJobs struct{ deps *deps }
+
+var _ gang.Jobs = runningJobs{}
+
+func (r runningJobs) Running(ctx context.Context, key types.NamespacedName) (*gang.Running, error) {
+	job := &trainjob.TrainJob{}
+	if err := r.deps.client.Get(ctx, key, job); err != nil {
+		return nil, client.IgnoreNotFound(err)
+	}
+	if runnerOf(job.Spec.ManagedBy) != runLocally || job.Suspended() {
+		return nil, nil
+	}
+	if _, _, finished := job.Finished(); finished {
+		return nil, nil
+	}
+	obs, err := r.deps.observe(ctx, job)
+	if err != nil {
+		return nil, err
+	}
+	// Only jobs Kueue admitted: a TrainJob outside Kueue is Trainer's alone.
+	wl := obs.reserved()
+	// The job reconciler reports runtime problems (a running job does not
+	// even need its runtime any more); without roles there is nothing to
+	// size, and nothing to say twice. Roles from a runtime edited since
+	// the admission don't describe the pods that run: leave the gang be.
+	if wl == nil || obs.runtimeErr != nil || !sameDemand(wl.Spec.PodSets, obs.podSets) {
+		return nil, nil
+	}
+	return &gang.Running{
+		Job:         job,
+		Roles:       obs.roles,
+		TrainerGang: obs.coscheduling != nil,
+		Progress:    progressOf(obs),
+		AdmittedAt:  obs.admittedAt().Time,
+	}, nil
+}

@@ -1,0 +1,248 @@
+package integration
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"slices"
+	"strings"
+
+	corev1 "k8s.io/api/core/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/types"
+	"k8s.io/apimachinery/pkg/util/validation/field"
+	ctrl "sigs.k8s.io/controller-runtime"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+	kueue "sigs.k8s.io/kueue/apis/kueue/v1beta2"
+	"sigs.k8s.io/kueue/pkg/podset"
+
+	"github.com/trainjob-kueue/trainjob-kueue/gang"
+	"github.com/trainjob-kueue/trainjob-kueue/shape"
+	"github.com/trainjob-kueue/trainjob-kueue/trainjob"
+)
+
+// RunWithPodSetsInfo starts the job on its admission: it writes the
+// admission's entries into the job's override field and spec.suspend=false
+// itself, as guarded JSON Patches (Start), and leaves t as it was read.
+// The override lists are atomic, so the merge patch the job framework
+// would send from t could replace the user's entries with our typed copy
+// of them; the framework's patch afterwards changes nothing and is not
+// sent (frameworkClient). Stop mirrors it.
+func (t *TrainJob) RunWithPodSetsInfo(ctx context.Context, _ client.Client, infos []podset.PodSetInfo) error {
+	if runnerOf(t.Spec.ManagedBy) == runRemotely {
+		return t.refuseLocalRun()
+	}
+	err := t.start(ctx, infos)
+	if err != nil && refused(err) {
+		err = t.startRefused(err)
+	}
+	var re *reasonError
+	switch {
+	case err == nil:
+		t.deps.metrics.injected("")
+		t.deps.metrics.started(t.obs.admittedAt().Time)
+	case errors.As(err, &re):
+		t.deps.metrics.injected(re.reason)
+	default:
+		t.deps.metrics.injected(reasonAPIError)
+	}
+	return err
+}
+
+// start renders the admission for the job as observed and writes it.
+func (t *TrainJob) start(ctx context.Context, infos []podset.PodSetInfo) error {
+	want, plans, err := t.startPlan(infos)
+	if err != nil {
+		return err
+	}
+	if err := t.applyPodGroups(ctx, plans); err != nil {
+		return err
+	}
+	if msg := t.gangTimeoutConflict(plans); msg != "" {
+		t.deps.recorder.Eventf(&t.TrainJob, nil, corev1.EventTypeWarning, gang.ReasonGangTimeoutConflict, actionGang, "%s", msg)
+	}
+	note := gang.Note(plans)
+	if t.deps.caps.Start == shape.OneRequestUnlessRefused && !t.deps.twoRequestStart.Load() {
+		_, _, err := t.write(ctx, &t.TrainJob, t.Generation, want, note, oneRequestStep)
+		if !refusesUnsuspendWithPatch(err) {
+			return err
+		}
+		ctrl.LoggerFrom(ctx).Info("The installed Trainer takes runtime patches only on a suspended TrainJob (v2.2.0): starting jobs in two requests from now on")
+		t.deps.twoRequestStart.Store(true)
+	}
+	// Trainer takes override changes only on a suspended job: the entries
+	// first, then the unsuspend of the job as the first write left it, each
+	// guarded.
+	injected, gen, err := t.write(ctx, &t.TrainJob, t.Generation, want, note, injectStep)
+	if err != nil {
+		return err
+	}
+	_, _, err = t.write(ctx, injected, gen, want, note, unsuspendStep)
+	return err
+}
+
+// startPlan is what the start writes: each admitted role's injection, and
+// the PodGroups of the job's gang. An error is the reason it must not
+// start, said to the job's owner.
+func (t *TrainJob) startPlan(infos []podset.PodSetInfo) ([]shape.Injection, []gang.Plan, error) {
+	templates, err := t.currentPodSets()
+	if err != nil {
+		return nil, nil, err
+	}
+	if len(infos) != len(templates) {
+		return nil, nil, podset.BadPodSetsInfoLenError(len(templates), len(infos))
+	}
+	if !t.deps.caps.PodMetadata {
+		if err := t.refuse(topologyUnsupported(t.deps.caps, infos)); err != nil {
+			return nil, nil, err
+		}
+	}
+	want := make([]shape.Injection, 0, len(infos))
+	for i := range infos {
+		info := &infos[i]
+		idx := slices.IndexFunc(templates, func(ps kueue.PodSet) bool { return ps.Name == info.Name })
+		if idx < 0 {
+			return nil, nil, podset.BadPodSetsUpdateError("name", fmt.Errorf("admitted PodSet %q is not a replicatedJob of the runtime", info.Name))
+		}
+		inj, conflict := injection(&templates[idx].Template, info, t.obs.flavorsOf)
+		if err := t.refuse(conflict); err != nil {
+			return nil, nil, err
+		}
+		want = append(want, inj)
+	}
+	if t.deps.caps.SharedEntries {
+		if err := t.refuse(t.sharedEntryConflict(want)); err != nil {
+			return nil, nil, err
+		}
+	}
+	if rtErr := t.obs.runtimeErr; rtErr != nil {
+		if rtErr.reason == ReasonRuntimeNotFound {
+			// Admitted while its runtime is gone: it waits for the runtime
+			// to return, holding what it was admitted with, as a queued job
+			// waits for it.
+			return nil, nil, rtErr
+		}
+		// Admitted, but the pods can no longer be computed (the runtime
+		// was made unusable, or Trainer's snapshot of it is): Trainer could
+		// not run them either. A permanent error: the job framework
+		// finishes the Workload and the quota goes back, instead of a
+		// reservation held by a job that can't start.
+		return nil, nil, &reasonError{rtErr.reason, podset.BadPodSetsUpdateError("runtime",
+			fmt.Errorf("%s; the job is not started and its quota reservation is released", rtErr.msg))}
+	}
+	plans, err := t.gangPlans()
+	if err != nil {
+		return nil, nil, err
+	}
+	gang.WithPodGroupLabels(want, plans)
+	return want, plans, nil
+}
+
+// refusal is why a job must not start: its event's reason, the field at
+// fault and the message for its owner. The zero refusal refuses nothing.
+type refusal struct {
+	reason, field, msg string
+}
+
+// refuse says r to the job's owner and makes it the start's permanent
+// error: the job framework finishes the Workload and releases its quota.
+func (t *TrainJob) refuse(r refusal) error {
+	if r.msg == "" {
+		return nil
+	}
+	t.deps.recorder.Eventf(&t.TrainJob, nil, corev1.EventTypeWarning, r.reason, actionStart, "%s", r.msg)
+	return &reasonError{r.reason, podset.BadPodSetsUpdateError(r.field, errors.New(r.msg))}
+}
+
+// sharedEntryConflict: on Trainer v2.0 a user entry targeting roles
+// admitted to different placements can place them one way only.
+func (t *TrainJob) sharedEntryConflict(want []shape.Injection) refusal {
+	path, roles := shape.SharedEntryConflict(&t.TrainJob, want)
+	if path == "" {
+		return refusal{}
+	}
+	return refusal{ReasonSharedOverrideConflict, "podSpecOverrides", fmt.Sprintf("%s targets roles %s, which were admitted to different placements (%s); one entry can place its roles in one way only, so the job is not started and its quota is released. Give each of those replicatedJobs an entry of its own, or queue the job where its roles share a flavor",
+		path, strings.Join(roles, ", "), t.obs.admittedFlavors(want))}
+}
+
+// startRefused: the API server refused the start for what it contains
+// (validation, Trainer's webhook, an admission policy). Sending it again
+// would get the same answer, so the job is not started and the error is
+// permanent: the job framework finishes the Workload and its quota goes to
+// jobs that can run.
+func (t *TrainJob) startRefused(err error) error {
+	msg := fmt.Sprintf("the API server refused to start this TrainJob with its admission: %v; the Workload is finished and its quota released. Fix what the message names and create the job again", err)
+	if t.deps.said.first(workloadUID(t.obs.reserved()), ReasonStartRefused) {
+		t.deps.recorder.Eventf(&t.TrainJob, nil, corev1.EventTypeWarning, ReasonStartRefused, actionStart, "%s", msg)
+	}
+	return &reasonError{ReasonStartRefused, podset.BadPodSetsUpdateError("spec", err)}
+}
+
+// reasonError is a start refused for a reason users see as an event.
+type reasonError struct {
+	reason string
+	error
+}
+
+func (e *reasonError) Unwrap() error { return e.error }
+
+// write sends one step of the start as a guarded patch, rendered for the
+// job as read now (from, or the server's copy when from is stale), and
+// says so when it wrote the entries. It returns the job as written and the
+// generation the next step may find: the entries' own write moves it.
+func (t *TrainJob) write(ctx context.Context, from *trainjob.TrainJob, gen int64, want []shape.Injection, note string, step startStep) (*trainjob.TrainJob, int64, error) {
+	moved, injected := false, false
+	written := from.DeepCopy()
+	_, err := patchGuarded(ctx, t.deps.client, t.deps.apiReader, written, func(j *trainjob.TrainJob) []shape.Op {
+		var ops []shape.Op
+		ops, injected, moved = step(j, t.deps.opts.Shape, want, gen)
+		return ops
+	})
+	if err != nil {
+		return nil, 0, err
+	}
+	if moved {
+		// The start is given up for this reconcile; the edit's own event
+		// brings the next, which computes the job afresh (and Kueue
+		// requeues it if its demand changed).
+		return nil, 0, fmt.Errorf("TrainJob %s/%s changed while it was being started; starting it from its new spec", t.Namespace, t.Name)
+	}
+	if injected {
+		gen = written.Generation
+		t.deps.recorder.Eventf(&t.TrainJob, nil, corev1.EventTypeNormal, ReasonInjected, actionStart,
+			"Admitted to flavors %s; injected into %s%s", t.obs.admittedFlavors(want), t.deps.caps.Field, note)
+	}
+	return written, gen, nil
+}
+
+// refusesUnsuspendWithPatch: Trainer v2.2.0's webhook refuses runtime
+// patch changes on a TrainJob unsuspended by the same request: a denial
+// naming spec.runtimePatches as forbidden (a field error; Trainer's
+// webhook returns no status causes to match instead).
+func refusesUnsuspendWithPatch(err error) bool {
+	if err == nil || !(apierrors.IsForbidden(err) || apierrors.IsInvalid(err)) {
+		return false
+	}
+	var status apierrors.APIStatus
+	if errors.As(err, &status) {
+		if d := status.Status().Details; d != nil {
+			for _, c := range d.Causes {
+				if c.Type == metav1.CauseTypeForbidden && c.Field == runtimePatchesField {
+					return true
+				}
+			}
+		}
+	}
+	return strings.Contains(err.Error(), runtimePatchesField+": "+field.ErrorTypeForbidden.String())
+}
+
+const runtimePatchesField = "spec.runtimePatches"
+
+// workloadUID is wl's UID, empty for none.
+func workloadUID(wl *kueue.Workload) types.UID {
+	if wl == nil {
+		return ""
+	}
+	return wl.UID
+}

@@ -1,0 +1,209 @@
+package integration
+
+import (
+	"context"
+	"errors"
+	"strings"
+	"testing"
+
+	"github.com/google/go-cmp/cmp"
+	corev1 "k8s.io/api/core/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/runtime/schema"
+	"k8s.io/apimachinery/pkg/util/validation/field"
+	"k8s.io/client-go/tools/events"
+	"k8s.io/utils/ptr"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+	"sigs.k8s.io/controller-runtime/pkg/client/fake"
+	"sigs.k8s.io/controller-runtime/pkg/client/interceptor"
+	kueue "sigs.k8s.io/kueue/apis/kueue/v1beta2"
+	"sigs.k8s.io/kueue/pkg/podset"
+
+	trainer "github.com/kubeflow/trainer/v2/pkg/apis/trainer/v1alpha1"
+
+	"github.com/trainjob-kueue/trainjob-kueue/podsets"
+	"github.com/trainjob-kueue/trainjob-kueue/shape"
+	"github.com/trainjob-kueue/trainjob-kueue/trainjob"
+)
+
+// startFixture is a suspended job of one role admitted to flavor "gpu",
+// served by shape s, and a client that records every TrainJob write and
+// answers them as refuse says (nil: as the API server would).
+type startFixture struct {
+	job     *TrainJob
+	c       client.Client
+	writes  *[]string
+	events  *events.FakeRecorder
+	infos   []podset.PodSetInfo
+	deps    *deps
+	refuse  func(patch []byte) error
+	podSpec corev1.PodSpec
+}
+
+func newStartFixture(t *testing.T, s shape.Shape, refuse func(patch []byte) error, podSpec corev1.PodSpec) *startFixture {
+	t.Helper()
+	job := &trainjob.TrainJob{ObjectMeta: metav1.ObjectMeta{Namespace: "ns", Name: "j", UID: "uid", Generation: 1}}
+	job.Spec.Suspend = ptr.To(true)
+	job.Spec.RuntimeRef = trainer.RuntimeRef{Name: "torch"}
+	var writes []string
+	c := fake.NewClientBuilder().WithScheme(NewScheme()).WithObjects(job.DeepCopy()).
+		WithInterceptorFuncs(interceptor.Funcs{Patch: func(ctx context.Context, c client.WithWatch, obj client.Object, patch client.Patch, opts ...client.PatchOption) error {
+			data, err := patch.Data(obj)
+			if err != nil {
+				return err
+			}
+			writes = append(writes, string(data))
+			if refuse != nil {
+				if err := refuse(data); err != nil {
+					return err
+				}
+			}
+			return c.Patch(ctx, obj, patch, opts...)
+		}}).Build()
+	stored := &trainjob.TrainJob{}
+	if err := c.Get(t.Context(), client.ObjectKeyFromObject(job), stored); err != nil {
+		t.Fatal(err)
+	}
+	rec := events.NewFakeRecorder(16)
+	d := &deps{client: c, apiReader: c, recorder: rec, opts: Options{Shape: s}, caps: s.Capabilities(), metrics: NewMetrics(),
+		memo: newPodSetMemo(16), said: newSaidOnce()}
+	wl := &kueue.Workload{ObjectMeta: metav1.ObjectMeta{UID: "wl"}}
+	wl.Status.Conditions = []metav1.Condition{{Type: kueue.WorkloadQuotaReserved, Status: metav1.ConditionTrue}, {Type: kueue.WorkloadAdmitted, Status: metav1.ConditionTrue}}
+	wl.Status.Admission = &kueue.Admission{ClusterQueue: "cq", PodSetAssignments: []kueue.PodSetAssignment{{Name: "node", Flavors: map[corev1.ResourceName]kueue.ResourceFlavorReference{"nvidia.com/gpu": "gpu"}}}}
+	ps := kueue.PodSet{Name: "node", Count: 2, Template: corev1.PodTemplateSpec{Spec: podSpec}}
+	wl.Spec.PodSets = []kueue.PodSet{ps}
+	obs := &observed{workload: wl, projection: projection{
+		roles:   []podsets.Role{{Name: "node", Ancestor: podsets.AncestorTrainer, Replicas: 1, PodsPerReplica: 2}},
+		podSets: []kueue.PodSet{ps},
+	}}
+	return &startFixture{
+		job: &TrainJob{TrainJob: *stored, deps: d, obs: obs}, c: c, writes: &writes, events: rec, deps: d,
+		infos: []podset.PodSetInfo{{Name: "node", NodeSelector: map[string]string{"pool": "gpu"}, Tolerations: []corev1.Toleration{{Key: "gpu", Operator: corev1.TolerationOpExists}}}},
+	}
+}
+
+func (f *startFixture) stored(t *testing.T) *trainjob.TrainJob {
+	t.Helper()
+	j := &trainjob.TrainJob{}
+	if err := f.c.Get(t.Context(), client.ObjectKeyFromObject(&f.job.TrainJob), j); err != nil {
+		t.Fatal(err)
+	}
+	return j
+}
+
+func TestStart(t *testing.T) {
+	kind := schema.GroupKind{Group: trainer.GroupVersion.Group, Kind: trainer.TrainJobKind}
+	v220 := func(patch []byte) error {
+		// Trainer v2.2.0's webhook: no runtime patch change on a job
+		// unsuspended by the same request.
+		if strings.Contains(string(patch), "runtimePatches") && strings.Contains(string(patch), `"/spec/suspend"`) {
+			return apierrors.NewForbidden(schema.GroupResource{Group: kind.Group, Resource: "trainjobs"}, "j",
+				errors.New(`admission webhook "validator.trainjob.trainer.kubeflow.org" denied the request: spec.runtimePatches: Forbidden: RuntimePatches can only be modified when the TrainJob is suspended`))
+		}
+		return nil
+	}
+	invalid := func([]byte) error {
+		return apierrors.NewInvalid(kind, "j", field.ErrorList{field.TooMany(field.NewPath("spec", "runtimePatches"), 17, 16)})
+	}
+	cases := map[string]struct {
+		shape     shape.Shape
+		refuse    func([]byte) error
+		podSpec   corev1.PodSpec
+		writes    int
+		started   bool
+		permanent string // the refusal's event reason
+		learned   bool   // the start falls back to two requests from now on
+	}{
+		"Trainer v2.1: entries, then the unsuspend": {shape: shape.PodTemplateOverrides{}, writes: 2, started: true},
+		"Trainer v2.2.1: one request":               {shape: shape.RuntimePatches{UnsuspendsInOnePatch: true}, writes: 1, started: true},
+		"Trainer v2.2.0: refused in one, two after": {shape: shape.RuntimePatches{UnsuspendsInOnePatch: true}, refuse: v220, writes: 3, started: true, learned: true},
+		"a nodeSelector the admission contradicts": {
+			shape: shape.PodTemplateOverrides{}, podSpec: corev1.PodSpec{NodeSelector: map[string]string{"pool": "cpu"}},
+			permanent: ReasonNodeSelectorConflict,
+		},
+		"a write the API server refuses": {shape: shape.PodTemplateOverrides{}, refuse: invalid, writes: 1, permanent: ReasonStartRefused},
+	}
+	for name, tc := range cases {
+		t.Run(name, func(t *testing.T) {
+			f := newStartFixture(t, tc.shape, tc.refuse, tc.podSpec)
+			before := f.job.TrainJob.DeepCopy()
+			err := f.job.RunWithPodSetsInfo(t.Context(), f.c, f.infos)
+			if got := len(*f.writes); got != tc.writes {
+				t.Errorf("%d writes, want %d: %q", got, tc.writes, *f.writes)
+			}
+			if tc.permanent != "" {
+				if err == nil || !podset.IsPermanent(err) {
+					t.Fatalf("error %v, want a permanent one (the Workload finished, its quota released)", err)
+				}
+				if !strings.Contains(strings.Join(drain(f.events), "\n"), "Warning "+tc.permanent) {
+					t.Errorf("no Warning %s event", tc.permanent)
+				}
+			} else if err != nil {
+				t.Fatal(err)
+			}
+			stored := f.stored(t)
+			if got := !ptr.Deref(stored.Spec.Suspend, true); got != tc.started {
+				t.Errorf("started %v, want %v", got, tc.started)
+			}
+			if tc.started && !tc.shape.Injected(stored) {
+				t.Errorf("started without the admission's entries: %+v", stored.Spec)
+			}
+			if got := f.deps.twoRequestStart.Load(); got != tc.learned {
+				t.Errorf("learned two requests: %v, want %v", got, tc.learned)
+			}
+			// The job in memory stays as read: the framework's own patch
+			// afterwards changes nothing, and is not sent.
+			if diff := cmp.Diff(before, &f.job.TrainJob); diff != "" {
+				t.Errorf("job in memory changed (-read +now):\n%s", diff)
+			}
+		})
+	}
+}
+
+// Stop mirrors the start: suspend, then, once no Job is active, remove the
+// entries; a job still draining keeps them until its Jobs stop.
+func TestStopMirrorsTheStart(t *testing.T) {
+	for name, tc := range map[string]struct {
+		active      int32
+		wantEntries bool
+	}{
+		"drained: entries removed":                {},
+		"Jobs still active: entries kept for now": {active: 1, wantEntries: true},
+	} {
+		t.Run(name, func(t *testing.T) {
+			s := shape.PodTemplateOverrides{}
+			f := newStartFixture(t, s, nil, corev1.PodSpec{})
+			if err := f.job.RunWithPodSetsInfo(t.Context(), f.c, f.infos); err != nil {
+				t.Fatal(err)
+			}
+			running := &TrainJob{TrainJob: *f.stored(t), deps: f.deps, obs: &observed{jobs: []trainer.JobStatus{{Name: "node", Active: ptr.To(tc.active)}}}}
+			stopped, err := running.Stop(t.Context(), f.c, nil, "", "")
+			if err != nil || !stopped {
+				t.Fatalf("Stop = %v, %v", stopped, err)
+			}
+			stored := f.stored(t)
+			if !ptr.Deref(stored.Spec.Suspend, false) {
+				t.Error("not suspended")
+			}
+			if got := s.Injected(stored); got != tc.wantEntries {
+				t.Errorf("entries: %v, want %v", got, tc.wantEntries)
+			}
+			if !tc.wantEntries && len(stored.Spec.PodTemplateOverrides) != 0 {
+				t.Errorf("left %v behind", stored.Spec.PodTemplateOverrides)
+			}
+		})
+	}
+}
+
+func drain(r *events.FakeRecorder) []string {
+	var out []string
+	for {
+		select {
+		case e := <-r.Events:
+			out = append(out, e)
+		default:
+			return out
+		}
+	}
+}

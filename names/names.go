@@ -1,0 +1,44 @@
+// Package names declares every name trainjob-kueue owns on the API server
+// — labels, annotations, keys, its field manager — and the names of Kueue's
+// in-tree integration it recognises. One file, so README's "Names we own"
+// can be checked against it (names_test.go) and nothing is named twice.
+package names
+
+// Ours, under the trainjob-kueue.dev/ domain.
+const (
+	// OwnedLabel: "true" in an override entry's metadata labels
+	// (podTemplateOverrides, runtimePatches' pod templates) marks it as
+	// injected at admission; it reaches the pods. Only trainjob-kueue may
+	// write entries carrying it.
+	OwnedLabel = "trainjob-kueue.dev/owned"
+	// InjectedAnnotation on a TrainJob (Trainer v2.0) records, as JSON, what
+	// the admission added to each spec.podSpecOverrides entry, which has no
+	// metadata of its own, so the stop removes exactly that.
+	InjectedAnnotation = "trainjob-kueue.dev/injected"
+	// RuntimePatchManager is the manager key of our spec.runtimePatches
+	// entry (Trainer v2.2+).
+	RuntimePatchManager = "trainjob-kueue.dev/manager"
+	// GangSchedulingAnnotation on a ClusterQueue or TrainJob:
+	// "coscheduling" gives a job scheduler-plugins PodGroups per wave of
+	// roles; a ClusterQueue's binds every job it admits.
+	GangSchedulingAnnotation = "trainjob-kueue.dev/gang-scheduling"
+	// GangScheduleTimeoutAnnotation on a ClusterQueue or TrainJob: the
+	// scheduleTimeoutSeconds of those PodGroups.
+	GangScheduleTimeoutAnnotation = "trainjob-kueue.dev/gang-schedule-timeout-seconds"
+	// GangRetriedAtAnnotation on a PodGroup: when its waiting gang was last
+	// retried.
+	GangRetriedAtAnnotation = "trainjob-kueue.dev/gang-retried-at"
+	// RuntimeIndex is the manager's field index of TrainJobs by runtime.
+	RuntimeIndex = "trainjob-kueue.dev/runtime"
+	// FieldManager applies our PodGroups (server-side apply).
+	FieldManager = "trainjob-kueue"
+)
+
+// Kueue's in-tree TrainJob integration's, recognised so an admin can
+// switch integrations with jobs in flight.
+const (
+	// InTreePodSetLabel marks the override entries it injects.
+	InTreePodSetLabel = "kueue.x-k8s.io/podset"
+	// InTreeRuntimePatchManager keys its spec.runtimePatches entry.
+	InTreeRuntimePatchManager = "kueue.x-k8s.io/manager"
+)
