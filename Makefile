@@ -12,7 +12,7 @@ KUEUE_VERSION ?= v0.19.2
 INTEGRATION ?= ours
 KUEUE_CONFIG ?=
 
-.PHONY: all build plugin image image-push deploy bench bench-smoke test test-install test-image test-smoke test-full test-unit test-integration test-e2e fuzz vet envtest-assets components cluster-up cluster-down multikueue-up demo clean
+.PHONY: generate verify-generate all build plugin image image-push deploy bench bench-smoke test test-install test-image test-smoke test-full test-unit test-integration test-e2e fuzz vet envtest-assets components cluster-up cluster-down multikueue-up demo clean
 
 all: build
 
@@ -98,7 +98,20 @@ test-full: vet test-unit test-install test-image test-integration test-e2e
 	$(MAKE) fuzz FUZZTIME=5m
 	$(GO) test -run '^$$' -fuzz FuzzInjectThenRestoreIsIdentity -fuzztime 5m ./shape/
 
-vet:
+## generate: the deepcopy functions of trainjob/ (controller-gen, built from
+## hack/tools/controller-gen into the binary cache).
+CONTROLLER_GEN = $$(hack/build-tool.sh controller-gen sigs.k8s.io/controller-tools/cmd/controller-gen controller-gen)
+generate:
+	$(CONTROLLER_GEN) object paths=./trainjob/...
+
+## verify-generate: what make generate writes is what is committed.
+verify-generate:
+	@tmp=$$(mktemp -d) && cp trainjob/zz_generated.deepcopy.go $$tmp/ && \
+	  $(CONTROLLER_GEN) object paths=./trainjob/... && \
+	  if ! cmp -s trainjob/zz_generated.deepcopy.go $$tmp/zz_generated.deepcopy.go; then \
+	    cp $$tmp/zz_generated.deepcopy.go trainjob/; echo "trainjob/zz_generated.deepcopy.go is stale: run make generate"; exit 1; fi
+
+vet: verify-generate
 	@out=$$(gofmt -l $$(git ls-files '*.go' 2>/dev/null || find . -name '*.go')); \
 	  if [ -n "$$out" ]; then echo "gofmt wants to change: $$out"; exit 1; fi
 	$(GO) vet ./...

@@ -6,6 +6,7 @@
 //
 // Only what we read or patch is modelled. We never write a whole TrainJob,
 // only JSON Patches on our own entries, so fields missing here survive.
+// +kubebuilder:object:generate=true
 package trainjob
 
 import (
@@ -22,6 +23,8 @@ import (
 var GroupVersion = schema.GroupVersion{Group: "trainer.kubeflow.org", Version: "v1alpha1"}
 
 // TrainJob is a Kubeflow TrainJob.
+//
+// +kubebuilder:object:root=true
 type TrainJob struct {
 	metav1.TypeMeta   `json:",inline"`
 	metav1.ObjectMeta `json:"metadata,omitempty"`
@@ -87,6 +90,7 @@ type RuntimePatch struct {
 }
 
 // TrainJobList is a list of TrainJobs.
+// +kubebuilder:object:root=true
 type TrainJobList struct {
 	metav1.TypeMeta `json:",inline"`
 	metav1.ListMeta `json:"metadata,omitempty"`
