@@ -1,0 +1,110 @@
+package integration
+
+import (
+	"context"
+	"errors"
+	"strings"
+	"testing"
+
+	corev1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/api/resource"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/labels"
+	"k8s.io/utils/ptr"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+	"sigs.k8s.io/controller-runtime/pkg/client/fake"
+	"sigs.k8s.io/controller-runtime/pkg/client/interceptor"
+	jobsetapi "sigs.k8s.io/jobset/api/jobset/v1alpha2"
+
+	trainer "github.com/kubeflow/trainer/v2/pkg/apis/trainer/v1alpha1"
+
+	"github.com/trainjob-kueue/trainjob-kueue/gang"
+	"github.com/trainjob-kueue/trainjob-kueue/podsets"
+	"github.com/trainjob-kueue/trainjob-kueue/shape"
+	"github.com/trainjob-kueue/trainjob-kueue/trainjob"
+)
+
+// What the webhook refuses at create, and what it answers when it can't
+// read what it needs: each refusal names the field and the way out.
+func TestWebhookValidateCreate(t *testing.T) {
+	const ns = "team"
+	rt := func(cpu string) *trainer.TrainingRuntime {
+		r := &trainer.TrainingRuntime{ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: "torch"}}
+		r.Spec.Template.Spec.ReplicatedJobs = []jobsetapi.ReplicatedJob{{Name: "node", Replicas: 1}}
+		r.Spec.Template.Spec.ReplicatedJobs[0].Template.Spec.Template.Spec.Containers = []corev1.Container{{Name: "node", Image: "x",
+			Resources: corev1.ResourceRequirements{Requests: corev1.ResourceList{corev1.ResourceCPU: resource.MustParse(cpu)}}}}
+		return r
+	}
+	job := func(edit func(*trainjob.TrainJob)) *trainjob.TrainJob {
+		j := &trainjob.TrainJob{ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: "j", Labels: map[string]string{"kueue.x-k8s.io/queue-name": "lq"}}}
+		j.Spec.RuntimeRef = trainer.RuntimeRef{Name: "torch", Kind: ptr.To(trainer.TrainingRuntimeKind)}
+		if edit != nil {
+			edit(j)
+		}
+		return j
+	}
+	managed := &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: ns, Labels: map[string]string{"kueue": "yes"}}}
+	cases := map[string]struct {
+		job     *trainjob.TrainJob
+		objs    []client.Object
+		failGet bool
+		denied  string // a substring of the denial; "" admits
+		err     string // an error, not a denial
+	}{
+		"a plain job":           {job: job(nil), objs: []client.Object{rt("1"), managed}},
+		"a runtime yet to come": {job: job(nil), objs: []client.Object{managed}},
+		"an unknown gang mode": {job: job(func(j *trainjob.TrainJob) {
+			j.Annotations = map[string]string{gang.AnnotationGangScheduling: "volcano"}
+		}), objs: []client.Object{rt("1"), managed}, denied: gang.AnnotationGangScheduling},
+		"a gang timeout in minutes": {job: job(func(j *trainjob.TrainJob) {
+			j.Annotations = map[string]string{gang.AnnotationGangScheduleTimeout: "2m"}
+		}), objs: []client.Object{rt("1"), managed}, denied: "whole number of seconds"},
+		"a negative request": {job: job(nil), objs: []client.Object{rt("-1"), managed}, denied: "Kueue cannot queue this TrainJob"},
+		"a runtime kind Trainer does not have": {
+			job: job(func(j *trainjob.TrainJob) { j.Spec.RuntimeRef.Kind = ptr.To("JobSet") }), objs: []client.Object{managed}, denied: "spec.runtimeRef.kind",
+		},
+		"a forged entry of ours": {
+			job: job(func(j *trainjob.TrainJob) {
+				j.Spec.PodTemplateOverrides = []trainjob.PodTemplateOverride{{TargetJobs: []trainjob.PodTemplateOverrideTargetJob{{Name: "node"}},
+					Metadata: &metav1.ObjectMeta{Labels: map[string]string{shape.OwnedLabel: "true"}}}}
+			}),
+			objs: []client.Object{rt("1"), managed}, denied: "written by trainjob-kueue at admission",
+		},
+		"a queue in a namespace Kueue does not manage": {
+			job: job(nil), objs: []client.Object{rt("1"), &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: ns}}}, denied: "is not managed by Kueue",
+		},
+		"the runtime can't be read": {job: job(nil), objs: []client.Object{managed}, failGet: true, err: "reading TrainingRuntime team/torch"},
+	}
+	for name, tc := range cases {
+		t.Run(name, func(t *testing.T) {
+			b := fake.NewClientBuilder().WithScheme(NewScheme()).WithObjects(tc.objs...)
+			if tc.failGet {
+				b = b.WithInterceptorFuncs(interceptor.Funcs{Get: func(ctx context.Context, c client.WithWatch, key client.ObjectKey, obj client.Object, opts ...client.GetOption) error {
+					if _, ok := obj.(*trainer.TrainingRuntime); ok {
+						return errors.New("cache not synced")
+					}
+					return c.Get(ctx, key, obj, opts...)
+				}})
+			}
+			s := shape.PodTemplateOverrides{}
+			w := &Webhook{client: b.Build(), opts: Options{
+				Shape:                        s,
+				PodSets:                      podsets.Options{},
+				ManagedJobsNamespaceSelector: labels.SelectorFromSet(labels.Set{"kueue": "yes"}),
+			}}
+			_, err := w.ValidateCreate(t.Context(), tc.job)
+			switch {
+			case tc.err != "":
+				if err == nil || !strings.Contains(err.Error(), tc.err) {
+					t.Errorf("got %v, want an error saying %q", err, tc.err)
+				}
+			case tc.denied != "":
+				if err == nil || !strings.Contains(err.Error(), tc.denied) {
+					t.Errorf("got %v, want a denial saying %q", err, tc.denied)
+				}
+			case err != nil:
+				t.Errorf("denied: %v", err)
+			}
+		})
+	}
+}
