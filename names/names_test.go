@@ -17,9 +17,9 @@ func TestReadmeListsEveryName(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	_, section, ok := strings.Cut(string(readme), "### Names we own")
+	_, section, ok := strings.Cut(string(readme), "## Names we own")
 	if !ok {
-		t.Fatal(`README.md has no "### Names we own" section`)
+		t.Fatal(`README.md has no "## Names we own" section`)
 	}
 	if end := strings.Index(section, "\n#"); end >= 0 {
 		section = section[:end]

@@ -13,6 +13,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/yaml"
 
+	"github.com/trainjob-kueue/trainjob-kueue/explain"
 	"github.com/trainjob-kueue/trainjob-kueue/integration"
 	"github.com/trainjob-kueue/trainjob-kueue/trainjob"
 )
@@ -51,14 +52,14 @@ func explainMain(args []string, stdout, stderr io.Writer) int {
 		fs.Usage()
 		return 2
 	}
-	if err := explain(context.Background(), *kubeconfig, *namespace, *file, strings.Join(positional, ""), *output, stdout); err != nil {
+	if err := runExplain(context.Background(), *kubeconfig, *namespace, *file, strings.Join(positional, ""), *output, stdout); err != nil {
 		fmt.Fprintf(stderr, "explain: %v\n", err)
 		return 1
 	}
 	return 0
 }
 
-func explain(ctx context.Context, kubeconfig, namespace, file, name, output string, stdout io.Writer) error {
+func runExplain(ctx context.Context, kubeconfig, namespace, file, name, output string, stdout io.Writer) error {
 	rules := clientcmd.NewDefaultClientConfigLoadingRules()
 	rules.ExplicitPath = kubeconfig
 	loader := clientcmd.NewNonInteractiveDeferredLoadingClientConfig(rules, &clientcmd.ConfigOverrides{})
@@ -75,11 +76,11 @@ func explain(ctx context.Context, kubeconfig, namespace, file, name, output stri
 	if err != nil {
 		return err
 	}
-	positions, err := integration.NewVisibilityPositions(cfg)
+	positions, err := explain.NewVisibilityPositions(cfg)
 	if err != nil {
 		return err
 	}
-	e := &integration.Explainer{Client: c, Positions: positions}
+	e := &explain.Explainer{Client: c, Positions: positions}
 	var job *trainjob.TrainJob
 	if file != "" {
 		if job, err = readManifest(file); err != nil {

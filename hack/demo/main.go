@@ -33,8 +33,8 @@ import (
 
 	trainer "github.com/kubeflow/trainer/v2/pkg/apis/trainer/v1alpha1"
 
+	"github.com/trainjob-kueue/trainjob-kueue/explain"
 	"github.com/trainjob-kueue/trainjob-kueue/integration"
-	"github.com/trainjob-kueue/trainjob-kueue/quota"
 	"github.com/trainjob-kueue/trainjob-kueue/test/fixtures"
 	"github.com/trainjob-kueue/trainjob-kueue/test/localcluster"
 	"github.com/trainjob-kueue/trainjob-kueue/trainjob"
@@ -75,11 +75,11 @@ func run(ctx context.Context, name string, timeout time.Duration) error {
 	if err != nil {
 		return err
 	}
-	positions, err := integration.NewVisibilityPositions(cfg)
+	positions, err := explain.NewVisibilityPositions(cfg)
 	if err != nil {
 		return err
 	}
-	d := &demo{k: k, seen: map[string]*jobView{}, explainer: &integration.Explainer{Client: ours, Positions: positions}}
+	d := &demo{k: k, seen: map[string]*jobView{}, explainer: &explain.Explainer{Client: ours, Positions: positions}}
 	if err := d.reset(ctx); err != nil {
 		return err
 	}
@@ -137,7 +137,7 @@ type demo struct {
 	k    client.Client
 	seen map[string]*jobView
 
-	explainer *integration.Explainer
+	explainer *explain.Explainer
 	// explained is `explain` of a job seen pending, shown under the table.
 	explained string
 }
@@ -163,7 +163,7 @@ func (d *demo) explainPending(ctx context.Context) error {
 		if err != nil {
 			return err
 		}
-		if ex.State != quota.StatePending {
+		if ex.State != explain.StatePending {
 			continue
 		}
 		var b strings.Builder

@@ -26,7 +26,7 @@ import (
 
 	trainer "github.com/kubeflow/trainer/v2/pkg/apis/trainer/v1alpha1"
 
-	"github.com/trainjob-kueue/trainjob-kueue/quota"
+	"github.com/trainjob-kueue/trainjob-kueue/explain"
 	"github.com/trainjob-kueue/trainjob-kueue/test/fixtures"
 	"github.com/trainjob-kueue/trainjob-kueue/test/localcluster"
 )
@@ -129,11 +129,11 @@ func TestExplainPendingRunningAndNotYetCreatedJobsAsAKubectlPlugin(t *testing.T)
 	if err != nil {
 		t.Fatal(err)
 	}
-	var ex quota.Explanation
+	var ex explain.Explanation
 	if err := json.Unmarshal([]byte(out), &ex); err != nil {
 		t.Fatalf("-o json: %v\n%s", err, out)
 	}
-	if ex.State != quota.StateAdmitted || !strings.Contains(ex.Verdict, "admitted by ClusterQueue "+ns+": node→"+flavor) {
+	if ex.State != explain.StateAdmitted || !strings.Contains(ex.Verdict, "admitted by ClusterQueue "+ns+": node→"+flavor) {
 		t.Errorf("running job: state %s, verdict %q", ex.State, ex.Verdict)
 	}
 
@@ -153,7 +153,7 @@ func TestExplainPendingRunningAndNotYetCreatedJobsAsAKubectlPlugin(t *testing.T)
 	if err != nil {
 		t.Fatal(err)
 	}
-	var whatIf quota.Explanation
+	var whatIf explain.Explanation
 	if err := yaml.Unmarshal([]byte(out), &whatIf); err != nil {
 		t.Fatalf("-o yaml: %v\n%s", err, out)
 	}

@@ -38,7 +38,7 @@ func takesSnapshots(t *testing.T) bool {
 // from the live runtime, but the job's JobSet, created when the job
 // arrived, refuses the new pod template (JobSet templates are immutable
 // but for scheduling fields): the job books the edited runtime and Trainer
-// cannot start it (README, Behaviour worth knowing).
+// cannot start it (docs/behaviour.md).
 func TestRuntimeEditedWhileQueuedBooksWhatThePodsGet(t *testing.T) {
 	ns := namespace(t)
 	p := gpuPool(ns, "cpu", 0)

@@ -58,7 +58,7 @@ const DefaultKueueVersion = "v0.19.2"
 // MultiKueueManager: a cluster that dispatches TrainJobs to workers. It runs
 // no scheduler and no nodes, and Trainer's controller only from v2.3, the
 // first release that leaves jobs with spec.managedBy of MultiKueue alone;
-// before that, Trainer's CRDs alone (README, MultiKueue).
+// before that, Trainer's CRDs alone (docs/multikueue.md).
 const MultiKueueManager = "manager"
 
 // Integrations.

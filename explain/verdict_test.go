@@ -1,4 +1,4 @@
-package quota_test
+package explain_test
 
 import (
 	"bytes"
@@ -12,8 +12,8 @@ import (
 	"k8s.io/utils/ptr"
 	kueue "sigs.k8s.io/kueue/apis/kueue/v1beta2"
 
+	"github.com/trainjob-kueue/trainjob-kueue/explain"
 	"github.com/trainjob-kueue/trainjob-kueue/podsets"
-	"github.com/trainjob-kueue/trainjob-kueue/quota"
 )
 
 const gpu = corev1.ResourceName("nvidia.com/gpu")
@@ -21,7 +21,9 @@ const gpu = corev1.ResourceName("nvidia.com/gpu")
 func gpuRole(name string, pods int32, gpus string, nodeSelector map[string]string) podsets.Role {
 	return podsets.Role{Name: name, Replicas: 1, PodsPerReplica: pods, Template: corev1.PodTemplateSpec{Spec: corev1.PodSpec{
 		NodeSelector: nodeSelector,
-		Containers:   []corev1.Container{container(list("cpu", "1", string(gpu), gpus), nil)},
+		Containers: []corev1.Container{{Name: "c", Resources: corev1.ResourceRequirements{Requests: corev1.ResourceList{
+			corev1.ResourceCPU: resource.MustParse("1"), gpu: resource.MustParse(gpus),
+		}}}},
 	}}}
 }
 
@@ -67,9 +69,9 @@ func flavors(labels map[string]map[string]string) map[string]*kueue.ResourceFlav
 	return out
 }
 
-func queueOf(cq *kueue.ClusterQueue, members ...*kueue.ClusterQueue) *quota.Queue {
-	now, idle := quota.CohortLends(members)
-	return &quota.Queue{ClusterQueue: cq, CohortLends: now, CohortCapacity: idle,
+func queueOf(cq *kueue.ClusterQueue, members ...*kueue.ClusterQueue) *explain.Queue {
+	now, idle := explain.CohortLends(members)
+	return &explain.Queue{ClusterQueue: cq, CohortLends: now, CohortCapacity: idle,
 		Flavors: flavors(map[string]map[string]string{"a100": {"gpu": "a100"}, "h100": {"gpu": "h100"}})}
 }
 
@@ -78,70 +80,70 @@ func TestExplainPendingJobs(t *testing.T) {
 	busyLender := using(clusterQueue("research", nil, flavorQuota{name: "a100", gpus: "16"}), map[string]string{"a100": "12"})
 	cases := map[string]struct {
 		roles       []podsets.Role
-		queue       *quota.Queue
+		queue       *explain.Queue
 		wantVerdict []string
 		// wantPicked is the flavor each role gets, "" when none.
-		wantFits []quota.Fit
+		wantFits []explain.Fit
 	}{
 		"fits in the first flavor": {
 			roles:       []podsets.Role{gpuRole("node", 2, "4", nil)},
 			queue:       queueOf(clusterQueue("", nil, flavorQuota{name: "a100", gpus: "16"}, flavorQuota{name: "h100", gpus: "16"})),
 			wantVerdict: []string{"fits now in ClusterQueue cq (node→a100)"},
-			wantFits:    []quota.Fit{quota.Fits},
+			wantFits:    []explain.Fit{explain.Fits},
 		},
 		"short in one resource": {
 			roles:       []podsets.Role{gpuRole("node", 4, "8", nil)},
 			queue:       queueOf(using(clusterQueue("", nil, flavorQuota{name: "a100", gpus: "32"}), map[string]string{"a100": "16"})),
 			wantVerdict: []string{"short of 16 nvidia.com/gpu in flavor a100", "role node needs 32", "16 free of 32 nominal"},
-			wantFits:    []quota.Fit{quota.NoFit},
+			wantFits:    []explain.Fit{explain.NoFit},
 		},
 		"never fits, however long it waits": {
 			roles:       []podsets.Role{gpuRole("node", 4, "8", nil)},
 			queue:       queueOf(clusterQueue("", nil, flavorQuota{name: "a100", gpus: "16"})),
 			wantVerdict: []string{"short of 16 nvidia.com/gpu in flavor a100", "does not fit even when the queue and its cohort are idle"},
-			wantFits:    []quota.Fit{quota.NoFit},
+			wantFits:    []explain.Fit{explain.NoFit},
 		},
 		"borrowing from the cohort": {
 			roles:       []podsets.Role{gpuRole("node", 2, "8", nil)},
 			queue:       queueOf(clusterQueue("research", nil, flavorQuota{name: "a100", gpus: "8"}), lender),
 			wantVerdict: []string{"fits now by borrowing 8 nvidia.com/gpu of flavor a100 from cohort research"},
-			wantFits:    []quota.Fit{quota.Borrows},
+			wantFits:    []explain.Fit{explain.Borrows},
 		},
 		"borrowing capped by the borrowing limit": {
 			roles:       []podsets.Role{gpuRole("node", 2, "8", nil)},
 			queue:       queueOf(clusterQueue("research", nil, flavorQuota{name: "a100", gpus: "8", borrowingLimit: "4"}), lender),
 			wantVerdict: []string{"short of 4 nvidia.com/gpu in flavor a100", "cohort research lends 4"},
-			wantFits:    []quota.Fit{quota.NoFit},
+			wantFits:    []explain.Fit{explain.NoFit},
 		},
 		"the cohort lends only what it does not use": {
 			roles:       []podsets.Role{gpuRole("node", 2, "8", nil)},
 			queue:       queueOf(clusterQueue("research", nil, flavorQuota{name: "a100", gpus: "8"}), busyLender),
 			wantVerdict: []string{"short of 4 nvidia.com/gpu in flavor a100", "cohort research lends 4"},
-			wantFits:    []quota.Fit{quota.NoFit},
+			wantFits:    []explain.Fit{explain.NoFit},
 		},
 		"fungibility: the next flavor has room": {
 			roles:       []podsets.Role{gpuRole("node", 2, "8", nil)},
 			queue:       queueOf(using(clusterQueue("", nil, flavorQuota{name: "a100", gpus: "16"}, flavorQuota{name: "h100", gpus: "16"}), map[string]string{"a100": "16"})),
 			wantVerdict: []string{"fits now in ClusterQueue cq (node→h100)"},
-			wantFits:    []quota.Fit{quota.NoFit, quota.Fits},
+			wantFits:    []explain.Fit{explain.NoFit, explain.Fits},
 		},
 		"fungibility: borrowing stops the search by default": {
 			roles:       []podsets.Role{gpuRole("node", 2, "8", nil)},
 			queue:       queueOf(clusterQueue("research", nil, flavorQuota{name: "a100", gpus: "8"}, flavorQuota{name: "h100", gpus: "16"}), lender),
 			wantVerdict: []string{"borrowing 8 nvidia.com/gpu of flavor a100"},
-			wantFits:    []quota.Fit{quota.Borrows},
+			wantFits:    []explain.Fit{explain.Borrows},
 		},
 		"fungibility: whenCanBorrow TryNextFlavor prefers a flavor without borrowing": {
 			roles:       []podsets.Role{gpuRole("node", 2, "8", nil)},
 			queue:       queueOf(clusterQueue("research", &kueue.FlavorFungibility{WhenCanBorrow: kueue.TryNextFlavor}, flavorQuota{name: "a100", gpus: "8"}, flavorQuota{name: "h100", gpus: "16"}), lender),
 			wantVerdict: []string{"fits now in ClusterQueue cq (node→h100)"},
-			wantFits:    []quota.Fit{quota.Borrows, quota.Fits},
+			wantFits:    []explain.Fit{explain.Borrows, explain.Fits},
 		},
 		"a flavor the pods can't use": {
 			roles:       []podsets.Role{gpuRole("node", 2, "4", map[string]string{"gpu": "h100"})},
 			queue:       queueOf(clusterQueue("", nil, flavorQuota{name: "a100", gpus: "16"}, flavorQuota{name: "h100", gpus: "4"})),
 			wantVerdict: []string{"short of 4 nvidia.com/gpu in flavor h100"},
-			wantFits:    []quota.Fit{quota.Ineligible, quota.NoFit},
+			wantFits:    []explain.Fit{explain.Ineligible, explain.NoFit},
 		},
 		"roles of one job share the quota": {
 			roles:       []podsets.Role{gpuRole("launcher", 1, "8", nil), gpuRole("node", 1, "8", nil)},
@@ -151,8 +153,8 @@ func TestExplainPendingJobs(t *testing.T) {
 	}
 	for name, tc := range cases {
 		t.Run(name, func(t *testing.T) {
-			ex := quota.Explain(quota.Input{Job: "ns/job", Roles: tc.roles, LocalQueue: "lq", Queue: tc.queue})
-			if ex.State != quota.StatePending {
+			ex := explain.Explain(explain.Input{Job: "ns/job", Roles: tc.roles, LocalQueue: "lq", Queue: tc.queue})
+			if ex.State != explain.StatePending {
 				t.Errorf("state %s, want Pending", ex.State)
 			}
 			for _, want := range tc.wantVerdict {
@@ -161,7 +163,7 @@ func TestExplainPendingJobs(t *testing.T) {
 				}
 			}
 			if tc.wantFits != nil {
-				var got []quota.Fit
+				var got []explain.Fit
 				for _, c := range ex.Roles[0].Candidates {
 					got = append(got, c.Fit)
 				}
@@ -180,7 +182,7 @@ func TestExplainPendingJobs(t *testing.T) {
 func TestExplainUncoveredResource(t *testing.T) {
 	role := gpuRole("node", 1, "1", nil)
 	role.Template.Spec.Containers[0].Resources.Requests["example.com/fpga"] = resource.MustParse("1")
-	ex := quota.Explain(quota.Input{Job: "ns/job", Roles: []podsets.Role{role}, LocalQueue: "lq",
+	ex := explain.Explain(explain.Input{Job: "ns/job", Roles: []podsets.Role{role}, LocalQueue: "lq",
 		Queue: queueOf(clusterQueue("", nil, flavorQuota{name: "a100", gpus: "8"}))})
 	if want := "never admitted: role node requests example.com/fpga"; !strings.Contains(ex.Verdict, want) {
 		t.Errorf("verdict %q, want %q", ex.Verdict, want)
@@ -199,26 +201,26 @@ func TestExplainByWorkloadState(t *testing.T) {
 	cases := map[string]struct {
 		queue       string
 		wl          *kueue.Workload
-		wantState   quota.State
+		wantState   explain.State
 		wantVerdict string
 	}{
-		"no queue label": {wantState: quota.StateNotQueued, wantVerdict: "no kueue.x-k8s.io/queue-name label"},
+		"no queue label": {wantState: explain.StateNotQueued, wantVerdict: "no kueue.x-k8s.io/queue-name label"},
 		"admitted": {queue: "lq", wl: &kueue.Workload{Status: kueue.WorkloadStatus{Admission: admission,
 			Conditions: []metav1.Condition{cond(kueue.WorkloadAdmitted, "True", "Admitted", "")}}},
-			wantState: quota.StateAdmitted, wantVerdict: "admitted by ClusterQueue cq: node→a100"},
+			wantState: explain.StateAdmitted, wantVerdict: "admitted by ClusterQueue cq: node→a100"},
 		"admitted through MultiKueue": {queue: "lq", wl: &kueue.Workload{Status: kueue.WorkloadStatus{Admission: admission, ClusterName: ptr.To("worker1"),
 			Conditions: []metav1.Condition{cond(kueue.WorkloadAdmitted, "True", "Admitted", "")}}},
-			wantState: quota.StateAdmitted, wantVerdict: "runs on worker cluster worker1"},
+			wantState: explain.StateAdmitted, wantVerdict: "runs on worker cluster worker1"},
 		"waiting for checks": {queue: "lq", wl: &kueue.Workload{Status: kueue.WorkloadStatus{Admission: admission,
 			AdmissionChecks: []kueue.AdmissionCheckState{{Name: "prov", State: kueue.CheckStatePending}}}},
-			wantState: quota.StateReserved, wantVerdict: "waiting for admission checks: prov=Pending"},
+			wantState: explain.StateReserved, wantVerdict: "waiting for admission checks: prov=Pending"},
 		"finished": {queue: "lq", wl: &kueue.Workload{Status: kueue.WorkloadStatus{
 			Conditions: []metav1.Condition{cond(kueue.WorkloadFinished, "True", "Succeeded", "done")}}},
-			wantState: quota.StateFinished, wantVerdict: "finished (Succeeded): done"},
+			wantState: explain.StateFinished, wantVerdict: "finished (Succeeded): done"},
 	}
 	for name, tc := range cases {
 		t.Run(name, func(t *testing.T) {
-			ex := quota.Explain(quota.Input{Job: "ns/job", Roles: roles, LocalQueue: tc.queue, Queue: q, Workload: tc.wl})
+			ex := explain.Explain(explain.Input{Job: "ns/job", Roles: roles, LocalQueue: tc.queue, Queue: q, Workload: tc.wl})
 			if ex.State != tc.wantState || !strings.Contains(ex.Verdict, tc.wantVerdict) {
 				t.Errorf("got %s %q, want %s with %q", ex.State, ex.Verdict, tc.wantState, tc.wantVerdict)
 			}

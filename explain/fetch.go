@@ -1,33 +1,23 @@
-package integration
+package explain
 
 import (
 	"context"
-	"encoding/json"
 	"fmt"
 
 	apiextensionsv1 "k8s.io/apiextensions-apiserver/pkg/apis/apiextensions/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
-	clientgoscheme "k8s.io/client-go/kubernetes/scheme"
-	"k8s.io/client-go/rest"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	kueue "sigs.k8s.io/kueue/apis/kueue/v1beta2"
-	visibility "sigs.k8s.io/kueue/apis/visibility/v1beta2"
 	"sigs.k8s.io/kueue/pkg/controller/jobframework"
 
+	"github.com/trainjob-kueue/trainjob-kueue/integration"
 	"github.com/trainjob-kueue/trainjob-kueue/podsets"
-	"github.com/trainjob-kueue/trainjob-kueue/quota"
 	"github.com/trainjob-kueue/trainjob-kueue/shape"
 	"github.com/trainjob-kueue/trainjob-kueue/trainjob"
 )
 
-// Positions asks Kueue's visibility API where a pending Workload is in its
-// queues; nil when Kueue does not serve it.
-type Positions interface {
-	Position(ctx context.Context, namespace, localQueue, workload string) (*quota.Position, error)
-}
-
-// Explainer fetches what quota.Explain needs, with the caller's identity:
-// reads only.
+// Explainer fetches what Explain needs, with the caller's identity: reads
+// only.
 type Explainer struct {
 	Client    client.Reader
 	Positions Positions
@@ -36,28 +26,28 @@ type Explainer struct {
 // Explain explains a TrainJob: one read from the cluster (namespace/name),
 // or a manifest not created yet (job.UID empty), which is explained as if
 // it were queued now.
-func (e *Explainer) Explain(ctx context.Context, job *trainjob.TrainJob) (quota.Explanation, error) {
+func (e *Explainer) Explain(ctx context.Context, job *trainjob.TrainJob) (Explanation, error) {
 	s, err := e.shape(ctx, job)
 	if err != nil {
-		return quota.Explanation{}, err
+		return Explanation{}, err
 	}
-	rt, err := runtimeSpec(ctx, e.Client, job)
+	rt, err := integration.RuntimeSpec(ctx, e.Client, job)
 	if err != nil {
-		return quota.Explanation{}, err
+		return Explanation{}, err
 	}
 	roles, err := podsets.Roles(job, rt, s)
 	if err != nil {
-		return quota.Explanation{}, fmt.Errorf("computing the pods of TrainJob %s/%s: %w", job.Namespace, job.Name, err)
+		return Explanation{}, fmt.Errorf("computing the pods of TrainJob %s/%s: %w", job.Namespace, job.Name, err)
 	}
-	in := quota.Input{Job: job.Namespace + "/" + job.Name, Roles: roles, LocalQueue: string(jobframework.QueueNameForObject(job))}
+	in := Input{Job: job.Namespace + "/" + job.Name, Roles: roles, LocalQueue: string(jobframework.QueueNameForObject(job))}
 	if in.LocalQueue != "" {
 		if in.Queue, err = e.queue(ctx, job.Namespace, in.LocalQueue); err != nil {
-			return quota.Explanation{}, err
+			return Explanation{}, err
 		}
 	}
 	if job.UID != "" {
 		if in.Workload, err = e.workload(ctx, job); err != nil {
-			return quota.Explanation{}, err
+			return Explanation{}, err
 		}
 	}
 	if in.Workload != nil && in.Workload.Status.Admission == nil && e.Positions != nil {
@@ -66,7 +56,7 @@ func (e *Explainer) Explain(ctx context.Context, job *trainjob.TrainJob) (quota.
 			in.PositionNote = err.Error()
 		}
 	}
-	return quota.Explain(in), nil
+	return Explain(in), nil
 }
 
 // Get reads a TrainJob.
@@ -82,12 +72,12 @@ func (e *Explainer) Get(ctx context.Context, namespace, name string) (*trainjob.
 // CRDs gets the shape the job's own fields show.
 func (e *Explainer) shape(ctx context.Context, job *trainjob.TrainJob) (shape.Shape, error) {
 	var crd apiextensionsv1.CustomResourceDefinition
-	err := e.Client.Get(ctx, client.ObjectKey{Name: trainJobCRD}, &crd)
+	err := e.Client.Get(ctx, client.ObjectKey{Name: integration.TrainJobCRD}, &crd)
 	if err == nil {
-		return DetectShape(&crd)
+		return integration.DetectShape(&crd)
 	}
 	if !apierrors.IsForbidden(err) {
-		return nil, fmt.Errorf("reading CRD %s (is Kubeflow Trainer installed?): %w", trainJobCRD, err)
+		return nil, fmt.Errorf("reading CRD %s (is Kubeflow Trainer installed?): %w", integration.TrainJobCRD, err)
 	}
 	switch {
 	case len(job.Spec.PodSpecOverrides) > 0:
@@ -98,7 +88,10 @@ func (e *Explainer) shape(ctx context.Context, job *trainjob.TrainJob) (shape.Sh
 	return shape.RuntimePatches{Release: podsets.Rules{LauncherAsNodeWorkersGetResources: true}}, nil
 }
 
-func (e *Explainer) queue(ctx context.Context, namespace, name string) (*quota.Queue, error) {
+// queue reads the LocalQueue, its ClusterQueue, the flavors it names and,
+// in a cohort, what the other members lend; nil when the LocalQueue or the
+// ClusterQueue does not exist.
+func (e *Explainer) queue(ctx context.Context, namespace, name string) (*Queue, error) {
 	lq := &kueue.LocalQueue{}
 	if err := e.Client.Get(ctx, client.ObjectKey{Namespace: namespace, Name: name}, lq); err != nil {
 		if apierrors.IsNotFound(err) {
@@ -113,7 +106,7 @@ func (e *Explainer) queue(ctx context.Context, namespace, name string) (*quota.Q
 		}
 		return nil, fmt.Errorf("reading ClusterQueue %s: %w", lq.Spec.ClusterQueue, err)
 	}
-	q := &quota.Queue{ClusterQueue: cq, Flavors: map[string]*kueue.ResourceFlavor{}}
+	q := &Queue{ClusterQueue: cq, Flavors: map[string]*kueue.ResourceFlavor{}}
 	for _, rg := range cq.Spec.ResourceGroups {
 		for _, fq := range rg.Flavors {
 			rf := &kueue.ResourceFlavor{}
@@ -137,16 +130,18 @@ func (e *Explainer) queue(ctx context.Context, namespace, name string) (*quota.Q
 				members = append(members, &all.Items[i])
 			}
 		}
-		q.CohortLends, q.CohortCapacity = quota.CohortLends(members)
+		q.CohortLends, q.CohortCapacity = CohortLends(members)
 	}
 	return q, nil
 }
 
+// workload reads the job's Workload, prebuilt or named by Kueue; nil when
+// there is none yet.
 func (e *Explainer) workload(ctx context.Context, job *trainjob.TrainJob) (*kueue.Workload, error) {
 	name := jobframework.PrebuiltWorkloadNameFor(job)
 	prebuilt := name != ""
 	if !prebuilt {
-		name = jobframework.GetWorkloadNameForOwnerWithGVK(job.Name, job.UID, GVK)
+		name = jobframework.GetWorkloadNameForOwnerWithGVK(job.Name, job.UID, integration.GVK)
 	}
 	wl := &kueue.Workload{}
 	if err := e.Client.Get(ctx, client.ObjectKey{Namespace: job.Namespace, Name: name}, wl); err != nil {
@@ -156,41 +151,4 @@ func (e *Explainer) workload(ctx context.Context, job *trainjob.TrainJob) (*kueu
 		return nil, fmt.Errorf("reading Workload %s/%s: %w", job.Namespace, name, err)
 	}
 	return wl, nil
-}
-
-// VisibilityPositions reads positions from Kueue's visibility API.
-type VisibilityPositions struct{ REST rest.Interface }
-
-// NewVisibilityPositions talks to the API server of cfg.
-func NewVisibilityPositions(cfg *rest.Config) (*VisibilityPositions, error) {
-	c := rest.CopyConfig(cfg)
-	c.APIPath = "/apis"
-	c.GroupVersion = &visibility.SchemeGroupVersion
-	c.NegotiatedSerializer = clientgoscheme.Codecs.WithoutConversion()
-	rc, err := rest.UnversionedRESTClientFor(c)
-	if err != nil {
-		return nil, err
-	}
-	return &VisibilityPositions{REST: rc}, nil
-}
-
-func (v *VisibilityPositions) Position(ctx context.Context, namespace, localQueue, workload string) (*quota.Position, error) {
-	raw, err := v.REST.Get().AbsPath("/apis", visibility.SchemeGroupVersion.Group, visibility.SchemeGroupVersion.Version,
-		"namespaces", namespace, "localqueues", localQueue, "pendingworkloads").DoRaw(ctx)
-	if err != nil {
-		if apierrors.IsNotFound(err) {
-			return nil, fmt.Errorf("Kueue's visibility API is not served on this cluster")
-		}
-		return nil, fmt.Errorf("Kueue's visibility API: %w", err)
-	}
-	var summary visibility.PendingWorkloadsSummary
-	if err := json.Unmarshal(raw, &summary); err != nil {
-		return nil, fmt.Errorf("decoding Kueue's visibility answer: %w", err)
-	}
-	for _, p := range summary.Items {
-		if p.Name == workload {
-			return &quota.Position{InLocalQueue: p.PositionInLocalQueue, InClusterQueue: p.PositionInClusterQueue}, nil
-		}
-	}
-	return nil, fmt.Errorf("not among the pending workloads Kueue's visibility API lists")
 }

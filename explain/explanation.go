@@ -1,0 +1,97 @@
+package explain
+
+import (
+	corev1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/api/resource"
+	"k8s.io/utils/ptr"
+	kueue "sigs.k8s.io/kueue/apis/kueue/v1beta2"
+
+	"github.com/trainjob-kueue/trainjob-kueue/podsets"
+)
+
+// State of a TrainJob in Kueue.
+type State string
+
+const (
+	StateNotQueued State = "NotQueued"
+	StatePending   State = "Pending"
+	// StateReserved: quota reserved, admission checks pending.
+	StateReserved State = "QuotaReserved"
+	StateAdmitted State = "Admitted"
+	StateFinished State = "Finished"
+)
+
+// Input is everything explain looks at, fetched by the caller.
+type Input struct {
+	// Job is "namespace/name".
+	Job   string
+	Roles []podsets.Role
+	// LocalQueue named by the job; "" when it has no queue-name label.
+	LocalQueue string
+	// Queue is nil when the LocalQueue or its ClusterQueue does not exist.
+	Queue *Queue
+	// Workload is nil for a job not queued yet or a manifest not created.
+	Workload *kueue.Workload
+	// Position in the queues from Kueue's visibility API, if it answered.
+	Position *Position
+	// PositionNote says why the position is unknown.
+	PositionNote string
+}
+
+// Explanation answers a batch admin's questions about one TrainJob.
+type Explanation struct {
+	Job          string            `json:"trainJob"`
+	LocalQueue   string            `json:"localQueue,omitempty"`
+	ClusterQueue string            `json:"clusterQueue,omitempty"`
+	Cohort       string            `json:"cohort,omitempty"`
+	State        State             `json:"state"`
+	Roles        []RoleExplanation `json:"roles"`
+	Quota        []QuotaLine       `json:"quota,omitempty"`
+	Position     *Position         `json:"position,omitempty"`
+	PositionNote string            `json:"positionNote,omitempty"`
+	// KueueSays is Kueue's own message on the Workload, when pending.
+	KueueSays string `json:"kueueSays,omitempty"`
+	Verdict   string `json:"verdict"`
+}
+
+// RoleExplanation is one role's demand and where it goes.
+type RoleExplanation struct {
+	Name   string              `json:"name"`
+	Count  int32               `json:"count"`
+	PerPod corev1.ResourceList `json:"perPod"`
+	Total  corev1.ResourceList `json:"total"`
+	// Flavors assigned at admission, per resource.
+	Flavors map[corev1.ResourceName]string `json:"flavors,omitempty"`
+	// Candidates considered now, for a job not admitted.
+	Candidates []Candidate `json:"candidates,omitempty"`
+}
+
+// QuotaLine is one flavor's resource in the ClusterQueue.
+type QuotaLine struct {
+	Flavor         string              `json:"flavor"`
+	Resource       corev1.ResourceName `json:"resource"`
+	Nominal        resource.Quantity   `json:"nominal"`
+	BorrowingLimit *resource.Quantity  `json:"borrowingLimit,omitempty"`
+	Used           resource.Quantity   `json:"used"`
+	CohortLends    resource.Quantity   `json:"cohortLends"`
+}
+
+func quotaLines(q *Queue) []QuotaLine {
+	used := usageOf(q.ClusterQueue.Status.FlavorsReservation)
+	var out []QuotaLine
+	for _, rg := range q.ClusterQueue.Spec.ResourceGroups {
+		for _, fq := range rg.Flavors {
+			for _, r := range fq.Resources {
+				l := QuotaLine{Flavor: string(fq.Name), Resource: r.Name, Nominal: r.NominalQuota, Used: used[string(fq.Name)][r.Name]}
+				if r.BorrowingLimit != nil {
+					l.BorrowingLimit = ptr.To(r.BorrowingLimit.DeepCopy())
+				}
+				if q.ClusterQueue.Spec.CohortName != "" {
+					l.CohortLends = q.CohortLends[string(fq.Name)][r.Name]
+				}
+				out = append(out, l)
+			}
+		}
+	}
+	return out
+}

@@ -1,0 +1,100 @@
+package explain
+
+import (
+	"cmp"
+	"fmt"
+	"io"
+	"maps"
+	"slices"
+	"strings"
+	"text/tabwriter"
+
+	corev1 "k8s.io/api/core/v1"
+)
+
+// WriteText prints the explanation for people.
+func (ex *Explanation) WriteText(w io.Writer) error {
+	tw := tabwriter.NewWriter(w, 0, 4, 2, ' ', 0)
+	fmt.Fprintf(tw, "TrainJob:\t%s\n", ex.Job)
+	queue := ex.LocalQueue
+	if ex.ClusterQueue != "" {
+		queue += " → ClusterQueue " + ex.ClusterQueue
+	}
+	if ex.Cohort != "" {
+		queue += " (cohort " + ex.Cohort + ")"
+	}
+	fmt.Fprintf(tw, "Queue:\t%s\n", cmp.Or(queue, "(none)"))
+	fmt.Fprintf(tw, "State:\t%s\n", ex.State)
+	switch {
+	case ex.Position != nil:
+		fmt.Fprintf(tw, "Position:\t%d in LocalQueue, %d in ClusterQueue\n", ex.Position.InLocalQueue, ex.Position.InClusterQueue)
+	case ex.PositionNote != "" && (ex.State == StatePending):
+		fmt.Fprintf(tw, "Position:\tunknown (%s)\n", ex.PositionNote)
+	}
+	fmt.Fprintln(tw)
+	fmt.Fprintln(tw, "ROLE\tPODS\tPER POD\tTOTAL\tFLAVOR")
+	for _, r := range ex.Roles {
+		fmt.Fprintf(tw, "%s\t%d\t%s\t%s\t%s\n", r.Name, r.Count, compact(r.PerPod), compact(r.Total), roleFlavorText(&r))
+	}
+	if len(ex.Quota) > 0 {
+		fmt.Fprintln(tw)
+		fmt.Fprintf(tw, "QUOTA OF %s\tRESOURCE\tNOMINAL\tBORROWING LIMIT\tUSED\tCOHORT LENDS\n", ex.ClusterQueue)
+		for _, l := range ex.Quota {
+			limit := "-"
+			if l.BorrowingLimit != nil {
+				limit = l.BorrowingLimit.String()
+			}
+			fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\t%s\n", l.Flavor, l.Resource, l.Nominal.String(), limit, l.Used.String(), l.CohortLends.String())
+		}
+	}
+	fmt.Fprintln(tw)
+	if ex.KueueSays != "" {
+		fmt.Fprintf(tw, "Kueue says:\t%s\n", ex.KueueSays)
+	}
+	fmt.Fprintf(tw, "Verdict:\t%s\n", ex.Verdict)
+	return tw.Flush()
+}
+
+func roleFlavorText(r *RoleExplanation) string {
+	if len(r.Flavors) > 0 {
+		set := map[string]string{}
+		for _, f := range r.Flavors {
+			set[f] = f
+		}
+		return strings.Join(slices.Sorted(maps.Keys(set)), "+")
+	}
+	parts := make([]string, 0, len(r.Candidates))
+	for _, c := range r.Candidates {
+		switch c.Fit {
+		case Fits:
+			parts = append(parts, c.Flavor+" (fits)")
+		case Borrows:
+			parts = append(parts, c.Flavor+" (borrows "+listText(c.Borrowed)+")")
+		case NoFit:
+			parts = append(parts, c.Flavor+" (short "+listText(c.Short)+")")
+		case Ineligible:
+			parts = append(parts, c.Flavor+" (ineligible)")
+		}
+	}
+	if len(parts) == 0 {
+		return "-"
+	}
+	return strings.Join(parts, ", ")
+}
+
+// compact prints a resource list as "cpu=1 nvidia.com/gpu=8", without
+// zero entries.
+func compact(l corev1.ResourceList) string {
+	parts := make([]string, 0, len(l))
+	for _, r := range slices.Sorted(maps.Keys(l)) {
+		v := l[r]
+		if v.IsZero() {
+			continue
+		}
+		parts = append(parts, fmt.Sprintf("%s=%s", r, v.String()))
+	}
+	if len(parts) == 0 {
+		return "-"
+	}
+	return strings.Join(parts, " ")
+}
