@@ -303,6 +303,7 @@ func (b *bringUp) startAPIServer(ctx context.Context) error {
 		"--requestheader-extra-headers-prefix=X-Remote-Extra-",
 		"--proxy-client-cert-file="+b.path("certs", "front-proxy", "tls.crt"),
 		"--proxy-client-key-file="+b.path("certs", "front-proxy", "tls.key"),
+		fmt.Sprintf("--enable-aggregator-routing=%t", b.o.EndpointRouting),
 	); err != nil {
 		return err
 	}
