@@ -690,7 +690,9 @@ func (b *bringUp) kueueConfig() (string, error) {
 		gates = map[string]any{}
 	}
 	if _, set := gates["VisibilityOnDemand"]; !set {
-		gates["VisibilityOnDemand"] = visibilityPortConfigurable(b.o.KueueVersion)
+		// With EndpointRouting the API server would reach the loopback
+		// visibility server through no Service it can resolve.
+		gates["VisibilityOnDemand"] = visibilityPortConfigurable(b.o.KueueVersion) && !b.o.EndpointRouting
 	}
 	cfg["featureGates"] = gates
 	if visibilityPortConfigurable(b.o.KueueVersion) {

@@ -42,8 +42,10 @@ type Settings struct {
 	// instead of their cluster IPs, which nothing routes here. A webhook
 	// configuration registered with a `service:` clientConfig, as
 	// config/default ships it, is then answered by whatever its Service's
-	// EndpointSlices name: on this cluster, servers on the host reached as
-	// "localhost" (an FQDN slice: slices refuse loopback IPs).
+	// EndpointSlices name: on this cluster, servers on this host at its
+	// own non-loopback address (HostIP; slices refuse loopback ones).
+	// Kueue's visibility API is off on such a cluster: its server listens
+	// on loopback only.
 	EndpointRouting bool `json:"endpointRouting,omitempty"`
 }
 

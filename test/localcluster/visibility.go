@@ -14,7 +14,6 @@ import (
 	apimeta "k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
-	"k8s.io/apimachinery/pkg/util/intstr"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/yaml"
 )
@@ -36,8 +35,7 @@ func visibilityPortConfigurable(kueueVersion string) bool {
 // registerVisibility serves Kueue's visibility API the way a real cluster
 // does: its APIServices (from the release's own manifests) point at a
 // Service, here an ExternalName one for localhost at the visibility
-// server's loopback port (with EndpointRouting, a Service and an
-// EndpointSlice for localhost), and kube-apiserver's aggregation layer proxies
+// server's loopback port, and kube-apiserver's aggregation layer proxies
 // to it, verifying its certificate against the cluster's CA.
 func (b *bringUp) registerVisibility(ctx context.Context, kueueConfig string) error {
 	on, err := visibilityOn(kueueConfig)
@@ -61,12 +59,6 @@ func (b *bringUp) registerVisibility(ctx context.Context, kueueConfig string) er
 		Spec:       corev1.ServiceSpec{Type: corev1.ServiceTypeExternalName, ExternalName: "localhost"},
 	}
 	objs := []client.Object{svc}
-	if b.o.EndpointRouting {
-		// Routing by endpoints takes no ExternalName: a Service without
-		// selector, and a slice for localhost.
-		svc.Spec = corev1.ServiceSpec{Ports: []corev1.ServicePort{{Name: "https", Port: int32(port), TargetPort: intstr.FromInt(port)}}}
-		objs = append(objs, LoopbackEndpointSlice(kueueNamespace, visibilityService+"-localhost", visibilityService, "https", int32(port), true))
-	}
 	var names []string
 	for _, f := range files {
 		data, err := os.ReadFile(f)

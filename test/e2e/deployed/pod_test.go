@@ -55,6 +55,9 @@ type deployment struct {
 	// service fronts the webhooks (the shipped webhook configurations'
 	// clientConfig.service).
 	service *corev1.Service
+	// hostIP is where the API server reaches the replicas (they listen on
+	// every interface, as shipped).
+	hostIP string
 
 	mu   sync.Mutex
 	seq  int
@@ -62,7 +65,11 @@ type deployment struct {
 }
 
 func newDeployment(dir string, img *image, objs []*unstructured.Unstructured, api apiServerAddr) (*deployment, error) {
-	d := &deployment{dir: dir, img: img, api: api}
+	ip, err := localcluster.HostIP()
+	if err != nil {
+		return nil, err
+	}
+	d := &deployment{dir: dir, img: img, api: api, hostIP: ip}
 	var serviceName, serviceNS string
 	for _, o := range objs {
 		switch o.GetKind() {
@@ -529,7 +536,10 @@ func (d *deployment) publish(p *pod, ready bool) error {
 	if host == 0 {
 		return fmt.Errorf("the Service's targetPort %s is no port of the container", sp.TargetPort.String())
 	}
-	slice := localcluster.LoopbackEndpointSlice(d.service.Namespace, d.sliceName(p), d.service.Name, sp.Name, host, ready)
+	p.mu.Lock()
+	deleting := p.deleting
+	p.mu.Unlock()
+	slice := localcluster.HostEndpointSlice(d.service.Namespace, d.sliceName(p), d.service.Name, sp.Name, d.hostIP, host, ready && !deleting, deleting)
 	slice.SetGroupVersionKind(discoveryv1.SchemeGroupVersion.WithKind("EndpointSlice"))
 	return k8s.Patch(ctx, slice, client.Apply, client.FieldOwner("e2e-deployed"), client.ForceOwnership)
 }
