@@ -150,7 +150,7 @@ func (p *pod) Running() bool {
 
 // leaseAcquired is what controller-runtime's leader election logs when
 // this replica becomes the leader.
-var leaseAcquired = regexp.MustCompile(`successfully acquired lease`)
+var leaseAcquired = regexp.MustCompile(`(?i)successfully acquired lease`)
 
 // Leads: the replica logged that it acquired the leader lease.
 func (p *pod) Leads() bool {
