@@ -12,7 +12,7 @@ KUEUE_VERSION ?= v0.19.2
 INTEGRATION ?= ours
 KUEUE_CONFIG ?=
 
-.PHONY: generate verify-generate all build plugin image image-push deploy bench bench-smoke test test-install test-image test-smoke test-full test-unit test-integration test-e2e fuzz vet envtest-assets components cluster-up cluster-down multikueue-up demo clean
+.PHONY: generate verify-generate all build plugin image image-push deploy bench bench-smoke test test-install test-image test-smoke test-full test-unit test-integration test-e2e test-deployed fuzz vet envtest-assets components cluster-up cluster-down multikueue-up demo clean
 
 all: build
 
@@ -90,7 +90,7 @@ test-smoke:
 
 ## test-full: everything, fully: all tiers on every Trainer release, and
 ## longer fuzzing.
-test-full: vet test-unit test-install test-image test-integration test-e2e
+test-full: vet test-unit test-install test-image test-integration test-e2e test-deployed
 	@for v in $(SMOKE_TRAINER_VERSIONS); do \
 	  $(MAKE) --no-print-directory components TRAINER_VERSION=$$v || exit 1; \
 	  E2E_TRAINER_VERSION=$$v $(GO) test -p 1 -count=1 -timeout 40m ./test/e2e/... || exit 1; \
@@ -171,7 +171,23 @@ cluster-down:
 ## test-e2e: scenarios on the local control plane (its own cluster "e2e",
 ## or the one KUBECONFIG points at).
 test-e2e: components
-	$(GO) test -p 1 -count=1 -timeout 40m ./test/e2e/...
+	$(GO) test -p 1 -count=1 -timeout 40m $$($(GO) list ./test/e2e/... | grep -v /test/e2e/deployed)
+	$(MAKE) --no-print-directory test-deployed DEPLOYED_TESTS='$(DEPLOYED_SMOKE_TESTS)'
+
+# The part of test-deployed make test runs: both replicas Ready with
+# internal certificates, and a leader failover mid-burst.
+DEPLOYED_SMOKE_TESTS := TestBothReplicasReadyWithInternalCertificates|TestLeaderDeletedMidBurstStandbyTakesOver
+DEPLOYED_TESTS ?=
+## test-deployed: trainjob-kueue exactly as shipped (test/e2e/deployed, its
+## own cluster "e2e-deployed" without a trainjob-kueue of its own):
+## config/default rendered and applied, its two replicas run from the
+## image's binary with the Deployment's args and env, under the shipped
+## ServiceAccount's token, certificates managed internally; leader
+## failover, certificate rotation and a rolling restart with jobs in
+## flight. Runs as root (each replica is chrooted as the image's user).
+## DEPLOYED_TESTS=regexp runs some.
+test-deployed: components
+	$(GO) test -count=1 -timeout 30m $(if $(DEPLOYED_TESTS),-run '$(DEPLOYED_TESTS)') ./test/e2e/deployed/
 
 ## bench: trainjob-kueue side by side with Kueue's in-tree TrainJob
 ## integration and Kueue's bare queueing path (BENCH_N TrainJobs per set-up,

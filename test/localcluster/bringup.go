@@ -303,6 +303,7 @@ func (b *bringUp) startAPIServer(ctx context.Context) error {
 		"--requestheader-extra-headers-prefix=X-Remote-Extra-",
 		"--proxy-client-cert-file="+b.path("certs", "front-proxy", "tls.crt"),
 		"--proxy-client-key-file="+b.path("certs", "front-proxy", "tls.key"),
+		fmt.Sprintf("--enable-aggregator-routing=%t", b.o.EndpointRouting),
 	); err != nil {
 		return err
 	}
@@ -689,7 +690,9 @@ func (b *bringUp) kueueConfig() (string, error) {
 		gates = map[string]any{}
 	}
 	if _, set := gates["VisibilityOnDemand"]; !set {
-		gates["VisibilityOnDemand"] = visibilityPortConfigurable(b.o.KueueVersion)
+		// With EndpointRouting the API server would reach the loopback
+		// visibility server through no Service it can resolve.
+		gates["VisibilityOnDemand"] = visibilityPortConfigurable(b.o.KueueVersion) && !b.o.EndpointRouting
 	}
 	cfg["featureGates"] = gates
 	if visibilityPortConfigurable(b.o.KueueVersion) {

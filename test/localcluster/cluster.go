@@ -37,6 +37,16 @@ type Settings struct {
 	// KueueConfigSHA identifies a replacement Kueue Configuration ("" for
 	// the one in config/kueue).
 	KueueConfigSHA string `json:"kueueConfigSHA,omitempty"`
+	// EndpointRouting: kube-apiserver reaches webhook and aggregated API
+	// Services through their EndpointSlices (--enable-aggregator-routing)
+	// instead of their cluster IPs, which nothing routes here. A webhook
+	// configuration registered with a `service:` clientConfig, as
+	// config/default ships it, is then answered by whatever its Service's
+	// EndpointSlices name: on this cluster, servers on this host at its
+	// own non-loopback address (HostIP; slices refuse loopback ones).
+	// Kueue's visibility API is off on such a cluster: its server listens
+	// on loopback only.
+	EndpointRouting bool `json:"endpointRouting,omitempty"`
 }
 
 // Options for Up.

@@ -3,11 +3,13 @@
 //
 //	go run . build -root ../../.. -out ../../../bin/image
 //	go run . push -layout ../../../bin/image -image registry/trainjob-kueue:tag
+//	go run . unpack -layout ../../../bin/image -platform linux/amd64 -root DIR
 //
 // build runs hack/build-manager.sh (the Dockerfile's build) for each
 // platform and assembles the binaries onto an empty base as a multi-arch
 // OCI image index, written as an OCI image layout; push sends that index to
-// a registry with the Docker config's credentials.
+// a registry with the Docker config's credentials; unpack writes one
+// platform's file system to a directory and prints how the image runs it.
 package main
 
 import (
@@ -25,7 +27,7 @@ import (
 
 func main() {
 	if len(os.Args) < 2 {
-		fmt.Fprintln(os.Stderr, "usage: image build|push [flags]")
+		fmt.Fprintln(os.Stderr, "usage: image build|push|unpack [flags]")
 		os.Exit(2)
 	}
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt)
@@ -36,8 +38,10 @@ func main() {
 		err = buildMain(ctx, os.Args[2:])
 	case "push":
 		err = pushMain(ctx, os.Args[2:])
+	case "unpack":
+		err = unpackMain(os.Args[2:])
 	default:
-		err = fmt.Errorf("unknown command %q: build or push", os.Args[1])
+		err = fmt.Errorf("unknown command %q: build, push or unpack", os.Args[1])
 	}
 	if err != nil {
 		fmt.Fprintf(os.Stderr, "image %s: %v\n", os.Args[1], err)
