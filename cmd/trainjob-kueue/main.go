@@ -203,6 +203,11 @@ func run(ctx context.Context, f flags) error {
 		LeaderElection:          f.leaderElect,
 		LeaderElectionID:        "trainjob-kueue.dev",
 		LeaderElectionNamespace: f.leaderElectNS,
+		// A leader that stops (a rolling upgrade, a deleted pod) hands the
+		// lease over at once instead of leaving the standby to wait it out:
+		// the process exits as soon as the manager returns, so nothing of
+		// ours runs after the release.
+		LeaderElectionReleaseOnCancel: true,
 		WebhookServer: webhook.NewServer(webhook.Options{
 			Host:    f.webhookHost,
 			Port:    f.webhookPort,
