@@ -92,3 +92,15 @@ func (c *Cluster) waitServing(ctx context.Context, component string) error {
 		return nil
 	})
 }
+
+// Running tells whether a component of the cluster is running.
+func (c *Cluster) Running(component string) bool { return alive(c.state.PIDs[component]) }
+
+// Components the cluster started, by name.
+func (c *Cluster) Components() []string {
+	names := make([]string, 0, len(c.state.Commands))
+	for name := range c.state.Commands {
+		names = append(names, name)
+	}
+	return names
+}

@@ -70,8 +70,8 @@ type badInput struct {
 
 // row is a row's namespace and job as it runs.
 type row struct {
-	ns, name string
-	job      *unstructured.Unstructured
+	ns, name  string
+	job       *unstructured.Unstructured
 	submitted []map[string]any
 }
 
