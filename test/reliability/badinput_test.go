@@ -4,6 +4,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"math"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -44,6 +45,8 @@ type badInput struct {
 	// noQueue, the LocalQueue "lq" of the shared ClusterQueue.
 	setup   func(t *testing.T, r *row)
 	noQueue bool
+	// jobNamespace puts the job in another namespace than the row's.
+	jobNamespace string
 	// job edits the TrainJob "job" (runtime "torch", queue "lq", one entry
 	// of the user's) before it is submitted; entries, when set, replaces
 	// the user's entries.
@@ -55,6 +58,10 @@ type badInput struct {
 	// text its write must be refused with ("": it must succeed).
 	act    func(t *testing.T, r *row) error
 	denied string
+	// deniedBy: the write is refused by both trainjob-kueue's and
+	// Trainer's webhook, and the API server answers with whichever answers
+	// first: one of these texts.
+	deniedBy []string
 	// The answer: an event on the job, or Kueue's word on the job's
 	// Workload (its QuotaReserved condition).
 	reason, message string
@@ -70,12 +77,14 @@ type badInput struct {
 
 // row is a row's namespace and job as it runs.
 type row struct {
-	ns, name  string
-	job       *unstructured.Unstructured
-	submitted []map[string]any
+	// ns is the row's namespace; the job is in jobNs (ns unless the row
+	// says otherwise).
+	ns, jobNs, name string
+	job             *unstructured.Unstructured
+	submitted       []map[string]any
 }
 
-func (r *row) key() client.ObjectKey { return client.ObjectKey{Namespace: r.ns, Name: r.name} }
+func (r *row) key() client.ObjectKey { return client.ObjectKey{Namespace: r.jobNs, Name: r.name} }
 
 // badEnv is the ClusterQueue every row's LocalQueue points at: one GPU
 // flavor over two nodes, and a decoy node outside it.
@@ -140,7 +149,7 @@ func badInputs() []badInput {
 		}
 		obj := &unstructured.Unstructured{}
 		obj.SetGroupVersionKind(trainer.GroupVersion.WithKind(trainer.TrainJobKind))
-		obj.SetNamespace(r.ns)
+		obj.SetNamespace(r.jobNs)
 		obj.SetName(r.name)
 		return k8s.Patch(ctx, obj, client.RawPatch(types.MergePatchType, data))
 	}
@@ -232,6 +241,20 @@ func badInputs() []badInput {
 		}, refused: "the job has 16 runtime patches of its own and Trainer takes at most 16"},
 		{name: "runtime-missing", job: useRuntime("never-made"),
 			refused: "specified trainingRuntime must be created before the TrainJob is created"},
+		{name: "cluster-runtime-missing", job: func(_ *row, tj *trainer.TrainJob) {
+			tj.Spec.RuntimeRef.Kind = ptr.To(trainer.ClusterTrainingRuntimeKind)
+			tj.Spec.RuntimeRef.Name = "never-made"
+		}, refused: "specified clusterTrainingRuntime must be created before the TrainJob is created"},
+		// Kueue's default managedJobsNamespaceSelector leaves kube-system
+		// out: a queue name there would hold the job suspended for ever.
+		{name: "namespace-kueue-does-not-manage", jobNamespace: "kube-system", setup: func(t *testing.T, r *row) {
+			rt := &trainer.ClusterTrainingRuntime{ObjectMeta: metav1.ObjectMeta{Name: r.ns}, Spec: torchRuntime(r.ns, "x", 1, time.Second).Spec}
+			create(t, rt)
+			t.Cleanup(func() { _ = k8s.Delete(ctx, rt) })
+		}, job: func(r *row, tj *trainer.TrainJob) {
+			tj.Spec.RuntimeRef.Kind = ptr.To(trainer.ClusterTrainingRuntimeKind)
+			tj.Spec.RuntimeRef.Name = r.ns
+		}, refused: "namespace kube-system is not managed by Kueue"},
 		{name: "runtime-kind-unknown", job: func(_ *row, tj *trainer.TrainJob) { tj.Spec.RuntimeRef.Kind = ptr.To("JobSet") },
 			refused: "spec.runtimeRef.kind"},
 		{name: "multikueue-without-queue", job: func(_ *row, tj *trainer.TrainJob) {
@@ -245,7 +268,9 @@ func badInputs() []badInput {
 		{name: "localqueue-pointing-nowhere", setup: nowhere, job: queuedNowhere,
 			pending: "doesn't exist", neverStarts: true},
 		{name: "namespace-without-queues", noQueue: true, pending: "LocalQueue lq doesn't exist", neverStarts: true},
-		{name: "more-gpus-than-the-queue-has", job: perNode(fixtures.GPUs(64)),
+		{name: "more-gpus-than-the-queue-has", job: func(_ *row, tj *trainer.TrainJob) {
+			tj.Spec.Trainer = &trainer.Trainer{ResourcesPerNode: ptr.To(fixtures.WithLimits(fixtures.GPUs(64)))}
+		},
 			pending: "insufficient quota for nvidia.com/gpu", neverStarts: true},
 		{name: "numnodes-huge", job: numNodes(1 << 30),
 			pending: "insufficient quota", neverStarts: true},
@@ -278,7 +303,7 @@ func badInputs() []badInput {
 			act: func(t *testing.T, r *row) error {
 				waitRunning(t, r)
 				return mergePatch(t, r, map[string]any{"spec": map[string]any{overrideField(): []any{userEntry("node", r.name)}}})
-			}, denied: "are written by trainjob-kueue at admission", completes: true},
+			}, deniedBy: []string{"are written by trainjob-kueue at admission", "can only be modified when the TrainJob is suspended"}, completes: true},
 		{name: "user-forges-an-entry-while-queued", setup: nowhere, job: queuedNowhere,
 			act: func(t *testing.T, r *row) error {
 				return mergePatch(t, r, map[string]any{"spec": map[string]any{overrideField(): []any{userEntry("node", r.name), forgedEntry("node")}}})
@@ -409,6 +434,10 @@ func TestBadInput(t *testing.T) {
 
 func runBadInput(t *testing.T, env *badEnv, tc badInput) {
 	r := &row{ns: namespace(t), name: "job"}
+	r.jobNs = r.ns
+	if tc.jobNamespace != "" {
+		r.jobNs, r.name = tc.jobNamespace, r.ns
+	}
 	// The row's answer is wrong when a step fails: say which row and what
 	// it promised, so a product defect reads as one.
 	defer func() {
@@ -424,7 +453,7 @@ func runBadInput(t *testing.T, env *badEnv, tc badInput) {
 	if tc.setup != nil {
 		tc.setup(t, r)
 	}
-	tj := fixtures.TrainJob(r.ns, r.name, "torch", "lq")
+	tj := fixtures.TrainJob(r.jobNs, r.name, "torch", "lq")
 	if tc.job != nil {
 		tc.job(r, tj)
 	}
@@ -453,19 +482,21 @@ func runBadInput(t *testing.T, env *badEnv, tc badInput) {
 	if tc.act != nil {
 		err := tc.act(t, r)
 		switch {
-		case tc.denied == "" && err != nil:
+		case tc.denied == "" && len(tc.deniedBy) == 0 && err != nil:
 			t.Fatalf("the row's action: %v", err)
 		case tc.denied != "" && (err == nil || !strings.Contains(err.Error(), tc.denied)):
 			t.Fatalf("the row's action: %v; want a refusal containing %q", err, tc.denied)
+		case len(tc.deniedBy) > 0 && (err == nil || !slices.ContainsFunc(tc.deniedBy, func(s string) bool { return strings.Contains(err.Error(), s) })):
+			t.Fatalf("the row's action: %v; want a refusal containing one of %q", err, tc.deniedBy)
 		}
 	}
 	if tc.reason != "" {
-		job := &trainer.TrainJob{ObjectMeta: metav1.ObjectMeta{Namespace: r.ns, Name: r.name}}
+		job := &trainer.TrainJob{ObjectMeta: metav1.ObjectMeta{Namespace: r.jobNs, Name: r.name}}
 		eventually(t, 90*time.Second, "event "+tc.reason, func() error { return eventOn(job, tc.reason, tc.message) })
 	}
 	if tc.pending != "" {
 		eventually(t, 90*time.Second, "Kueue's word on the Workload", func() error {
-			wls := workloadsOf(t, r.ns, string(r.job.GetUID()))
+			wls := workloadsOf(t, r.jobNs, string(r.job.GetUID()))
 			if len(wls) != 1 {
 				return fmt.Errorf("%d Workloads", len(wls))
 			}
@@ -479,7 +510,7 @@ func runBadInput(t *testing.T, env *badEnv, tc badInput) {
 	if tc.neverStarts {
 		consistently(t, 5*time.Second, "no pod of the job on a node", func() error {
 			var pods corev1.PodList
-			if err := k8s.List(ctx, &pods, client.InNamespace(r.ns)); err != nil {
+			if err := k8s.List(ctx, &pods, client.InNamespace(r.jobNs)); err != nil {
 				return err
 			}
 			for _, p := range pods.Items {
@@ -499,7 +530,7 @@ func runBadInput(t *testing.T, env *badEnv, tc badInput) {
 			}
 			return nil
 		})
-		if n := bindings(t, r.ns); n != 0 {
+		if n := bindings(t, r.jobNs); n != 0 {
 			t.Errorf("%d pods of a job that must not start were bound to nodes", n)
 		}
 	}
@@ -507,8 +538,8 @@ func runBadInput(t *testing.T, env *badEnv, tc badInput) {
 		tc.fix(t, r)
 	}
 	if tc.completes {
-		waitComplete(t, r.ns, r.name, 4*time.Minute)
-		wls := workloadsOf(t, r.ns, string(r.job.GetUID()))
+		waitComplete(t, r.jobNs, r.name, 4*time.Minute)
+		wls := workloadsOf(t, r.jobNs, string(r.job.GetUID()))
 		if len(wls) != 1 {
 			t.Errorf("%d Workloads, want one", len(wls))
 		} else {
@@ -525,7 +556,7 @@ func runBadInput(t *testing.T, env *badEnv, tc badInput) {
 // user's entries exactly as submitted.
 func userEntriesKept(t *testing.T, r *row) {
 	t.Helper()
-	for _, v := range history(t, r.ns)[string(r.job.GetUID())] {
+	for _, v := range history(t, r.jobNs)[string(r.job.GetUID())] {
 		user, _ := entries(v.obj)
 		if d := cmp.Diff(r.submitted, user); d != "" {
 			t.Errorf("%s: the user's entries are not as submitted (-submitted +held):\n%s", v, d)

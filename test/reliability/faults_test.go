@@ -7,6 +7,7 @@ import (
 	"testing"
 	"time"
 
+	coordinationv1 "k8s.io/api/coordination/v1"
 	apimeta "k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
@@ -53,7 +54,11 @@ func newFaultCluster(t *testing.T, pools ...string) *faultCluster {
 // job is a TrainJob of the namespace's torch runtime, with an entry of
 // its user's.
 func (fc *faultCluster) job(name string, labels map[string]string) *unstructured.Unstructured {
-	tj := fixtures.TrainJob(fc.ns, name, "torch", fc.lq)
+	return fc.jobOf(name, "torch", labels)
+}
+
+func (fc *faultCluster) jobOf(name, runtime string, labels map[string]string) *unstructured.Unstructured {
+	tj := fixtures.TrainJob(fc.ns, name, runtime, fc.lq)
 	for k, v := range labels {
 		tj.Labels[k] = v
 	}
@@ -75,6 +80,23 @@ func crashManager(t *testing.T) {
 	if err := cluster.Crash("trainjob-kueue"); err != nil {
 		t.Fatal(err)
 	}
+}
+
+// leaderElected waits until a manager started after since holds the leader
+// lease: a SIGKILLed one leaves the lease to expire, and its successor
+// waits.
+func leaderElected(since time.Time) error {
+	deadline := time.Now().Add(90 * time.Second)
+	for time.Now().Before(deadline) {
+		lease := &coordinationv1.Lease{}
+		err := k8s.Get(ctx, client.ObjectKey{Namespace: "trainjob-kueue-system", Name: "trainjob-kueue.dev"}, lease)
+		if err == nil && lease.Spec.RenewTime != nil && time.Since(lease.Spec.RenewTime.Time) < 3*time.Second &&
+			lease.Spec.AcquireTime != nil && lease.Spec.AcquireTime.After(since) {
+			return nil
+		}
+		time.Sleep(250 * time.Millisecond)
+	}
+	return fmt.Errorf("no manager took the leader lease within 90s")
 }
 
 // report logs what judge saw.
@@ -185,13 +207,14 @@ func TestManagerKilledAtEachWriteOfTheStart(t *testing.T) {
 // completes.
 func TestManagerKilledMidEviction(t *testing.T) {
 	fc := newFaultCluster(t, "gpu")
-	create(t, torchRuntime(fc.ns, "torch", 8, 15*time.Second))
+	// The victim runs long enough to be preempted while it runs.
+	create(t, torchRuntime(fc.ns, "torch", 8, 3*time.Second), torchRuntime(fc.ns, "long", 8, 40*time.Second))
 	low, high := fc.ns+"-low", fc.ns+"-high"
 	for name, value := range map[string]int32{low: 10, high: 1000} {
 		create(t, &kueue.WorkloadPriorityClass{ObjectMeta: metav1.ObjectMeta{Name: name}, Value: value})
 	}
 	const classLabel = "kueue.x-k8s.io/priority-class"
-	create(t, fc.job("victim", map[string]string{classLabel: low}))
+	create(t, fc.jobOf("victim", "long", map[string]string{classLabel: low}))
 	eventually(t, 2*time.Minute, "victim running", func() error {
 		pods, err := fixtures.PodsOf(ctx, k8s, fixtures.TrainJob(fc.ns, "victim", "", ""), "node")
 		if err != nil {
@@ -231,8 +254,17 @@ func TestBurstThroughManagerCrashesAndAnAPIServerRestart(t *testing.T) {
 	var chaos []string
 	go func() {
 		chaosDone <- func() error {
-			for i, what := range []string{"trainjob-kueue", "kube-apiserver", "trainjob-kueue", "trainjob-kueue"} {
-				time.Sleep(time.Duration(3+2*i) * time.Second)
+			var managerStart time.Time
+			for _, what := range []string{"trainjob-kueue", "kube-apiserver", "trainjob-kueue", "trainjob-kueue"} {
+				// Each crash hits a manager at work: the one started last
+				// holds the leader lease, and has had a few seconds.
+				if err := leaderElected(managerStart); err != nil {
+					return err
+				}
+				time.Sleep(3 * time.Second)
+				if what == "trainjob-kueue" {
+					managerStart = time.Now()
+				}
 				if err := cluster.Restart(ctx, what); err != nil {
 					return fmt.Errorf("restarting %s: %w", what, err)
 				}
