@@ -63,7 +63,8 @@ type badInput struct {
 	// first: one of these texts.
 	deniedBy []string
 	// The answer: an event on the job, or Kueue's word on the job's
-	// Workload (its QuotaReserved condition).
+	// Workload (its QuotaReserved condition); {ns} stands for the row's
+	// namespace.
 	reason, message string
 	pending         string
 	// check asserts what else the row promises.
@@ -266,7 +267,7 @@ func badInputs() []badInput {
 
 		// Accepted, and answered where the user looks.
 		{name: "localqueue-pointing-nowhere", setup: nowhere, job: queuedNowhere,
-			pending: "doesn't exist", neverStarts: true},
+			pending: "ClusterQueue missing-{ns} doesn't exist", neverStarts: true},
 		{name: "namespace-without-queues", noQueue: true, pending: "LocalQueue lq doesn't exist", neverStarts: true},
 		{name: "more-gpus-than-the-queue-has", job: func(_ *row, tj *trainer.TrainJob) {
 			tj.Spec.Trainer = &trainer.Trainer{ResourcesPerNode: ptr.To(fixtures.WithLimits(fixtures.GPUs(64)))}
@@ -279,12 +280,12 @@ func badInputs() []badInput {
 		}), job: useRuntime("odd"), pending: "doesn't match node affinity", neverStarts: true},
 		{name: "priority-class-naming-nothing", job: func(r *row, tj *trainer.TrainJob) {
 			tj.Labels["kueue.x-k8s.io/priority-class"] = "nope-" + r.ns
-		}, reason: integration.ReasonPriorityClassNotFound, message: "which does not exist: the job is not queued until it is created", neverStarts: true,
+		}, reason: integration.ReasonPriorityClassNotFound, message: `label kueue.x-k8s.io/priority-class names WorkloadPriorityClass "nope-{ns}", which does not exist: the job is not queued until it is created`, neverStarts: true,
 			fix: func(t *testing.T, r *row) {
 				create(t, &kueue.WorkloadPriorityClass{ObjectMeta: metav1.ObjectMeta{Name: "nope-" + r.ns}, Value: 5})
 			}, completes: true},
 		{name: "prebuilt-workload-naming-nothing", job: label("kueue.x-k8s.io/prebuilt-workload-name", "nowhere"),
-			reason: integration.ReasonPrebuiltWorkloadNotFound, message: "/nowhere, which does not exist", neverStarts: true},
+			reason: integration.ReasonPrebuiltWorkloadNotFound, message: "names Workload {ns}/nowhere, which does not exist: the job stays suspended until it does", neverStarts: true},
 		{name: "queue-changed-while-queued", setup: nowhere, job: queuedNowhere,
 			act: func(t *testing.T, r *row) error {
 				return mergePatch(t, r, map[string]any{"metadata": map[string]any{"labels": map[string]any{fixtures.QueueLabel: "lq"}}})
@@ -490,6 +491,8 @@ func runBadInput(t *testing.T, env *badEnv, tc badInput) {
 			t.Fatalf("the row's action: %v; want a refusal containing one of %q", err, tc.deniedBy)
 		}
 	}
+	tc.message = strings.ReplaceAll(tc.message, "{ns}", r.ns)
+	tc.pending = strings.ReplaceAll(tc.pending, "{ns}", r.ns)
 	if tc.reason != "" {
 		job := &trainer.TrainJob{ObjectMeta: metav1.ObjectMeta{Namespace: r.jobNs, Name: r.name}}
 		eventually(t, 90*time.Second, "event "+tc.reason, func() error { return eventOn(job, tc.reason, tc.message) })
