@@ -117,8 +117,9 @@ test-reliability:
 	  E2E_TRAINER_VERSION=$$v $(GO) test -count=1 -timeout 40m -parallel $(RELIABILITY_PARALLEL) ./test/reliability/ || exit 1; \
 	done
 
-# make test's share: two fault steps, eight table rows, the hot-loop check.
-RELIABILITY_SMOKE_TESTS := ^(TestBadInput|TestManagerKilledAtEachWriteOfTheStart|TestManagerKilledMidEviction|TestManagerIsQuietWhenNothingHappens)$$/^(negative-cpu|half-a-gpu|forged-marker-at-create|two-topology-annotations|namespace-without-queues|priority-class-naming-nothing|queue-changed-while-running|workload-deleted-by-hand-while-running)$$
+# make test's share: the manager killed at each write of a start, eight table
+# rows, the hot-loop check.
+RELIABILITY_SMOKE_TESTS := ^(TestBadInput|TestManagerKilledAtEachWriteOfTheStart|TestManagerIsQuietWhenNothingHappens)$$/^(negative-cpu|half-a-gpu|forged-marker-at-create|two-topology-annotations|namespace-without-queues|priority-class-naming-nothing|user-forges-an-entry-while-queued|job-deleted-mid-admission)$$
 ## test-reliability-smoke: a representative subset of test-reliability on the
 ## default Trainer (part of make test).
 test-reliability-smoke: components

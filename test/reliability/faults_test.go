@@ -66,9 +66,18 @@ func (fc *faultCluster) jobOf(name, runtime string, labels map[string]string) *u
 }
 
 // managerRestarted starts the manager the test killed, as its Deployment
-// would.
+// would. The dead manager's leader lease would hold its successor back for
+// up to its 15 s duration; the test deletes it instead of waiting (the
+// holder is dead: no two leaders).
 func managerRestarted(t *testing.T) {
 	t.Helper()
+	if cluster.Running("trainjob-kueue") {
+		t.Fatal("the manager is running: nothing to restart")
+	}
+	lease := &coordinationv1.Lease{ObjectMeta: metav1.ObjectMeta{Namespace: leaseNamespace, Name: leaseName}}
+	if err := k8s.Delete(ctx, lease); client.IgnoreNotFound(err) != nil {
+		t.Fatalf("deleting the dead manager's lease: %v", err)
+	}
 	if err := cluster.Start(ctx, "trainjob-kueue"); err != nil {
 		t.Fatalf("restarting the manager: %v", err)
 	}
@@ -82,6 +91,12 @@ func crashManager(t *testing.T) {
 	}
 }
 
+// The manager's leader lease on the local cluster.
+const (
+	leaseNamespace = "trainjob-kueue-system"
+	leaseName      = "trainjob-kueue.dev"
+)
+
 // leaderElected waits until a manager started after since holds the leader
 // lease: a SIGKILLed one leaves the lease to expire, and its successor
 // waits.
@@ -89,7 +104,7 @@ func leaderElected(since time.Time) error {
 	deadline := time.Now().Add(90 * time.Second)
 	for time.Now().Before(deadline) {
 		lease := &coordinationv1.Lease{}
-		err := k8s.Get(ctx, client.ObjectKey{Namespace: "trainjob-kueue-system", Name: "trainjob-kueue.dev"}, lease)
+		err := k8s.Get(ctx, client.ObjectKey{Namespace: leaseNamespace, Name: leaseName}, lease)
 		if err == nil && lease.Spec.RenewTime != nil && time.Since(lease.Spec.RenewTime.Time) < 3*time.Second &&
 			lease.Spec.AcquireTime != nil && lease.Spec.AcquireTime.After(since) {
 			return nil
