@@ -246,16 +246,18 @@ func badInputs() []badInput {
 			tj.Spec.RuntimeRef.Kind = ptr.To(trainer.ClusterTrainingRuntimeKind)
 			tj.Spec.RuntimeRef.Name = "never-made"
 		}, refused: "specified clusterTrainingRuntime must be created before the TrainJob is created"},
-		// Kueue's default managedJobsNamespaceSelector leaves kube-system
-		// out: a queue name there would hold the job suspended for ever.
-		{name: "namespace-kueue-does-not-manage", jobNamespace: "kube-system", setup: func(t *testing.T, r *row) {
+		// Kueue's default managedJobsNamespaceSelector leaves its own
+		// namespace out (and kube-system, where no webhook of ours or
+		// Kueue's runs): a queue name there would hold the job suspended
+		// for ever.
+		{name: "namespace-kueue-does-not-manage", jobNamespace: "kueue-system", setup: func(t *testing.T, r *row) {
 			rt := &trainer.ClusterTrainingRuntime{ObjectMeta: metav1.ObjectMeta{Name: r.ns}, Spec: torchRuntime(r.ns, "x", 1, time.Second).Spec}
 			create(t, rt)
 			t.Cleanup(func() { _ = k8s.Delete(ctx, rt) })
 		}, job: func(r *row, tj *trainer.TrainJob) {
 			tj.Spec.RuntimeRef.Kind = ptr.To(trainer.ClusterTrainingRuntimeKind)
 			tj.Spec.RuntimeRef.Name = r.ns
-		}, refused: "namespace kube-system is not managed by Kueue"},
+		}, refused: "namespace kueue-system is not managed by Kueue"},
 		{name: "runtime-kind-unknown", job: func(_ *row, tj *trainer.TrainJob) { tj.Spec.RuntimeRef.Kind = ptr.To("JobSet") },
 			refused: "spec.runtimeRef.kind"},
 		{name: "multikueue-without-queue", job: func(_ *row, tj *trainer.TrainJob) {
