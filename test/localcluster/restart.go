@@ -29,10 +29,18 @@ func (c *Cluster) Crash(component string) error {
 	// Components run in sessions of their own: the group is the process
 	// and whatever it started.
 	_ = syscall.Kill(-pid, syscall.SIGKILL)
+	// Gone means reaped, not only a zombie: the leader thread of a
+	// process turns zombie while its other threads still exit and hold
+	// its listening sockets, and a successor would find its ports in use.
 	deadline := time.Now().Add(10 * time.Second)
-	for alive(pid) {
+	for syscall.Kill(pid, 0) == nil {
 		if time.Now().After(deadline) {
-			return fmt.Errorf("%s (pid %d) survived SIGKILL for 10s", component, pid)
+			if alive(pid) {
+				return fmt.Errorf("%s (pid %d) survived SIGKILL for 10s", component, pid)
+			}
+			// A zombie nobody reaps (its parent is not us): its threads
+			// have had 10 s to exit.
+			return nil
 		}
 		time.Sleep(20 * time.Millisecond)
 	}
