@@ -12,7 +12,7 @@ KUEUE_VERSION ?= v0.19.2
 INTEGRATION ?= ours
 KUEUE_CONFIG ?=
 
-.PHONY: generate verify-generate all build plugin image image-push deploy bench bench-smoke test test-install test-image test-smoke test-full test-unit test-integration test-e2e test-deployed fuzz vet envtest-assets components cluster-up cluster-down multikueue-up demo clean
+.PHONY: generate verify-generate all build plugin image image-push deploy bench bench-smoke test test-install test-image test-smoke test-full test-unit test-integration test-e2e test-deployed test-reliability test-reliability-smoke fuzz vet envtest-assets components cluster-up cluster-down multikueue-up demo clean
 
 all: build
 
@@ -62,7 +62,7 @@ deploy:
 
 ## test: every tier on the default configuration, plus a smoke of every
 ## other supported Trainer release.
-test: vet test-unit test-install test-image test-integration test-e2e test-smoke bench-smoke
+test: vet test-unit test-install test-image test-integration test-e2e test-smoke test-reliability-smoke bench-smoke
 
 SMOKE_TRAINER_VERSIONS ?= v2.0.1 v2.2.0 v2.3.0
 # Trainer v2.3 is the first whose controller may run on a MultiKueue manager.
@@ -90,7 +90,7 @@ test-smoke:
 
 ## test-full: everything, fully: all tiers on every Trainer release, and
 ## longer fuzzing.
-test-full: vet test-unit test-install test-image test-integration test-e2e test-deployed
+test-full: vet test-unit test-install test-image test-integration test-e2e test-deployed test-reliability
 	@for v in $(SMOKE_TRAINER_VERSIONS); do \
 	  $(MAKE) --no-print-directory components TRAINER_VERSION=$$v || exit 1; \
 	  E2E_TRAINER_VERSION=$$v $(GO) test -p 1 -count=1 -timeout 40m ./test/e2e/... || exit 1; \
@@ -115,6 +115,28 @@ vet: verify-generate
 	@out=$$(gofmt -l $$(git ls-files '*.go' 2>/dev/null || find . -name '*.go')); \
 	  if [ -n "$$out" ]; then echo "gofmt wants to change: $$out"; exit 1; fi
 	$(GO) vet ./...
+
+## test-reliability: issue 16's reliability tiers in full (test/reliability),
+## on each of RELIABILITY_TRAINER_VERSIONS, a cluster of its own each: the
+## fault tier (the manager SIGKILLed at each step of an admission, the API
+## server restarted mid-burst, every version of every job judged from the
+## audit log), the bad-input table and the hot-loop check.
+RELIABILITY_TRAINER_VERSIONS ?= v2.1.0 v2.3.0
+RELIABILITY_PARALLEL ?= 12
+test-reliability:
+	@for v in $(RELIABILITY_TRAINER_VERSIONS); do \
+	  $(MAKE) --no-print-directory components TRAINER_VERSION=$$v || exit 1; \
+	  echo "reliability tiers on Trainer $$v"; \
+	  E2E_TRAINER_VERSION=$$v $(GO) test -count=1 -timeout 40m -parallel $(RELIABILITY_PARALLEL) ./test/reliability/ || exit 1; \
+	done
+
+# make test's share: the manager killed at each write of a start, eight table
+# rows, the hot-loop check.
+RELIABILITY_SMOKE_TESTS := ^(TestBadInput|TestManagerKilledAtEachWriteOfTheStart|TestManagerIsQuietWhenNothingHappens)$$/^(negative-cpu|half-a-gpu|forged-marker-at-create|two-topology-annotations|namespace-without-queues|priority-class-naming-nothing|user-forges-an-entry-while-queued|job-deleted-mid-admission)$$
+## test-reliability-smoke: a representative subset of test-reliability on the
+## default Trainer (part of make test).
+test-reliability-smoke: components
+	$(GO) test -count=1 -timeout 20m -parallel $(RELIABILITY_PARALLEL) -run '$(RELIABILITY_SMOKE_TESTS)' ./test/reliability/
 
 ## test-install: the Helm chart and config/default render the same objects
 ## (rendered with Helm's and kustomize's Go libraries, a module of its own).

@@ -19,6 +19,11 @@ type AuditEvent struct {
 		Resource, Namespace, Name, Subresource string
 	} `json:"objectRef"`
 	ResponseStatus *struct{ Code int } `json:"responseStatus"`
+	// RequestObject and ResponseObject: the object sent and the object the
+	// API server answered with (what it stored, for a successful write),
+	// where the audit policy records bodies.
+	RequestObject  json.RawMessage `json:"requestObject,omitempty"`
+	ResponseObject json.RawMessage `json:"responseObject,omitempty"`
 }
 
 // Succeeded: the request completed with a 2xx answer.

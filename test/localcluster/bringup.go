@@ -58,6 +58,7 @@ type bringUp struct {
 	bins  map[string]string
 	ports map[string]int
 	pids  map[string]int
+	cmds  map[string]command
 	ca    *CA
 	admin client.Client
 }
@@ -71,7 +72,7 @@ func (b *bringUp) path(parts ...string) string {
 }
 
 func (b *bringUp) run(ctx context.Context) error {
-	b.bins, b.ports, b.pids = map[string]string{}, map[string]int{}, map[string]int{}
+	b.bins, b.ports, b.pids, b.cmds = map[string]string{}, map[string]int{}, map[string]int{}, map[string]command{}
 	for _, d := range []string{"config", "certs", "logs", "pids", "bin"} {
 		if err := os.MkdirAll(b.path(d), 0o755); err != nil {
 			return err
@@ -95,7 +96,7 @@ func (b *bringUp) run(ctx context.Context) error {
 	if err := b.startControllers(ctx); err != nil {
 		return err
 	}
-	st := &state{Settings: b.o.Settings, Ports: b.ports, PIDs: b.pids}
+	st := &state{Settings: b.o.Settings, Ports: b.ports, PIDs: b.pids, Commands: b.cmds}
 	if err := st.write(b.c.Dir); err != nil {
 		return err
 	}
@@ -244,12 +245,26 @@ func (b *bringUp) pki() error {
 			return err
 		}
 	}
-	return os.WriteFile(b.path("config", "audit-policy.yaml"), []byte(`apiVersion: audit.k8s.io/v1
+	return os.WriteFile(b.path("config", "audit-policy.yaml"), []byte(auditPolicy(b.o.AuditTrainJobBodies)), 0o644)
+}
+
+// auditPolicy records every request at Metadata level; with trainJobBodies,
+// writes to TrainJobs with the object sent and the object stored.
+func auditPolicy(trainJobBodies bool) string {
+	policy := `apiVersion: audit.k8s.io/v1
 kind: Policy
 omitStages: ["RequestReceived"]
 rules:
-- level: Metadata
-`), 0o644)
+`
+	if trainJobBodies {
+		policy += `- level: RequestResponse
+  verbs: ["create", "update", "patch"]
+  resources:
+  - group: trainer.kubeflow.org
+    resources: ["trainjobs", "trainjobs/status"]
+`
+	}
+	return policy + "- level: Metadata\n"
 }
 
 func (b *bringUp) kubeconfig(who string) string { return b.path("config", who+".kubeconfig") }
@@ -261,6 +276,7 @@ func (b *bringUp) launch(name string, env []string, args ...string) error {
 		return err
 	}
 	b.pids[name] = pid
+	b.cmds[name] = command{Bin: b.bins[name], Args: args, Env: env}
 	return nil
 }
 

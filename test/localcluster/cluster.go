@@ -60,6 +60,11 @@ type Options struct {
 	KueueConfigFile string
 	// Progress receives what is being built or started, and for how long.
 	Progress io.Writer
+	// AuditTrainJobBodies records the request and response bodies of every
+	// write to a TrainJob in the audit log (every version the API server
+	// held), for tests that judge each one; other requests stay at
+	// Metadata level.
+	AuditTrainJobBodies bool
 }
 
 // DefaultKueueVersion is the Kueue release a cluster runs unless told.
@@ -92,6 +97,15 @@ type state struct {
 	Settings Settings       `json:"settings"`
 	Ports    map[string]int `json:"ports"`
 	PIDs     map[string]int `json:"pids"`
+	// Commands started each component, so Restart can start it again.
+	Commands map[string]command `json:"commands,omitempty"`
+}
+
+// command is how a component was started.
+type command struct {
+	Bin  string   `json:"bin"`
+	Args []string `json:"args"`
+	Env  []string `json:"env,omitempty"`
 }
 
 // Dir is where the named cluster keeps its state.
@@ -174,7 +188,8 @@ func (c *Cluster) Logs(component string) string {
 	return filepath.Join(c.Dir, "logs", component+".log")
 }
 
-// AuditLog is the API server's audit log (Metadata level).
+// AuditLog is the API server's audit log (Metadata level; TrainJob writes
+// with their bodies under Options.AuditTrainJobBodies).
 func (c *Cluster) AuditLog() string { return filepath.Join(c.Dir, "audit.log") }
 
 // Down stops every process of the named cluster ("all": every cluster) by

@@ -1,0 +1,62 @@
+package reliability_test
+
+import (
+	"fmt"
+	"sort"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/trainjob-kueue/trainjob-kueue/test/localcluster"
+)
+
+// idleWindow is how long the manager is watched doing nothing, and
+// idleBound how many requests it may make meanwhile besides keeping its
+// leader lease: a few resyncs' worth, far below any retry loop (a job
+// retried with a 1 s backoff alone would make 60).
+const (
+	idleWindow = 60 * time.Second
+	idleBound  = 20
+)
+
+// TestManagerIsQuietWhenNothingHappens runs after the tiers above (go test
+// runs a file's tests in order, files by name: put it last with -run, or run
+// the package): with every job left as the rows left it — waiting for a
+// queue, a class, a runtime; refused; complete — the manager makes almost
+// no requests. A hot loop (a reconcile that fails and requeues, a write
+// that never settles) shows as hundreds.
+func TestManagerIsQuietWhenNothingHappens(t *testing.T) {
+	// Let what the earlier tests set in motion settle.
+	time.Sleep(10 * time.Second)
+	start := time.Now()
+	time.Sleep(idleWindow)
+	end := time.Now()
+	events, err := localcluster.AuditEvents(cluster.AuditLog(), func(e *localcluster.AuditEvent) bool {
+		return e.User.Username == ourUser && !e.Received.Before(start) && e.Received.Before(end) &&
+			// The leader lease is renewed every couple of seconds by design.
+			e.ObjectRef.Resource != "leases"
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	byKind := map[string]int{}
+	for _, e := range events {
+		key := fmt.Sprintf("%s %s", e.Verb, e.ObjectRef.Resource)
+		if e.ObjectRef.Subresource != "" {
+			key += "/" + e.ObjectRef.Subresource
+		}
+		if e.ObjectRef.Namespace != "" {
+			key += " " + e.ObjectRef.Namespace + "/" + e.ObjectRef.Name
+		}
+		byKind[key]++
+	}
+	keys := make([]string, 0, len(byKind))
+	for k := range byKind {
+		keys = append(keys, fmt.Sprintf("%4d %s", byKind[k], k))
+	}
+	sort.Sort(sort.Reverse(sort.StringSlice(keys)))
+	t.Logf("the manager's requests in %v of idle (leases aside): %d\n%s", idleWindow, len(events), strings.Join(keys, "\n"))
+	if len(events) > idleBound {
+		t.Errorf("the manager made %d requests in %v with nothing to do, want at most %d: a hot loop (most frequent first above)", len(events), idleWindow, idleBound)
+	}
+}
