@@ -150,6 +150,8 @@ func (w *Webhook) ValidateUpdate(ctx context.Context, oldObj, newObj *trainjob.T
 	})...)
 	if req, err := admission.RequestFromContext(ctx); err != nil || req.UserInfo.Username != w.opts.ManagerUsername || w.opts.ManagerUsername == "" {
 		errs = append(errs, w.forged(&oldJob.TrainJob, &newJob.TrainJob)...)
+		errs = append(errs, w.queuedStart(oldJob, newJob)...)
+		errs = append(errs, w.fixedCounts(&oldJob.TrainJob, &newJob.TrainJob)...)
 		// A job that was unrunnable already is left to its owner to mend:
 		// only an edit that breaks it is refused.
 		if w.opts.Shape.Full(&oldJob.TrainJob) == "" {

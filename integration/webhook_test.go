@@ -6,6 +6,8 @@ import (
 	"strings"
 	"testing"
 
+	admissionv1 "k8s.io/api/admission/v1"
+	authenticationv1 "k8s.io/api/authentication/v1"
 	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/api/resource"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
@@ -14,6 +16,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/controller-runtime/pkg/client/fake"
 	"sigs.k8s.io/controller-runtime/pkg/client/interceptor"
+	"sigs.k8s.io/controller-runtime/pkg/webhook/admission"
 	jobsetapi "sigs.k8s.io/jobset/api/jobset/v1alpha2"
 
 	trainer "github.com/kubeflow/trainer/v2/pkg/apis/trainer/v1alpha1"
@@ -101,6 +104,62 @@ func TestWebhookValidateCreate(t *testing.T) {
 			case tc.denied != "":
 				if err == nil || !strings.Contains(err.Error(), tc.denied) {
 					t.Errorf("got %v, want a denial saying %q", err, tc.denied)
+				}
+			case err != nil:
+				t.Errorf("denied: %v", err)
+			}
+		})
+	}
+}
+
+// Edits a queued job can't take from anyone but trainjob-kueue.
+func TestWebhookValidateUpdate(t *testing.T) {
+	const ns, us = "team", "system:serviceaccount:trainjob-kueue-system:trainjob-kueue"
+	queued := &trainjob.TrainJob{ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: "j", Labels: map[string]string{"kueue.x-k8s.io/queue-name": "lq"}}}
+	queued.Spec.RuntimeRef = trainer.RuntimeRef{Name: "torch", Kind: ptr.To(trainer.TrainingRuntimeKind)}
+	queued.Spec.Suspend = ptr.To(true)
+	edit := func(f func(*trainjob.TrainJob)) *trainjob.TrainJob {
+		j := queued.DeepCopy()
+		f(j)
+		return j
+	}
+	unsuspend := func(j *trainjob.TrainJob) { j.Spec.Suspend = ptr.To(false) }
+	v23 := shape.RuntimePatches{UnsuspendsInOnePatch: true, Release: podsets.Rules{RuntimeSnapshot: true}}
+	cases := map[string]struct {
+		shape  shape.Shape
+		user   string
+		job    *trainjob.TrainJob
+		denied string
+	}{
+		"a user starts a queued job":            {user: "alice", job: edit(unsuspend), denied: "spec.suspend"},
+		"trainjob-kueue starts it on admission": {user: us, job: edit(unsuspend)},
+		"a user takes it out of Kueue": {user: "alice", job: edit(func(j *trainjob.TrainJob) {
+			delete(j.Labels, "kueue.x-k8s.io/queue-name")
+		})},
+		"numNodes edited on Trainer v2.3": {shape: v23, user: "alice", job: edit(func(j *trainjob.TrainJob) {
+			j.Spec.Trainer = &trainjob.Trainer{NumNodes: ptr.To[int32](2)}
+		}), denied: "spec.trainer"},
+		"numNodes edited on Trainer v2.1, which rebuilds the JobSet": {user: "alice", job: edit(func(j *trainjob.TrainJob) {
+			j.Spec.Trainer = &trainjob.Trainer{NumNodes: ptr.To[int32](2)}
+		})},
+	}
+	for name, tc := range cases {
+		t.Run(name, func(t *testing.T) {
+			s := tc.shape
+			if s == nil {
+				s = shape.PodTemplateOverrides{}
+			}
+			w := &Webhook{client: fake.NewClientBuilder().WithScheme(NewScheme()).Build(), opts: Options{Shape: s, ManagerUsername: us}}
+			ctx := admission.NewContextWithRequest(t.Context(), admission.Request{AdmissionRequest: admissionv1.AdmissionRequest{UserInfo: authenticationv1.UserInfo{Username: tc.user}}})
+			_, err := w.ValidateUpdate(ctx, queued.DeepCopy(), tc.job)
+			if err == nil && tc.job.Labels["kueue.x-k8s.io/queue-name"] == "" {
+				// Out of Kueue, its owner starts it.
+				_, err = w.ValidateUpdate(ctx, tc.job.DeepCopy(), edit(func(j *trainjob.TrainJob) { *j = *tc.job.DeepCopy(); unsuspend(j) }))
+			}
+			switch {
+			case tc.denied != "":
+				if err == nil || !strings.Contains(err.Error(), tc.denied) {
+					t.Errorf("got %v, want a denial naming %q", err, tc.denied)
 				}
 			case err != nil:
 				t.Errorf("denied: %v", err)

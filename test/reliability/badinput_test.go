@@ -305,7 +305,7 @@ func badInputs() []badInput {
 			act: func(t *testing.T, r *row) error {
 				workloadUID(t, r)
 				return mergePatch(t, r, map[string]any{"spec": map[string]any{"suspend": false}})
-			}, neverStarts: true},
+			}, denied: "this TrainJob is queued in Kueue", neverStarts: true},
 		{name: "user-removes-the-injected-entry", job: useRuntime("slow"),
 			act: func(t *testing.T, r *row) error {
 				waitRunning(t, r)
@@ -407,7 +407,7 @@ func badInputs() []badInput {
 					t.Fatal(err)
 				}
 			}, completes: true},
-		{name: "numnodes-edited-while-queued", setup: nowhere, job: queuedNowhere,
+		{name: "numnodes-edited-while-queued", only: "spec.podTemplateOverrides", setup: nowhere, job: queuedNowhere,
 			act: func(t *testing.T, r *row) error {
 				workloadUID(t, r)
 				return mergePatch(t, r, map[string]any{"spec": map[string]any{"trainer": map[string]any{"numNodes": 2}}})
@@ -421,6 +421,13 @@ func badInputs() []badInput {
 					t.Errorf("%d pods ran (%v), want the 2 numNodes asks for since the edit", len(pods), err)
 				}
 			}},
+		// Trainer v2.3 built the job's JobSet while it queued, and JobSet
+		// refuses to change its pods: the edit is refused.
+		{name: "numnodes-edited-while-queued-v2.3", only: "spec.runtimePatches", setup: nowhere, job: queuedNowhere,
+			act: func(t *testing.T, r *row) error {
+				workloadUID(t, r)
+				return mergePatch(t, r, map[string]any{"spec": map[string]any{"trainer": map[string]any{"numNodes": 2}}})
+			}, denied: "JobSet refuses changes to its pods", neverStarts: true},
 		{name: "parallelism-zero-runs-one", setup: runtime(func(rt *trainer.TrainingRuntime) {
 			rt.Spec.MLPolicy = nil
 			rt.Spec.Template.Spec.ReplicatedJobs[0].Template.Spec.Parallelism = ptr.To[int32](0)
