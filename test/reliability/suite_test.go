@@ -46,33 +46,19 @@ func run(m *testing.M) int {
 		fmt.Fprintln(os.Stderr, err)
 		return 1
 	}
-	version, kueueVersion := os.Getenv("E2E_TRAINER_VERSION"), os.Getenv("E2E_KUEUE_VERSION")
-	name := "e2e-reliability"
-	for _, v := range []string{version, kueueVersion} {
-		if v != "" {
-			name += "-" + v
-		}
-	}
+	o := localcluster.ForTests("e2e-reliability", localcluster.Options{Root: root, AuditTrainJobBodies: true})
 	// A cluster left running by an earlier E2E_KEEP run would not have
 	// this run's manager binary: always a fresh one.
-	if err := localcluster.Down(root, name, os.Stderr); err != nil {
+	if err := localcluster.Down(root, o.Name, os.Stderr); err != nil {
 		fmt.Fprintf(os.Stderr, "reliability: %v\n", err)
 		return 1
 	}
-	cluster, err = localcluster.Up(ctx, localcluster.Options{Name: name, Root: root, Progress: os.Stderr,
-		AuditTrainJobBodies: true,
-		Settings:            localcluster.Settings{TrainerVersion: version, KueueVersion: kueueVersion}})
-	if err != nil {
-		fmt.Fprintf(os.Stderr, "reliability: bringing up the local control plane: %v\n", err)
+	var down func()
+	if cluster, down, err = localcluster.UpForTests(ctx, o); err != nil {
+		fmt.Fprintf(os.Stderr, "reliability: %v\n", err)
 		return 1
 	}
-	if os.Getenv("E2E_KEEP") == "" {
-		defer func() {
-			if err := localcluster.Down(root, name, os.Stderr); err != nil {
-				fmt.Fprintf(os.Stderr, "reliability: %v\n", err)
-			}
-		}()
-	}
+	defer down()
 	if k8s, err = cluster.Client(fixtures.Scheme()); err != nil {
 		fmt.Fprintf(os.Stderr, "reliability: %v\n", err)
 		return 1

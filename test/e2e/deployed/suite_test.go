@@ -54,27 +54,14 @@ func run(m *testing.M) int {
 		fmt.Fprintln(os.Stderr, "deployed: this tier runs the image's binary chrooted as the image's user and must run as root")
 		return 1
 	}
-	version, kueueVersion := os.Getenv("E2E_TRAINER_VERSION"), os.Getenv("E2E_KUEUE_VERSION")
-	name := "e2e-deployed"
-	for _, v := range []string{version, kueueVersion} {
-		if v != "" {
-			name += "-" + v
-		}
-	}
-	c, err := localcluster.Up(ctx, localcluster.Options{Name: name, Root: root, Progress: os.Stderr,
-		Settings: localcluster.Settings{TrainerVersion: version, KueueVersion: kueueVersion,
-			Integration: localcluster.IntegrationNone, EndpointRouting: true}})
+	o := localcluster.ForTests("e2e-deployed", localcluster.Options{Root: root,
+		Settings: localcluster.Settings{Integration: localcluster.IntegrationNone, EndpointRouting: true}})
+	c, down, err := localcluster.UpForTests(ctx, o)
 	if err != nil {
-		fmt.Fprintf(os.Stderr, "deployed: bringing up the local control plane: %v\n", err)
+		fmt.Fprintf(os.Stderr, "deployed: %v\n", err)
 		return 1
 	}
-	if os.Getenv("E2E_KEEP") == "" {
-		defer func() {
-			if err := localcluster.Down(root, name, os.Stderr); err != nil {
-				fmt.Fprintf(os.Stderr, "deployed: %v\n", err)
-			}
-		}()
-	}
+	defer down()
 	if k8s, err = c.Client(fixtures.Scheme()); err != nil {
 		fmt.Fprintf(os.Stderr, "deployed: %v\n", err)
 		return 1

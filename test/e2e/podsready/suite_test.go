@@ -42,26 +42,12 @@ func run(m *testing.M) int {
 		return 1
 	}
 	defer os.RemoveAll(filepath.Dir(cfg))
-	version, kueueVersion := os.Getenv("E2E_TRAINER_VERSION"), os.Getenv("E2E_KUEUE_VERSION")
-	name := "e2e-podsready"
-	for _, v := range []string{version, kueueVersion} {
-		if v != "" {
-			name += "-" + v
-		}
-	}
-	c, err := localcluster.Up(ctx, localcluster.Options{Name: name, Root: root, Progress: os.Stderr, KueueConfigFile: cfg,
-		Settings: localcluster.Settings{TrainerVersion: version, KueueVersion: kueueVersion}})
+	c, down, err := localcluster.UpForTests(ctx, localcluster.ForTests("e2e-podsready", localcluster.Options{Root: root, KueueConfigFile: cfg}))
 	if err != nil {
-		fmt.Fprintf(os.Stderr, "podsready: bringing up the local control plane: %v\n", err)
+		fmt.Fprintf(os.Stderr, "podsready: %v\n", err)
 		return 1
 	}
-	if os.Getenv("E2E_KEEP") == "" {
-		defer func() {
-			if err := localcluster.Down(root, name, os.Stderr); err != nil {
-				fmt.Fprintf(os.Stderr, "podsready: %v\n", err)
-			}
-		}()
-	}
+	defer down()
 	if k8s, err = c.Client(fixtures.Scheme()); err != nil {
 		fmt.Fprintf(os.Stderr, "podsready: %v\n", err)
 		return 1
