@@ -202,6 +202,9 @@ func run(ctx context.Context, f flags) error {
 		LeaderElection:          f.leaderElect,
 		LeaderElectionID:        "trainjob-kueue.dev",
 		LeaderElectionNamespace: f.leaderElectNS,
+		// A rollout's new replica takes over at once instead of waiting for
+		// the lease to expire: we exit as soon as the manager stops.
+		LeaderElectionReleaseOnCancel: true,
 		WebhookServer: webhook.NewServer(webhook.Options{
 			Host:    f.webhookHost,
 			Port:    f.webhookPort,

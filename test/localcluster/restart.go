@@ -1,0 +1,64 @@
+package localcluster
+
+import (
+	"bytes"
+	"crypto/tls"
+	"crypto/x509"
+	"fmt"
+	"io"
+	"net/http"
+	"os"
+	"strings"
+	"time"
+
+	"k8s.io/client-go/tools/clientcmd"
+)
+
+// Restart stops one component of a running cluster the way a rollout does
+// (SIGTERM, then its remaining time to exit) and starts it again with the
+// same command line, as `make scale` does to time a cold start.
+func (c *Cluster) Restart(component string) error {
+	pid, ok := c.state.PIDs[component]
+	if !ok {
+		return fmt.Errorf("cluster %s runs no %s", c.Dir, component)
+	}
+	raw, err := os.ReadFile(fmt.Sprintf("/proc/%d/cmdline", pid))
+	if err != nil {
+		return fmt.Errorf("reading the command line of %s: %w", component, err)
+	}
+	argv := strings.Split(strings.TrimRight(string(raw), "\x00"), "\x00")
+	stopAll(map[string]int{component: pid}, io.Discard)
+	newPID, err := startProcess(c.Dir, component, nil, argv[0], argv[1:]...)
+	if err != nil {
+		return err
+	}
+	c.state.PIDs[component] = newPID
+	return c.state.write(c.Dir)
+}
+
+// Scrape GETs an HTTPS endpoint of the cluster (a component's metrics)
+// authenticated as the cluster's admin.
+func (c *Cluster) Scrape(url string) ([]byte, error) {
+	cfg, err := clientcmd.BuildConfigFromFlags("", c.Kubeconfig)
+	if err != nil {
+		return nil, err
+	}
+	pool := x509.NewCertPool()
+	pool.AppendCertsFromPEM(cfg.CAData)
+	cert, err := tls.X509KeyPair(cfg.CertData, cfg.KeyData)
+	if err != nil {
+		return nil, err
+	}
+	hc := &http.Client{Timeout: 10 * time.Second, Transport: &http.Transport{TLSClientConfig: &tls.Config{RootCAs: pool, Certificates: []tls.Certificate{cert}, MinVersion: tls.VersionTLS12}}}
+	resp, err := hc.Get(url)
+	if err != nil {
+		return nil, err
+	}
+	defer resp.Body.Close()
+	body := new(bytes.Buffer)
+	_, _ = body.ReadFrom(resp.Body)
+	if resp.StatusCode != http.StatusOK {
+		return nil, fmt.Errorf("%s: %s %s", url, resp.Status, body.String())
+	}
+	return body.Bytes(), nil
+}
