@@ -46,7 +46,7 @@ func NewReconciler(c client.Client, apiReader client.Reader, recorder events.Eve
 	}
 	return &Reconciler{
 		jr:   jobframework.NewReconciler(skipEmptyPatches{c}, recorder, fwOpts...),
-		deps: &deps{client: c, apiReader: apiReader, recorder: recorder, opts: opts, metrics: opts.Metrics, memo: newPodSetMemo(podSetMemoSize), said: newSaidOnce()},
+		deps: &deps{client: c, apiReader: apiReader, recorder: recorder, opts: opts, metrics: opts.Metrics, memo: newPodSetMemo(podSetMemoBytes), said: newSaidOnce()},
 	}
 }
 
@@ -67,6 +67,9 @@ func (r *Reconciler) Reconcile(ctx context.Context, req ctrl.Request) (ctrl.Resu
 // use: a job created before its runtime, or whose runtime is edited while it
 // queues, is reconciled again when the runtime changes.
 func (r *Reconciler) SetupWithManager(mgr ctrl.Manager) error {
+	if err := r.deps.memo.pruneOnDelete(mgr.GetCache()); err != nil {
+		return err
+	}
 	b := ctrl.NewControllerManagedBy(mgr).
 		Named("trainjob").
 		For(&trainjob.TrainJob{}).
