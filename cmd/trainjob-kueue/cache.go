@@ -1,0 +1,55 @@
+package main
+
+import (
+	corev1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/runtime/schema"
+	"sigs.k8s.io/controller-runtime/pkg/cache"
+	kueue "sigs.k8s.io/kueue/apis/kueue/v1beta2"
+
+	"github.com/trainjob-kueue/trainjob-kueue/integration"
+)
+
+// cacheOptions keep in the informer caches only what the manager reads:
+// with thousands of TrainJobs and Workloads the cache is most of its
+// memory.
+func cacheOptions() cache.Options {
+	return cache.Options{DefaultTransform: stripUnread}
+}
+
+// stripUnread drops what no reader of the cache looks at: managedFields
+// (often the largest part of an object) and kubectl's last-applied copy of
+// the object, and the spec and status of Workloads another kind of job
+// controls. The job framework finds a TrainJob's Workloads by owner, and a
+// MultiKueue worker's prebuilt Workload by name (it has no controller): those
+// stay whole. Objects reach it fresh from the watch, so changing them in
+// place is safe.
+func stripUnread(obj any) (any, error) {
+	o, ok := obj.(metav1.Object)
+	if !ok {
+		return obj, nil
+	}
+	o.SetManagedFields(nil)
+	if a := o.GetAnnotations(); a != nil {
+		if _, ok := a[corev1.LastAppliedConfigAnnotation]; ok {
+			delete(a, corev1.LastAppliedConfigAnnotation)
+		}
+	}
+	if wl, ok := obj.(*kueue.Workload); ok && controlledByOtherJob(wl) {
+		wl.Spec = kueue.WorkloadSpec{}
+		wl.Status = kueue.WorkloadStatus{}
+	}
+	return obj, nil
+}
+
+func controlledByOtherJob(wl *kueue.Workload) bool {
+	owner := metav1.GetControllerOfNoCopy(wl)
+	if owner == nil {
+		return false
+	}
+	gv, err := schema.ParseGroupVersion(owner.APIVersion)
+	if err != nil {
+		return false
+	}
+	return gv.Group != integration.GVK.Group || owner.Kind != integration.GVK.Kind
+}

@@ -1,0 +1,63 @@
+package main
+
+import (
+	"testing"
+
+	"github.com/google/go-cmp/cmp"
+	corev1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/utils/ptr"
+	kueue "sigs.k8s.io/kueue/apis/kueue/v1beta2"
+)
+
+func TestCacheKeepsOnlyWhatIsRead(t *testing.T) {
+	workload := func(owner *metav1.OwnerReference) *kueue.Workload {
+		wl := &kueue.Workload{
+			ObjectMeta: metav1.ObjectMeta{
+				Name:          "w",
+				Annotations:   map[string]string{corev1.LastAppliedConfigAnnotation: "{…}", "keep": "me"},
+				ManagedFields: []metav1.ManagedFieldsEntry{{Manager: "kueue"}},
+			},
+			Spec:   kueue.WorkloadSpec{QueueName: "lq", PodSets: []kueue.PodSet{{Name: "node", Count: 2}}},
+			Status: kueue.WorkloadStatus{Conditions: []metav1.Condition{{Type: kueue.WorkloadAdmitted, Status: metav1.ConditionTrue}}},
+		}
+		if owner != nil {
+			wl.OwnerReferences = []metav1.OwnerReference{*owner}
+		}
+		return wl
+	}
+	trainJob := &metav1.OwnerReference{APIVersion: "trainer.kubeflow.org/v1alpha1", Kind: "TrainJob", Name: "j", Controller: ptr.To(true)}
+	batchJob := &metav1.OwnerReference{APIVersion: "batch/v1", Kind: "Job", Name: "j", Controller: ptr.To(true)}
+	stripped := func(wl *kueue.Workload) *kueue.Workload {
+		wl.ManagedFields = nil
+		wl.Annotations = map[string]string{"keep": "me"}
+		return wl
+	}
+	for name, c := range map[string]struct {
+		in, want *kueue.Workload
+	}{
+		"a TrainJob's Workload keeps spec and status": {workload(trainJob), stripped(workload(trainJob))},
+		"a prebuilt Workload (no controller) too":     {workload(nil), stripped(workload(nil))},
+		"another job kind's Workload: metadata only": {workload(batchJob), func() *kueue.Workload {
+			wl := stripped(workload(batchJob))
+			wl.Spec, wl.Status = kueue.WorkloadSpec{}, kueue.WorkloadStatus{}
+			return wl
+		}()},
+	} {
+		t.Run(name, func(t *testing.T) {
+			got, err := stripUnread(c.in)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if diff := cmp.Diff(c.want, got); diff != "" {
+				t.Errorf("cached (-want +got):\n%s", diff)
+			}
+		})
+	}
+	// Anything else loses managedFields only.
+	ns := &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: "n", Labels: map[string]string{"a": "b"}, ManagedFields: []metav1.ManagedFieldsEntry{{Manager: "x"}}}}
+	got, _ := stripUnread(ns)
+	if diff := cmp.Diff(&corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: "n", Labels: map[string]string{"a": "b"}}}, got); diff != "" {
+		t.Errorf("Namespace (-want +got):\n%s", diff)
+	}
+}
