@@ -79,9 +79,9 @@ func (r *Reconciler) SetupWithManager(mgr ctrl.Manager) error {
 		b = b.Owns(&jobsetapi.JobSet{})
 	}
 	return b.
-		Watches(&trainer.TrainingRuntime{}, handler.EnqueueRequestsFromMapFunc(r.jobsUsing(kindTrainingRuntime)),
+		Watches(&trainer.TrainingRuntime{}, newPacedFanOut(r.jobsUsing(kindTrainingRuntime), runtimeFanOutPerSecond),
 			builder.WithPredicates(predicate.GenerationChangedPredicate{})).
-		Watches(&trainer.ClusterTrainingRuntime{}, handler.EnqueueRequestsFromMapFunc(r.jobsUsing(kindClusterTrainingRuntime)),
+		Watches(&trainer.ClusterTrainingRuntime{}, newPacedFanOut(r.jobsUsing(kindClusterTrainingRuntime), runtimeFanOutPerSecond),
 			builder.WithPredicates(predicate.GenerationChangedPredicate{})).
 		Watches(&kueue.WorkloadPriorityClass{}, handler.EnqueueRequestsFromMapFunc(r.jobsOfPriorityClass),
 			builder.WithPredicates(predicate.Funcs{
