@@ -2,9 +2,12 @@ package main
 
 import (
 	corev1 "k8s.io/api/core/v1"
+	apiextensionsv1 "k8s.io/apiextensions-apiserver/pkg/apis/apiextensions/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/fields"
 	"k8s.io/apimachinery/pkg/runtime/schema"
 	"sigs.k8s.io/controller-runtime/pkg/cache"
+	"sigs.k8s.io/controller-runtime/pkg/client"
 	kueue "sigs.k8s.io/kueue/apis/kueue/v1beta2"
 
 	"github.com/trainjob-kueue/trainjob-kueue/integration"
@@ -14,8 +17,18 @@ import (
 // with thousands of TrainJobs and Workloads the cache is most of its
 // memory.
 func cacheOptions() cache.Options {
-	return cache.Options{DefaultTransform: stripUnread}
+	return cache.Options{
+		DefaultTransform: stripUnread,
+		ByObject: map[client.Object]cache.ByObject{
+			// The shape watch reads one CRD; the others (Trainer's runtime
+			// CRDs embed a JobSet's schema each) are megabytes apiece.
+			&apiextensionsv1.CustomResourceDefinition{}: {Field: fields.OneTermEqualSelector("metadata.name", trainJobCRD)},
+		},
+	}
 }
+
+// trainJobCRD is the CRD the manager watches for its shape.
+const trainJobCRD = "trainjobs.trainer.kubeflow.org"
 
 // stripUnread drops what no reader of the cache looks at: managedFields
 // (often the largest part of an object) and kubectl's last-applied copy of

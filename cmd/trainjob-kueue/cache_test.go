@@ -5,7 +5,9 @@ import (
 
 	"github.com/google/go-cmp/cmp"
 	corev1 "k8s.io/api/core/v1"
+	apiextensionsv1 "k8s.io/apiextensions-apiserver/pkg/apis/apiextensions/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/fields"
 	"k8s.io/utils/ptr"
 	kueue "sigs.k8s.io/kueue/apis/kueue/v1beta2"
 )
@@ -60,4 +62,17 @@ func TestCacheKeepsOnlyWhatIsRead(t *testing.T) {
 	if diff := cmp.Diff(&corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: "n", Labels: map[string]string{"a": "b"}}}, got); diff != "" {
 		t.Errorf("Namespace (-want +got):\n%s", diff)
 	}
+}
+
+func TestCacheHoldsOnlyTheTrainJobCRD(t *testing.T) {
+	for obj, by := range cacheOptions().ByObject {
+		if _, ok := obj.(*apiextensionsv1.CustomResourceDefinition); !ok {
+			continue
+		}
+		if by.Field == nil || !by.Field.Matches(fields.Set{"metadata.name": "trainjobs.trainer.kubeflow.org"}) || by.Field.Matches(fields.Set{"metadata.name": "jobsets.jobset.x-k8s.io"}) {
+			t.Fatalf("CRDs cached with field selector %v", by.Field)
+		}
+		return
+	}
+	t.Fatal("every CRD is cached")
 }

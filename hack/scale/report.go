@@ -146,9 +146,9 @@ func (r *report) print(w io.Writer) {
 	fmt.Fprintf(w, "| cold start to Ready | %.1f s | ≤ 60 s |\n", r.ColdStartReadyS)
 	fmt.Fprintf(w, "| cold start to idle (every job reconciled) | %.1f s | |\n", r.ColdStartIdleS)
 	if r.Restart != nil {
-		fmt.Fprintf(w, "| requests from restart to idle (writes) | %d (%d) | no write |\n", r.Restart.Requests, r.Restart.Writes)
+		fmt.Fprintf(w, "| requests from restart to idle (writes but lease renewals, Events) | %d (%d) | no write |\n", r.Restart.Requests, r.Restart.Writes)
 	}
-	fmt.Fprintf(w, "| requests in the idle minute (writes) | %.0f (%.0f) | |\n", r.IdleRequestsPerMin, r.IdleWritesPerMin)
+	fmt.Fprintf(w, "| requests in the idle minute (writes but lease renewals, Events) | %.0f (%.0f) | |\n", r.IdleRequestsPerMin, r.IdleWritesPerMin)
 	if r.RuntimeEdit != nil {
 		fmt.Fprintf(w, "| runtime edit under %d jobs: requests in the next minute (writes) | %d (%d) | no storm |\n", r.RuntimeEdit.Jobs, r.RuntimeEdit.Requests, r.RuntimeEdit.Writes)
 	}
