@@ -143,10 +143,20 @@ func run(ctx context.Context, o options) error {
 		if err := setGPUQuota(ctx, k, quota); err != nil {
 			return err
 		}
-		want := (w + 1) * o.wave
-		if err := waitFor(ctx, 10*time.Minute, func() bool { a, st := rec.counts(); return a >= want && st >= a }); err != nil {
+		// Kueue picks which queued jobs fit the new quota (about o.wave
+		// of them): the wave is over when admissions stop and every
+		// admitted job was started.
+		prev, _ := rec.counts()
+		seen, since := prev, time.Now()
+		if err := waitFor(ctx, 10*time.Minute, func() bool {
 			a, st := rec.counts()
-			return fmt.Errorf("wave %d: %d admitted, %d of them started, want %d: %w", w+1, a, st, want, err)
+			if a != seen {
+				seen, since = a, time.Now()
+			}
+			return a > prev && st >= a && time.Since(since) >= 10*time.Second
+		}); err != nil {
+			a, st := rec.counts()
+			return fmt.Errorf("wave %d: %d admitted, %d of them started: %w", w+1, a, st, err)
 		}
 	}
 	sleep(ctx, 20*time.Second)
