@@ -108,6 +108,11 @@ func run(ctx context.Context, o options) error {
 		return err
 	}
 	s := &sampler{c: c, start: time.Now(), rec: rec}
+	for _, port := range []string{"ours-metrics", "kueue-metrics"} {
+		if _, err := c.Scrape(fmt.Sprintf("https://127.0.0.1:%d/metrics", c.Port(port))); err != nil {
+			return fmt.Errorf("scraping %s: %w", port, err)
+		}
+	}
 	s.setPhase("create")
 	go s.run(wctx, 2*time.Second)
 	r := &report{Jobs: o.n, Trainer: o.trainer, Kueue: o.kueue}
