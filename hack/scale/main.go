@@ -107,9 +107,13 @@ func run(ctx context.Context, o options) error {
 	if err := rec.watch(wctx, cfg, k); err != nil {
 		return err
 	}
-	s := &sampler{c: c, start: time.Now(), rec: rec}
+	token, err := metricsToken(ctx, cfg, k)
+	if err != nil {
+		return err
+	}
+	s := &sampler{c: c, start: time.Now(), rec: rec, token: token}
 	for _, port := range []string{"ours-metrics", "kueue-metrics"} {
-		if _, err := c.Scrape(fmt.Sprintf("https://127.0.0.1:%d/metrics", c.Port(port))); err != nil {
+		if _, err := c.Scrape(fmt.Sprintf("https://127.0.0.1:%d/metrics", c.Port(port)), token); err != nil {
 			return fmt.Errorf("scraping %s: %w", port, err)
 		}
 	}

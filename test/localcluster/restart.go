@@ -36,8 +36,10 @@ func (c *Cluster) Restart(component string) error {
 }
 
 // Scrape GETs an HTTPS endpoint of the cluster (a component's metrics on
-// loopback) authenticated as the cluster's admin.
-func (c *Cluster) Scrape(url string) ([]byte, error) {
+// loopback) with the admin's client certificate and, when not empty, a
+// bearer token (controller-runtime's secure metrics authenticate tokens
+// only).
+func (c *Cluster) Scrape(url, token string) ([]byte, error) {
 	cfg, err := clientcmd.BuildConfigFromFlags("", c.Kubeconfig)
 	if err != nil {
 		return nil, err
@@ -50,7 +52,14 @@ func (c *Cluster) Scrape(url string) ([]byte, error) {
 	// own (controller-runtime's, with no certificate directory given); the
 	// endpoint is on loopback and still authenticates us.
 	hc := &http.Client{Timeout: 10 * time.Second, Transport: &http.Transport{TLSClientConfig: &tls.Config{InsecureSkipVerify: true, Certificates: []tls.Certificate{cert}, MinVersion: tls.VersionTLS12}}} //nolint:gosec // loopback, see above
-	resp, err := hc.Get(url)
+	req, err := http.NewRequest(http.MethodGet, url, nil)
+	if err != nil {
+		return nil, err
+	}
+	if token != "" {
+		req.Header.Set("Authorization", "Bearer "+token)
+	}
+	resp, err := hc.Do(req)
 	if err != nil {
 		return nil, err
 	}
