@@ -33,7 +33,8 @@ var pool = fixtures.Pool{Name: "gpu", Labels: map[string]string{"scale.trainjob-
 // initializer, MPI, plain torch. Admitted pods run for the whole run, so
 // an admitted job keeps its quota and every wave admits new jobs only.
 func runtimes() []*trainer.TrainingRuntime {
-	run := map[string]string{"pod-complete.stage.kwok.x-k8s.io/delay": "24h"}
+	// kwok completes a pod between delay and jitter-delay (default 5 s).
+	run := map[string]string{"pod-complete.stage.kwok.x-k8s.io/delay": "24h", "pod-complete.stage.kwok.x-k8s.io/jitter-delay": "25h"}
 	cpu := fixtures.CPUs("1")
 	gpu := corev1.ResourceList{corev1.ResourceCPU: resource.MustParse("1"), fixtures.GPU: resource.MustParse("1")}
 	return []*trainer.TrainingRuntime{
