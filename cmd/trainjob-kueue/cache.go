@@ -1,6 +1,10 @@
 package main
 
 import (
+	"crypto/sha256"
+	"encoding/json"
+	"sync"
+
 	corev1 "k8s.io/api/core/v1"
 	apiextensionsv1 "k8s.io/apiextensions-apiserver/pkg/apis/apiextensions/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
@@ -17,8 +21,15 @@ import (
 // with thousands of TrainJobs and Workloads the cache is most of its
 // memory.
 func cacheOptions() cache.Options {
+	shared := newPodSetInterner(maxSharedPodSets)
 	return cache.Options{
-		DefaultTransform: stripUnread,
+		DefaultTransform: func(obj any) (any, error) {
+			obj, err := stripUnread(obj)
+			if wl, ok := obj.(*kueue.Workload); ok {
+				wl.Spec.PodSets = shared.intern(wl.Spec.PodSets)
+			}
+			return obj, err
+		},
 		ByObject: map[client.Object]cache.ByObject{
 			// The shape watch reads one CRD; the others (Trainer's runtime
 			// CRDs embed a JobSet's schema each) are megabytes apiece.
@@ -65,4 +76,47 @@ func controlledByOtherJob(wl *kueue.Workload) bool {
 		return false
 	}
 	return gv.Group != integration.GVK.Group || owner.Kind != integration.GVK.Kind
+}
+
+// maxSharedPodSets bounds the distinct PodSet lists kept for sharing.
+const maxSharedPodSets = 512
+
+// podSetInterner makes Workloads with equal PodSets share one copy in the
+// cache. A Workload's PodSets hold a pod template per role and are most
+// of its size; the Workloads of one runtime's queued jobs have equal ones.
+// Readers never see the sharing: the cache deep-copies what it returns,
+// and its own objects are never changed in place.
+type podSetInterner struct {
+	mu    sync.Mutex
+	max   int
+	bySum map[[sha256.Size]byte][]kueue.PodSet
+	// order of insertion, to forget the oldest past max.
+	order [][sha256.Size]byte
+}
+
+func newPodSetInterner(limit int) *podSetInterner {
+	return &podSetInterner{max: limit, bySum: map[[sha256.Size]byte][]kueue.PodSet{}}
+}
+
+func (p *podSetInterner) intern(ps []kueue.PodSet) []kueue.PodSet {
+	if len(ps) == 0 {
+		return ps
+	}
+	data, err := json.Marshal(ps)
+	if err != nil {
+		return ps
+	}
+	sum := sha256.Sum256(data)
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	if known, ok := p.bySum[sum]; ok {
+		return known
+	}
+	if len(p.order) >= p.max {
+		delete(p.bySum, p.order[0])
+		p.order = p.order[1:]
+	}
+	p.bySum[sum] = ps
+	p.order = append(p.order, sum)
+	return ps
 }

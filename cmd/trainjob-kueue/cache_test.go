@@ -1,6 +1,7 @@
 package main
 
 import (
+	"fmt"
 	"testing"
 
 	"github.com/google/go-cmp/cmp"
@@ -75,4 +76,44 @@ func TestCacheHoldsOnlyTheTrainJobCRD(t *testing.T) {
 		return
 	}
 	t.Fatal("every CRD is cached")
+}
+
+func TestCachedWorkloadsShareEqualPodSets(t *testing.T) {
+	transform := cacheOptions().DefaultTransform
+	workload := func(name, image string) *kueue.Workload {
+		return &kueue.Workload{ObjectMeta: metav1.ObjectMeta{Name: name}, Spec: kueue.WorkloadSpec{PodSets: []kueue.PodSet{{
+			Name: "node", Count: 2,
+			Template: corev1.PodTemplateSpec{Spec: corev1.PodSpec{Containers: []corev1.Container{{Name: "node", Image: image}}}},
+		}}}}
+	}
+	cached := func(wl *kueue.Workload) *kueue.Workload {
+		got, err := transform(wl)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return got.(*kueue.Workload)
+	}
+	a, b, other := cached(workload("a", "torch")), cached(workload("b", "torch")), cached(workload("c", "mpi"))
+	if &a.Spec.PodSets[0] != &b.Spec.PodSets[0] {
+		t.Error("Workloads with equal PodSets hold a copy each")
+	}
+	if &a.Spec.PodSets[0] == &other.Spec.PodSets[0] || other.Spec.PodSets[0].Template.Spec.Containers[0].Image != "mpi" {
+		t.Error("Workloads with different PodSets share them")
+	}
+	// What a reader gets is its own: the cache deep-copies.
+	mine := b.DeepCopy()
+	mine.Spec.PodSets[0].Count = 9
+	if a.Spec.PodSets[0].Count != 2 {
+		t.Error("a reader's change reached another cached Workload")
+	}
+}
+
+func TestPodSetInternerIsBounded(t *testing.T) {
+	p := newPodSetInterner(2)
+	for i := range 5 {
+		p.intern([]kueue.PodSet{{Name: kueue.PodSetReference(fmt.Sprint("role-", i)), Count: 1}})
+	}
+	if len(p.bySum) != 2 || len(p.order) != 2 {
+		t.Errorf("%d PodSet lists kept, bound 2", len(p.bySum))
+	}
 }
