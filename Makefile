@@ -12,7 +12,7 @@ KUEUE_VERSION ?= v0.19.2
 INTEGRATION ?= ours
 KUEUE_CONFIG ?=
 
-.PHONY: generate verify-generate all build plugin image image-push deploy bench bench-smoke test test-install test-image test-smoke test-full test-unit test-integration test-e2e test-deployed test-reliability test-reliability-smoke fuzz vet envtest-assets components cluster-up cluster-down multikueue-up demo clean
+.PHONY: generate verify-generate all build plugin image image-push deploy bench bench-smoke scale test test-install test-image test-smoke test-full test-unit test-integration test-e2e test-deployed test-reliability test-reliability-smoke fuzz vet envtest-assets components cluster-up cluster-down multikueue-up demo clean
 
 all: build
 
@@ -221,6 +221,17 @@ bench:
 	$(MAKE) --no-print-directory components TRAINER_VERSION=$(BENCH_TRAINER)
 	$(GO) test -run '^$$' -bench BenchmarkPodSets -benchmem ./podsets/
 	$(GO) run ./hack/bench -n $(BENCH_N) -rounds $(BENCH_ROUNDS) -trainer-version $(BENCH_TRAINER) -kueue-version $(KUEUE_VERSION)
+
+## scale: SCALE_N TrainJobs queued (a mix of runtimes), admitted in waves;
+## memory of trainjob-kueue and Kueue over time, admission -> unsuspend
+## latency, a runtime edit under thousands of jobs, and a cold start with
+## all of them present (.bench/scale.json, .bench/scale.png). Not part of
+## make test.
+SCALE_N ?= 10000
+scale:
+	$(MAKE) --no-print-directory components TRAINER_VERSION=$(BENCH_TRAINER)
+	$(GO) test -run '^$$' -bench 'BenchmarkPodSetMemo|BenchmarkJobsByState' -benchmem ./integration/
+	$(GO) run ./hack/scale -n $(SCALE_N) -trainer-version $(BENCH_TRAINER) -kueue-version $(KUEUE_VERSION)
 
 ## bench-smoke: the benchmark's whole path on a small load (part of make test).
 bench-smoke:

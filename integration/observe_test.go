@@ -74,7 +74,7 @@ func TestObserveFailsOnAFailedRead(t *testing.T) {
 			j.Spec.ManagedBy = tc.managedBy
 			c := fake.NewClientBuilder().WithScheme(NewScheme()).WithObjects(runtime.DeepCopy(), reserved.DeepCopy()).
 				WithInterceptorFuncs(failing(tc.fail)).Build()
-			d := &deps{client: c, apiReader: c, opts: Options{Shape: s}, caps: s.Capabilities(), memo: newPodSetMemo(16), said: newSaidOnce()}
+			d := &deps{client: c, apiReader: c, opts: Options{Shape: s}, caps: s.Capabilities(), memo: newPodSetMemo(podSetMemoBytes), said: newSaidOnce()}
 			adapter := &TrainJob{TrainJob: *j, deps: d}
 			if !adapter.Skip(t.Context()) {
 				t.Fatal("Skip = false: the reconcile goes on without what it failed to read")
@@ -94,7 +94,7 @@ func TestObserveFailsOnAFailedRead(t *testing.T) {
 	// Reads that succeed, with nothing there, are no error.
 	c := fake.NewClientBuilder().WithScheme(NewScheme()).Build()
 	s := shape.PodTemplateOverrides{}
-	d := &deps{client: c, apiReader: c, opts: Options{Shape: s}, caps: s.Capabilities(), memo: newPodSetMemo(16), said: newSaidOnce()}
+	d := &deps{client: c, apiReader: c, opts: Options{Shape: s}, caps: s.Capabilities(), memo: newPodSetMemo(podSetMemoBytes), said: newSaidOnce()}
 	adapter := &TrainJob{TrainJob: *job.DeepCopy(), deps: d}
 	if adapter.Skip(t.Context()) {
 		t.Fatalf("skipped: %v", adapter.readErr)

@@ -1,17 +1,34 @@
 package integration
 
 import (
+	"container/list"
+	"context"
+	"crypto/sha256"
+	"encoding/json"
+	"fmt"
+	"strings"
 	"sync"
 
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/types"
+	toolscache "k8s.io/client-go/tools/cache"
+	"sigs.k8s.io/controller-runtime/pkg/cache"
 	kueue "sigs.k8s.io/kueue/apis/kueue/v1beta2"
 
 	trainer "github.com/kubeflow/trainer/v2/pkg/apis/trainer/v1alpha1"
 
 	"github.com/trainjob-kueue/trainjob-kueue/podsets"
+	"github.com/trainjob-kueue/trainjob-kueue/trainjob"
 )
 
-// podSetMemoSize bounds the memo: past it, it starts over.
-const podSetMemoSize = 8192
+// podSetMemoBytes bounds the memo's estimated size. Jobs of one runtime and
+// one spec shape share one projection, so thousands of queued jobs hold a
+// handful of projections plus a small entry each (entryOverhead).
+const podSetMemoBytes = 32 << 20
+
+// entryOverhead estimates a memo entry without its projection: the key,
+// the list element, the map slot.
+const entryOverhead = 256
 
 // projection is a job's roles and PodSets; shared, so read-only.
 type projection struct {
@@ -27,14 +44,42 @@ type projection struct {
 // Workload while its PodSets change only with its spec or its runtime;
 // computing them (with the Workload CRD's defaults) was a tenth of the
 // manager's CPU under load. A restart just computes them again.
+//
+// It holds one entry per job (a newer key of the job replaces the older),
+// forgets a job when it is deleted, and evicts the least recently used
+// entries past maxBytes. Equal projections are stored once: the estimate
+// counts each distinct projection once, by its JSON size.
 type podSetMemo struct {
-	mu      sync.Mutex
-	max     int
-	entries map[string]projection
+	mu       sync.Mutex
+	maxBytes int
+	bytes    int
+	// lru holds *memoEntry, most recently used first.
+	lru    *list.List
+	byJob  map[types.UID]*list.Element
+	shared map[[sha256.Size]byte]*sharedProjection
 }
 
-func newPodSetMemo(size int) *podSetMemo {
-	return &podSetMemo{max: size, entries: map[string]projection{}}
+type memoEntry struct {
+	uid types.UID
+	key string
+	p   *sharedProjection
+}
+
+type sharedProjection struct {
+	p    projection
+	sum  [sha256.Size]byte
+	size int
+	refs int
+}
+
+func newPodSetMemo(maxBytes int) *podSetMemo {
+	return &podSetMemo{maxBytes: maxBytes, lru: list.New(), byJob: map[types.UID]*list.Element{}, shared: map[[sha256.Size]byte]*sharedProjection{}}
+}
+
+// uidOf the job a memo key is about: keys start with the job's UID.
+func uidOf(key string) types.UID {
+	uid, _, _ := strings.Cut(key, "/")
+	return types.UID(uid)
 }
 
 func (m *podSetMemo) get(key string) (projection, bool) {
@@ -43,18 +88,93 @@ func (m *podSetMemo) get(key string) (projection, bool) {
 	}
 	m.mu.Lock()
 	defer m.mu.Unlock()
-	p, ok := m.entries[key]
-	return p, ok
+	el, ok := m.byJob[uidOf(key)]
+	if !ok {
+		return projection{}, false
+	}
+	e := el.Value.(*memoEntry)
+	if e.key != key {
+		return projection{}, false
+	}
+	m.lru.MoveToFront(el)
+	return e.p.p, true
 }
 
 func (m *podSetMemo) put(key string, p projection) {
 	if m == nil {
 		return
 	}
+	// Outside the lock: the encoding is the expensive part.
+	data, err := json.Marshal(struct {
+		Roles        []podsets.Role
+		PodSets      []kueue.PodSet
+		Coscheduling *trainer.CoschedulingPodGroupPolicySource
+	}{p.roles, p.podSets, p.coscheduling})
+	if err != nil {
+		return
+	}
+	sum := sha256.Sum256(data)
 	m.mu.Lock()
 	defer m.mu.Unlock()
-	if len(m.entries) >= m.max {
-		m.entries = map[string]projection{}
+	uid := uidOf(key)
+	if el, ok := m.byJob[uid]; ok {
+		m.remove(el)
 	}
-	m.entries[key] = p
+	sp, ok := m.shared[sum]
+	if !ok {
+		sp = &sharedProjection{p: p, sum: sum, size: len(data)}
+		m.shared[sum] = sp
+		m.bytes += sp.size
+	}
+	sp.refs++
+	m.byJob[uid] = m.lru.PushFront(&memoEntry{uid: uid, key: key, p: sp})
+	m.bytes += entryOverhead + len(key)
+	for m.bytes > m.maxBytes && m.lru.Len() > 1 {
+		m.remove(m.lru.Back())
+	}
+}
+
+// forget drops what is remembered about job uid.
+func (m *podSetMemo) forget(uid types.UID) {
+	if m == nil {
+		return
+	}
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	if el, ok := m.byJob[uid]; ok {
+		m.remove(el)
+	}
+}
+
+// remove an entry; the caller holds mu.
+func (m *podSetMemo) remove(el *list.Element) {
+	e := m.lru.Remove(el).(*memoEntry)
+	delete(m.byJob, e.uid)
+	m.bytes -= entryOverhead + len(e.key)
+	e.p.refs--
+	if e.p.refs == 0 {
+		delete(m.shared, e.p.sum)
+		m.bytes -= e.p.size
+	}
+}
+
+// onDelete forgets a deleted TrainJob: its UID never comes back, so its
+// entry would only wait for eviction.
+func (m *podSetMemo) onDelete(obj any) {
+	if tomb, ok := obj.(toolscache.DeletedFinalStateUnknown); ok {
+		obj = tomb.Obj
+	}
+	if o, ok := obj.(metav1.Object); ok {
+		m.forget(o.GetUID())
+	}
+}
+
+// pruneOnDelete registers onDelete with the TrainJob informer of c.
+func (m *podSetMemo) pruneOnDelete(c cache.Cache) error {
+	inf, err := c.GetInformer(context.Background(), &trainjob.TrainJob{})
+	if err != nil {
+		return fmt.Errorf("watching TrainJob deletions for the PodSet memo: %w", err)
+	}
+	_, err = inf.AddEventHandler(toolscache.ResourceEventHandlerFuncs{DeleteFunc: m.onDelete})
+	return err
 }

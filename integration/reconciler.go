@@ -47,7 +47,7 @@ func NewReconciler(c client.Client, apiReader client.Reader, recorder events.Eve
 	return &Reconciler{
 		jr: jobframework.NewReconciler(frameworkClient{c}, recorder, fwOpts...),
 		deps: &deps{client: c, apiReader: apiReader, recorder: recorder, opts: opts, caps: opts.Shape.Capabilities(),
-			metrics: opts.Metrics, memo: newPodSetMemo(podSetMemoSize), said: newSaidOnce()},
+			metrics: opts.Metrics, memo: newPodSetMemo(podSetMemoBytes), said: newSaidOnce()},
 	}
 }
 
@@ -75,6 +75,9 @@ func (r *Reconciler) Reconcile(ctx context.Context, req ctrl.Request) (ctrl.Resu
 // use: a job created before its runtime, or whose runtime is edited while it
 // queues, is reconciled again when the runtime changes.
 func (r *Reconciler) SetupWithManager(mgr ctrl.Manager) error {
+	if err := r.deps.memo.pruneOnDelete(mgr.GetCache()); err != nil {
+		return err
+	}
 	b := ctrl.NewControllerManagedBy(mgr).
 		Named("trainjob").
 		For(&trainjob.TrainJob{}).
@@ -84,9 +87,9 @@ func (r *Reconciler) SetupWithManager(mgr ctrl.Manager) error {
 		b = b.Owns(&jobsetapi.JobSet{})
 	}
 	return b.
-		Watches(&trainer.TrainingRuntime{}, handler.EnqueueRequestsFromMapFunc(r.jobsUsing(kindTrainingRuntime)),
+		Watches(&trainer.TrainingRuntime{}, newPacedFanOut(r.jobsUsing(kindTrainingRuntime), runtimeFanOutPerSecond),
 			builder.WithPredicates(predicate.GenerationChangedPredicate{})).
-		Watches(&trainer.ClusterTrainingRuntime{}, handler.EnqueueRequestsFromMapFunc(r.jobsUsing(kindClusterTrainingRuntime)),
+		Watches(&trainer.ClusterTrainingRuntime{}, newPacedFanOut(r.jobsUsing(kindClusterTrainingRuntime), runtimeFanOutPerSecond),
 			builder.WithPredicates(predicate.GenerationChangedPredicate{})).
 		Watches(&kueue.WorkloadPriorityClass{}, handler.EnqueueRequestsFromMapFunc(r.jobsOfPriorityClass),
 			builder.WithPredicates(predicate.Funcs{

@@ -67,7 +67,7 @@ func newStartFixture(t *testing.T, s shape.Shape, refuse func(patch []byte) erro
 	}
 	rec := events.NewFakeRecorder(16)
 	d := &deps{client: c, apiReader: c, recorder: rec, opts: Options{Shape: s}, caps: s.Capabilities(), metrics: NewMetrics(),
-		memo: newPodSetMemo(16), said: newSaidOnce()}
+		memo: newPodSetMemo(podSetMemoBytes), said: newSaidOnce()}
 	wl := &kueue.Workload{ObjectMeta: metav1.ObjectMeta{UID: "wl"}}
 	wl.Status.Conditions = []metav1.Condition{{Type: kueue.WorkloadQuotaReserved, Status: metav1.ConditionTrue}, {Type: kueue.WorkloadAdmitted, Status: metav1.ConditionTrue}}
 	wl.Status.Admission = &kueue.Admission{ClusterQueue: "cq", PodSetAssignments: []kueue.PodSetAssignment{{Name: "node", Flavors: map[corev1.ResourceName]kueue.ResourceFlavorReference{"nvidia.com/gpu": "gpu"}}}}

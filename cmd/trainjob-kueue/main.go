@@ -196,6 +196,7 @@ func run(ctx context.Context, f flags) error {
 	}
 	mgr, err := ctrl.NewManager(restCfg, ctrl.Options{
 		Scheme:                  scheme,
+		Cache:                   cacheOptions(),
 		Controller:              controllerCfg,
 		PprofBindAddress:        f.pprofAddr,
 		Metrics:                 metricsOpts,

@@ -1,0 +1,270 @@
+// Command scale measures trainjob-kueue with thousands of queued TrainJobs
+// on the local control plane (`make scale`): N TrainJobs of a mix of
+// runtimes queue behind a ClusterQueue without GPU quota; waves of quota
+// then admit a few hundred. Measured from outside the manager: its and
+// Kueue's memory over time (/proc, their metrics endpoints), admission to
+// unsuspend latency per wave (watch events), the requests a runtime edit
+// under thousands of jobs causes, and a restart with all of them present:
+// time to Ready, to its first idle moment, and the requests of the minute
+// after (the API server's audit log). Results: .bench/scale.json and
+// .bench/scale.png.
+package main
+
+import (
+	"context"
+	"flag"
+	"fmt"
+	"os"
+	"os/signal"
+	"path/filepath"
+	"sync/atomic"
+	"syscall"
+	"time"
+
+	"github.com/go-logr/logr"
+	"k8s.io/client-go/tools/clientcmd"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+	ctrllog "sigs.k8s.io/controller-runtime/pkg/log"
+
+	"github.com/trainjob-kueue/trainjob-kueue/test/fixtures"
+	"github.com/trainjob-kueue/trainjob-kueue/test/localcluster"
+)
+
+const ourUser = "system:serviceaccount:trainjob-kueue-system:trainjob-kueue-controller-manager"
+
+type options struct {
+	n       int
+	wave    int
+	waves   int
+	idle    time.Duration
+	out     string
+	name    string
+	keep    bool
+	trainer string
+	kueue   string
+}
+
+func main() {
+	var o options
+	flag.IntVar(&o.n, "n", 10000, "TrainJobs created; all queue")
+	flag.IntVar(&o.wave, "wave", 100, "jobs each wave of quota admits")
+	flag.IntVar(&o.waves, "waves", 3, "waves of admission")
+	flag.DurationVar(&o.idle, "idle", time.Minute, "how long the idle manager is watched after its cold start")
+	flag.StringVar(&o.out, "out", ".bench", "output directory")
+	flag.StringVar(&o.name, "cluster", "scale", "local cluster name")
+	flag.BoolVar(&o.keep, "keep", false, "leave the cluster running afterwards")
+	flag.StringVar(&o.trainer, "trainer-version", "v2.3.0", "Kubeflow Trainer release")
+	flag.StringVar(&o.kueue, "kueue-version", localcluster.DefaultKueueVersion, "Kueue release")
+	flag.Parse()
+	ctrllog.SetLogger(logr.Discard())
+	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
+	defer stop()
+	if err := run(ctx, o); err != nil {
+		fmt.Fprintf(os.Stderr, "scale: %v\n", err)
+		os.Exit(1)
+	}
+}
+
+func run(ctx context.Context, o options) error {
+	root, err := os.Getwd()
+	if err != nil {
+		return err
+	}
+	if err := os.MkdirAll(o.out, 0o755); err != nil {
+		return err
+	}
+	admitGPUs := int64(0)
+	for i := range o.wave * o.waves {
+		admitGPUs += gpusOf(i)
+	}
+	if err := localcluster.Down(root, o.name, os.Stderr); err != nil {
+		return err
+	}
+	c, err := localcluster.Up(ctx, localcluster.Options{Name: o.name, Root: root, Progress: os.Stderr,
+		Settings: localcluster.Settings{Integration: localcluster.IntegrationOurs, TrainerVersion: o.trainer, KueueVersion: o.kueue}})
+	if err != nil {
+		return err
+	}
+	if !o.keep {
+		defer func() { _ = localcluster.Down(root, o.name, os.Stderr) }()
+	}
+	cfg, err := clientcmd.BuildConfigFromFlags("", c.Kubeconfig)
+	if err != nil {
+		return err
+	}
+	// The load generator is not what is measured: let it go fast.
+	cfg.QPS, cfg.Burst = 500, 1000
+	k, err := client.New(cfg, client.Options{Scheme: fixtures.Scheme()})
+	if err != nil {
+		return err
+	}
+	if err := setUp(ctx, k, admitGPUs); err != nil {
+		return err
+	}
+	rec := newRecorder()
+	wctx, cancel := context.WithCancel(ctx)
+	defer cancel()
+	if err := rec.watch(wctx, cfg, k); err != nil {
+		return err
+	}
+	token, err := metricsToken(ctx, cfg, k)
+	if err != nil {
+		return err
+	}
+	s := &sampler{c: c, start: time.Now(), rec: rec, token: token}
+	for _, port := range []string{"ours-metrics", "kueue-metrics"} {
+		if _, err := c.Scrape(fmt.Sprintf("https://127.0.0.1:%d/metrics", c.Port(port)), token); err != nil {
+			return fmt.Errorf("scraping %s: %w", port, err)
+		}
+	}
+	s.setPhase("create")
+	go s.run(wctx, 2*time.Second)
+	r := &report{Jobs: o.n, Trainer: o.trainer, Kueue: o.kueue}
+
+	// 1. N TrainJobs, all queued.
+	var created atomic.Int64
+	go func() {
+		for ctx.Err() == nil && created.Load() < int64(o.n) {
+			time.Sleep(15 * time.Second)
+			fmt.Fprintf(os.Stderr, "   %d/%d created, %d Workloads\n", created.Load(), o.n, rec.workloadCount())
+		}
+	}()
+	t0 := time.Now()
+	if err := submit(ctx, k, o.n, &created); err != nil {
+		return err
+	}
+	r.CreateS = time.Since(t0).Seconds()
+	s.setPhase("queue")
+	if err := waitFor(ctx, 30*time.Minute, func() bool { return rec.workloadCount() >= o.n }); err != nil {
+		return fmt.Errorf("%d of %d Workloads: %w", rec.workloadCount(), o.n, err)
+	}
+	r.AllQueuedS = time.Since(t0).Seconds()
+	// Let both managers settle with everything queued.
+	sleep(ctx, 30*time.Second)
+
+	// 2. Waves of admission.
+	quota := int64(0)
+	for w := range o.waves {
+		s.setPhase(fmt.Sprintf("wave %d", w+1))
+		for i := w * o.wave; i < (w+1)*o.wave; i++ {
+			quota += gpusOf(i)
+		}
+		if err := setGPUQuota(ctx, k, quota); err != nil {
+			return err
+		}
+		// Kueue picks which queued jobs fit the new quota (about o.wave
+		// of them): the wave is over when admissions stop and every
+		// admitted job was started.
+		prev, _ := rec.counts()
+		seen, since := prev, time.Now()
+		if err := waitFor(ctx, 10*time.Minute, func() bool {
+			a, st := rec.counts()
+			if a != seen {
+				seen, since = a, time.Now()
+			}
+			return a > prev && st >= a && time.Since(since) >= 10*time.Second
+		}); err != nil {
+			a, st := rec.counts()
+			return fmt.Errorf("wave %d: %d admitted, %d of them started: %w", w+1, a, st, err)
+		}
+	}
+	sleep(ctx, 20*time.Second)
+
+	// 3. A runtime edit under a third of the jobs.
+	s.setPhase("runtime edit")
+	before := s.take()
+	editAt := time.Now()
+	if err := editRuntime(ctx, k, "torch"); err != nil {
+		return err
+	}
+	sleep(ctx, time.Minute)
+	after := s.take()
+	byVerb, err := requests(c, ourUser, editAt, editAt.Add(time.Minute))
+	if err != nil {
+		return err
+	}
+	r.RuntimeEdit = &burst{Jobs: o.n / 3, Reconciles: int(after.OursReconcile - before.OursReconcile), Requests: total(byVerb), Writes: writes(byVerb), ByVerb: byVerb}
+
+	// 4. A cold start with everything present.
+	s.setPhase("restart")
+	restartAt := time.Now()
+	if err := c.Rollout("trainjob-kueue"); err != nil {
+		return err
+	}
+	started := time.Now()
+	readyURL := fmt.Sprintf("http://127.0.0.1:%d/readyz", c.Port("ours-health"))
+	if err := waitFor(ctx, 5*time.Minute, func() bool { return ready(readyURL) }); err != nil {
+		return fmt.Errorf("restarted manager not ready: %w", err)
+	}
+	r.ColdStartReadyS = time.Since(started).Seconds()
+	// Idle: every job reconciled once since the start, and for 10 s no
+	// more than a reconcile a second (Kueue keeps touching the status of
+	// thousands of pending Workloads, and each touch is a reconcile).
+	var last float64
+	type point struct {
+		at time.Time
+		n  float64
+	}
+	var window []point
+	if err := waitFor(ctx, 15*time.Minute, func() bool {
+		x := s.take()
+		last = x.OursReconcile
+		now := time.Now()
+		window = append(window, point{now, last})
+		for len(window) > 1 && now.Sub(window[1].at) >= 10*time.Second {
+			window = window[1:]
+		}
+		return int(last) >= o.n && now.Sub(window[0].at) >= 10*time.Second && last-window[0].n <= now.Sub(window[0].at).Seconds()
+	}); err != nil {
+		return fmt.Errorf("restarted manager never idle (%v reconciles): %w", last, err)
+	}
+	idleAt := time.Now()
+	r.ColdStartIdleS = idleAt.Sub(started).Seconds()
+	s.setPhase("idle")
+	sleep(ctx, o.idle)
+	if byVerb, err = requests(c, ourUser, restartAt, idleAt); err != nil {
+		return err
+	}
+	r.Restart = &burst{Jobs: o.n, Reconciles: int(last), Requests: total(byVerb), Writes: writes(byVerb), ByVerb: byVerb}
+	if byVerb, err = requests(c, ourUser, idleAt, idleAt.Add(o.idle)); err != nil {
+		return err
+	}
+	r.IdleRequestsPerMin = float64(total(byVerb)) / o.idle.Minutes()
+	r.IdleWritesPerMin = float64(writes(byVerb)) / o.idle.Minutes()
+	r.IdleByVerb = byVerb
+	s.take()
+	cancel()
+
+	r.fill(s, rec)
+	if err := r.write(filepath.Join(o.out, "scale.json")); err != nil {
+		return err
+	}
+	if err := plot(filepath.Join(o.out, "scale.png"), s, rec); err != nil {
+		return err
+	}
+	r.print(os.Stdout)
+	fmt.Printf("\n%s/scale.json, %s/scale.png\n", o.out, o.out)
+	return nil
+}
+
+func waitFor(ctx context.Context, timeout time.Duration, done func() bool) error {
+	deadline := time.Now().Add(timeout)
+	for !done() {
+		if time.Now().After(deadline) {
+			return fmt.Errorf("not within %s", timeout)
+		}
+		select {
+		case <-ctx.Done():
+			return ctx.Err()
+		case <-time.After(time.Second):
+		}
+	}
+	return nil
+}
+
+func sleep(ctx context.Context, d time.Duration) {
+	select {
+	case <-ctx.Done():
+	case <-time.After(d):
+	}
+}

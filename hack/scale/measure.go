@@ -1,0 +1,350 @@
+package main
+
+import (
+	"bufio"
+	"bytes"
+	"context"
+	"fmt"
+	"net/http"
+	"os"
+	"strconv"
+	"strings"
+	"sync"
+	"time"
+
+	authenticationv1 "k8s.io/api/authentication/v1"
+	corev1 "k8s.io/api/core/v1"
+	rbacv1 "k8s.io/api/rbac/v1"
+	apimeta "k8s.io/apimachinery/pkg/api/meta"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/client-go/kubernetes"
+	"k8s.io/client-go/rest"
+	toolscache "k8s.io/client-go/tools/cache"
+	"k8s.io/utils/ptr"
+	"sigs.k8s.io/controller-runtime/pkg/cache"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+	kueue "sigs.k8s.io/kueue/apis/kueue/v1beta2"
+
+	trainer "github.com/kubeflow/trainer/v2/pkg/apis/trainer/v1alpha1"
+
+	"github.com/trainjob-kueue/trainjob-kueue/test/localcluster"
+)
+
+// sample of both managers at one moment, from outside them.
+type sample struct {
+	At            float64 `json:"t_s"`
+	Phase         string  `json:"phase"`
+	Workloads     int     `json:"workloads"`
+	OursRSSMiB    float64 `json:"ours_rss_mib"`
+	KueueRSSMiB   float64 `json:"kueue_rss_mib"`
+	OursHeapMiB   float64 `json:"ours_heap_mib"`
+	KueueHeapMiB  float64 `json:"kueue_heap_mib"`
+	OursReconcile float64 `json:"ours_reconciles"`
+}
+
+// sampler reads /proc and both managers' metrics every period.
+type sampler struct {
+	c     *localcluster.Cluster
+	token string
+	start time.Time
+	rec   *recorder
+
+	mu      sync.Mutex
+	phase   string
+	samples []sample
+	// peak VmHWM of every process ours ran as (it restarts).
+	oursHWM, kueueHWM float64
+}
+
+func (s *sampler) setPhase(p string) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.phase = p
+	fmt.Fprintf(os.Stderr, ">> %s (%.0fs)\n", p, time.Since(s.start).Seconds())
+}
+
+func (s *sampler) run(ctx context.Context, period time.Duration) {
+	t := time.NewTicker(period)
+	defer t.Stop()
+	for {
+		s.take()
+		select {
+		case <-ctx.Done():
+			return
+		case <-t.C:
+		}
+	}
+}
+
+func (s *sampler) take() sample {
+	ours, kueueProc := procMem(s.c.PID("trainjob-kueue")), procMem(s.c.PID("kueue"))
+	om := s.metrics("ours-metrics")
+	km := s.metrics("kueue-metrics")
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	x := sample{
+		At: time.Since(s.start).Seconds(), Phase: s.phase, Workloads: s.rec.workloadCount(),
+		OursRSSMiB: ours.rss, KueueRSSMiB: kueueProc.rss,
+		OursHeapMiB: om["go_memstats_heap_alloc_bytes"] / (1 << 20), KueueHeapMiB: km["go_memstats_heap_alloc_bytes"] / (1 << 20),
+		OursReconcile: om["trainjob_kueue_reconcile_total"],
+	}
+	s.oursHWM = max(s.oursHWM, ours.hwm)
+	s.kueueHWM = max(s.kueueHWM, kueueProc.hwm)
+	s.samples = append(s.samples, x)
+	return x
+}
+
+// metrics scrapes a manager's metrics endpoint: the unlabelled values, and
+// counters summed over their labels.
+func (s *sampler) metrics(port string) map[string]float64 {
+	body, err := s.c.Scrape(fmt.Sprintf("https://127.0.0.1:%d/metrics", s.c.Port(port)), s.token)
+	if err != nil {
+		return map[string]float64{}
+	}
+	return parseMetrics(body)
+}
+
+func parseMetrics(body []byte) map[string]float64 {
+	out := map[string]float64{}
+	sc := bufio.NewScanner(bytes.NewReader(body))
+	sc.Buffer(make([]byte, 1<<20), 1<<24)
+	for sc.Scan() {
+		line := sc.Text()
+		if line == "" || line[0] == '#' {
+			continue
+		}
+		sp := strings.LastIndexByte(line, ' ')
+		if sp < 0 {
+			continue
+		}
+		name := line[:sp]
+		if i := strings.IndexByte(name, '{'); i >= 0 {
+			name = name[:i]
+		}
+		v, err := strconv.ParseFloat(line[sp+1:], 64)
+		if err != nil {
+			continue
+		}
+		out[name] += v
+	}
+	return out
+}
+
+type mem struct{ rss, hwm float64 }
+
+// procMem reads a process's resident and peak resident memory in MiB.
+func procMem(pid int) mem {
+	status, err := os.ReadFile(fmt.Sprintf("/proc/%d/status", pid))
+	if err != nil {
+		return mem{}
+	}
+	var m mem
+	for _, line := range strings.Split(string(status), "\n") {
+		f := strings.Fields(line)
+		if len(f) < 2 {
+			continue
+		}
+		kib, _ := strconv.ParseFloat(f[1], 64)
+		switch f[0] {
+		case "VmRSS:":
+			m.rss = kib / 1024
+		case "VmHWM:":
+			m.hwm = kib / 1024
+		}
+	}
+	return m
+}
+
+// ready reports whether a plain-HTTP readiness endpoint answers 200.
+func ready(url string) bool {
+	resp, err := http.Get(url) //nolint:gosec // loopback health endpoint of the local cluster
+	if err != nil {
+		return false
+	}
+	resp.Body.Close()
+	return resp.StatusCode == http.StatusOK
+}
+
+// times of one job, first seen on watch events.
+type times struct{ admitted, unsuspended time.Time }
+
+// recorder watches Workloads and TrainJobs of the load.
+type recorder struct {
+	mu        sync.Mutex
+	jobs      map[string]*times
+	workloads map[string]bool
+}
+
+func newRecorder() *recorder {
+	return &recorder{jobs: map[string]*times{}, workloads: map[string]bool{}}
+}
+
+func (r *recorder) at(job string) *times {
+	t := r.jobs[job]
+	if t == nil {
+		t = &times{}
+		r.jobs[job] = t
+	}
+	return t
+}
+
+func (r *recorder) workloadCount() int {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	return len(r.workloads)
+}
+
+// counts of admitted and of admitted-and-unsuspended jobs.
+func (r *recorder) counts() (admitted, started int) {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	for _, t := range r.jobs {
+		if !t.admitted.IsZero() {
+			admitted++
+			if !t.unsuspended.IsZero() {
+				started++
+			}
+		}
+	}
+	return admitted, started
+}
+
+func (r *recorder) watch(ctx context.Context, cfg *rest.Config, c client.Client) error {
+	ca, err := cache.New(cfg, cache.Options{Scheme: c.Scheme(), DefaultNamespaces: map[string]cache.Config{ns: {}},
+		DefaultTransform: cache.TransformStripManagedFields()})
+	if err != nil {
+		return err
+	}
+	handler := func(f func(obj any)) toolscache.ResourceEventHandlerFuncs {
+		return toolscache.ResourceEventHandlerFuncs{AddFunc: f, UpdateFunc: func(_, obj any) { f(obj) }}
+	}
+	wlInf, err := ca.GetInformer(ctx, &kueue.Workload{})
+	if err != nil {
+		return err
+	}
+	if _, err := wlInf.AddEventHandler(handler(func(obj any) {
+		wl, ok := obj.(*kueue.Workload)
+		if !ok {
+			return
+		}
+		job := ""
+		for _, o := range wl.OwnerReferences {
+			if o.Kind == "TrainJob" {
+				job = o.Name
+			}
+		}
+		if job == "" {
+			return
+		}
+		now := time.Now()
+		r.mu.Lock()
+		defer r.mu.Unlock()
+		r.workloads[job] = true
+		if t := r.at(job); t.admitted.IsZero() && apimeta.IsStatusConditionTrue(wl.Status.Conditions, kueue.WorkloadAdmitted) {
+			t.admitted = now
+		}
+	})); err != nil {
+		return err
+	}
+	tjInf, err := ca.GetInformer(ctx, &trainer.TrainJob{})
+	if err != nil {
+		return err
+	}
+	if _, err := tjInf.AddEventHandler(handler(func(obj any) {
+		tj, ok := obj.(*trainer.TrainJob)
+		if !ok || ptr.Deref(tj.Spec.Suspend, true) {
+			return
+		}
+		now := time.Now()
+		r.mu.Lock()
+		defer r.mu.Unlock()
+		if t := r.at(tj.Name); t.unsuspended.IsZero() {
+			t.unsuspended = now
+		}
+	})); err != nil {
+		return err
+	}
+	go func() { _ = ca.Start(ctx) }()
+	if !ca.WaitForCacheSync(ctx) {
+		return fmt.Errorf("informers did not sync")
+	}
+	return nil
+}
+
+// requests counts user's successful API requests in [from, to), by "verb
+// resource[/subresource]".
+func requests(c *localcluster.Cluster, user string, from, to time.Time) (map[string]int, error) {
+	events, err := localcluster.AuditEvents(c.AuditLog(), func(e *localcluster.AuditEvent) bool {
+		return e.User.Username == user && !e.Received.Before(from) && e.Received.Before(to)
+	})
+	if err != nil {
+		return nil, err
+	}
+	out := map[string]int{}
+	for _, e := range events {
+		if e.ResponseStatus == nil || e.ResponseStatus.Code >= 400 || e.ObjectRef == nil {
+			continue
+		}
+		what := e.Verb + " " + e.ObjectRef.Resource
+		if e.ObjectRef.Subresource != "" {
+			what += "/" + e.ObjectRef.Subresource
+		}
+		out[what]++
+	}
+	return out, nil
+}
+
+// writes among requests by verb, but for the leader election lease's
+// renewals (every 2 s, whatever happens), Events, and token/access reviews.
+func writes(byVerb map[string]int) int {
+	n := 0
+	for what, k := range byVerb {
+		f := strings.Fields(what)
+		// Reviews are questions to the API server, not state.
+		if len(f) < 2 || f[1] == "leases" || f[1] == "events" || strings.HasSuffix(f[1], "reviews") {
+			continue
+		}
+		switch f[0] {
+		case "create", "update", "patch", "delete", "deletecollection":
+			n += k
+		}
+	}
+	return n
+}
+
+func total(byVerb map[string]int) int {
+	n := 0
+	for _, k := range byVerb {
+		n += k
+	}
+	return n
+}
+
+// metricsToken is a token of a service account bound to the shipped
+// metrics-reader role's rule (GET /metrics).
+func metricsToken(ctx context.Context, cfg *rest.Config, c client.Client) (string, error) {
+	const name = "scale-metrics-reader"
+	objs := []client.Object{
+		&corev1.ServiceAccount{ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: name}},
+		&rbacv1.ClusterRole{ObjectMeta: metav1.ObjectMeta{Name: name}, Rules: []rbacv1.PolicyRule{{NonResourceURLs: []string{"/metrics"}, Verbs: []string{"get"}}}},
+		&rbacv1.ClusterRoleBinding{ObjectMeta: metav1.ObjectMeta{Name: name},
+			RoleRef:  rbacv1.RoleRef{APIGroup: rbacv1.GroupName, Kind: "ClusterRole", Name: name},
+			Subjects: []rbacv1.Subject{{Kind: rbacv1.ServiceAccountKind, Namespace: ns, Name: name}}},
+	}
+	for _, o := range objs {
+		if err := c.Create(ctx, o); err != nil {
+			return "", fmt.Errorf("creating %s: %w", name, err)
+		}
+	}
+	cs, err := kubernetes.NewForConfig(cfg)
+	if err != nil {
+		return "", err
+	}
+	tok, err := cs.CoreV1().ServiceAccounts(ns).CreateToken(ctx, name, &authenticationv1.TokenRequest{
+		Spec: authenticationv1.TokenRequestSpec{ExpirationSeconds: ptr.To[int64](6 * 3600)},
+	}, metav1.CreateOptions{})
+	if err != nil {
+		return "", fmt.Errorf("a token for %s: %w", name, err)
+	}
+	return tok.Status.Token, nil
+}

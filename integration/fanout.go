@@ -1,0 +1,88 @@
+package integration
+
+import (
+	"context"
+	"sync"
+	"time"
+
+	"k8s.io/client-go/util/workqueue"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+	"sigs.k8s.io/controller-runtime/pkg/event"
+	"sigs.k8s.io/controller-runtime/pkg/handler"
+	"sigs.k8s.io/controller-runtime/pkg/reconcile"
+)
+
+// runtimeFanOutPerSecond paces the jobs a runtime event enqueues. An edit
+// of a runtime thousands of queued jobs use would otherwise put them all in
+// the queue at once: before Trainer's runtime snapshot each may rewrite
+// its Workload (two writes), and an admission arriving meanwhile would wait
+// behind all of them. Paced, they take a share of the client's budget (50
+// QPS by default) and admissions interleave.
+const runtimeFanOutPerSecond = 20
+
+// pacedFanOut enqueues the requests mapFn returns for an event no faster
+// than perSecond, across events: each request gets the next free slot.
+type pacedFanOut struct {
+	mapFn     handler.MapFunc
+	perSecond float64
+	now       func() time.Time
+
+	mu sync.Mutex
+	// next is the earliest time the next request may be processed.
+	next time.Time
+}
+
+func newPacedFanOut(mapFn handler.MapFunc, perSecond float64) *pacedFanOut {
+	return &pacedFanOut{mapFn: mapFn, perSecond: perSecond, now: time.Now}
+}
+
+type requestQueue = workqueue.TypedRateLimitingInterface[reconcile.Request]
+
+func (p *pacedFanOut) Create(ctx context.Context, e event.CreateEvent, q requestQueue) {
+	if e.IsInInitialList {
+		// The start: every job is enqueued by its own informer already.
+		return
+	}
+	p.enqueue(ctx, e.Object, q)
+}
+
+func (p *pacedFanOut) Update(ctx context.Context, e event.UpdateEvent, q requestQueue) {
+	// A runtime's name never changes: the new object maps to the same jobs.
+	p.enqueue(ctx, e.ObjectNew, q)
+}
+
+func (p *pacedFanOut) Delete(ctx context.Context, e event.DeleteEvent, q requestQueue) {
+	p.enqueue(ctx, e.Object, q)
+}
+
+func (p *pacedFanOut) Generic(ctx context.Context, e event.GenericEvent, q requestQueue) {
+	p.enqueue(ctx, e.Object, q)
+}
+
+func (p *pacedFanOut) enqueue(ctx context.Context, o client.Object, q requestQueue) {
+	reqs := p.mapFn(ctx, o)
+	if len(reqs) == 0 {
+		return
+	}
+	gap := time.Duration(float64(time.Second) / p.perSecond)
+	p.mu.Lock()
+	now := p.now()
+	slot := now
+	if p.next.After(now) {
+		slot = p.next
+	}
+	delays := make([]time.Duration, len(reqs))
+	for i := range reqs {
+		delays[i] = slot.Sub(now)
+		slot = slot.Add(gap)
+	}
+	p.next = slot
+	p.mu.Unlock()
+	for i, r := range reqs {
+		if delays[i] == 0 {
+			q.Add(r)
+			continue
+		}
+		q.AddAfter(r, delays[i])
+	}
+}

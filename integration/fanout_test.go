@@ -1,0 +1,81 @@
+package integration
+
+import (
+	"context"
+	"fmt"
+	"testing"
+	"time"
+
+	"github.com/google/go-cmp/cmp"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/types"
+	"k8s.io/client-go/util/workqueue"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+	"sigs.k8s.io/controller-runtime/pkg/event"
+	"sigs.k8s.io/controller-runtime/pkg/reconcile"
+
+	trainer "github.com/kubeflow/trainer/v2/pkg/apis/trainer/v1alpha1"
+)
+
+// delayRecorder is a work queue that records when each request was asked
+// to be processed.
+type delayRecorder struct {
+	workqueue.TypedRateLimitingInterface[reconcile.Request]
+	delays []time.Duration
+}
+
+func (d *delayRecorder) Add(reconcile.Request) { d.delays = append(d.delays, 0) }
+
+func (d *delayRecorder) AddAfter(_ reconcile.Request, after time.Duration) {
+	d.delays = append(d.delays, after)
+}
+
+func TestRuntimeFanOutIsPacedAcrossEvents(t *testing.T) {
+	jobs := func(n int) func(context.Context, client.Object) []reconcile.Request {
+		return func(context.Context, client.Object) []reconcile.Request {
+			out := make([]reconcile.Request, n)
+			for i := range out {
+				out[i] = reconcile.Request{NamespacedName: types.NamespacedName{Namespace: "ns", Name: fmt.Sprint("job-", i)}}
+			}
+			return out
+		}
+	}
+	clock := time.Unix(1000, 0)
+	p := newPacedFanOut(jobs(4), 2)
+	p.now = func() time.Time { return clock }
+	rt := &trainer.TrainingRuntime{ObjectMeta: metav1.ObjectMeta{Namespace: "ns", Name: "torch"}}
+	q := &delayRecorder{}
+	ms := func(d ...int) []time.Duration {
+		out := make([]time.Duration, len(d))
+		for i := range d {
+			out[i] = time.Duration(d[i]) * time.Millisecond
+		}
+		return out
+	}
+
+	p.Update(context.Background(), event.UpdateEvent{ObjectOld: rt, ObjectNew: rt}, q)
+	if diff := cmp.Diff(ms(0, 500, 1000, 1500), q.delays); diff != "" {
+		t.Errorf("an edit under 4 jobs at 2/s (-want +got):\n%s", diff)
+	}
+	// A second edit half a second later queues behind the first's jobs.
+	clock = clock.Add(500 * time.Millisecond)
+	q.delays = nil
+	p.Update(context.Background(), event.UpdateEvent{ObjectOld: rt, ObjectNew: rt}, q)
+	if diff := cmp.Diff(ms(1500, 2000, 2500, 3000), q.delays); diff != "" {
+		t.Errorf("a second edit right after (-want +got):\n%s", diff)
+	}
+	// The runtimes listed at the start enqueue nothing: the jobs' own
+	// informer enqueues every job then.
+	q.delays = nil
+	p.Create(context.Background(), event.CreateEvent{Object: rt, IsInInitialList: true}, q)
+	if len(q.delays) != 0 {
+		t.Errorf("a runtime of the initial list enqueued %d jobs", len(q.delays))
+	}
+	// Once the pace has caught up, an event starts at once again.
+	clock = clock.Add(time.Minute)
+	q.delays = nil
+	p.Create(context.Background(), event.CreateEvent{Object: rt}, q)
+	if diff := cmp.Diff(ms(0, 500, 1000, 1500), q.delays); diff != "" {
+		t.Errorf("an event after a quiet minute (-want +got):\n%s", diff)
+	}
+}
