@@ -14,21 +14,15 @@ import (
 // Metrics of the integration, prefixed trainjob_kueue_. One value per
 // manager, registered on its registry: nothing is package state.
 type Metrics struct {
-	reconciles        *prometheus.CounterVec
-	reconcileDuration prometheus.Histogram
-	admissionToStart  prometheus.Histogram
-	injections        *prometheus.CounterVec
-	restores          *prometheus.CounterVec
-	podSetErrors      *prometheus.CounterVec
-	gangs             *prometheus.CounterVec
+	admissionToStart prometheus.Histogram
+	injections       *prometheus.CounterVec
+	restores         *prometheus.CounterVec
+	podSetErrors     *prometheus.CounterVec
+	gangs            *prometheus.CounterVec
 }
 
 // Label values of the result and reason labels.
 const (
-	resultSuccess = "success"
-	resultError   = "error"
-	resultRequeue = "requeue"
-
 	resultDone   = "done"
 	resultFailed = "failed"
 
@@ -36,17 +30,11 @@ const (
 )
 
 // NewMetrics makes the integration's metrics; Register exposes them.
+// Reconciles are counted and timed by controller-runtime
+// (controller_runtime_reconcile_total and _time_seconds, controller
+// "trainjob"), on the same registry.
 func NewMetrics() *Metrics {
 	return &Metrics{
-		reconciles: prometheus.NewCounterVec(prometheus.CounterOpts{
-			Name: "trainjob_kueue_reconcile_total",
-			Help: "TrainJob reconciles by result: success, error, requeue.",
-		}, []string{"result"}),
-		reconcileDuration: prometheus.NewHistogram(prometheus.HistogramOpts{
-			Name:    "trainjob_kueue_reconcile_duration_seconds",
-			Help:    "Time one TrainJob reconcile takes.",
-			Buckets: prometheus.ExponentialBuckets(0.0005, 2, 16),
-		}),
 		admissionToStart: prometheus.NewHistogram(prometheus.HistogramOpts{
 			Name:    "trainjob_kueue_admission_to_start_seconds",
 			Help:    "From the Workload's admission to the TrainJob unsuspended with the admission injected.",
@@ -74,7 +62,7 @@ func NewMetrics() *Metrics {
 // Register exposes the metrics, and the TrainJobs by state counted from c
 // at every scrape, on reg.
 func (m *Metrics) Register(reg prometheus.Registerer, c client.Reader) error {
-	for _, col := range []prometheus.Collector{m.reconciles, m.reconcileDuration, m.admissionToStart, m.injections, m.restores, m.podSetErrors, m.gangs, newJobsByState(c)} {
+	for _, col := range []prometheus.Collector{m.admissionToStart, m.injections, m.restores, m.podSetErrors, m.gangs, newJobsByState(c)} {
 		if err := reg.Register(col); err != nil {
 			return err
 		}
@@ -83,21 +71,6 @@ func (m *Metrics) Register(reg prometheus.Registerer, c client.Reader) error {
 }
 
 // The methods below take a nil *Metrics: tests run without.
-
-func (m *Metrics) reconciled(start time.Time, requeue bool, err error) {
-	if m == nil {
-		return
-	}
-	result := resultSuccess
-	switch {
-	case err != nil:
-		result = resultError
-	case requeue:
-		result = resultRequeue
-	}
-	m.reconciles.WithLabelValues(result).Inc()
-	m.reconcileDuration.Observe(time.Since(start).Seconds())
-}
 
 func (m *Metrics) started(admittedAt time.Time) {
 	if m == nil || admittedAt.IsZero() {
@@ -179,13 +152,7 @@ func (j *jobsByState) Collect(ch chan<- prometheus.Metric) {
 	}
 }
 
-// Actions on PodGroups.
-const (
-	gangResized = "resized"
-	gangCreated = "created"
-	gangRetried = "retried"
-)
-
+// gang counts an action on PodGroups (gang.ActionResized, …).
 func (m *Metrics) gang(action string) {
 	if m == nil {
 		return

@@ -1,36 +1,31 @@
 package integration
 
 import (
-	"errors"
 	"testing"
 	"time"
 
 	"github.com/prometheus/client_golang/prometheus/testutil"
+
+	"github.com/trainjob-kueue/trainjob-kueue/gang"
 )
 
 func TestMetricsCountWhatHappened(t *testing.T) {
 	m := NewMetrics()
-	m.reconciled(time.Now(), false, nil)
-	m.reconciled(time.Now(), true, nil)
-	m.reconciled(time.Now(), false, errors.New("boom"))
 	m.injected("")
 	m.injected(ReasonNodeSelectorConflict)
 	m.restored("")
 	m.podSetError(ReasonRuntimeNotFound)
 	m.started(time.Now().Add(-time.Second))
-	m.gang(gangRetried)
+	m.gang(gang.ActionRetried)
 	for name, c := range map[string]struct {
 		got, want float64
 	}{
-		"reconcile success":       {testutil.ToFloat64(m.reconciles.WithLabelValues(resultSuccess)), 1},
-		"reconcile requeue":       {testutil.ToFloat64(m.reconciles.WithLabelValues(resultRequeue)), 1},
-		"reconcile error":         {testutil.ToFloat64(m.reconciles.WithLabelValues(resultError)), 1},
 		"injection done":          {testutil.ToFloat64(m.injections.WithLabelValues(resultDone, "")), 1},
 		"injection conflict":      {testutil.ToFloat64(m.injections.WithLabelValues(resultFailed, ReasonNodeSelectorConflict)), 1},
 		"restore done":            {testutil.ToFloat64(m.restores.WithLabelValues(resultDone, "")), 1},
 		"podset runtime missing":  {testutil.ToFloat64(m.podSetErrors.WithLabelValues(ReasonRuntimeNotFound)), 1},
 		"admission to start seen": {float64(testutil.CollectAndCount(m.admissionToStart)), 1},
-		"gang retried":            {testutil.ToFloat64(m.gangs.WithLabelValues(gangRetried)), 1},
+		"gang retried":            {testutil.ToFloat64(m.gangs.WithLabelValues(gang.ActionRetried)), 1},
 	} {
 		if c.got != c.want {
 			t.Errorf("%s: %v, want %v", name, c.got, c.want)
@@ -38,6 +33,5 @@ func TestMetricsCountWhatHappened(t *testing.T) {
 	}
 	// A manager without metrics (tests) takes nil.
 	var none *Metrics
-	none.reconciled(time.Now(), false, nil)
 	none.injected("")
 }

@@ -2,7 +2,6 @@ package integration
 
 import (
 	"context"
-	"time"
 
 	"k8s.io/apimachinery/pkg/util/sets"
 	"k8s.io/client-go/tools/events"
@@ -53,7 +52,6 @@ func NewReconciler(c client.Client, apiReader client.Reader, recorder events.Eve
 
 // Reconcile implements reconcile.Reconciler.
 func (r *Reconciler) Reconcile(ctx context.Context, req ctrl.Request) (ctrl.Result, error) {
-	start := time.Now()
 	t := &TrainJob{deps: r.deps}
 	res, err := r.jr.ReconcileGenericJob(ctx, req, t)
 	t.tell()
@@ -67,7 +65,6 @@ func (r *Reconciler) Reconcile(ctx context.Context, req ctrl.Request) (ctrl.Resu
 			res, err = later, nil
 		}
 	}
-	r.deps.metrics.reconciled(start, res.RequeueAfter > 0, err)
 	return res, err
 }
 

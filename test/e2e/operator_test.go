@@ -260,11 +260,11 @@ func TestMetricsCountWhatHappened(t *testing.T) {
 
 	m := scrapeOurMetrics(t, ns)
 	for name, min := range map[string]float64{
-		`trainjob_kueue_injections_total{reason="",result="done"}`: 1,
-		`trainjob_kueue_reconcile_total{result="success"}`:         1,
-		`trainjob_kueue_admission_to_start_seconds_count`:          1,
-		`trainjob_kueue_trainjobs{state="Running"}`:                1,
-		`trainjob_kueue_trainjobs{state="Queued"}`:                 1,
+		`trainjob_kueue_injections_total{reason="",result="done"}`:                   1,
+		`controller_runtime_reconcile_total{controller="trainjob",result="success"}`: 1,
+		`trainjob_kueue_admission_to_start_seconds_count`:                            1,
+		`trainjob_kueue_trainjobs{state="Running"}`:                                  1,
+		`trainjob_kueue_trainjobs{state="Queued"}`:                                   1,
 	} {
 		if m[name] < min {
 			t.Errorf("%s = %v, want ≥ %v", name, m[name], min)
