@@ -86,7 +86,7 @@ func (s *sampler) take() sample {
 		At: time.Since(s.start).Seconds(), Phase: s.phase, Workloads: s.rec.workloadCount(),
 		OursRSSMiB: ours.rss, KueueRSSMiB: kueueProc.rss,
 		OursHeapMiB: om["go_memstats_heap_alloc_bytes"] / (1 << 20), KueueHeapMiB: km["go_memstats_heap_alloc_bytes"] / (1 << 20),
-		OursReconcile: om["trainjob_kueue_reconcile_total"],
+		OursReconcile: ourReconciles(om),
 	}
 	s.oursHWM = max(s.oursHWM, ours.hwm)
 	s.kueueHWM = max(s.kueueHWM, kueueProc.hwm)
@@ -117,7 +117,8 @@ func parseMetrics(body []byte) map[string]float64 {
 		if sp < 0 {
 			continue
 		}
-		name := line[:sp]
+		series := line[:sp]
+		name := series
 		if i := strings.IndexByte(name, '{'); i >= 0 {
 			name = name[:i]
 		}
@@ -126,6 +127,11 @@ func parseMetrics(body []byte) map[string]float64 {
 			continue
 		}
 		out[name] += v
+		if name != series {
+			// By series too: sums over some of its labels are asked
+			// (ourReconciles).
+			out[series] = v
+		}
 	}
 	return out
 }
@@ -347,4 +353,16 @@ func metricsToken(ctx context.Context, cfg *rest.Config, c client.Client) (strin
 		return "", fmt.Errorf("a token for %s: %w", name, err)
 	}
 	return tok.Status.Token, nil
+}
+
+// ourReconciles sums controller-runtime's reconcile counter of the TrainJob
+// controller over its results.
+func ourReconciles(m map[string]float64) float64 {
+	var n float64
+	for series, v := range m {
+		if strings.HasPrefix(series, `controller_runtime_reconcile_total{controller="trainjob",`) {
+			n += v
+		}
+	}
+	return n
 }
