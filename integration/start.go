@@ -117,19 +117,13 @@ func (t *TrainJob) startPlan(infos []podset.PodSetInfo) ([]shape.Injection, []ga
 		}
 	}
 	if rtErr := t.obs.runtimeErr; rtErr != nil {
-		if rtErr.reason == ReasonRuntimeNotFound {
-			// Admitted while its runtime is gone: it waits for the runtime
-			// to return, holding what it was admitted with, as a queued job
-			// waits for it.
-			return nil, nil, rtErr
-		}
 		// Admitted, but the pods can no longer be computed (the runtime
-		// was made unusable, or Trainer's snapshot of it is): Trainer could
-		// not run them either. A permanent error: the job framework
-		// finishes the Workload and the quota goes back, instead of a
-		// reservation held by a job that can't start.
+		// was deleted or made unusable, or Trainer's snapshot of it is):
+		// Trainer could not run them either. A permanent error: the job
+		// framework finishes the Workload and the quota goes back, instead
+		// of a reservation held by a job that can't start.
 		return nil, nil, &reasonError{rtErr.reason, podset.BadPodSetsUpdateError("runtime",
-			fmt.Errorf("%s; the job is not started and its quota reservation is released", rtErr.msg))}
+			fmt.Errorf("%s; the job is not started and its quota reservation is released: recreate the TrainJob once its runtime is usable", rtErr.msg))}
 	}
 	plans, err := t.gangPlans()
 	if err != nil {

@@ -207,3 +207,35 @@ func drain(r *events.FakeRecorder) []string {
 		}
 	}
 }
+
+// A job admitted while its pods can't be computed any more (runtime deleted
+// or made unusable) reports the PodSets it was admitted with, so the job
+// framework reaches the start, and the start gives the quota back: it
+// writes nothing and fails permanently (the Workload finishes). Failing in
+// PodSets instead stops the job framework before it can release anything.
+func TestAdmittedWithoutItsRuntimeGivesTheQuotaBack(t *testing.T) {
+	for _, reason := range []string{ReasonRuntimeNotFound, ReasonInvalidRuntime} {
+		t.Run(reason, func(t *testing.T) {
+			f := newStartFixture(t, shape.PodTemplateOverrides{}, nil, corev1.PodSpec{})
+			f.job.obs.runtimeErr = &errRuntime{reason: reason, msg: "TrainingRuntime ns/torch: " + reason}
+			f.job.obs.projection = projection{}
+			ps, err := f.job.PodSets(t.Context(), f.c)
+			if err != nil {
+				t.Fatalf("PodSets of a reserved job: %v, want the reserved ones", err)
+			}
+			if diff := cmp.Diff(f.job.obs.workload.Spec.PodSets, ps); diff != "" {
+				t.Errorf("PodSets (-reserved +reported):\n%s", diff)
+			}
+			err = f.job.RunWithPodSetsInfo(t.Context(), f.c, f.infos)
+			if err == nil || !podset.IsPermanent(err) || !strings.Contains(err.Error(), "quota reservation is released") {
+				t.Fatalf("start: %v, want a permanent error releasing the quota", err)
+			}
+			if len(*f.writes) != 0 {
+				t.Errorf("wrote %q to a job that can't start", *f.writes)
+			}
+			if !ptr.Deref(f.stored(t).Spec.Suspend, false) {
+				t.Error("started")
+			}
+		})
+	}
+}

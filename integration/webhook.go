@@ -103,9 +103,9 @@ func (w *Webhook) ValidateCreate(ctx context.Context, obj *trainjob.TrainJob) (a
 		return nil, nil
 	}
 	errs := jobframework.ValidateJobOnCreate(job)
-	errs = append(errs, validateGangAnnotations(&job.TrainJob)...)
+	errs = append(errs, validateGangAnnotations(nil, &job.TrainJob)...)
 	errs = append(errs, w.forged(nil, &job.TrainJob)...)
-	errs = append(errs, w.inTreeMarked(&job.TrainJob)...)
+	errs = append(errs, w.inTreeMarked(nil, &job.TrainJob)...)
 	errs = append(errs, w.noRoom(&job.TrainJob)...)
 	unrunnable, err := w.unrunnable(ctx, &job.TrainJob)
 	if err != nil {
@@ -132,7 +132,7 @@ func (w *Webhook) ValidateUpdate(ctx context.Context, oldObj, newObj *trainjob.T
 		return nil, nil
 	}
 	errs := jobframework.ValidateJobOnCreate(newJob)
-	errs = append(errs, validateGangAnnotations(&newJob.TrainJob)...)
+	errs = append(errs, validateGangAnnotations(&oldJob.TrainJob, &newJob.TrainJob)...)
 	if jobframework.QueueName(oldJob) != jobframework.QueueName(newJob) {
 		unmanaged, err := w.unmanagedNamespace(ctx, newJob)
 		if err != nil {
@@ -150,6 +150,7 @@ func (w *Webhook) ValidateUpdate(ctx context.Context, oldObj, newObj *trainjob.T
 	})...)
 	if req, err := admission.RequestFromContext(ctx); err != nil || req.UserInfo.Username != w.opts.ManagerUsername || w.opts.ManagerUsername == "" {
 		errs = append(errs, w.forged(&oldJob.TrainJob, &newJob.TrainJob)...)
+		errs = append(errs, w.inTreeMarked(&oldJob.TrainJob, &newJob.TrainJob)...)
 		errs = append(errs, w.queuedStart(oldJob, newJob)...)
 		errs = append(errs, w.fixedCounts(&oldJob.TrainJob, &newJob.TrainJob)...)
 		// A job that was unrunnable already is left to its owner to mend:
@@ -189,14 +190,20 @@ func (w *Webhook) forged(old, job *trainjob.TrainJob) field.ErrorList {
 	return errs
 }
 
-// inTreeMarked refuses, at create, entries carrying the marker of Kueue's
-// in-tree TrainJob integration: it writes them at admission, so every
-// admission (ours too, for a switch of integrations with jobs in flight)
-// removes them as an integration's, and the user's entry would be lost. A
-// new job can't hold a real one: no integration admitted it yet.
-func (w *Webhook) inTreeMarked(job *trainjob.TrainJob) field.ErrorList {
+// inTreeMarked refuses entries carrying the marker of Kueue's in-tree
+// TrainJob integration that a user adds (at create, or by an update that
+// adds more than the job had): that integration writes them at admission,
+// so every admission (ours too, for a switch of integrations with jobs in
+// flight) removes them as an integration's, and the user's entry would be
+// lost. A new job can't hold a real one: no integration admitted it yet;
+// entries an in-tree admission left on a job are not the user's to answer.
+func (w *Webhook) inTreeMarked(old, job *trainjob.TrainJob) field.ErrorList {
+	marked := w.opts.Shape.InTreeMarked(job)
+	if old != nil && len(marked) <= len(w.opts.Shape.InTreeMarked(old)) {
+		return nil
+	}
 	var errs field.ErrorList
-	for _, path := range w.opts.Shape.InTreeMarked(job) {
+	for _, path := range marked {
 		errs = append(errs, field.Forbidden(field.NewPath(path),
 			"this marks an entry Kueue's in-tree TrainJob integration writes at admission; such entries are removed at every admission, so yours would be lost: give your entry a manager name (or labels) of your own"))
 	}
@@ -262,16 +269,25 @@ func (w *Webhook) unrunnable(ctx context.Context, job *trainjob.TrainJob) (field
 }
 
 // validateGangAnnotations refuses gang settings we would not understand at
-// admission, naming the annotation and what it takes.
-func validateGangAnnotations(job *trainjob.TrainJob) field.ErrorList {
+// admission, naming the annotation and what it takes. On an update only a
+// changed value is judged: one a former release took must not block the
+// job's other updates (our own suspend among them).
+func validateGangAnnotations(old, job *trainjob.TrainJob) field.ErrorList {
 	var errs field.ErrorList
 	annotations := field.NewPath("metadata", "annotations")
-	if v, ok := job.Annotations[gang.AnnotationGangScheduling]; ok {
+	changed := func(key string) (string, bool) {
+		v, ok := job.Annotations[key]
+		if !ok || (old != nil && old.Annotations[key] == v) {
+			return "", false
+		}
+		return v, true
+	}
+	if v, ok := changed(gang.AnnotationGangScheduling); ok {
 		if err := gang.ValidMode(v); err != nil {
 			errs = append(errs, field.Invalid(annotations.Key(gang.AnnotationGangScheduling), v, err.Error()))
 		}
 	}
-	if v, ok := job.Annotations[gang.AnnotationGangScheduleTimeout]; ok {
+	if v, ok := changed(gang.AnnotationGangScheduleTimeout); ok {
 		if _, err := gang.ValidTimeout(v); err != nil {
 			errs = append(errs, field.Invalid(annotations.Key(gang.AnnotationGangScheduleTimeout), v, err.Error()))
 		}

@@ -124,10 +124,20 @@ func TestWebhookValidateUpdate(t *testing.T) {
 		return j
 	}
 	unsuspend := func(j *trainjob.TrainJob) { j.Spec.Suspend = ptr.To(false) }
+	oldGang := func(j *trainjob.TrainJob) {
+		j.Annotations = map[string]string{gang.AnnotationGangScheduling: "volcano"}
+	}
+	inTreeEntry := func(j *trainjob.TrainJob) {
+		j.Spec.PodTemplateOverrides = append(j.Spec.PodTemplateOverrides, trainjob.PodTemplateOverride{
+			TargetJobs: []trainjob.PodTemplateOverrideTargetJob{{Name: "node"}},
+			Metadata:   &metav1.ObjectMeta{Labels: map[string]string{shape.InTreePodSetLabel: "node"}},
+		})
+	}
 	v23 := shape.RuntimePatches{UnsuspendsInOnePatch: true, Release: podsets.Rules{RuntimeSnapshot: true}}
 	cases := map[string]struct {
 		shape  shape.Shape
 		user   string
+		old    *trainjob.TrainJob // queued when nil
 		job    *trainjob.TrainJob
 		denied string
 	}{
@@ -142,6 +152,16 @@ func TestWebhookValidateUpdate(t *testing.T) {
 		"numNodes edited on Trainer v2.1, which rebuilds the JobSet": {user: "alice", job: edit(func(j *trainjob.TrainJob) {
 			j.Spec.Trainer = &trainjob.Trainer{NumNodes: ptr.To[int32](2)}
 		})},
+		"a user sets a gang mode we don't know": {user: "alice", job: edit(oldGang), denied: gang.AnnotationGangScheduling},
+		// A value a former release took is not judged again: it must not
+		// block our suspend (or any other update) of the job.
+		"trainjob-kueue suspends a job with an old release's gang mode": {user: us,
+			old: edit(func(j *trainjob.TrainJob) { oldGang(j); unsuspend(j) }), job: edit(oldGang)},
+		"a user adds an entry under the in-tree integration's marker": {user: "alice", job: edit(inTreeEntry), denied: "kueue.x-k8s.io/podset"},
+		"entries an in-tree admission left on the job stay editable": {user: "alice", old: edit(inTreeEntry), job: edit(func(j *trainjob.TrainJob) {
+			inTreeEntry(j)
+			j.Labels["team"] = "a"
+		})},
 	}
 	for name, tc := range cases {
 		t.Run(name, func(t *testing.T) {
@@ -151,7 +171,11 @@ func TestWebhookValidateUpdate(t *testing.T) {
 			}
 			w := &Webhook{client: fake.NewClientBuilder().WithScheme(NewScheme()).Build(), opts: Options{Shape: s, ManagerUsername: us}}
 			ctx := admission.NewContextWithRequest(t.Context(), admission.Request{AdmissionRequest: admissionv1.AdmissionRequest{UserInfo: authenticationv1.UserInfo{Username: tc.user}}})
-			_, err := w.ValidateUpdate(ctx, queued.DeepCopy(), tc.job)
+			old := tc.old
+			if old == nil {
+				old = queued
+			}
+			_, err := w.ValidateUpdate(ctx, old.DeepCopy(), tc.job)
 			if err == nil && tc.job.Labels["kueue.x-k8s.io/queue-name"] == "" {
 				// Out of Kueue, its owner starts it.
 				_, err = w.ValidateUpdate(ctx, tc.job.DeepCopy(), edit(func(j *trainjob.TrainJob) { *j = *tc.job.DeepCopy(); unsuspend(j) }))

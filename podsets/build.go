@@ -3,6 +3,7 @@ package podsets
 import (
 	"errors"
 	"fmt"
+	"math"
 
 	corev1 "k8s.io/api/core/v1"
 	jobset "sigs.k8s.io/jobset/api/jobset/v1alpha2"
@@ -56,6 +57,7 @@ func Roles(job *trainjob.TrainJob, rt *trainer.TrainingRuntimeSpec, shape Shape)
 		}
 	}
 	roles := make([]Role, 0, len(jobs))
+	var pods int64
 	for i := range jobs {
 		rj := &jobs[i]
 		ancestor := rj.Template.Labels[AncestorLabel]
@@ -67,8 +69,16 @@ func Roles(job *trainjob.TrainJob, rt *trainer.TrainingRuntimeSpec, shape Shape)
 		if err != nil {
 			return nil, err
 		}
-		if _, err := podCount(rj.Name, reps, perReplica); err != nil {
+		n, err := podCount(rj.Name, reps, perReplica)
+		if err != nil {
 			return nil, err
+		}
+		if err := indexedJobLimit(rj.Name, rj.Template.Spec.CompletionMode, perReplica); err != nil {
+			return nil, err
+		}
+		if pods += int64(n); pods > math.MaxInt32 {
+			// A gang's minMember counts every pod of the job.
+			return nil, fmt.Errorf("the job would run %d pods or more in all, more than Kubernetes can count in one gang", pods)
 		}
 		tmpl := *rj.Template.Spec.Template.DeepCopy()
 		if err := shape.ApplyUserOverrides(job, rj.Name, &tmpl); err != nil {

@@ -26,6 +26,7 @@ type rj struct {
 	name        string
 	ancestor    string
 	parallelism *int32
+	indexed     bool
 	replicas    int32
 	container   string
 	requests    corev1.ResourceList
@@ -47,6 +48,12 @@ func runtimeOf(policy *trainer.MLPolicy, jobs ...rj) *trainer.TrainingRuntimeSpe
 			Replicas: j.replicas,
 			Template: batchv1.JobTemplateSpec{Spec: batchv1.JobSpec{
 				Parallelism: j.parallelism,
+				CompletionMode: func() *batchv1.CompletionMode {
+					if j.indexed {
+						return ptr.To(batchv1.IndexedCompletion)
+					}
+					return nil
+				}(),
 				Template: corev1.PodTemplateSpec{
 					ObjectMeta: metav1.ObjectMeta{Annotations: j.annotations},
 					Spec: corev1.PodSpec{
@@ -262,6 +269,17 @@ func TestBuildErrors(t *testing.T) {
 			job:     jobWith(nil),
 			runtime: runtimeOf(nil, rj{name: "huge", replicas: 1 << 20, parallelism: ptr.To[int32](1 << 20)}),
 			want:    "more than a PodSet can hold",
+		},
+		"pods of all roles overflow a gang": {
+			job: jobWith(nil),
+			runtime: runtimeOf(nil, rj{name: "a", replicas: 1 << 15, parallelism: ptr.To[int32](1 << 15)},
+				rj{name: "b", replicas: 1 << 15, parallelism: ptr.To[int32](1 << 15)}),
+			want: "more than Kubernetes can count in one gang",
+		},
+		"numNodes beyond an Indexed Job's parallelism": {
+			job:     jobWith(numNodes(1 << 20)),
+			runtime: runtimeOf(torch(nil), rj{name: "node", ancestor: "trainer", indexed: true}),
+			want:    `replicatedJob "node" would run 1048576 pods in one Indexed Job: Kubernetes allows at most 100000`,
 		},
 	}
 	for name, tc := range cases {

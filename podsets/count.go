@@ -2,6 +2,7 @@ package podsets
 
 import (
 	"fmt"
+	batchv1 "k8s.io/api/batch/v1"
 	"math"
 
 	"k8s.io/utils/ptr"
@@ -70,6 +71,18 @@ func podCount(name string, replicas, perReplica int32) (int32, error) {
 		return 0, fmt.Errorf("replicatedJob %q would run %d pods, more than a PodSet can hold", name, total)
 	}
 	return int32(total), nil
+}
+
+// maxIndexedParallelism is Kubernetes' limit on an Indexed Job's
+// parallelism (pkg/apis/batch/validation): JobSet's Job would be refused,
+// and the job would hold its quota without a pod.
+const maxIndexedParallelism = 100000
+
+func indexedJobLimit(name string, mode *batchv1.CompletionMode, perReplica int32) error {
+	if mode != nil && *mode == batchv1.IndexedCompletion && perReplica > maxIndexedParallelism {
+		return fmt.Errorf("replicatedJob %q would run %d pods in one Indexed Job: Kubernetes allows at most %d", name, perReplica, maxIndexedParallelism)
+	}
+	return nil
 }
 
 func trainerNumNodes(job *trainjob.TrainJob) *int32 {

@@ -2,6 +2,7 @@ package integration_test
 
 import (
 	"encoding/json"
+	"errors"
 	"fmt"
 	"slices"
 	"strings"
@@ -10,6 +11,7 @@ import (
 
 	admissionregistrationv1 "k8s.io/api/admissionregistration/v1"
 	corev1 "k8s.io/api/core/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	apimeta "k8s.io/apimachinery/pkg/api/meta"
 	"k8s.io/apimachinery/pkg/api/resource"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
@@ -364,34 +366,69 @@ func answerCheck(t *testing.T, tj *trainer.TrainJob) {
 // that is deleted is waited for instead:
 // TestMissingRuntimeWaitsWithoutHotLoopAndProceedsWhenCreated.)
 func TestRuntimeMadeUnusableUnderAReservationReleasesTheQuota(t *testing.T) {
-	ns := newNamespace(t)
-	lq := checkedQueue(t, ns)
-	rt := trainingRuntime(ns, "rt", torchPolicy(1), role{Name: "node", Ancestor: "trainer", Requests: gpus(1)})
-	create(t, rt)
-	tj := trainJob(ns, "job", "rt", lq)
-	create(t, tj)
-	reservedAtCheck(t, tj)
-	eventually(t, "runtime edited: a negative request", func() error {
-		if err := k8s.Get(ctx, client.ObjectKeyFromObject(rt), rt); err != nil {
-			return err
-		}
-		rt.Spec.Template.Spec.ReplicatedJobs[0].Template.Spec.Template.Spec.Containers[0].Resources.Requests[corev1.ResourceCPU] = resource.MustParse("-1")
-		return k8s.Update(ctx, rt)
-	})
-	eventually(t, "InvalidRuntime event", func() error {
-		return hasEvent(t, tj, integration.ReasonInvalidRuntime, "quantities must not be negative")
-	})
-	answerCheck(t, tj)
-	eventually(t, "reservation released", func() error {
-		wl := workloadOf(t, tj)
-		c := apimeta.FindStatusCondition(wl.Status.Conditions, kueue.WorkloadFinished)
-		if c == nil || c.Status != metav1.ConditionTrue || !strings.Contains(c.Message, "quota reservation is released") {
-			return fmt.Errorf("Workload not finished: %v", wl.Status.Conditions)
-		}
-		return nil
-	})
-	if !ptr.Deref(getTrainJob(t, tj).Spec.Suspend, false) {
-		t.Error("a job without its runtime was started")
+	for name, tc := range map[string]struct {
+		mutate func(t *testing.T, rt *trainer.TrainingRuntime)
+		reason string
+		says   string
+	}{
+		"edited: a negative request": {
+			mutate: func(t *testing.T, rt *trainer.TrainingRuntime) {
+				eventually(t, "runtime edited: a negative request", func() error {
+					if err := k8s.Get(ctx, client.ObjectKeyFromObject(rt), rt); err != nil {
+						return err
+					}
+					rt.Spec.Template.Spec.ReplicatedJobs[0].Template.Spec.Template.Spec.Containers[0].Resources.Requests[corev1.ResourceCPU] = resource.MustParse("-1")
+					return k8s.Update(ctx, rt)
+				})
+			},
+			reason: integration.ReasonInvalidRuntime, says: "quantities must not be negative",
+		},
+		// Deleted past Trainer's in-use finalizer (or on a Trainer without
+		// one): nothing can build the job's pods any more.
+		"deleted": {
+			mutate: func(t *testing.T, rt *trainer.TrainingRuntime) {
+				if err := k8s.Delete(ctx, rt); err != nil {
+					t.Fatal(err)
+				}
+				eventually(t, "runtime gone", func() error {
+					err := k8s.Patch(ctx, rt, client.RawPatch(types.MergePatchType, []byte(`{"metadata":{"finalizers":null}}`)))
+					if apierrors.IsNotFound(err) {
+						return nil
+					}
+					if err == nil {
+						err = errors.New("still there")
+					}
+					return err
+				})
+			},
+			reason: integration.ReasonRuntimeNotFound, says: "does not exist",
+		},
+	} {
+		t.Run(name, func(t *testing.T) {
+			ns := newNamespace(t)
+			lq := checkedQueue(t, ns)
+			rt := trainingRuntime(ns, "rt", torchPolicy(1), role{Name: "node", Ancestor: "trainer", Requests: gpus(1)})
+			create(t, rt)
+			tj := trainJob(ns, "job", "rt", lq)
+			create(t, tj)
+			reservedAtCheck(t, tj)
+			tc.mutate(t, rt)
+			eventually(t, tc.reason+" event", func() error {
+				return hasEvent(t, tj, tc.reason, tc.says)
+			})
+			answerCheck(t, tj)
+			eventually(t, "reservation released", func() error {
+				wl := workloadOf(t, tj)
+				c := apimeta.FindStatusCondition(wl.Status.Conditions, kueue.WorkloadFinished)
+				if c == nil || c.Status != metav1.ConditionTrue || !strings.Contains(c.Message, "quota reservation is released") {
+					return fmt.Errorf("Workload not finished: %v", wl.Status.Conditions)
+				}
+				return nil
+			})
+			if !ptr.Deref(getTrainJob(t, tj).Spec.Suspend, false) {
+				t.Error("a job without its runtime was started")
+			}
+		})
 	}
 }
 
