@@ -235,9 +235,10 @@ func TestLeaderDeletedMidBurstStandbyTakesOver(t *testing.T) {
 	if err := dep.Delete(old); err != nil {
 		t.Fatal(err)
 	}
-	// The deleted leader does not release the lease (the manager does not
-	// set LeaderElectionReleaseOnCancel): the standby takes it once it
-	// expired, noticing at its next retry (controller-runtime's 2 s).
+	// The deleted leader releases the lease as it shuts down
+	// (LeaderElectionReleaseOnCancel), and the standby notices at its next
+	// retry (controller-runtime's 2 s); the bound is the lease duration in
+	// case the release is lost with the process.
 	eventually(t, leaseDuration+takeoverSlack-time.Since(deleted), standby.name+" leads", func() error {
 		if !standby.Leads() {
 			return errors.New("not yet")
