@@ -15,9 +15,9 @@ import (
 
 // Options tune the projection to the cluster it runs for.
 type Options struct {
-	// TopologyAwareScheduling mirrors Kueue's feature gate of the same name:
-	// with it, PodSets carry the topology requests of their pod templates.
-	TopologyAwareScheduling bool
+	// Topology reads the topology requests of the roles' pod templates;
+	// nil when Kueue's TopologyAwareScheduling is off.
+	Topology Topology
 	// Defaulter fills in what the API server defaults when it stores a
 	// Workload, so computed PodSets compare equal to stored ones. Nil leaves
 	// the PodSets as computed.
@@ -128,8 +128,8 @@ func FromRoles(roles []Role, opts Options) ([]kueue.PodSet, error) {
 			Count:    r.Count(),
 			Template: *r.Template.DeepCopy(),
 		}
-		if opts.TopologyAwareScheduling {
-			req, err := topologyRequest(r)
+		if opts.Topology != nil {
+			req, err := opts.Topology.Request(r)
 			if err != nil {
 				return nil, fmt.Errorf("replicatedJob %q: %w", r.Name, err)
 			}

@@ -8,6 +8,7 @@ import (
 
 	trainer "github.com/kubeflow/trainer/v2/pkg/apis/trainer/v1alpha1"
 
+	"github.com/trainjob-kueue/trainjob-kueue/integration"
 	"github.com/trainjob-kueue/trainjob-kueue/podsets"
 	"github.com/trainjob-kueue/trainjob-kueue/shape"
 )
@@ -46,8 +47,8 @@ func FuzzPodSets(f *testing.F) {
 		if setNodes {
 			job = jobWith(numNodes(nodes))
 		}
-		first, err := podsets.Build(job, rt, shape.PodTemplateOverrides{}, podsets.Options{TopologyAwareScheduling: true})
-		second, err2 := podsets.Build(job, rt, shape.PodTemplateOverrides{}, podsets.Options{TopologyAwareScheduling: true})
+		first, err := podsets.Build(job, rt, shape.PodTemplateOverrides{}, podsets.Options{Topology: integration.KueueTopology()})
+		second, err2 := podsets.Build(job, rt, shape.PodTemplateOverrides{}, podsets.Options{Topology: integration.KueueTopology()})
 		if (err == nil) != (err2 == nil) || !equality.Semantic.DeepEqual(first, second) {
 			t.Fatalf("not deterministic: %v / %v", err, err2)
 		}

@@ -1,29 +1,15 @@
 package podsets
 
 import (
-	batchv1 "k8s.io/api/batch/v1"
-	"k8s.io/apimachinery/pkg/util/validation/field"
-	"k8s.io/utils/ptr"
-	jobset "sigs.k8s.io/jobset/api/jobset/v1alpha2"
 	kueue "sigs.k8s.io/kueue/apis/kueue/v1beta2"
-	"sigs.k8s.io/kueue/pkg/controller/jobframework"
 )
 
-// topologyRequest reads the Kueue topology annotations of the role's pod
-// template. Pods of a role are indexed the way JobSet indexes them: the Job's
-// completion index within a replica, the Job index across replicas.
-func topologyRequest(r *Role) (*kueue.PodSetTopologyRequest, error) {
-	// Kueue's own webhooks refuse these annotations on the jobs they know
-	// (two topology levels on one template, a slice larger than the PodSet);
-	// the same rules, for ours.
-	path := field.NewPath("replicatedJobs").Key(r.Name).Child("template", "spec", "template", "metadata")
-	errs := jobframework.ValidateTASPodSetRequest(path, &r.Template.ObjectMeta)
-	errs = append(errs, jobframework.ValidateSliceSizeAnnotationUpperBound(path, &r.Template.ObjectMeta, &kueue.PodSet{Count: r.Count()})...)
-	if len(errs) > 0 {
-		return nil, errs.ToAggregate()
-	}
-	return jobframework.NewPodSetTopologyRequest(&r.Template.ObjectMeta).
-		PodIndexLabel(ptr.To(batchv1.JobCompletionIndexAnnotation)).
-		SubGroup(ptr.To(jobset.JobIndexKey), ptr.To(r.Replicas)).
-		Build()
+// Topology reads a role's topology request from its pod template's Kueue
+// annotations by the installed Kueue's rules: its validation and its
+// feature gates (multi-layer slices, …) are process state of Kueue's, so
+// the caller supplies them and this package stays a function of its input.
+// Nil in Options: Kueue's topology-aware scheduling is off and PodSets
+// carry no topology requests.
+type Topology interface {
+	Request(r *Role) (*kueue.PodSetTopologyRequest, error)
 }

@@ -134,7 +134,9 @@ func run(ctx context.Context, f flags) error {
 	// configuration written for an older Kueue may still turn it off.
 	opts.LocalQueueDefaulting = retired[integration.GateLocalQueueDefaulting] != false
 	opts.MultiKueue = opts.MultiKueue && features.Enabled(features.MultiKueue) && features.Enabled(features.MultiKueueAdaptersForCustomJobs)
-	opts.PodSets.TopologyAwareScheduling = features.Enabled(features.TopologyAwareScheduling)
+	if features.Enabled(features.TopologyAwareScheduling) {
+		opts.PodSets.Topology = integration.KueueTopology()
+	}
 
 	restCfg := ctrl.GetConfigOrDie()
 	// The same client budget as the deployed Kueue: a burst of jobs is a
