@@ -10,10 +10,10 @@ import (
 // refusal may be said once more).
 const saidOnceSize = 4096
 
-// saidOnce remembers the Workloads whose start we refused for good, so the
-// refusal is said once: until Kueue's Finished condition reaches our cache,
-// another reconcile of the same admission asks again, and the answer is
-// the same.
+// saidOnce remembers what was said about an object (a Workload whose start
+// we refused for good, a job whose runtime fails), so it is said once:
+// until Kueue's Finished condition reaches our cache, another reconcile of
+// the same admission asks again, and the answer is the same.
 type saidOnce struct {
 	mu   sync.Mutex
 	said map[saidKey]bool
@@ -26,8 +26,8 @@ type saidKey struct {
 
 func newSaidOnce() *saidOnce { return &saidOnce{said: map[saidKey]bool{}} }
 
-// first reports whether reason is said for the first time about workload,
-// and remembers it.
+// first reports whether reason is said for the first time about workload
+// (or another object, by UID), and remembers it.
 func (s *saidOnce) first(workload types.UID, reason string) bool {
 	if s == nil || workload == "" {
 		return true

@@ -163,9 +163,13 @@ func (t *TrainJob) CanDefaultManagedBy() bool {
 func (t *TrainJob) ManagedBy() *string             { return t.Spec.ManagedBy }
 func (t *TrainJob) SetManagedBy(managedBy *string) { t.Spec.ManagedBy = managedBy }
 
-// tell sends the reconcile's notes.
+// tell sends the reconcile's notes, each once per job: every reconcile of
+// a job its runtime fails finds the same, and says nothing new.
 func (t *TrainJob) tell() {
 	for _, n := range t.notes {
+		if !t.deps.said.first(t.UID, n.reason+": "+n.msg) {
+			continue
+		}
 		t.deps.recorder.Eventf(&t.TrainJob, nil, corev1.EventTypeWarning, n.reason, n.action, "%s", n.msg)
 	}
 }
