@@ -83,6 +83,9 @@ func (r *Reconciler) SetupWithManager(mgr ctrl.Manager) error {
 		// Trainer v2.0 reports its Jobs only on the JobSet.
 		b = b.Owns(&jobsetapi.JobSet{})
 	}
+	if r.deps.opts.MultiKueue {
+		b = b.Watches(&kueue.AdmissionCheck{}, handler.EnqueueRequestsFromMapFunc(r.jobsOfAdmissionCheck), builder.WithPredicates(checkComesOrGoes))
+	}
 	return b.
 		Watches(&trainer.TrainingRuntime{}, newPacedFanOut(r.jobsUsing(kindTrainingRuntime), runtimeFanOutPerSecond),
 			builder.WithPredicates(predicate.GenerationChangedPredicate{})).
