@@ -8,6 +8,7 @@ import (
 
 	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/api/equality"
+	apimeta "k8s.io/apimachinery/pkg/api/meta"
 	"k8s.io/utils/ptr"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	kueue "sigs.k8s.io/kueue/apis/kueue/v1beta2"
@@ -121,7 +122,10 @@ func sameTolerations(a, b []corev1.Toleration) bool {
 func (t *TrainJob) PodsReady(context.Context, client.Client) bool {
 	roles, ok := t.runningRoles()
 	if !ok {
-		return false
+		// The runtime can't be read any more: what was judged last stands,
+		// rather than a running job evicted for our blindness.
+		wl := t.obs.reserved()
+		return wl != nil && apimeta.IsStatusConditionTrue(wl.Status.Conditions, kueue.WorkloadPodsReady)
 	}
 	return quota.Due(roles, progressOf(t.obs))
 }
@@ -159,6 +163,11 @@ func (t *TrainJob) ReclaimablePods(context.Context, client.Client) ([]kueue.Recl
 	}
 	roles, ok := t.runningRoles()
 	if !ok {
+		// As reported last: Kueue refuses lowered counts, and without the
+		// runtime no higher one can be told.
+		if wl := t.obs.reserved(); wl != nil {
+			return slices.Clone(wl.Status.ReclaimablePods), nil
+		}
 		return nil, nil
 	}
 	succeeded := make(map[string]int32, len(jobs))

@@ -45,12 +45,15 @@ func jobStatus(name string, ready, succeeded int32) trainer.JobStatus {
 func TestReadinessAndReclaimablePodsFollowTheWaves(t *testing.T) {
 	evaluator := podsets.Role{Name: "evaluator", Ancestor: "", Replicas: 1, PodsPerReplica: 1}
 	cases := map[string]struct {
-		roles       []podsets.Role // the runtime as it is now
-		admitted    []podsets.Role // what the Workload reserved; nil: not reserved
-		jobs        []trainer.JobStatus
-		runtimeErr  *errRuntime
-		ready       bool
-		reclaimable []kueue.ReclaimablePod
+		roles      []podsets.Role // the runtime as it is now
+		admitted   []podsets.Role // what the Workload reserved; nil: not reserved
+		jobs       []trainer.JobStatus
+		runtimeErr *errRuntime
+		// what the Workload says from the last reconcile
+		lastReady       bool
+		lastReclaimable []kueue.ReclaimablePod
+		ready           bool
+		reclaimable     []kueue.ReclaimablePod
 	}{
 		"initializer running, trainer nodes not due yet": {
 			roles: twoWaves(), admitted: twoWaves(), jobs: jobs(jobStatus("dataset-initializer", 1, 0)), ready: true,
@@ -72,6 +75,15 @@ func TestReadinessAndReclaimablePodsFollowTheWaves(t *testing.T) {
 			reclaimable: []kueue.ReclaimablePod{{Name: "dataset-initializer", Count: 1}},
 		},
 		"nothing reserved, nothing running": {roles: twoWaves()},
+		// Trainer before v2.3 reads the live runtime; one made unusable
+		// under a running job leaves what the Workload says standing:
+		// no eviction for "not ready", no lowered reclaimable count (which
+		// Kueue refuses).
+		"runtime unusable under a running job": {
+			admitted: twoWaves(), lastReady: true, lastReclaimable: []kueue.ReclaimablePod{{Name: "dataset-initializer", Count: 1}},
+			jobs: jobs(jobStatus("dataset-initializer", 0, 1), jobStatus("node", 1, 0)), runtimeErr: &errRuntime{reason: ReasonInvalidRuntime},
+			ready: true, reclaimable: []kueue.ReclaimablePod{{Name: "dataset-initializer", Count: 1}},
+		},
 		"runtime unusable, nothing reserved": {
 			jobs: jobs(jobStatus("dataset-initializer", 1, 0)), runtimeErr: &errRuntime{reason: ReasonInvalidRuntime},
 		},
@@ -81,6 +93,10 @@ func TestReadinessAndReclaimablePodsFollowTheWaves(t *testing.T) {
 			obs := &observed{projection: projection{roles: tc.roles}, jobs: tc.jobs, runtimeErr: tc.runtimeErr}
 			if tc.admitted != nil {
 				obs.workload = reservedFor(tc.admitted)
+				if tc.lastReady {
+					obs.workload.Status.Conditions = append(obs.workload.Status.Conditions, metav1.Condition{Type: kueue.WorkloadPodsReady, Status: metav1.ConditionTrue})
+				}
+				obs.workload.Status.ReclaimablePods = tc.lastReclaimable
 			}
 			job := &TrainJob{TrainJob: trainjob.TrainJob{}, obs: obs}
 			job.Spec.Suspend = ptr.To(tc.admitted == nil)
