@@ -117,9 +117,17 @@ func (t *TrainJob) startPlan(infos []podset.PodSetInfo) ([]shape.Injection, []ga
 		}
 	}
 	if rtErr := t.obs.runtimeErr; rtErr != nil {
+		if rtErr.reason == ReasonRuntimeNotFound {
+			// Admitted while its runtime is gone (a forced delete, a
+			// runtime being recreated): it waits for the runtime to
+			// return, holding what it was admitted with, and starts then.
+			// Giving the quota back would need the Workload taken out of
+			// the queue until then (or Kueue admits it again at once).
+			return nil, nil, rtErr
+		}
 		// Admitted, but the pods can no longer be computed (the runtime
-		// was deleted or made unusable, or Trainer's snapshot of it is):
-		// Trainer could not run them either. A permanent error: the job
+		// was made unusable, or Trainer's snapshot of it is): Trainer
+		// could not run them either. A permanent error: the job
 		// framework finishes the Workload and the quota goes back, instead
 		// of a reservation held by a job that can't start.
 		return nil, nil, &reasonError{rtErr.reason, podset.BadPodSetsUpdateError("runtime",

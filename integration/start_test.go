@@ -208,13 +208,13 @@ func drain(r *events.FakeRecorder) []string {
 	}
 }
 
-// A job admitted while its pods can't be computed any more (runtime deleted
-// or made unusable) reports the PodSets it was admitted with, so the job
+// A job admitted while its pods can't be computed any more (its runtime
+// made unusable) reports the PodSets it was admitted with, so the job
 // framework reaches the start, and the start gives the quota back: it
 // writes nothing and fails permanently (the Workload finishes). Failing in
 // PodSets instead stops the job framework before it can release anything.
 func TestAdmittedWithoutItsRuntimeGivesTheQuotaBack(t *testing.T) {
-	for _, reason := range []string{ReasonRuntimeNotFound, ReasonInvalidRuntime} {
+	for _, reason := range []string{ReasonInvalidRuntime} {
 		t.Run(reason, func(t *testing.T) {
 			f := newStartFixture(t, shape.PodTemplateOverrides{}, nil, corev1.PodSpec{})
 			f.job.obs.runtimeErr = &errRuntime{reason: reason, msg: "TrainingRuntime ns/torch: " + reason}

@@ -2,7 +2,6 @@ package integration_test
 
 import (
 	"encoding/json"
-	"errors"
 	"fmt"
 	"slices"
 	"strings"
@@ -11,7 +10,6 @@ import (
 
 	admissionregistrationv1 "k8s.io/api/admissionregistration/v1"
 	corev1 "k8s.io/api/core/v1"
-	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	apimeta "k8s.io/apimachinery/pkg/api/meta"
 	"k8s.io/apimachinery/pkg/api/resource"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
@@ -382,26 +380,6 @@ func TestRuntimeMadeUnusableUnderAReservationReleasesTheQuota(t *testing.T) {
 				})
 			},
 			reason: integration.ReasonInvalidRuntime, says: "quantities must not be negative",
-		},
-		// Deleted past Trainer's in-use finalizer (or on a Trainer without
-		// one): nothing can build the job's pods any more.
-		"deleted": {
-			mutate: func(t *testing.T, rt *trainer.TrainingRuntime) {
-				if err := k8s.Delete(ctx, rt); err != nil {
-					t.Fatal(err)
-				}
-				eventually(t, "runtime gone", func() error {
-					err := k8s.Patch(ctx, rt, client.RawPatch(types.MergePatchType, []byte(`{"metadata":{"finalizers":null}}`)))
-					if apierrors.IsNotFound(err) {
-						return nil
-					}
-					if err == nil {
-						err = errors.New("still there")
-					}
-					return err
-				})
-			},
-			reason: integration.ReasonRuntimeNotFound, says: "does not exist",
 		},
 	} {
 		t.Run(name, func(t *testing.T) {
