@@ -47,12 +47,13 @@ func (t *TrainJob) currentPodSets() ([]kueue.PodSet, error) {
 		return reserved.Spec.DeepCopy().PodSets, nil
 	}
 	if t.obs.runtimeErr != nil {
-		if reserved != nil && t.obs.runtimeErr.reason != ReasonRuntimeNotFound {
+		if reserved != nil {
 			// The reservation stands on what was computed before: report
 			// it, so the job framework goes on to the start, which gives
-			// the quota back (startPlan). Failing here instead would stop
-			// the job framework before it could evict or release anything.
-			// A runtime that is missing is waited for (startPlan).
+			// the quota back (startPlan), or to the eviction of a Workload
+			// held for its missing runtime (holdForRuntime). Failing here
+			// instead would stop the job framework before it could evict or
+			// release anything.
 			return reserved.Spec.DeepCopy().PodSets, nil
 		}
 		return nil, t.obs.runtimeErr

@@ -32,6 +32,12 @@ const (
 	// ReasonAdmissionCheckLost: a dispatched job's Workload names an
 	// AdmissionCheck that was deleted; the job is kept where it runs.
 	ReasonAdmissionCheckLost = "AdmissionCheckLost"
+	// ReasonHeldForRuntime: the job's runtime does not exist; its Workload
+	// is deactivated meanwhile, holding no quota.
+	ReasonHeldForRuntime = "HeldForRuntime"
+	// ReasonRuntimeBack: the runtime exists again; the Workload is queued
+	// again.
+	ReasonRuntimeBack = "RuntimeBack"
 )
 
 // Actions of our events (events.k8s.io/v1): what we were doing when the

@@ -2,6 +2,7 @@ package integration
 
 import (
 	"context"
+	"errors"
 
 	"k8s.io/apimachinery/pkg/util/sets"
 	"k8s.io/client-go/tools/events"
@@ -59,6 +60,8 @@ func (r *Reconciler) Reconcile(ctx context.Context, req ctrl.Request) (ctrl.Resu
 		// The observation failed (Skip): the framework did nothing, and the
 		// read is retried with backoff.
 		res, err = ctrl.Result{}, t.readErr
+	} else if holdErr := t.holdForRuntime(ctx); holdErr != nil {
+		return ctrl.Result{}, errors.Join(err, holdErr)
 	}
 	if err != nil {
 		if later, missing := r.missingReference(ctx, req, err); missing {

@@ -119,10 +119,10 @@ func (t *TrainJob) startPlan(infos []podset.PodSetInfo) ([]shape.Injection, []ga
 	if rtErr := t.obs.runtimeErr; rtErr != nil {
 		if rtErr.reason == ReasonRuntimeNotFound {
 			// Admitted while its runtime is gone (a forced delete, a
-			// runtime being recreated): it waits for the runtime to
-			// return, holding what it was admitted with, and starts then.
-			// Giving the quota back would need the Workload taken out of
-			// the queue until then (or Kueue admits it again at once).
+			// runtime being recreated): not started, and not finished
+			// either. Its Workload is deactivated until the runtime is back
+			// (holdForRuntime), so Kueue evicts it and the reservation goes
+			// back; a retry meanwhile finds the same.
 			return nil, nil, rtErr
 		}
 		// Admitted, but the pods can no longer be computed (the runtime

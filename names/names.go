@@ -28,6 +28,11 @@ const (
 	// GangRetriedAtAnnotation on a PodGroup: when its waiting gang was last
 	// retried.
 	GangRetriedAtAnnotation = "trainjob-kueue.dev/gang-retried-at"
+	// HeldForRuntimeAnnotation on a Workload: trainjob-kueue deactivated it
+	// (spec.active=false) because its TrainJob's runtime does not exist, so
+	// it neither holds nor gets quota meanwhile; the value is the runtime.
+	// It is reactivated, and the mark removed, once the runtime exists.
+	HeldForRuntimeAnnotation = "trainjob-kueue.dev/held-for-runtime"
 	// RuntimeIndex is the manager's field index of TrainJobs by runtime.
 	RuntimeIndex = "trainjob-kueue.dev/runtime"
 	// FieldManager applies our PodGroups (server-side apply).

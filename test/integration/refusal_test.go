@@ -22,6 +22,7 @@ import (
 	trainer "github.com/kubeflow/trainer/v2/pkg/apis/trainer/v1alpha1"
 
 	"github.com/trainjob-kueue/trainjob-kueue/integration"
+	"github.com/trainjob-kueue/trainjob-kueue/names"
 	"github.com/trainjob-kueue/trainjob-kueue/shape"
 	"github.com/trainjob-kueue/trainjob-kueue/test/fixtures"
 )
@@ -361,8 +362,8 @@ func answerCheck(t *testing.T, tj *trainer.TrainJob) {
 // A job whose runtime is made unusable while it holds a reservation (an
 // admission check still pending) can't be started: Trainer could not build
 // it either. The reservation is released, not held for ever. (A runtime
-// that is deleted is waited for instead:
-// TestMissingRuntimeWaitsWithoutHotLoopAndProceedsWhenCreated.)
+// that is deleted is waited for without quota instead:
+// TestRuntimeDeletedUnderAReservationGivesTheQuotaBackUntilItReturns.)
 func TestRuntimeMadeUnusableUnderAReservationReleasesTheQuota(t *testing.T) {
 	for name, tc := range map[string]struct {
 		mutate func(t *testing.T, rt *trainer.TrainingRuntime)
@@ -408,6 +409,63 @@ func TestRuntimeMadeUnusableUnderAReservationReleasesTheQuota(t *testing.T) {
 			}
 		})
 	}
+}
+
+// A job whose runtime is deleted (past Trainer's in-use finalizer, or on a
+// Trainer without one) while it holds a reservation: nothing can build its
+// pods, so its Workload is deactivated and the reservation goes back; the
+// job is neither started nor finished, and runs once the runtime is back.
+func TestRuntimeDeletedUnderAReservationGivesTheQuotaBackUntilItReturns(t *testing.T) {
+	ns := newNamespace(t)
+	lq := checkedQueue(t, ns)
+	spec := func() *trainer.TrainingRuntime {
+		return trainingRuntime(ns, "rt", torchPolicy(1), role{Name: "node", Ancestor: "trainer", Requests: gpus(1)})
+	}
+	rt := spec()
+	create(t, rt)
+	tj := trainJob(ns, "job", "rt", lq)
+	create(t, tj)
+	reservedAtCheck(t, tj)
+	if err := k8s.Delete(ctx, rt); err != nil {
+		t.Fatal(err)
+	}
+	eventually(t, "runtime gone", func() error {
+		err := k8s.Patch(ctx, rt, client.RawPatch(types.MergePatchType, []byte(`{"metadata":{"finalizers":null}}`)))
+		if notFound(err) {
+			return nil
+		}
+		if err == nil {
+			err = fmt.Errorf("still there")
+		}
+		return err
+	})
+	eventually(t, "held without quota", func() error {
+		wl := workloadOf(t, tj)
+		if ptr.Deref(wl.Spec.Active, true) || wl.Annotations[names.HeldForRuntimeAnnotation] == "" {
+			return fmt.Errorf("Workload active %v, annotations %v", wl.Spec.Active, wl.Annotations)
+		}
+		if workload.HasQuotaReservation(wl) {
+			return fmt.Errorf("still holds its reservation: %v", wl.Status.Conditions)
+		}
+		return nil
+	})
+	eventually(t, integration.ReasonHeldForRuntime+" event", func() error {
+		return hasEvent(t, tj, integration.ReasonHeldForRuntime, "neither holds nor gets quota")
+	})
+	if wl := workloadOf(t, tj); apimeta.IsStatusConditionTrue(wl.Status.Conditions, kueue.WorkloadFinished) {
+		t.Fatalf("Workload finished: the job could never run again: %v", wl.Status.Conditions)
+	}
+	if !ptr.Deref(getTrainJob(t, tj).Spec.Suspend, false) {
+		t.Fatal("a job without its runtime was started")
+	}
+
+	create(t, spec())
+	reservedAtCheck(t, tj)
+	if wl := workloadOf(t, tj); wl.Annotations[names.HeldForRuntimeAnnotation] != "" {
+		t.Errorf("reactivated with the mark left: %v", wl.Annotations)
+	}
+	answerCheck(t, tj)
+	waitRunning(t, tj)
 }
 
 // A queued job's placement edited after its quota was reserved: Kueue's

@@ -1,0 +1,78 @@
+package integration
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+
+	corev1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/types"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+	kueue "sigs.k8s.io/kueue/apis/kueue/v1beta2"
+	"sigs.k8s.io/kueue/pkg/workload"
+
+	"github.com/trainjob-kueue/trainjob-kueue/names"
+)
+
+// holdForRuntime keeps a job whose runtime does not exist out of Kueue's
+// queue: its Workload is deactivated, and marked so, so that it neither
+// gets quota nor keeps a reservation it has (Kueue evicts an inactive
+// Workload, and the job framework gives the quota back) while nothing can
+// build its pods; once the runtime exists again the mark goes and the
+// Workload is queued again. A running job is left alone (its JobSet no
+// longer needs the runtime), and so are a Workload someone else deactivated
+// and a job MultiKueue dispatches (the worker's runtime is what counts).
+// Each write is guarded by the Workload's resourceVersion.
+func (t *TrainJob) holdForRuntime(ctx context.Context) error {
+	if t.obs == nil || t.obs.workload == nil || workloadFinished(t.obs.workload) || runnerOf(t.Spec.ManagedBy) != runLocally {
+		return nil
+	}
+	wl := t.obs.workload
+	_, held := wl.Annotations[names.HeldForRuntimeAnnotation]
+	missing := t.obs.runtimeErr != nil && t.obs.runtimeErr.reason == ReasonRuntimeNotFound
+	switch {
+	case missing && !held && workload.IsActive(wl) && t.IsSuspended():
+		ref, err := refOf(&t.TrainJob)
+		if err != nil {
+			return nil
+		}
+		if err := setHeld(ctx, t.deps.client, wl, ref.String()); err != nil {
+			return err
+		}
+		t.deps.recorder.Eventf(&t.TrainJob, nil, corev1.EventTypeNormal, ReasonHeldForRuntime, actionQueue,
+			"%s does not exist: Workload %s is deactivated so it neither holds nor gets quota, and is queued again once the runtime exists", ref, wl.Name)
+	case !missing && held && !workload.IsActive(wl):
+		if err := setHeld(ctx, t.deps.client, wl, ""); err != nil {
+			return err
+		}
+		t.deps.recorder.Eventf(&t.TrainJob, nil, corev1.EventTypeNormal, ReasonRuntimeBack, actionQueue,
+			"%s exists again: Workload %s is queued again", wl.Annotations[names.HeldForRuntimeAnnotation], wl.Name)
+	}
+	return nil
+}
+
+// setHeld deactivates wl with the mark naming runtime, or, for an empty
+// runtime, removes the mark and reactivates it: one merge patch of the two
+// fields and the resourceVersion read, so a Workload changed since is not
+// written (the change's own reconcile decides again).
+func setHeld(ctx context.Context, c client.Client, wl *kueue.Workload, runtime string) error {
+	var mark any
+	if runtime != "" {
+		mark = runtime
+	}
+	data, err := json.Marshal(map[string]any{
+		"metadata": map[string]any{"resourceVersion": wl.ResourceVersion, "annotations": map[string]any{names.HeldForRuntimeAnnotation: mark}},
+		"spec":     map[string]any{"active": runtime == ""},
+	})
+	if err != nil {
+		return err
+	}
+	if err := c.Patch(ctx, wl.DeepCopy(), client.RawPatch(types.MergePatchType, data)); err != nil {
+		verb := "deactivating"
+		if runtime == "" {
+			verb = "reactivating"
+		}
+		return fmt.Errorf("%s Workload %s/%s for its runtime: %w", verb, wl.Namespace, wl.Name, err)
+	}
+	return nil
+}

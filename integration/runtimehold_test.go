@@ -1,0 +1,88 @@
+package integration
+
+import (
+	"context"
+	"strings"
+	"testing"
+
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/client-go/tools/events"
+	"k8s.io/utils/ptr"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+	"sigs.k8s.io/controller-runtime/pkg/client/fake"
+	"sigs.k8s.io/controller-runtime/pkg/client/interceptor"
+	kueue "sigs.k8s.io/kueue/apis/kueue/v1beta2"
+
+	trainer "github.com/kubeflow/trainer/v2/pkg/apis/trainer/v1alpha1"
+
+	"github.com/trainjob-kueue/trainjob-kueue/names"
+	"github.com/trainjob-kueue/trainjob-kueue/trainjob"
+)
+
+// A job whose runtime does not exist has its Workload deactivated (and
+// marked) while it waits, and reactivated once the runtime is back; nobody
+// else's deactivation is undone, and a running job is left alone.
+func TestAJobWaitsForItsRuntimeOutOfTheQueue(t *testing.T) {
+	missing := &errRuntime{reason: ReasonRuntimeNotFound, msg: "gone"}
+	cases := map[string]struct {
+		active     bool
+		held       bool
+		running    bool
+		runtimeErr *errRuntime
+		wantActive bool
+		wantHeld   bool
+		writes     int
+		event      string
+	}{
+		"runtime missing: held":                   {active: true, runtimeErr: missing, wantHeld: true, writes: 1, event: ReasonHeldForRuntime},
+		"held, runtime still missing: no write":   {held: true, runtimeErr: missing, wantHeld: true},
+		"held, runtime back: queued again":        {held: true, wantActive: true, writes: 1, event: ReasonRuntimeBack},
+		"held, runtime back but unusable: queued": {held: true, runtimeErr: &errRuntime{reason: ReasonInvalidRuntime}, wantActive: true, writes: 1, event: ReasonRuntimeBack},
+		"deactivated by someone else: kept so":    {},
+		"running: left alone":                     {active: true, running: true, runtimeErr: missing, wantActive: true},
+		"runtime there: nothing to do":            {active: true, wantActive: true},
+	}
+	for name, tc := range cases {
+		t.Run(name, func(t *testing.T) {
+			wl := &kueue.Workload{ObjectMeta: metav1.ObjectMeta{Namespace: "ns", Name: "wl", Annotations: map[string]string{}}}
+			wl.Spec.Active = ptr.To(tc.active)
+			if tc.held {
+				wl.Annotations[names.HeldForRuntimeAnnotation] = "TrainingRuntime ns/torch"
+			}
+			writes := 0
+			c := fake.NewClientBuilder().WithScheme(NewScheme()).WithObjects(wl).WithInterceptorFuncs(interceptor.Funcs{
+				Patch: func(ctx context.Context, c client.WithWatch, obj client.Object, patch client.Patch, opts ...client.PatchOption) error {
+					writes++
+					return c.Patch(ctx, obj, patch, opts...)
+				}}).Build()
+			read := &kueue.Workload{}
+			if err := c.Get(t.Context(), client.ObjectKeyFromObject(wl), read); err != nil {
+				t.Fatal(err)
+			}
+			rec := events.NewFakeRecorder(4)
+			job := trainjob.TrainJob{ObjectMeta: metav1.ObjectMeta{Namespace: "ns", Name: "j"}}
+			job.Spec.RuntimeRef = trainer.RuntimeRef{Name: "torch"}
+			job.Spec.Suspend = ptr.To(!tc.running)
+			adapter := &TrainJob{TrainJob: job, deps: &deps{client: c, recorder: rec}, obs: &observed{workload: read, runtimeErr: tc.runtimeErr}}
+			if err := adapter.holdForRuntime(t.Context()); err != nil {
+				t.Fatal(err)
+			}
+			if writes != tc.writes {
+				t.Errorf("%d writes, want %d", writes, tc.writes)
+			}
+			if err := c.Get(t.Context(), client.ObjectKeyFromObject(wl), read); err != nil {
+				t.Fatal(err)
+			}
+			if got := ptr.Deref(read.Spec.Active, true); got != tc.wantActive {
+				t.Errorf("active %v, want %v", got, tc.wantActive)
+			}
+			if _, got := read.Annotations[names.HeldForRuntimeAnnotation]; got != tc.wantHeld {
+				t.Errorf("marked %v, want %v", got, tc.wantHeld)
+			}
+			got := drain(rec)
+			if tc.event == "" && len(got) > 0 || tc.event != "" && (len(got) != 1 || !strings.Contains(got[0], tc.event)) {
+				t.Errorf("events %q, want %q", got, tc.event)
+			}
+		})
+	}
+}
