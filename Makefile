@@ -12,7 +12,7 @@ KUEUE_VERSION ?= v0.19.2
 INTEGRATION ?= ours
 KUEUE_CONFIG ?=
 
-.PHONY: generate verify-generate all build plugin image image-push deploy bench bench-smoke scale test test-install test-image test-smoke test-full test-unit test-integration test-e2e test-deployed test-reliability test-reliability-smoke fuzz vet envtest-assets components cluster-up cluster-down multikueue-up demo clean
+.PHONY: generate verify-generate all build plugin image image-push deploy bench bench-smoke scale test test-install test-image test-smoke test-full test-unit test-integration test-e2e test-e2e-main test-deployed test-reliability test-reliability-smoke fuzz vet envtest-assets components cluster-up cluster-down multikueue-up demo clean
 
 all: build
 
@@ -62,7 +62,7 @@ deploy:
 
 ## test: every tier on the default configuration, plus a smoke of every
 ## other supported Trainer release.
-test: vet test-unit test-install test-image test-integration test-e2e test-smoke test-reliability-smoke bench-smoke
+test: vet test-unit test-install test-image test-integration test-e2e-main test-smoke bench-smoke
 
 SMOKE_TRAINER_VERSIONS ?= v2.0.1 v2.2.0 v2.3.0
 # Trainer v2.3 is the first whose controller may run on a MultiKueue manager.
@@ -70,20 +70,23 @@ SMOKE_MULTIKUEUE_VERSIONS ?= v2.3.0
 # Older Kueue releases the same binary serves (with Trainer v2.1.0).
 SMOKE_KUEUE_VERSIONS ?= v0.16.2
 SMOKE_TESTS := TestGPUTrainJobsRunWholeOnTheirFlavorsAndComplete|TestPriorityPreemptionSuspendsAndRestores|TestAdmissionWritesAsFewRequestsAsTheReleaseAllows|TestOverSubscribedGangsStartWholeOneAtATime|TestInitializersThenTrainerNodesUnderTrainersCoscheduling
-SMOKE_PARALLEL ?= 2
+SMOKE_PARALLEL ?= 3
 # Trainer v2.3's runtime snapshot (the main e2e tier runs the same test on
 # v2.1.0, where Trainer has none).
 SMOKE_SNAPSHOT_TESTS := TestRuntimeEditedWhileQueuedBooksWhatThePodsGet
 ## test-smoke: the e2e scenarios that matter most, on each other Trainer
 ## release and each other Kueue release; MultiKueue with Trainer's full
-## controller on the manager. Each smoke has a cluster of its own;
-## SMOKE_PARALLEL of them run at once.
-test-smoke:
+## controller on the manager; make test's shares of the as-deployed and
+## reliability tiers. Each smoke has a cluster of its own; SMOKE_PARALLEL of
+## them run at once, longest first.
+test-smoke: components
 	@for v in $(sort $(SMOKE_TRAINER_VERSIONS) $(SMOKE_MULTIKUEUE_VERSIONS)); do \
 	  $(MAKE) --no-print-directory components TRAINER_VERSION=$$v || exit 1; \
 	done
 	@for k in $(SMOKE_KUEUE_VERSIONS); do KUEUE_VERSION=$$k hack/component.sh kueue >/dev/null || exit 1; done
 	hack/smoke.sh $(SMOKE_PARALLEL) \
+	  'reliability smoke (Trainer $(TRAINER_VERSION))||-timeout 20m -parallel $(RELIABILITY_PARALLEL) -run $(RELIABILITY_SMOKE_TESTS) ./test/reliability/' \
+	  'as-deployed smoke||-timeout 30m -run $(DEPLOYED_SMOKE_TESTS) ./test/e2e/deployed/' \
 	  $(foreach v,$(SMOKE_TRAINER_VERSIONS),'e2e smoke on Trainer $(v)|E2E_TRAINER_VERSION=$(v)|-timeout 20m -run $(SMOKE_TESTS)$(if $(filter v2.3%,$(v)),|$(SMOKE_SNAPSHOT_TESTS)) ./test/e2e/') \
 	  $(foreach v,$(SMOKE_MULTIKUEUE_VERSIONS),'MultiKueue e2e with Trainer $(v) (its full controller on the manager)|E2E_TRAINER_VERSION=$(v)|-timeout 20m -run TestDispatchedTrainJobRunsOnTheWorkerWithQuotaAndCompletes ./test/e2e/multikueue/') \
 	  $(foreach k,$(SMOKE_KUEUE_VERSIONS),'e2e smoke on Kueue $(k) (Trainer v2.1.0)|E2E_KUEUE_VERSION=$(k)|-timeout 20m -run $(SMOKE_TESTS) ./test/e2e/')
@@ -192,9 +195,13 @@ cluster-down:
 
 ## test-e2e: scenarios on the local control plane (its own cluster "e2e",
 ## or the one KUBECONFIG points at).
-test-e2e: components
-	$(GO) test -p 1 -count=1 -timeout 40m $$($(GO) list ./test/e2e/... | grep -v /test/e2e/deployed)
+test-e2e: test-e2e-main
 	$(MAKE) --no-print-directory test-deployed DEPLOYED_TESTS='$(DEPLOYED_SMOKE_TESTS)'
+
+# The e2e tiers but the as-deployed one (make test runs its share among the
+# smokes).
+test-e2e-main: components
+	$(GO) test -p 1 -count=1 -timeout 40m $$($(GO) list ./test/e2e/... | grep -v /test/e2e/deployed)
 
 # The part of test-deployed make test runs: both replicas Ready with
 # internal certificates, and a leader failover mid-burst.

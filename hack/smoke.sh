@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
-# Runs the e2e smokes, two at a time: each brings up its own local cluster,
-# whose components mostly wait on kwok's pod timings, so two share the
+# Runs the e2e smokes, PARALLEL at a time: each brings up its own local cluster,
+# whose components mostly wait on kwok's pod timings, so a few share the
 # machine without slowing each other much. Every smoke's output is shown
 # once it ends; the script fails if any smoke failed.
 #
