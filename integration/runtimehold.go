@@ -14,12 +14,14 @@ import (
 	"github.com/trainjob-kueue/trainjob-kueue/names"
 )
 
-// holdForRuntime keeps a job whose runtime does not exist out of Kueue's
-// queue: its Workload is deactivated, and marked so, so that it neither
-// gets quota nor keeps a reservation it has (Kueue evicts an inactive
-// Workload, and the job framework gives the quota back) while nothing can
-// build its pods; once the runtime exists again the mark goes and the
-// Workload is queued again. A running job is left alone (its JobSet no
+// holdForRuntime gives back the quota a job reserved while its runtime does
+// not exist: its Workload is deactivated, and marked so (Kueue evicts an
+// inactive Workload, the job framework clears the reservation, and Kueue
+// does not admit it again meanwhile); once the runtime exists again the
+// mark goes and the Workload is queued again. A Workload that never
+// reserved quota is left pending: Kueue keeps a deactivated one evicted
+// until its next admission, so the job framework would no longer follow
+// the job's edits (its queue name among them). A running job is left alone (its JobSet no
 // longer needs the runtime), and so are a Workload someone else deactivated
 // and a job MultiKueue dispatches (the worker's runtime is what counts).
 // Each write is guarded by the Workload's resourceVersion.
@@ -31,7 +33,7 @@ func (t *TrainJob) holdForRuntime(ctx context.Context) error {
 	_, held := wl.Annotations[names.HeldForRuntimeAnnotation]
 	missing := t.obs.runtimeErr != nil && t.obs.runtimeErr.reason == ReasonRuntimeNotFound
 	switch {
-	case missing && !held && workload.IsActive(wl) && t.IsSuspended():
+	case missing && !held && workload.IsActive(wl) && t.IsSuspended() && t.obs.reserved() != nil:
 		ref, err := refOf(&t.TrainJob)
 		if err != nil {
 			return nil

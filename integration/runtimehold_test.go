@@ -26,6 +26,7 @@ func TestAJobWaitsForItsRuntimeOutOfTheQueue(t *testing.T) {
 	missing := &errRuntime{reason: ReasonRuntimeNotFound, msg: "gone"}
 	cases := map[string]struct {
 		active     bool
+		reserved   bool
 		held       bool
 		running    bool
 		runtimeErr *errRuntime
@@ -34,18 +35,22 @@ func TestAJobWaitsForItsRuntimeOutOfTheQueue(t *testing.T) {
 		writes     int
 		event      string
 	}{
-		"runtime missing: held":                   {active: true, runtimeErr: missing, wantHeld: true, writes: 1, event: ReasonHeldForRuntime},
-		"held, runtime still missing: no write":   {held: true, runtimeErr: missing, wantHeld: true},
-		"held, runtime back: queued again":        {held: true, wantActive: true, writes: 1, event: ReasonRuntimeBack},
-		"held, runtime back but unusable: queued": {held: true, runtimeErr: &errRuntime{reason: ReasonInvalidRuntime}, wantActive: true, writes: 1, event: ReasonRuntimeBack},
-		"deactivated by someone else: kept so":    {},
-		"running: left alone":                     {active: true, running: true, runtimeErr: missing, wantActive: true},
-		"runtime there: nothing to do":            {active: true, wantActive: true},
+		"runtime missing under a reservation: held":       {active: true, reserved: true, runtimeErr: missing, wantHeld: true, writes: 1, event: ReasonHeldForRuntime},
+		"runtime missing, nothing reserved: left pending": {active: true, runtimeErr: missing, wantActive: true},
+		"held, runtime still missing: no write":           {held: true, runtimeErr: missing, wantHeld: true},
+		"held, runtime back: queued again":                {held: true, wantActive: true, writes: 1, event: ReasonRuntimeBack},
+		"held, runtime back but unusable: queued":         {held: true, runtimeErr: &errRuntime{reason: ReasonInvalidRuntime}, wantActive: true, writes: 1, event: ReasonRuntimeBack},
+		"deactivated by someone else: kept so":            {},
+		"running: left alone":                             {active: true, reserved: true, running: true, runtimeErr: missing, wantActive: true},
+		"runtime there: nothing to do":                    {active: true, wantActive: true},
 	}
 	for name, tc := range cases {
 		t.Run(name, func(t *testing.T) {
 			wl := &kueue.Workload{ObjectMeta: metav1.ObjectMeta{Namespace: "ns", Name: "wl", Annotations: map[string]string{}}}
 			wl.Spec.Active = ptr.To(tc.active)
+			if tc.reserved {
+				wl.Status.Conditions = []metav1.Condition{{Type: kueue.WorkloadQuotaReserved, Status: metav1.ConditionTrue, Reason: "QuotaReserved", LastTransitionTime: metav1.Now()}}
+			}
 			if tc.held {
 				wl.Annotations[names.HeldForRuntimeAnnotation] = "TrainingRuntime ns/torch"
 			}

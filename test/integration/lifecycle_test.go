@@ -277,19 +277,21 @@ func TestMissingRuntimeWaitsWithoutHotLoopAndProceedsWhenCreated(t *testing.T) {
 		t.Fatal(err)
 	}
 	eventually(t, "RuntimeNotFound event", func() error { return hasEvent(t, tj, "RuntimeNotFound", "TrainingRuntime "+ns+"/later") })
-	eventually(t, "Workload held for its runtime", func() error {
-		if wl := workloadOf(t, tj); ptr.Deref(wl.Spec.Active, true) {
-			return fmt.Errorf("still active")
+	// Quota for it: Kueue admits it, and the reservation goes straight back
+	// (its Workload held out of the queue until the runtime exists).
+	setGPUQuota(t, ns, 8)
+	eventually(t, "Workload held for its runtime, without quota", func() error {
+		if wl := workloadOf(t, tj); ptr.Deref(wl.Spec.Active, true) || workload.HasQuotaReservation(wl) {
+			return fmt.Errorf("Workload active %v, conditions %v", wl.Spec.Active, wl.Status.Conditions)
 		}
 		return nil
 	})
-	setGPUQuota(t, ns, 8)
 	consistently(t, "job waits for its runtime, out of the queue", 2*time.Second, func() error {
 		if !ptr.Deref(getTrainJob(t, tj).Spec.Suspend, false) {
 			return fmt.Errorf("started without a runtime")
 		}
 		if wl := workloadOf(t, tj); ptr.Deref(wl.Spec.Active, true) || workload.HasQuotaReservation(wl) {
-			return fmt.Errorf("Workload active %v, conditions %v: it can get quota it can't use", wl.Spec.Active, wl.Status.Conditions)
+			return fmt.Errorf("Workload active %v, conditions %v: it holds quota it can't use", wl.Spec.Active, wl.Status.Conditions)
 		}
 		return nil
 	})

@@ -359,6 +359,21 @@ func badInputs() []badInput {
 		{name: "runtime-deleted-while-queued", setup: nowhere, job: queuedNowhere,
 			act: func(t *testing.T, r *row) error {
 				workloadUID(t, r)
+				if overrides == "spec.podTemplateOverrides" {
+					// Trainer v2.1's runtime controller marks the runtime in
+					// use a moment after the job arrives: a runtime deleted
+					// before that simply goes (the force-deleted row).
+					eventually(t, time.Minute, "runtime marked in use", func() error {
+						rt := &trainer.TrainingRuntime{}
+						if err := k8s.Get(ctx, client.ObjectKey{Namespace: r.ns, Name: "torch"}, rt); err != nil {
+							return err
+						}
+						if len(rt.Finalizers) == 0 {
+							return fmt.Errorf("no finalizer yet")
+						}
+						return nil
+					})
+				}
 				return k8s.Delete(ctx, &trainer.TrainingRuntime{ObjectMeta: metav1.ObjectMeta{Namespace: r.ns, Name: "torch"}})
 			}, check: func(t *testing.T, r *row) {
 				// Trainer v2.1 keeps a runtime in use (its finalizer): it
