@@ -32,8 +32,9 @@ const (
 	// ReasonAdmissionCheckLost: a dispatched job's Workload names an
 	// AdmissionCheck that was deleted; the job is kept where it runs.
 	ReasonAdmissionCheckLost = "AdmissionCheckLost"
-	// ReasonHeldForRuntime: the job's runtime does not exist; its Workload
-	// is deactivated meanwhile, holding no quota.
+	// ReasonHeldForRuntime: the job was admitted while its runtime does
+	// not exist; its Workload is deactivated until it does, and the
+	// reservation goes back.
 	ReasonHeldForRuntime = "HeldForRuntime"
 	// ReasonRuntimeBack: the runtime exists again; the Workload is queued
 	// again.

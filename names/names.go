@@ -29,8 +29,9 @@ const (
 	// retried.
 	GangRetriedAtAnnotation = "trainjob-kueue.dev/gang-retried-at"
 	// HeldForRuntimeAnnotation on a Workload: trainjob-kueue deactivated it
-	// (spec.active=false) because its TrainJob's runtime does not exist, so
-	// it neither holds nor gets quota meanwhile; the value is the runtime.
+	// (spec.active=false) because it reserved quota while its TrainJob's
+	// runtime does not exist, so the quota goes back and Kueue does not
+	// admit it again meanwhile; the value is the runtime.
 	// It is reactivated, and the mark removed, once the runtime exists.
 	HeldForRuntimeAnnotation = "trainjob-kueue.dev/held-for-runtime"
 	// RuntimeIndex is the manager's field index of TrainJobs by runtime.
