@@ -149,9 +149,15 @@ func TestWebhookValidateUpdate(t *testing.T) {
 		"numNodes edited on Trainer v2.3": {shape: v23, user: "alice", job: edit(func(j *trainjob.TrainJob) {
 			j.Spec.Trainer = &trainjob.Trainer{NumNodes: ptr.To[int32](2)}
 		}), denied: "spec.trainer"},
-		"numNodes edited on Trainer v2.1, which rebuilds the JobSet": {user: "alice", job: edit(func(j *trainjob.TrainJob) {
+		// v2.1 re-applies the JobSet it built at the job's first
+		// reconcile, and JobSet v0.10 refuses the new counts.
+		"numNodes edited on Trainer v2.1": {user: "alice", job: edit(func(j *trainjob.TrainJob) {
 			j.Spec.Trainer = &trainjob.Trainer{NumNodes: ptr.To[int32](2)}
-		})},
+		}), denied: "spec.trainer"},
+		"numNodes edited on Trainer v2.0": {shape: shape.PodSpecOverrides{}, user: "alice", job: edit(func(j *trainjob.TrainJob) {
+			j.Spec.Trainer = &trainjob.Trainer{NumNodes: ptr.To[int32](2)}
+		}), denied: "spec.trainer"},
+
 		"a user sets a gang mode we don't know": {user: "alice", job: edit(oldGang), denied: gang.AnnotationGangScheduling},
 		// A value a former release took is not judged again: it must not
 		// block our suspend (or any other update) of the job.

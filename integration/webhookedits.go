@@ -29,13 +29,15 @@ func (w *Webhook) queuedStart(old, job *TrainJob) field.ErrorList {
 			job.Namespace, job.Name, queueLabel))}
 }
 
-// fixedCounts refuses, where the installed Trainer can't take them
-// (Capabilities.FixedCountsOnceCreated), edits of spec.trainer that change
-// its pods once the job exists: Trainer built the job's JobSet at its first
-// reconcile, JobSet refuses to change its replicatedJobs, and the job would
-// hold the quota booked for the new pods and never start.
+// fixedCounts refuses edits of spec.trainer once the job exists. Every
+// supported Trainer release (v2.0 to v2.3) builds the job's JobSet at its
+// first reconcile, while the job queues, and re-applies it from then on; the
+// JobSet each pins refuses any change to its replicatedJobs but the
+// scheduling fields Kueue sets (numNodes, resources, image, env: "field is
+// immutable"). Such an edit would leave the job unable to start, holding
+// the quota booked for the new pods.
 func (w *Webhook) fixedCounts(old, job *trainjob.TrainJob) field.ErrorList {
-	if !w.opts.Shape.Capabilities().FixedCountsOnceCreated || equality.Semantic.DeepEqual(old.Spec.Trainer, job.Spec.Trainer) {
+	if equality.Semantic.DeepEqual(old.Spec.Trainer, job.Spec.Trainer) {
 		return nil
 	}
 	return field.ErrorList{field.Forbidden(field.NewPath("spec", "trainer"),

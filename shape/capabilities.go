@@ -16,11 +16,6 @@ type Capabilities struct {
 	// an admission is merged into the user's entry, which may target other
 	// roles too (v2.0).
 	SharedEntries bool
-	// FixedCountsOnceCreated: Trainer builds the job's JobSet at its first
-	// reconcile, while it queues, and JobSet then refuses spec.trainer's
-	// changes to its pods (v2.3 with JobSet v0.12; seen on the local
-	// cluster): such edits are refused by our webhook.
-	FixedCountsOnceCreated bool
 	// Start is how many requests an admission takes to start a job.
 	Start StartMode
 	// Rules are how the release turns a TrainJob into pods (counting,
@@ -59,5 +54,5 @@ func (s RuntimePatches) Capabilities() Capabilities {
 	if s.UnsuspendsInOnePatch {
 		start = OneRequestUnlessRefused
 	}
-	return Capabilities{Field: s.Name(), PodMetadata: true, Start: start, FixedCountsOnceCreated: s.Release.RuntimeSnapshot, Rules: s.Rules()}
+	return Capabilities{Field: s.Name(), PodMetadata: true, Start: start, Rules: s.Rules()}
 }
