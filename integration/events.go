@@ -36,8 +36,13 @@ const (
 	// not exist; its Workload is deactivated until it does, and the
 	// reservation goes back.
 	ReasonHeldForRuntime = "HeldForRuntime"
-	// ReasonRuntimeBack: the runtime exists again; the Workload is queued
-	// again.
+	// ReasonJobSetOutOfDate: before Trainer v2.3, the job's runtime was
+	// edited after Trainer built the job's JobSet, in what its pods ask for;
+	// JobSet refuses the change, so the job can't start. Its Workload is
+	// held like a missing runtime's until the two agree again.
+	ReasonJobSetOutOfDate = "JobSetOutOfDate"
+	// ReasonRuntimeBack: the runtime exists again (or agrees with the
+	// job's JobSet again); the Workload is queued again.
 	ReasonRuntimeBack = "RuntimeBack"
 )
 

@@ -36,6 +36,11 @@ type observed struct {
 	// runtimeErr: the job's pods can't be computed, for a reason its owner
 	// has to fix (runtime missing or unusable, a field Kueue refuses).
 	runtimeErr *errRuntime
+	// outgrown: before Trainer's runtime snapshots, the job's JobSet was
+	// built for other pods than the job and its runtime now ask for, and
+	// JobSet refuses to change them: the job can't start as it is. Only
+	// looked at while the job holds, or is held from, a reservation.
+	outgrown *errRuntime
 	// jobs is the state of the job's child Jobs per replicatedJob.
 	jobs []trainer.JobStatus
 	// dispatch is what the Workload says of MultiKueue (jobs for
@@ -60,6 +65,9 @@ func (d *deps) observe(ctx context.Context, job *trainjob.TrainJob) (*observed, 
 		return nil, err
 	}
 	if o.jobs, err = d.jobsStatus(ctx, job); err != nil {
+		return nil, err
+	}
+	if o.outgrown, err = d.outgrown(ctx, job, o); err != nil {
 		return nil, err
 	}
 	if runnerOf(job.Spec.ManagedBy) == runRemotely {

@@ -61,6 +61,7 @@ func TestObserveFailsOnAFailedRead(t *testing.T) {
 		"the Workload":                          {fail: &kueue.Workload{}, want: "reading Workload"},
 		"the runtime":                           {fail: &trainer.TrainingRuntime{}, want: "reading TrainingRuntime ns/torch"},
 		"the JobSet of a Trainer v2.0 job":      {fail: &jobsetapi.JobSet{}, shape: shape.PodSpecOverrides{}, want: "reading the JobSet"},
+		"the JobSet of a job about to start":    {fail: &jobsetapi.JobSet{}, want: "reading the JobSet"},
 		"the ClusterQueue that admitted it":     {fail: &kueue.ClusterQueue{}, want: "reading ClusterQueue cq"},
 		"an AdmissionCheck of a dispatched job": {fail: &kueue.AdmissionCheck{}, managedBy: ptr.To(kueue.MultiKueueControllerName), want: "reading AdmissionCheck mk"},
 	}

@@ -14,26 +14,32 @@ import (
 	"github.com/trainjob-kueue/trainjob-kueue/names"
 )
 
-// holdForRuntime gives back the quota a job reserved while its runtime does
-// not exist: its Workload is deactivated, and marked so (Kueue evicts an
-// inactive Workload, the job framework clears the reservation, and Kueue
-// does not admit it again meanwhile); once the runtime exists again the
-// mark goes and the Workload is queued again. A Workload that never
-// reserved quota is left pending: Kueue keeps a deactivated one evicted
-// until its next admission, so the job framework would no longer follow
-// the job's edits (its queue name among them). A running job is left alone (its JobSet no
-// longer needs the runtime), and so are a Workload someone else deactivated
-// and a job MultiKueue dispatches (the worker's runtime is what counts).
-// Each write is guarded by the Workload's resourceVersion.
+// holdForRuntime gives back the quota a job reserved while it can't start
+// for want of its runtime: the runtime does not exist, or (before Trainer
+// v2.3) it was edited since Trainer built the job's JobSet, which refuses
+// the change (JobSetOutOfDate). Its Workload is deactivated, and marked so
+// (Kueue evicts an inactive Workload, the job framework clears the
+// reservation, and Kueue does not admit it again meanwhile); once the job
+// can start again the mark goes and the Workload is queued again. A
+// Workload that never reserved quota is left pending: Kueue keeps a
+// deactivated one evicted until its next admission, so the job framework
+// would no longer follow the job's edits (its queue name among them). A
+// running job is left alone (its JobSet no longer needs the runtime), and
+// so are a Workload someone else deactivated and a job MultiKueue
+// dispatches (the worker's runtime is what counts). Each write is guarded
+// by the Workload's resourceVersion.
 func (t *TrainJob) holdForRuntime(ctx context.Context) error {
 	if t.obs == nil || t.obs.workload == nil || workloadFinished(t.obs.workload) || runnerOf(t.Spec.ManagedBy) != runLocally {
 		return nil
 	}
 	wl := t.obs.workload
 	_, held := wl.Annotations[names.HeldForRuntimeAnnotation]
-	missing := t.obs.runtimeErr != nil && t.obs.runtimeErr.reason == ReasonRuntimeNotFound
+	why := t.obs.outgrown
+	if e := t.obs.runtimeErr; e != nil && e.reason == ReasonRuntimeNotFound {
+		why = e
+	}
 	switch {
-	case missing && !held && workload.IsActive(wl) && t.IsSuspended() && t.obs.reserved() != nil:
+	case why != nil && !held && workload.IsActive(wl) && t.IsSuspended() && t.obs.reserved() != nil:
 		ref, err := refOf(&t.TrainJob)
 		if err != nil {
 			return nil
@@ -41,14 +47,18 @@ func (t *TrainJob) holdForRuntime(ctx context.Context) error {
 		if err := setHeld(ctx, t.deps.client, wl, ref.String()); err != nil {
 			return err
 		}
+		if why.reason == ReasonJobSetOutOfDate {
+			t.deps.recorder.Eventf(&t.TrainJob, nil, corev1.EventTypeWarning, ReasonJobSetOutOfDate, actionQueue, "%s", why.msg)
+			return nil
+		}
 		t.deps.recorder.Eventf(&t.TrainJob, nil, corev1.EventTypeNormal, ReasonHeldForRuntime, actionQueue,
 			"%s does not exist: Workload %s is deactivated so it neither holds nor gets quota, and is queued again once the runtime exists", ref, wl.Name)
-	case !missing && held && !workload.IsActive(wl):
+	case why == nil && held && !workload.IsActive(wl):
 		if err := setHeld(ctx, t.deps.client, wl, ""); err != nil {
 			return err
 		}
 		t.deps.recorder.Eventf(&t.TrainJob, nil, corev1.EventTypeNormal, ReasonRuntimeBack, actionQueue,
-			"%s exists again: Workload %s is queued again", wl.Annotations[names.HeldForRuntimeAnnotation], wl.Name)
+			"the job can start from %s again: Workload %s is queued again", wl.Annotations[names.HeldForRuntimeAnnotation], wl.Name)
 	}
 	return nil
 }

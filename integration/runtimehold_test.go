@@ -24,12 +24,14 @@ import (
 // else's deactivation is undone, and a running job is left alone.
 func TestAJobWaitsForItsRuntimeOutOfTheQueue(t *testing.T) {
 	missing := &errRuntime{reason: ReasonRuntimeNotFound, msg: "gone"}
+	outOfDate := &errRuntime{reason: ReasonJobSetOutOfDate, msg: "edited"}
 	cases := map[string]struct {
 		active     bool
 		reserved   bool
 		held       bool
 		running    bool
 		runtimeErr *errRuntime
+		outgrown   *errRuntime
 		wantActive bool
 		wantHeld   bool
 		writes     int
@@ -41,6 +43,9 @@ func TestAJobWaitsForItsRuntimeOutOfTheQueue(t *testing.T) {
 		"held, runtime back: queued again":                {held: true, wantActive: true, writes: 1, event: ReasonRuntimeBack},
 		"held, runtime back but unusable: queued":         {held: true, runtimeErr: &errRuntime{reason: ReasonInvalidRuntime}, wantActive: true, writes: 1, event: ReasonRuntimeBack},
 		"deactivated by someone else: kept so":            {},
+		"JobSet out of date under a reservation: held":    {active: true, reserved: true, outgrown: outOfDate, wantHeld: true, writes: 1, event: ReasonJobSetOutOfDate},
+		"held, JobSet still out of date: no write":        {held: true, outgrown: outOfDate, wantHeld: true},
+		"held, JobSet agrees again: queued again":         {held: true, wantActive: true, writes: 1, event: ReasonRuntimeBack},
 		"running: left alone":                             {active: true, reserved: true, running: true, runtimeErr: missing, wantActive: true},
 		"runtime there: nothing to do":                    {active: true, wantActive: true},
 	}
@@ -68,7 +73,7 @@ func TestAJobWaitsForItsRuntimeOutOfTheQueue(t *testing.T) {
 			job := trainjob.TrainJob{ObjectMeta: metav1.ObjectMeta{Namespace: "ns", Name: "j"}}
 			job.Spec.RuntimeRef = trainer.RuntimeRef{Name: "torch"}
 			job.Spec.Suspend = ptr.To(!tc.running)
-			adapter := &TrainJob{TrainJob: job, deps: &deps{client: c, recorder: rec}, obs: &observed{workload: read, runtimeErr: tc.runtimeErr}}
+			adapter := &TrainJob{TrainJob: job, deps: &deps{client: c, recorder: rec}, obs: &observed{workload: read, runtimeErr: tc.runtimeErr, outgrown: tc.outgrown}}
 			if err := adapter.holdForRuntime(t.Context()); err != nil {
 				t.Fatal(err)
 			}

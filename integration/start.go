@@ -133,6 +133,13 @@ func (t *TrainJob) startPlan(infos []podset.PodSetInfo) ([]shape.Injection, []ga
 		return nil, nil, &reasonError{rtErr.reason, podset.BadPodSetsUpdateError("runtime",
 			fmt.Errorf("%s; the job is not started and its quota reservation is released: recreate the TrainJob once its runtime is usable", rtErr.msg))}
 	}
+	if o := t.obs.outgrown; o != nil {
+		// Admitted, but Trainer can't apply the job to the JobSet it built
+		// (JobSet refuses changes to its pods): unsuspending it would hold
+		// the quota and start nothing. Held like a missing runtime's
+		// (holdForRuntime), so the reservation goes back.
+		return nil, nil, o
+	}
 	plans, err := t.gangPlans()
 	if err != nil {
 		return nil, nil, err

@@ -29,10 +29,12 @@ const (
 	// retried.
 	GangRetriedAtAnnotation = "trainjob-kueue.dev/gang-retried-at"
 	// HeldForRuntimeAnnotation on a Workload: trainjob-kueue deactivated it
-	// (spec.active=false) because it reserved quota while its TrainJob's
-	// runtime does not exist, so the quota goes back and Kueue does not
-	// admit it again meanwhile; the value is the runtime.
-	// It is reactivated, and the mark removed, once the runtime exists.
+	// (spec.active=false) because it reserved quota while its TrainJob
+	// can't start for want of its runtime (it does not exist, or, before
+	// Trainer v2.3, it was edited since Trainer built the job's JobSet), so
+	// the quota goes back and Kueue does not admit it again meanwhile; the
+	// value is the runtime. It is reactivated, and the mark removed, once
+	// the job can start from the runtime again.
 	HeldForRuntimeAnnotation = "trainjob-kueue.dev/held-for-runtime"
 	// RuntimeIndex is the manager's field index of TrainJobs by runtime.
 	RuntimeIndex = "trainjob-kueue.dev/runtime"

@@ -2,7 +2,6 @@ package e2e_test
 
 import (
 	"fmt"
-	"strings"
 	"testing"
 	"time"
 
@@ -14,6 +13,7 @@ import (
 	"sigs.k8s.io/kueue/pkg/workload"
 
 	"github.com/trainjob-kueue/trainjob-kueue/integration"
+	"github.com/trainjob-kueue/trainjob-kueue/names"
 	"github.com/trainjob-kueue/trainjob-kueue/test/fixtures"
 )
 
@@ -37,8 +37,8 @@ func takesSnapshots(t *testing.T) bool {
 // booked is that, and so are the pods. Before v2.3 Trainer builds the job
 // from the live runtime, but the job's JobSet, created when the job
 // arrived, refuses the new pod template (JobSet templates are immutable
-// but for scheduling fields): the job books the edited runtime and Trainer
-// cannot start it (docs/behaviour.md).
+// but for scheduling fields): the job can't start, and is held out of the
+// queue until the runtime is restored (docs/behaviour.md).
 func TestRuntimeEditedWhileQueuedBooksWhatThePodsGet(t *testing.T) {
 	ns := namespace(t)
 	p := gpuPool(ns, "cpu", 0)
@@ -97,19 +97,31 @@ func TestRuntimeEditedWhileQueuedBooksWhatThePodsGet(t *testing.T) {
 		return k8s.Update(ctx, cq)
 	})
 	if !snapshots {
-		eventually(t, 2*time.Minute, "Trainer refuses to rebuild the JobSet", func() error {
-			var events corev1.EventList
-			if err := k8s.List(ctx, &events, client.InNamespace(ns)); err != nil {
+		// The job can't start as it is: admitted, it is held out of the
+		// queue (JobSetOutOfDate) and the reservation goes back, instead of
+		// holding quota until it is deleted.
+		eventually(t, 2*time.Minute, "held, its reservation given back", func() error {
+			wl := workloadOf(t, tj)
+			if wl.Spec.Active == nil || *wl.Spec.Active || wl.Annotations[names.HeldForRuntimeAnnotation] == "" || workload.HasQuotaReservation(wl) {
+				return fmt.Errorf("active %v, annotations %v, conditions %v", wl.Spec.Active, wl.Annotations, wl.Status.Conditions)
+			}
+			return fixtures.EventOn(ctx, k8s, tj, integration.ReasonJobSetOutOfDate, `container "node" asks for requests cpu=1 in the JobSet, requests cpu=3 now`)
+		})
+		consistently(t, 5*time.Second, "nothing started", func() error {
+			if pods := podsOf(t, tj, "node"); len(pods) != 0 {
+				return fmt.Errorf("%d pods", len(pods))
+			}
+			return nil
+		})
+		// The runtime restored: the job is queued again and runs as built.
+		eventually(t, 30*time.Second, "runtime restored", func() error {
+			if err := k8s.Get(ctx, client.ObjectKeyFromObject(rt), rt); err != nil {
 				return err
 			}
-			for _, e := range events.Items {
-				if e.InvolvedObject.Name == tj.Name && e.Reason == "TrainJobResourcesCreationFailed" && strings.Contains(e.Message, "immutable") {
-					return nil
-				}
-			}
-			return fmt.Errorf("no TrainJobResourcesCreationFailed event naming an immutable field")
+			rt.Spec.Template.Spec.ReplicatedJobs[0].Template.Spec.Template.Spec.Containers[0].Resources.Requests[corev1.ResourceCPU] = resource.MustParse("1")
+			return k8s.Update(ctx, rt)
 		})
-		return
+		want = resource.MustParse("1")
 	}
 	var admitted *kueue.Workload
 	eventually(t, 2*time.Minute, "admitted and running", func() error {
