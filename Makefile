@@ -226,7 +226,7 @@ BENCH_ROUNDS ?= 1
 BENCH_TRAINER ?= v2.3.0
 bench:
 	$(MAKE) --no-print-directory components TRAINER_VERSION=$(BENCH_TRAINER)
-	$(GO) test -run '^$$' -bench BenchmarkPodSets -benchmem ./podsets/
+	$(GO) test -run '^$$' -bench . -benchmem ./podsets/ ./shape/ ./integration/
 	$(GO) run ./hack/bench -n $(BENCH_N) -rounds $(BENCH_ROUNDS) -trainer-version $(BENCH_TRAINER) -kueue-version $(KUEUE_VERSION)
 
 ## scale: SCALE_N TrainJobs queued (a mix of runtimes), admitted in waves;
@@ -243,7 +243,7 @@ scale:
 ## bench-smoke: the benchmark's whole path on a small load (part of make test).
 bench-smoke:
 	$(MAKE) --no-print-directory components TRAINER_VERSION=$(BENCH_TRAINER)
-	$(GO) test -run '^$$' -bench BenchmarkPodSets -benchtime 100x ./podsets/
+	$(GO) test -run '^$$' -bench 'BenchmarkPodSets|BenchmarkInject|BenchmarkWebhook' -benchtime 100x ./podsets/ ./shape/ ./integration/
 	$(GO) run ./hack/bench -n 24 -rate 8 -out .bench/smoke -trainer-version $(BENCH_TRAINER) -kueue-version $(KUEUE_VERSION)
 
 ## demo: the main job, on the local control plane.

@@ -7,6 +7,7 @@ import (
 	"strings"
 
 	corev1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/api/equality"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"k8s.io/apimachinery/pkg/labels"
 	"k8s.io/apimachinery/pkg/util/validation/field"
@@ -158,16 +159,21 @@ func (w *Webhook) ValidateUpdate(ctx context.Context, oldObj, newObj *trainjob.T
 		if w.opts.Shape.Full(&oldJob.TrainJob) == "" {
 			errs = append(errs, w.noRoom(&newJob.TrainJob)...)
 		}
-		was, err := w.unrunnable(ctx, &oldJob.TrainJob)
-		if err != nil {
-			return nil, err
-		}
-		if len(was) == 0 {
-			is, err := w.unrunnable(ctx, &newJob.TrainJob)
+		// The pods are a function of the spec and the runtime alone: an
+		// update that leaves the spec as it was (labels, annotations) can't
+		// make the job unrunnable, and is not computed twice over.
+		if !equality.Semantic.DeepEqual(oldJob.Spec, newJob.Spec) {
+			was, err := w.unrunnable(ctx, &oldJob.TrainJob)
 			if err != nil {
 				return nil, err
 			}
-			errs = append(errs, is...)
+			if len(was) == 0 {
+				is, err := w.unrunnable(ctx, &newJob.TrainJob)
+				if err != nil {
+					return nil, err
+				}
+				errs = append(errs, is...)
+			}
 		}
 	}
 	return nil, errs.ToAggregate()

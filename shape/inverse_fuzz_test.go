@@ -15,7 +15,7 @@ import (
 )
 
 // applyRaw applies ops to a TrainJob's JSON the way the API server would.
-func applyRaw(t *testing.T, doc []byte, ops []shape.Op) []byte {
+func applyRaw(t testing.TB, doc []byte, ops []shape.Op) []byte {
 	t.Helper()
 	raw, err := json.Marshal(ops)
 	if err != nil {
@@ -32,7 +32,7 @@ func applyRaw(t *testing.T, doc []byte, ops []shape.Op) []byte {
 	return out
 }
 
-func decode(t *testing.T, doc []byte) *trainjob.TrainJob {
+func decode(t testing.TB, doc []byte) *trainjob.TrainJob {
 	t.Helper()
 	j := &trainjob.TrainJob{}
 	if err := json.Unmarshal(doc, j); err != nil {

@@ -30,7 +30,7 @@ func jobWithPatches(p ...trainjob.RuntimePatch) *trainjob.TrainJob {
 	}
 }
 
-func applyTo(t *testing.T, j *trainjob.TrainJob, ops []shape.Op) *trainjob.TrainJob {
+func applyTo(t testing.TB, j *trainjob.TrainJob, ops []shape.Op) *trainjob.TrainJob {
 	t.Helper()
 	doc, err := json.Marshal(j)
 	if err != nil {
