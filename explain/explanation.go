@@ -19,6 +19,10 @@ const (
 	StateReserved State = "QuotaReserved"
 	StateAdmitted State = "Admitted"
 	StateFinished State = "Finished"
+	// StateInactive: the Workload is deactivated (spec.active=false), by
+	// trainjob-kueue while the job can't start for want of its runtime, or
+	// by someone else; Kueue does not queue it meanwhile.
+	StateInactive State = "Inactive"
 )
 
 // Input is everything explain looks at, fetched by the caller.
@@ -36,15 +40,21 @@ type Input struct {
 	Position *Position
 	// PositionNote says why the position is unknown.
 	PositionNote string
+	// RuntimeFrom names where Roles came from when it is not the live
+	// runtime: Trainer's snapshot of it (v2.3).
+	RuntimeFrom string
 }
 
 // Explanation answers a batch admin's questions about one TrainJob.
 type Explanation struct {
-	Job          string            `json:"trainJob"`
-	LocalQueue   string            `json:"localQueue,omitempty"`
-	ClusterQueue string            `json:"clusterQueue,omitempty"`
-	Cohort       string            `json:"cohort,omitempty"`
-	State        State             `json:"state"`
+	Job          string `json:"trainJob"`
+	LocalQueue   string `json:"localQueue,omitempty"`
+	ClusterQueue string `json:"clusterQueue,omitempty"`
+	Cohort       string `json:"cohort,omitempty"`
+	State        State  `json:"state"`
+	// RuntimeFrom: the roles were computed from Trainer's snapshot of the
+	// runtime (v2.3), not the live runtime.
+	RuntimeFrom  string            `json:"runtimeFrom,omitempty"`
 	Roles        []RoleExplanation `json:"roles"`
 	Quota        []QuotaLine       `json:"quota,omitempty"`
 	Position     *Position         `json:"position,omitempty"`

@@ -31,7 +31,9 @@ func (e *Explainer) Explain(ctx context.Context, job *trainjob.TrainJob) (Explan
 	if err != nil {
 		return Explanation{}, err
 	}
-	rt, err := integration.RuntimeSpec(ctx, e.Client, job)
+	// What the admission books: on Trainer v2.3 the job's snapshot of its
+	// runtime, once taken.
+	rt, snapshotted, err := integration.JobRuntimeSpec(ctx, e.Client, job, s.Rules())
 	if err != nil {
 		return Explanation{}, err
 	}
@@ -40,6 +42,9 @@ func (e *Explainer) Explain(ctx context.Context, job *trainjob.TrainJob) (Explan
 		return Explanation{}, fmt.Errorf("computing the pods of TrainJob %s/%s: %w", job.Namespace, job.Name, err)
 	}
 	in := Input{Job: job.Namespace + "/" + job.Name, Roles: roles, LocalQueue: string(jobframework.QueueNameForObject(job))}
+	if snapshotted {
+		in.RuntimeFrom = fmt.Sprintf("Trainer's snapshot of the runtime, ConfigMap %s/%s-runtime-snapshot (the runtime as it was when the job was created)", job.Namespace, job.Name)
+	}
 	if in.LocalQueue != "" {
 		if in.Queue, err = e.queue(ctx, job.Namespace, in.LocalQueue); err != nil {
 			return Explanation{}, err

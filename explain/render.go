@@ -25,6 +25,9 @@ func (ex *Explanation) WriteText(w io.Writer) error {
 	}
 	fmt.Fprintf(tw, "Queue:\t%s\n", cmp.Or(queue, "(none)"))
 	fmt.Fprintf(tw, "State:\t%s\n", ex.State)
+	if ex.RuntimeFrom != "" {
+		fmt.Fprintf(tw, "Pods from:\t%s\n", ex.RuntimeFrom)
+	}
 	switch {
 	case ex.Position != nil:
 		fmt.Fprintf(tw, "Position:\t%d in LocalQueue, %d in ClusterQueue\n", ex.Position.InLocalQueue, ex.Position.InClusterQueue)

@@ -9,15 +9,17 @@ import (
 	corev1 "k8s.io/api/core/v1"
 	apimeta "k8s.io/apimachinery/pkg/api/meta"
 	"k8s.io/apimachinery/pkg/api/resource"
+	"k8s.io/utils/ptr"
 	kueue "sigs.k8s.io/kueue/apis/kueue/v1beta2"
 
+	"github.com/trainjob-kueue/trainjob-kueue/names"
 	"github.com/trainjob-kueue/trainjob-kueue/quota"
 )
 
 // Explain computes the explanation: demand per role, the ClusterQueue's
 // quota, and a one-line verdict.
 func Explain(in Input) Explanation {
-	ex := Explanation{Job: in.Job, LocalQueue: in.LocalQueue, Position: in.Position, PositionNote: in.PositionNote}
+	ex := Explanation{Job: in.Job, LocalQueue: in.LocalQueue, Position: in.Position, PositionNote: in.PositionNote, RuntimeFrom: in.RuntimeFrom}
 	usage := quota.Usage(in.Roles)
 	for _, u := range usage {
 		ex.Roles = append(ex.Roles, RoleExplanation{Name: u.Name, Count: u.Count, PerPod: u.PerPod, Total: u.Total})
@@ -37,6 +39,14 @@ func Explain(in Input) Explanation {
 		ex.State = StateFinished
 		c := apimeta.FindStatusCondition(wl.Status.Conditions, kueue.WorkloadFinished)
 		ex.Verdict = fmt.Sprintf("finished (%s): %s", c.Reason, c.Message)
+		return ex
+	case wl != nil && !ptr.Deref(wl.Spec.Active, true):
+		ex.State = StateInactive
+		if rt, held := wl.Annotations[names.HeldForRuntimeAnnotation]; held {
+			ex.Verdict = fmt.Sprintf("held out of the queue by trainjob-kueue: the job can't start from %s (it does not exist, or was edited since Trainer built the job's JobSet: the job's HeldForRuntime or JobSetOutOfDate event says which); it is queued again once it can", rt)
+			return ex
+		}
+		ex.Verdict = fmt.Sprintf("deactivated (Workload %s has spec.active=false, set by someone other than trainjob-kueue): Kueue does not queue it until it is set true again", wl.Name)
 		return ex
 	case wl != nil && wl.Status.Admission != nil:
 		ex.ClusterQueue = string(wl.Status.Admission.ClusterQueue)

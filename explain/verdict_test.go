@@ -13,6 +13,7 @@ import (
 	kueue "sigs.k8s.io/kueue/apis/kueue/v1beta2"
 
 	"github.com/trainjob-kueue/trainjob-kueue/explain"
+	"github.com/trainjob-kueue/trainjob-kueue/names"
 	"github.com/trainjob-kueue/trainjob-kueue/podsets"
 )
 
@@ -214,6 +215,11 @@ func TestExplainByWorkloadState(t *testing.T) {
 		"waiting for checks": {queue: "lq", wl: &kueue.Workload{Status: kueue.WorkloadStatus{Admission: admission,
 			AdmissionChecks: []kueue.AdmissionCheckState{{Name: "prov", State: kueue.CheckStatePending}}}},
 			wantState: explain.StateReserved, wantVerdict: "waiting for admission checks: prov=Pending"},
+		"held by trainjob-kueue": {queue: "lq", wl: &kueue.Workload{ObjectMeta: metav1.ObjectMeta{Name: "wl",
+			Annotations: map[string]string{names.HeldForRuntimeAnnotation: "TrainingRuntime ns/torch"}}, Spec: kueue.WorkloadSpec{Active: ptr.To(false)}},
+			wantState: explain.StateInactive, wantVerdict: "held out of the queue by trainjob-kueue: the job can't start from TrainingRuntime ns/torch"},
+		"deactivated by someone else": {queue: "lq", wl: &kueue.Workload{ObjectMeta: metav1.ObjectMeta{Name: "wl"}, Spec: kueue.WorkloadSpec{Active: ptr.To(false)}},
+			wantState: explain.StateInactive, wantVerdict: "Workload wl has spec.active=false, set by someone other than trainjob-kueue"},
 		"finished": {queue: "lq", wl: &kueue.Workload{Status: kueue.WorkloadStatus{
 			Conditions: []metav1.Condition{cond(kueue.WorkloadFinished, "True", "Succeeded", "done")}}},
 			wantState: explain.StateFinished, wantVerdict: "finished (Succeeded): done"},

@@ -3,9 +3,13 @@ package integration
 import (
 	"context"
 
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	trainer "github.com/kubeflow/trainer/v2/pkg/apis/trainer/v1alpha1"
+
+	"github.com/trainjob-kueue/trainjob-kueue/podsets"
 	"github.com/trainjob-kueue/trainjob-kueue/trainjob"
 )
 
@@ -15,8 +19,20 @@ import (
 // TrainJobCRD names Trainer's TrainJob CRD, whose schema DetectShape reads.
 const TrainJobCRD = trainJobCRD
 
-// RuntimeSpec reads the runtime job refers to. A runtimeRef we do not
-// support, or a runtime that does not exist, is an error saying what to fix.
-func RuntimeSpec(ctx context.Context, c client.Reader, job *trainjob.TrainJob) (*trainer.TrainingRuntimeSpec, error) {
-	return runtimeSpec(ctx, c, job)
+// JobRuntimeSpec is the runtime Trainer builds job from: on a Trainer that
+// snapshots runtimes (v2.3), the job's snapshot once Trainer took it, the
+// live runtime before; the live runtime on earlier releases. A reader who
+// may not read ConfigMaps gets the live runtime, and snapshotted false.
+func JobRuntimeSpec(ctx context.Context, c client.Reader, job *trainjob.TrainJob, rules podsets.Rules) (spec *trainer.TrainingRuntimeSpec, snapshotted bool, err error) {
+	if rules.RuntimeSnapshot && job.UID != "" {
+		rt, found, err := readSnapshot(ctx, c, job)
+		switch {
+		case err == nil && found:
+			return rt, true, nil
+		case err != nil && !apierrors.IsForbidden(err):
+			return nil, false, err
+		}
+	}
+	rt, err := runtimeSpec(ctx, c, job)
+	return rt, false, err
 }
