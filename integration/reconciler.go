@@ -81,7 +81,7 @@ func (r *Reconciler) SetupWithManager(mgr ctrl.Manager) error {
 	b := ctrl.NewControllerManagedBy(mgr).
 		Named("trainjob").
 		For(&trainjob.TrainJob{}).
-		Owns(&kueue.Workload{})
+		Watches(&kueue.Workload{}, decisionsFirst(handler.EnqueueRequestForOwner(mgr.GetScheme(), mgr.GetRESTMapper(), &trainjob.TrainJob{}, handler.OnlyControllerOwner())))
 	if r.deps.caps.NoJobsStatus {
 		// Trainer v2.0 reports its Jobs only on the JobSet.
 		b = b.Owns(&jobsetapi.JobSet{})

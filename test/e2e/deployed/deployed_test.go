@@ -256,6 +256,62 @@ func TestLeaderDeletedMidBurstStandbyTakesOver(t *testing.T) {
 	probe.Stop(t)
 }
 
+// The leader is killed (SIGKILL, as the OOM killer does) in the middle of
+// a burst: it releases nothing, so the standby leads once the lease has
+// expired, within the lease duration plus a few seconds; every job
+// completes with exactly one Workload. Webhook calls may fail only while
+// the API server can still route them to the dead replica, until its
+// readiness probe failed (what any webhook behind a Service meets: the
+// shipped probe bounds it).
+func TestLeaderKilledMidBurstStandbyTakesOverAfterTheLease(t *testing.T) {
+	pods := twoReady(t)
+	ns, lq := setUp(t)
+	probe := startWebhookProbe(ns, lq)
+	jobs := submit(t, ns, lq, "kill", 16)
+	eventually(t, time.Minute, "the burst admitted in part", func() error {
+		if admitted, _ := progress(t, ns); admitted < 2 {
+			return fmt.Errorf("%d admitted", admitted)
+		}
+		return nil
+	})
+	old := leader(t, pods)
+	var standby *pod
+	for _, p := range pods {
+		if p != old {
+			standby = p
+		}
+	}
+	lease := &coordinationv1.Lease{}
+	if err := k8s.Get(ctx, client.ObjectKey{Namespace: dep.namespace, Name: leaseName}, lease); err != nil {
+		t.Fatal(err)
+	}
+	leaseDuration := time.Duration(ptr.Deref(lease.Spec.LeaseDurationSeconds, 15)) * time.Second
+	admitted, complete := progress(t, ns)
+	t.Logf("killing the leader %s (%d of %d jobs admitted, %d complete)", old.name, admitted, len(jobs), complete)
+	killed := time.Now()
+	unready, err := dep.Crash(old)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Logf("%s's endpoint not ready %s after the kill", old.name, unready.Round(100*time.Millisecond))
+	eventually(t, leaseDuration+takeoverSlack-time.Since(killed), standby.name+" leads", func() error {
+		if !standby.Leads() {
+			return errors.New("not yet")
+		}
+		return nil
+	})
+	t.Logf("%s leads %s after the kill (lease duration %s)", standby.name, time.Since(killed).Round(100*time.Millisecond), leaseDuration)
+	replacement, err := dep.Start()
+	if err != nil {
+		t.Fatal(err)
+	}
+	waitReady(t, replacement)
+	allCompleteOnce(t, ns, jobs, 3*time.Minute)
+	// The API server reads EndpointSlices from its informer: a second for
+	// the not-ready endpoint to reach it.
+	probe.StopAllowing(t, killed, killed.Add(unready+2*time.Second))
+}
+
 // The serving certificate nears its end mid-run (a certificate signed by
 // the Secret's CA, valid for 30 more days, put into the Secret): the
 // rotators replace it, both replicas serve the new one, the CA and the

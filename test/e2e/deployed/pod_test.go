@@ -264,6 +264,44 @@ func (d *deployment) Delete(p *pod) error {
 	return nil
 }
 
+// Crash kills a replica's container with SIGKILL, as the OOM killer does:
+// nothing is published first, so the API server keeps sending it calls
+// until its readiness probe has failed failureThreshold times and its
+// endpoint turns not ready. It then goes as a deleted pod does (its
+// ReplicaSet replaces it; a restart in place would be the same process
+// again). It returns when the endpoint was published not ready: how long
+// the API server could still route calls to it.
+func (d *deployment) Crash(p *pod) (time.Duration, error) {
+	killed := time.Now()
+	_ = syscall.Kill(-p.cmd.Process.Pid, syscall.SIGKILL)
+	<-p.exited
+	probe := d.container.ReadinessProbe
+	detect := time.Duration(cmpOr(probe.PeriodSeconds, 10)*cmpOr(probe.FailureThreshold, 3)+cmpOr(probe.TimeoutSeconds, 1)) * time.Second
+	for deadline := killed.Add(detect + 5*time.Second); ; {
+		p.mu.Lock()
+		ready := p.ready
+		p.mu.Unlock()
+		if !ready {
+			break
+		}
+		if time.Now().After(deadline) {
+			return 0, fmt.Errorf("%s killed %s ago, its endpoint still ready", p.name, time.Since(killed).Round(time.Second))
+		}
+		time.Sleep(100 * time.Millisecond)
+	}
+	unready := time.Since(killed)
+	p.mu.Lock()
+	p.deleting = true
+	p.mu.Unlock()
+	close(p.stopKubelet)
+	p.kubelet.Wait()
+	slice := &discoveryv1.EndpointSlice{ObjectMeta: metav1.ObjectMeta{Namespace: d.service.Namespace, Name: d.sliceName(p)}}
+	if err := k8s.Delete(ctx, slice); err != nil && !apierrors.IsNotFound(err) {
+		return 0, err
+	}
+	return unready, nil
+}
+
 func (d *deployment) stopAll() {
 	for _, p := range d.Live() {
 		if err := d.Delete(p); err != nil {
