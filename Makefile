@@ -12,7 +12,7 @@ KUEUE_VERSION ?= v0.19.2
 INTEGRATION ?= ours
 KUEUE_CONFIG ?=
 
-.PHONY: generate verify-generate all build plugin image image-push deploy bench bench-smoke scale test test-install test-image test-smoke test-full test-unit test-integration test-e2e test-e2e-main test-deployed test-reliability test-reliability-smoke fuzz vet envtest-assets components cluster-up cluster-down multikueue-up demo clean
+.PHONY: generate verify-generate all build plugin image image-push deploy bench bench-smoke scale test test-install test-image test-smoke test-full test-unit test-integration test-e2e test-e2e-main test-deployed test-deployed-helm test-reliability test-reliability-smoke fuzz vet envtest-assets components cluster-up cluster-down multikueue-up demo clean
 
 all: build
 
@@ -93,7 +93,7 @@ test-smoke: components
 
 ## test-full: everything, fully: all tiers on every Trainer release, and
 ## longer fuzzing.
-test-full: vet test-unit test-install test-image test-integration test-e2e test-deployed test-reliability
+test-full: vet test-unit test-install test-image test-integration test-e2e test-deployed test-deployed-helm test-reliability
 	@for v in $(SMOKE_TRAINER_VERSIONS); do \
 	  $(MAKE) --no-print-directory components TRAINER_VERSION=$$v || exit 1; \
 	  E2E_TRAINER_VERSION=$$v $(GO) test -p 1 -count=1 -timeout 40m ./test/e2e/... || exit 1; \
@@ -212,11 +212,16 @@ DEPLOYED_TESTS ?=
 ## config/default rendered and applied, its two replicas run from the
 ## image's binary with the Deployment's args and env, under the shipped
 ## ServiceAccount's token, certificates managed internally; leader
-## failover, certificate rotation and a rolling restart with jobs in
-## flight. Runs as root (each replica is chrooted as the image's user).
-## DEPLOYED_TESTS=regexp runs some.
+## failover (deleted, and SIGKILLed), certificate rotation and a rolling
+## restart with jobs in flight. Runs as root (each replica is chrooted as
+## the image's user). DEPLOYED_TESTS=regexp runs some; DEPLOYED_FROM=helm
+## deploys the Helm chart with its defaults instead of config/default.
+## test-deployed-helm: the same from the chart.
+DEPLOYED_FROM ?= kustomize
 test-deployed: components
-	$(GO) test -count=1 -timeout 30m $(if $(DEPLOYED_TESTS),-run '$(DEPLOYED_TESTS)') ./test/e2e/deployed/
+	DEPLOYED_FROM=$(DEPLOYED_FROM) $(GO) test -count=1 -timeout 30m $(if $(DEPLOYED_TESTS),-run '$(DEPLOYED_TESTS)') ./test/e2e/deployed/
+test-deployed-helm:
+	$(MAKE) --no-print-directory test-deployed DEPLOYED_FROM=helm
 
 ## bench: trainjob-kueue side by side with Kueue's in-tree TrainJob
 ## integration and Kueue's bare queueing path (BENCH_N TrainJobs per set-up,

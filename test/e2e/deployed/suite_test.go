@@ -1,5 +1,6 @@
 // Package deployed runs trainjob-kueue exactly as it ships: config/default
-// rendered and applied to a local control plane that runs no trainjob-kueue
+// (or, with DEPLOYED_FROM=helm, the Helm chart with its defaults) rendered
+// and applied to a local control plane that runs no trainjob-kueue
 // of its own, and the Deployment's two replicas played on this host by the
 // binary unpacked from the built image, each in a root of its own holding
 // the pod's volumes, as the image's user, with the container's args and env
@@ -100,9 +101,22 @@ func ship(root string, c *localcluster.Cluster) (*deployment, error) {
 		return nil, fmt.Errorf("the image's settings %q: %w", out, err)
 	}
 	rendered := filepath.Join(work, "deploy.yaml")
-	if _, err := goRun(imageTool, "./render", "-config", filepath.Join(root, "config", "default"),
-		"-image", "trainjob-kueue:e2e-deployed", "-o", rendered); err != nil {
-		return nil, err
+	const ref = "trainjob-kueue:e2e-deployed"
+	switch from := os.Getenv("DEPLOYED_FROM"); from {
+	case "", "kustomize":
+		fmt.Fprintln(os.Stderr, "deployed: rendering config/default (make deploy)")
+		if _, err := goRun(imageTool, "./render", "-config", filepath.Join(root, "config", "default"), "-image", ref, "-o", rendered); err != nil {
+			return nil, err
+		}
+	case "helm":
+		// The chart with its default values, as `helm install -n
+		// trainjob-kueue-system --create-namespace` renders it.
+		fmt.Fprintln(os.Stderr, "deployed: rendering the Helm chart with its defaults")
+		if _, err := goRun(filepath.Join(root, "test", "install"), "./helmrender", "-chart", filepath.Join(root, "charts", "trainjob-kueue"), "-image", ref, "-o", rendered); err != nil {
+			return nil, err
+		}
+	default:
+		return nil, fmt.Errorf("DEPLOYED_FROM=%q: kustomize (config/default) or helm (the chart)", from)
 	}
 	objs, err := readObjects(rendered)
 	if err != nil {
