@@ -289,18 +289,28 @@ func TestLeaderKilledMidBurstStandbyTakesOverAfterTheLease(t *testing.T) {
 	admitted, complete := progress(t, ns)
 	t.Logf("killing the leader %s (%d of %d jobs admitted, %d complete)", old.name, admitted, len(jobs), complete)
 	killed := time.Now()
-	unready, err := dep.Crash(old)
-	if err != nil {
-		t.Fatal(err)
+	type crash struct {
+		unready time.Duration
+		err     error
 	}
-	t.Logf("%s's endpoint not ready %s after the kill", old.name, unready.Round(100*time.Millisecond))
-	eventually(t, leaseDuration+takeoverSlack-time.Since(killed), standby.name+" leads", func() error {
+	crashed := make(chan crash, 1)
+	go func() {
+		unready, err := dep.Crash(old)
+		crashed <- crash{unready, err}
+	}()
+	eventually(t, leaseDuration+takeoverSlack, standby.name+" leads", func() error {
 		if !standby.Leads() {
 			return errors.New("not yet")
 		}
 		return nil
 	})
 	t.Logf("%s leads %s after the kill (lease duration %s)", standby.name, time.Since(killed).Round(100*time.Millisecond), leaseDuration)
+	c := <-crashed
+	if c.err != nil {
+		t.Fatal(c.err)
+	}
+	unready := c.unready
+	t.Logf("%s's endpoint not ready %s after the kill", old.name, unready.Round(100*time.Millisecond))
 	replacement, err := dep.Start()
 	if err != nil {
 		t.Fatal(err)
