@@ -216,12 +216,15 @@ DEPLOYED_TESTS ?=
 ## restart with jobs in flight. Runs as root (each replica is chrooted as
 ## the image's user). DEPLOYED_TESTS=regexp runs some; DEPLOYED_FROM=helm
 ## deploys the Helm chart with its defaults instead of config/default.
-## test-deployed-helm: the same from the chart.
+## test-deployed-helm: the same from the chart, and its smoke with a
+## certificate Secret of another name (webhook.certSecretName).
 DEPLOYED_FROM ?= kustomize
+DEPLOYED_HELM_SET ?=
 test-deployed: components
-	DEPLOYED_FROM=$(DEPLOYED_FROM) $(GO) test -count=1 -timeout 30m $(if $(DEPLOYED_TESTS),-run '$(DEPLOYED_TESTS)') ./test/e2e/deployed/
+	DEPLOYED_FROM=$(DEPLOYED_FROM) DEPLOYED_HELM_SET='$(DEPLOYED_HELM_SET)' $(GO) test -count=1 -timeout 30m $(if $(DEPLOYED_TESTS),-run '$(DEPLOYED_TESTS)') ./test/e2e/deployed/
 test-deployed-helm:
 	$(MAKE) --no-print-directory test-deployed DEPLOYED_FROM=helm
+	$(MAKE) --no-print-directory test-deployed DEPLOYED_FROM=helm DEPLOYED_HELM_SET=webhook.certSecretName=e2e-serving-cert DEPLOYED_TESTS='$(DEPLOYED_SMOKE_TESTS)'
 
 ## bench: trainjob-kueue side by side with Kueue's in-tree TrainJob
 ## integration and Kueue's bare queueing path (BENCH_N TrainJobs per set-up,

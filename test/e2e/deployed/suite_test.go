@@ -110,9 +110,16 @@ func ship(root string, c *localcluster.Cluster) (*deployment, error) {
 		}
 	case "helm":
 		// The chart with its default values, as `helm install -n
-		// trainjob-kueue-system --create-namespace` renders it.
-		fmt.Fprintln(os.Stderr, "deployed: rendering the Helm chart with its defaults")
-		if _, err := goRun(filepath.Join(root, "test", "install"), "./helmrender", "-chart", filepath.Join(root, "charts", "trainjob-kueue"), "-image", ref, "-o", rendered); err != nil {
+		// trainjob-kueue-system --create-namespace` renders it;
+		// DEPLOYED_HELM_SET: comma-separated KEY=VALUE on top of them.
+		args := []string{"./helmrender", "-chart", filepath.Join(root, "charts", "trainjob-kueue"), "-image", ref, "-o", rendered}
+		for kv := range strings.SplitSeq(os.Getenv("DEPLOYED_HELM_SET"), ",") {
+			if kv != "" {
+				args = append(args, "-set", kv)
+			}
+		}
+		fmt.Fprintf(os.Stderr, "deployed: rendering the Helm chart with its defaults, and %v\n", args[7:])
+		if _, err := goRun(filepath.Join(root, "test", "install"), args...); err != nil {
 			return nil, err
 		}
 	default:
