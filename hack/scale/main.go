@@ -170,7 +170,13 @@ func run(ctx context.Context, o options) error {
 	}
 	sleep(ctx, 20*time.Second)
 
-	// 3. A runtime edit under a third of the jobs.
+	// 3. A runtime edit under a third of the jobs, once the manager is
+	// done with the waves and with the Workloads' first status writes
+	// (Kueue v0.19's PodsReady condition, one per Workload, paced by the
+	// client's QPS): what the next minute shows is then the edit's.
+	if _, err := waitIdle(ctx, s, 0, 15*time.Minute); err != nil {
+		return fmt.Errorf("manager never idle before the runtime edit: %w", err)
+	}
 	s.setPhase("runtime edit")
 	before := s.take()
 	editAt := time.Now()
@@ -197,25 +203,9 @@ func run(ctx context.Context, o options) error {
 		return fmt.Errorf("restarted manager not ready: %w", err)
 	}
 	r.ColdStartReadyS = time.Since(started).Seconds()
-	// Idle: every job reconciled once since the start, and for 10 s no
-	// more than a reconcile a second (Kueue keeps touching the status of
-	// thousands of pending Workloads, and each touch is a reconcile).
-	var last float64
-	type point struct {
-		at time.Time
-		n  float64
-	}
-	var window []point
-	if err := waitFor(ctx, 15*time.Minute, func() bool {
-		x := s.take()
-		last = x.OursReconcile
-		now := time.Now()
-		window = append(window, point{now, last})
-		for len(window) > 1 && now.Sub(window[1].at) >= 10*time.Second {
-			window = window[1:]
-		}
-		return int(last) >= o.n && now.Sub(window[0].at) >= 10*time.Second && last-window[0].n <= now.Sub(window[0].at).Seconds()
-	}); err != nil {
+	// Idle: every job reconciled once since the start.
+	last, err := waitIdle(ctx, s, o.n, 15*time.Minute)
+	if err != nil {
 		return fmt.Errorf("restarted manager never idle (%v reconciles): %w", last, err)
 	}
 	idleAt := time.Now()
@@ -245,6 +235,30 @@ func run(ctx context.Context, o options) error {
 	r.print(os.Stdout)
 	fmt.Printf("\n%s/scale.json, %s/scale.png\n", o.out, o.out)
 	return nil
+}
+
+// waitIdle waits until the manager reconciled at least min jobs since it
+// started and, for 10 s, no more than a job a second (Kueue keeps touching
+// the status of thousands of pending Workloads, and each touch is a
+// reconcile). It returns the manager's reconciles so far.
+func waitIdle(ctx context.Context, s *sampler, min int, timeout time.Duration) (float64, error) {
+	var last float64
+	type point struct {
+		at time.Time
+		n  float64
+	}
+	var window []point
+	err := waitFor(ctx, timeout, func() bool {
+		x := s.take()
+		last = x.OursReconcile
+		now := time.Now()
+		window = append(window, point{now, last})
+		for len(window) > 1 && now.Sub(window[1].at) >= 10*time.Second {
+			window = window[1:]
+		}
+		return int(last) >= min && now.Sub(window[0].at) >= 10*time.Second && last-window[0].n <= now.Sub(window[0].at).Seconds()
+	})
+	return last, err
 }
 
 func waitFor(ctx context.Context, timeout time.Duration, done func() bool) error {
