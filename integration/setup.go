@@ -140,7 +140,7 @@ func DetectShape(crd *apiextensionsv1.CustomResourceDefinition) (shape.Shape, er
 					ResourcesPerNodeNeedsMLPolicy:     v23,
 					RuntimeSnapshot:                   v23,
 				},
-				// v2.2.0 and v2.2.1 share a CRD; the first start tells.
+				// v2.2.0 and v2.2.1 share a CRD; the first start asks.
 				UnsuspendsInOnePatch: true,
 			}, nil
 		}

@@ -8,10 +8,7 @@ import (
 	"strings"
 
 	corev1 "k8s.io/api/core/v1"
-	apierrors "k8s.io/apimachinery/pkg/api/errors"
-	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/types"
-	"k8s.io/apimachinery/pkg/util/validation/field"
 	ctrl "sigs.k8s.io/controller-runtime"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	kueue "sigs.k8s.io/kueue/apis/kueue/v1beta2"
@@ -63,17 +60,31 @@ func (t *TrainJob) start(ctx context.Context, infos []podset.PodSetInfo) error {
 		t.deps.recorder.Eventf(&t.TrainJob, nil, corev1.EventTypeWarning, gang.ReasonGangTimeoutConflict, actionGang, "%s", msg)
 	}
 	note := gang.Note(plans)
-	if t.deps.caps.Start == shape.OneRequestUnlessRefused && !t.deps.twoRequestStart.Load() {
-		_, _, err := t.write(ctx, &t.TrainJob, t.Generation, want, note, oneRequestStep)
-		if !refusesUnsuspendWithPatch(err) {
-			return err
-		}
-		ctrl.LoggerFrom(ctx).Info("The installed Trainer takes runtime patches only on a suspended TrainJob (v2.2.0): starting jobs in two requests from now on")
-		t.deps.twoRequestStart.Store(true)
+	if t.deps.caps.Start != shape.OneRequestUnlessRefused || t.deps.twoRequestStart.Load() {
+		return t.startInTwo(ctx, want, note)
 	}
-	// Trainer takes override changes only on a suspended job: the entries
-	// first, then the unsuspend of the job as the first write left it, each
-	// guarded.
+	_, _, err = t.write(ctx, &t.TrainJob, t.Generation, want, note, oneRequestStep)
+	if !refused(err) {
+		return err
+	}
+	// Trainer v2.2.0 refuses runtime patches on a job the same request
+	// unsuspends; v2.2.1 takes them, and its CRD is v2.2.0's. So the first
+	// refusal is answered by asking again in two requests: if that start
+	// goes through, the installed Trainer is one that needs two, whatever
+	// its refusal said. A start refused for what it contains is refused
+	// again, and nothing is learned from it.
+	if err := t.startInTwo(ctx, want, note); err != nil {
+		return err
+	}
+	ctrl.LoggerFrom(ctx).Info("The installed Trainer refused a start in one request and took it in two (Trainer v2.2.0 does): starting jobs in two requests from now on", "refusal", err)
+	t.deps.twoRequestStart.Store(true)
+	return nil
+}
+
+// startInTwo: for a Trainer that takes override changes only on a
+// suspended job, the entries first, then the unsuspend of the job as the
+// first write left it, each guarded.
+func (t *TrainJob) startInTwo(ctx context.Context, want []shape.Injection, note string) error {
 	injected, gen, err := t.write(ctx, &t.TrainJob, t.Generation, want, note, injectStep)
 	if err != nil {
 		return err
@@ -224,29 +235,6 @@ func (t *TrainJob) write(ctx context.Context, from *trainjob.TrainJob, gen int64
 	}
 	return written, gen, nil
 }
-
-// refusesUnsuspendWithPatch: Trainer v2.2.0's webhook refuses runtime
-// patch changes on a TrainJob unsuspended by the same request: a denial
-// naming spec.runtimePatches as forbidden (a field error; Trainer's
-// webhook returns no status causes to match instead).
-func refusesUnsuspendWithPatch(err error) bool {
-	if err == nil || !(apierrors.IsForbidden(err) || apierrors.IsInvalid(err)) {
-		return false
-	}
-	var status apierrors.APIStatus
-	if errors.As(err, &status) {
-		if d := status.Status().Details; d != nil {
-			for _, c := range d.Causes {
-				if c.Type == metav1.CauseTypeForbidden && c.Field == runtimePatchesField {
-					return true
-				}
-			}
-		}
-	}
-	return strings.Contains(err.Error(), runtimePatchesField+": "+field.ErrorTypeForbidden.String())
-}
-
-const runtimePatchesField = "spec.runtimePatches"
 
 // workloadUID is wl's UID, empty for none.
 func workloadUID(wl *kueue.Workload) types.UID {

@@ -96,10 +96,17 @@ func TestStart(t *testing.T) {
 	kind := schema.GroupKind{Group: trainer.GroupVersion.Group, Kind: trainer.TrainJobKind}
 	v220 := func(patch []byte) error {
 		// Trainer v2.2.0's webhook: no runtime patch change on a job
-		// unsuspended by the same request.
+		// unsuspended by the same request. Its words are not what the
+		// start goes by.
 		if strings.Contains(string(patch), "runtimePatches") && strings.Contains(string(patch), `"/spec/suspend"`) {
 			return apierrors.NewForbidden(schema.GroupResource{Group: kind.Group, Resource: "trainjobs"}, "j",
-				errors.New(`admission webhook "validator.trainjob.trainer.kubeflow.org" denied the request: spec.runtimePatches: Forbidden: RuntimePatches can only be modified when the TrainJob is suspended`))
+				errors.New(`admission webhook "validator.trainjob.trainer.kubeflow.org" denied the request: not now`))
+		}
+		return nil
+	}
+	tooManyPatches := func(patch []byte) error {
+		if strings.Contains(string(patch), "runtimePatches") {
+			return apierrors.NewInvalid(kind, "j", field.ErrorList{field.TooMany(field.NewPath("spec", "runtimePatches"), 17, 16)})
 		}
 		return nil
 	}
@@ -118,6 +125,9 @@ func TestStart(t *testing.T) {
 		"Trainer v2.1: entries, then the unsuspend": {shape: shape.PodTemplateOverrides{}, writes: 2, started: true},
 		"Trainer v2.2.1: one request":               {shape: shape.RuntimePatches{UnsuspendsInOnePatch: true}, writes: 1, started: true},
 		"Trainer v2.2.0: refused in one, two after": {shape: shape.RuntimePatches{UnsuspendsInOnePatch: true}, refuse: v220, writes: 3, started: true, learned: true},
+		"Trainer v2.2.1, a start refused for what it contains: refused in two as well, nothing learned": {
+			shape: shape.RuntimePatches{UnsuspendsInOnePatch: true}, refuse: tooManyPatches, writes: 2, permanent: ReasonStartRefused,
+		},
 		"a nodeSelector the admission contradicts": {
 			shape: shape.PodTemplateOverrides{}, podSpec: corev1.PodSpec{NodeSelector: map[string]string{"pool": "cpu"}},
 			permanent: ReasonNodeSelectorConflict,

@@ -43,9 +43,9 @@ type deps struct {
 	memo *podSetMemo
 	// said keeps permanent refusals to one event per Workload.
 	said *saidOnce
-	// twoRequestStart: the installed Trainer refused an injection and the
-	// unsuspend in one request (v2.2.0, whose CRD is v2.2.1's): the
-	// capability its CRD could not tell, learned once.
+	// twoRequestStart: the installed Trainer refused an admission's start
+	// in one request and took it in two (v2.2.0, whose CRD is v2.2.1's):
+	// the capability its CRD could not tell, learned once by asking.
 	twoRequestStart atomic.Bool
 }
 

@@ -33,8 +33,9 @@ const (
 	// v2.1).
 	TwoRequests StartMode = iota
 	// OneRequestUnlessRefused: Trainer v2.2.1+ takes both in one request;
-	// v2.2.0, whose CRD is the same, refuses that, and its refusal is what
-	// tells the two apart.
+	// v2.2.0, whose CRD is the same, refuses that. A start refused in one
+	// request and then taken in two tells them apart, whatever the
+	// refusal's words.
 	OneRequestUnlessRefused
 )
 
