@@ -12,7 +12,7 @@ KUEUE_VERSION ?= v0.19.2
 INTEGRATION ?= ours
 KUEUE_CONFIG ?=
 
-.PHONY: generate verify-generate all build plugin image image-push deploy bench bench-smoke scale test test-install test-image test-smoke test-full test-unit test-integration test-e2e test-e2e-main test-deployed test-deployed-helm test-reliability test-reliability-smoke fuzz vet envtest-assets components cluster-up cluster-down multikueue-up demo clean
+.PHONY: generate verify-generate all build plugin image image-push deploy bench bench-sweep bench-smoke scale test test-install test-image test-smoke test-full test-unit test-integration test-e2e test-e2e-main test-deployed test-deployed-helm test-reliability test-reliability-smoke fuzz vet envtest-assets components cluster-up cluster-down multikueue-up demo clean
 
 all: build
 
@@ -154,7 +154,7 @@ test-image:
 	cd hack/tools/image && $(GO) vet ./... && $(GO) test -count=1 -timeout 30m ./...
 
 test-unit:
-	$(GO) test -count=1 ./podsets/... ./quota/... ./explain/... ./shape/... ./trainjob/... ./gang/... ./names/... ./integration/... ./cmd/...
+	$(GO) test -count=1 ./podsets/... ./quota/... ./explain/... ./shape/... ./trainjob/... ./gang/... ./names/... ./integration/... ./cmd/... ./hack/bench/
 
 ## test-integration: real kube-apiserver + etcd, Kueue core and Trainer v2.2.1
 ## in process, JobSet v0.12.0 as a process.
@@ -236,6 +236,15 @@ bench:
 	$(MAKE) --no-print-directory components TRAINER_VERSION=$(BENCH_TRAINER)
 	$(GO) test -run '^$$' -bench . -benchmem ./podsets/ ./shape/ ./integration/
 	$(GO) run ./hack/bench -n $(BENCH_N) -rounds $(BENCH_ROUNDS) -trainer-version $(BENCH_TRAINER) -kueue-version $(KUEUE_VERSION)
+
+## bench-sweep: the same side by side at each of BENCH_SWEEP job counts, one
+## after another (.bench/n<N>/ each, .bench/sweep.json and sweep.png: requests
+## and CPU per job and the start's p99 against N). About 80 minutes on the
+## 2-core machine. Not part of make test.
+BENCH_SWEEP ?= 500,1000,2000
+bench-sweep:
+	$(MAKE) --no-print-directory components TRAINER_VERSION=$(BENCH_TRAINER)
+	$(GO) run ./hack/bench -sweep $(BENCH_SWEEP) -rounds $(BENCH_ROUNDS) -trainer-version $(BENCH_TRAINER) -kueue-version $(KUEUE_VERSION)
 
 ## scale: SCALE_N TrainJobs queued (a mix of runtimes), admitted in waves;
 ## memory of trainjob-kueue and Kueue over time, admission -> unsuspend

@@ -58,6 +58,7 @@ type options struct {
 	profile time.Duration
 	trainer string
 	kueue   string
+	sweep   string
 }
 
 func main() {
@@ -74,6 +75,7 @@ func main() {
 	// since Kueue v0.17: compare on a release both serve.
 	flag.StringVar(&o.trainer, "trainer-version", "v2.3.0", "Kubeflow Trainer release of every set-up")
 	flag.StringVar(&o.kueue, "kueue-version", localcluster.DefaultKueueVersion, "Kueue release of every set-up")
+	flag.StringVar(&o.sweep, "sweep", "", "job counts to run the whole side by side at, one after another, e.g. 500,1000,2000 (.bench/sweep.json, .bench/sweep.png); -n is then ignored")
 	flag.BoolVar(&o.check, "check", false, "fail unless every measurement is present and trainjob-kueue made no dry run (the smoke run)")
 	flag.Parse()
 	ctrllog.SetLogger(logr.Discard())
@@ -100,12 +102,35 @@ type result struct {
 }
 
 func run(ctx context.Context, o options) error {
-	root, err := os.Getwd()
+	if o.sweep != "" {
+		ns, err := parseSweep(o.sweep)
+		if err != nil {
+			return err
+		}
+		if err := os.MkdirAll(o.out, 0o755); err != nil {
+			return err
+		}
+		return sweep(ctx, o, ns)
+	}
+	s, err := runAll(ctx, o)
 	if err != nil {
 		return err
 	}
+	if o.check {
+		return check(s)
+	}
+	return nil
+}
+
+// runAll runs every set-up for every round at o.n jobs and reports it in
+// o.out.
+func runAll(ctx context.Context, o options) (*Summary, error) {
+	root, err := os.Getwd()
+	if err != nil {
+		return nil, err
+	}
 	if err := os.MkdirAll(o.out, 0o755); err != nil {
-		return err
+		return nil, err
 	}
 	order := strings.Split(o.setups, ",")
 	var results []*result
@@ -115,24 +140,21 @@ func run(ctx context.Context, o options) error {
 			fmt.Fprintf(os.Stderr, ">> round %d: %s, %d jobs\n", round+1, setup, o.n)
 			r, err := runSetup(ctx, root, setup, o)
 			if err != nil {
-				return fmt.Errorf("%s: %w", setup, err)
+				return nil, fmt.Errorf("%s: %w", setup, err)
 			}
 			results = append(results, r)
 		}
 	}
 	s := summarize(o.n, results)
 	if err := writeSummary(filepath.Join(o.out, "summary.json"), s); err != nil {
-		return err
+		return nil, err
 	}
 	if err := plotCDFs(filepath.Join(o.out, "latency.png"), results); err != nil {
-		return err
+		return nil, err
 	}
 	printTable(os.Stdout, s)
 	fmt.Printf("\n%s/summary.json, %s/latency.png\n", o.out, o.out)
-	if o.check {
-		return check(s)
-	}
-	return nil
+	return s, nil
 }
 
 func runSetup(ctx context.Context, root, setup string, o options) (*result, error) {

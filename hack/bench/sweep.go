@@ -1,0 +1,209 @@
+package main
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"image"
+	"image/color"
+	"image/draw"
+	"image/png"
+	"io"
+	"os"
+	"path/filepath"
+	"strconv"
+	"strings"
+)
+
+// SweepPoint is one N of the sweep: what grows with N, per set-up.
+type SweepPoint struct {
+	N      int                 `json:"n"`
+	Setups map[string]*PerJob  `json:"setups"`
+	Ratios map[string]*float64 `json:"ratios"`
+}
+
+// PerJob is a set-up's costs divided by the jobs it handled, and the tail
+// latency of the start: flat lines are what linear growth looks like.
+type PerJob struct {
+	RequestsPerJob         *float64 `json:"requests_per_job"`
+	CPUMillisPerJob        *float64 `json:"cpu_ms_per_job"`
+	AdmittedToUnsuspendP99 *float64 `json:"admitted_to_unsuspended_p99_ms"`
+	CreatedToRunningP99    *float64 `json:"created_to_running_p99_ms"`
+	ThroughputJobsPerS     float64  `json:"throughput_jobs_per_s"`
+}
+
+// parseSweep reads "500,1000,2000".
+func parseSweep(s string) ([]int, error) {
+	var ns []int
+	for f := range strings.SplitSeq(s, ",") {
+		n, err := strconv.Atoi(strings.TrimSpace(f))
+		if err != nil || n <= 0 {
+			return nil, fmt.Errorf("-sweep %q: %q is not a positive job count", s, f)
+		}
+		ns = append(ns, n)
+	}
+	return ns, nil
+}
+
+// sweep runs the whole side by side once per N (each in out/n<N>, with its
+// own summary.json and latency.png), then writes out/sweep.json and
+// out/sweep.png: requests and CPU per job and the p99 of admitted ->
+// unsuspended against N, for the in-tree integration and ours.
+func sweep(ctx context.Context, o options, ns []int) error {
+	var points []SweepPoint
+	for _, n := range ns {
+		one := o
+		one.n, one.out = n, filepath.Join(o.out, fmt.Sprintf("n%d", n))
+		fmt.Fprintf(os.Stderr, ">> sweep: N = %d\n", n)
+		s, err := runAll(ctx, one)
+		if err != nil {
+			return fmt.Errorf("N = %d: %w", n, err)
+		}
+		points = append(points, sweepPoint(s))
+		// Written after every N: a sweep cut short keeps what it measured.
+		if err := writeSweep(o.out, points); err != nil {
+			return err
+		}
+	}
+	printSweep(os.Stdout, points)
+	fmt.Printf("\n%s/sweep.json, %s/sweep.png\n", o.out, o.out)
+	return nil
+}
+
+func sweepPoint(s *Summary) SweepPoint {
+	p := SweepPoint{N: s.N, Setups: map[string]*PerJob{}, Ratios: map[string]*float64{}}
+	for _, name := range []string{setupInTree, setupOurs} {
+		st := s.Setups[name]
+		if st == nil {
+			continue
+		}
+		pj := &PerJob{RequestsPerJob: st.RequestsPerJob, ThroughputJobsPerS: st.ThroughputJobsPerS}
+		if st.CPUSeconds != nil {
+			pj.CPUMillisPerJob = ref(*st.CPUSeconds * 1000 / float64(s.N))
+		}
+		if st.AdmittedToUnsuspendedMS != nil {
+			pj.AdmittedToUnsuspendP99 = ref(st.AdmittedToUnsuspendedMS.P99)
+		}
+		if st.CreatedToRunningMS != nil {
+			pj.CreatedToRunningP99 = ref(st.CreatedToRunningMS.P99)
+		}
+		p.Setups[name] = pj
+	}
+	for _, k := range []string{"requests_per_job", "cpu_seconds", "unsuspend_p99"} {
+		p.Ratios[k] = s.Ratios[k]
+	}
+	return p
+}
+
+func writeSweep(dir string, points []SweepPoint) error {
+	data, err := json.MarshalIndent(points, "", "  ")
+	if err != nil {
+		return err
+	}
+	if err := os.WriteFile(filepath.Join(dir, "sweep.json"), append(data, '\n'), 0o644); err != nil {
+		return err
+	}
+	return plotSweep(filepath.Join(dir, "sweep.png"), points)
+}
+
+func printSweep(w io.Writer, points []SweepPoint) {
+	num := func(p *float64, format string) string {
+		if p == nil {
+			return "—"
+		}
+		return fmt.Sprintf(format, *p)
+	}
+	fmt.Fprintln(w, "\n| N | requests/job intree | ours | ratio | CPU ms/job intree | ours | ratio | admitted → unsuspended p99 ms intree | ours |")
+	fmt.Fprintln(w, "|---|---|---|---|---|---|---|---|---|")
+	for _, p := range points {
+		it, o := p.Setups[setupInTree], p.Setups[setupOurs]
+		if it == nil {
+			it = &PerJob{}
+		}
+		if o == nil {
+			o = &PerJob{}
+		}
+		fmt.Fprintf(w, "| %d | %s | %s | %s | %s | %s | %s | %s | %s |\n", p.N,
+			num(it.RequestsPerJob, "%.2f"), num(o.RequestsPerJob, "%.2f"), num(p.Ratios["requests_per_job"], "%.3f"),
+			num(it.CPUMillisPerJob, "%.1f"), num(o.CPUMillisPerJob, "%.1f"), num(p.Ratios["cpu_seconds"], "%.3f"),
+			num(it.AdmittedToUnsuspendP99, "%.0f"), num(o.AdmittedToUnsuspendP99, "%.0f"))
+	}
+}
+
+// plotSweep draws three panels side by side, each a quantity against N:
+// intree solid red, ours solid blue.
+func plotSweep(path string, points []SweepPoint) error {
+	const panelW, h, left, bottom, top, gap = 360, 360, 60, 50, 50, 30
+	w := 3*panelW + 2*gap + 20
+	img := image.NewRGBA(image.Rect(0, 0, w, h))
+	draw.Draw(img, img.Bounds(), image.NewUniform(color.White), image.Point{}, draw.Src)
+	black := color.RGBA{0, 0, 0, 0xff}
+	colors := map[string]color.RGBA{setupInTree: {0xd6, 0x27, 0x28, 0xff}, setupOurs: {0x1f, 0x77, 0xb4, 0xff}}
+	panels := []struct {
+		title string
+		value func(*PerJob) *float64
+	}{
+		{"API requests per job", func(p *PerJob) *float64 { return p.RequestsPerJob }},
+		{"CPU ms per job", func(p *PerJob) *float64 { return p.CPUMillisPerJob }},
+		{"admitted->unsuspended p99, ms", func(p *PerJob) *float64 { return p.AdmittedToUnsuspendP99 }},
+	}
+	maxN := 1
+	for _, p := range points {
+		maxN = max(maxN, p.N)
+	}
+	for k, panel := range panels {
+		x0 := 10 + k*(panelW+gap)
+		maxY := 0.0
+		for _, p := range points {
+			for _, pj := range p.Setups {
+				if v := panel.value(pj); v != nil {
+					maxY = max(maxY, *v)
+				}
+			}
+		}
+		if maxY == 0 {
+			maxY = 1
+		}
+		maxY *= 1.1
+		px := func(n int) int { return x0 + left + n*(panelW-left-10)/maxN }
+		py := func(v float64) int { return h - bottom - int(v/maxY*float64(h-bottom-top)) }
+		line(img, px(0), py(0), px(maxN), py(0), black, false)
+		line(img, px(0), py(0), px(0), py(maxY), black, false)
+		label(img, x0+left, 20, panel.title, black)
+		for i := 0; i <= 4; i++ {
+			v := maxY * float64(i) / 4
+			label(img, x0, py(v)+4, fmt.Sprintf("%.4g", v), black)
+		}
+		for _, p := range points {
+			label(img, px(p.N)-12, h-bottom+18, strconv.Itoa(p.N), black)
+		}
+		label(img, x0+left+(panelW-left)/2-4, h-12, "N", black)
+		for j, setup := range []string{setupInTree, setupOurs} {
+			c := colors[setup]
+			prevX, prevY, have := 0, 0, false
+			for _, p := range points {
+				pj := p.Setups[setup]
+				if pj == nil || panel.value(pj) == nil {
+					continue
+				}
+				x, y := px(p.N), py(*panel.value(pj))
+				for d := -3; d <= 3; d++ {
+					line(img, x-3, y+d, x+3, y+d, c, false)
+				}
+				if have {
+					line(img, prevX, prevY, x, y, c, false)
+				}
+				prevX, prevY, have = x, y, true
+			}
+			ly := top - 18 + 14*j
+			line(img, x0+panelW-90, ly-4, x0+panelW-70, ly-4, c, false)
+			label(img, x0+panelW-66, ly, setup, black)
+		}
+	}
+	f, err := os.Create(path)
+	if err != nil {
+		return err
+	}
+	defer f.Close()
+	return png.Encode(f, img)
+}

@@ -1,0 +1,69 @@
+package main
+
+import (
+	"image/png"
+	"os"
+	"path/filepath"
+	"testing"
+
+	"github.com/google/go-cmp/cmp"
+)
+
+func TestParseSweep(t *testing.T) {
+	for in, want := range map[string][]int{"500,1000,2000": {500, 1000, 2000}, " 24 ": {24}} {
+		got, err := parseSweep(in)
+		if err != nil {
+			t.Fatalf("%q: %v", in, err)
+		}
+		if diff := cmp.Diff(want, got); diff != "" {
+			t.Errorf("%q (-want +got):\n%s", in, diff)
+		}
+	}
+	for _, bad := range []string{"", "0", "500,x", "-5"} {
+		if _, err := parseSweep(bad); err == nil {
+			t.Errorf("%q: accepted", bad)
+		}
+	}
+}
+
+// A sweep point is per job: CPU seconds over N jobs in milliseconds each.
+func TestSweepPointIsPerJob(t *testing.T) {
+	s := &Summary{N: 500, Setups: map[string]*Setup{
+		setupFloor:  {ThroughputJobsPerS: 18},
+		setupInTree: {RequestsPerJob: ref(16.0), CPUSeconds: ref(20.0), AdmittedToUnsuspendedMS: &Percentiles{P99: 900}, ThroughputJobsPerS: 2},
+		setupOurs:   {RequestsPerJob: ref(6.0), CPUSeconds: ref(10.0), AdmittedToUnsuspendedMS: &Percentiles{P99: 90}, ThroughputJobsPerS: 2},
+	}, Ratios: map[string]*float64{"requests_per_job": ref(0.375), "cpu_seconds": ref(0.5), "unsuspend_p99": ref(0.1), "peak_rss": ref(3.0)}}
+	got := sweepPoint(s)
+	want := SweepPoint{N: 500,
+		Setups: map[string]*PerJob{
+			setupInTree: {RequestsPerJob: ref(16.0), CPUMillisPerJob: ref(40.0), AdmittedToUnsuspendP99: ref(900.0), ThroughputJobsPerS: 2},
+			setupOurs:   {RequestsPerJob: ref(6.0), CPUMillisPerJob: ref(20.0), AdmittedToUnsuspendP99: ref(90.0), ThroughputJobsPerS: 2},
+		},
+		Ratios: map[string]*float64{"requests_per_job": ref(0.375), "cpu_seconds": ref(0.5), "unsuspend_p99": ref(0.1)},
+	}
+	if diff := cmp.Diff(want, got); diff != "" {
+		t.Errorf("(-want +got):\n%s", diff)
+	}
+}
+
+func TestWriteSweepWritesAPlotAndTheFigures(t *testing.T) {
+	dir := t.TempDir()
+	points := []SweepPoint{
+		{N: 500, Setups: map[string]*PerJob{setupOurs: {RequestsPerJob: ref(6.0), CPUMillisPerJob: ref(20.0)}}},
+		{N: 1000, Setups: map[string]*PerJob{setupOurs: {RequestsPerJob: ref(6.1)}, setupInTree: {RequestsPerJob: ref(15.0)}}},
+	}
+	if err := writeSweep(dir, points); err != nil {
+		t.Fatal(err)
+	}
+	f, err := os.Open(filepath.Join(dir, "sweep.png"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer f.Close()
+	if _, err := png.Decode(f); err != nil {
+		t.Fatalf("sweep.png: %v", err)
+	}
+	if _, err := os.Stat(filepath.Join(dir, "sweep.json")); err != nil {
+		t.Fatal(err)
+	}
+}
