@@ -87,6 +87,8 @@ type row struct {
 	ns, jobNs, name string
 	job             *unstructured.Unstructured
 	submitted       []map[string]any
+	// edited: the user's entries as a row's accepted edit left them.
+	edited []map[string]any
 }
 
 func (r *row) key() client.ObjectKey { return client.ObjectKey{Namespace: r.jobNs, Name: r.name} }
@@ -201,6 +203,18 @@ func badInputs() []badInput {
 			return nil
 		})
 		return uid
+	}
+	// withNodeSelector is the user's entry for role with a nodeSelector.
+	withNodeSelector := func(role, team string, sel map[string]any) any {
+		e := userEntry(role, team).(map[string]any)
+		if overrides != "spec.runtimePatches" {
+			e["spec"] = map[string]any{"nodeSelector": sel}
+			return e
+		}
+		rjs := e["trainingRuntimeSpec"].(map[string]any)["template"].(map[string]any)["spec"].(map[string]any)["replicatedJobs"].([]any)
+		pod := rjs[0].(map[string]any)["template"].(map[string]any)["spec"].(map[string]any)["template"].(map[string]any)
+		pod["spec"] = map[string]any{"nodeSelector": sel}
+		return e
 	}
 	return []badInput{
 		// Refused at create: what could never run, said before it queues.
@@ -421,7 +435,41 @@ func badInputs() []badInput {
 				if err := mergePatch(t, r, map[string]any{"metadata": map[string]any{"labels": map[string]any{fixtures.QueueLabel: "lq"}}}); err != nil {
 					t.Fatal(err)
 				}
-			}, completes: true},
+			}, completes: true,
+			// Before v2.3 the job's pods come from the runtime, and it is
+			// said missing; v2.3 keeps its snapshot and has nothing to say.
+			reason:  map[bool]string{true: integration.ReasonRuntimeNotFound}[overrides != "spec.runtimePatches"],
+			message: map[bool]string{true: "TrainingRuntime {ns}/torch named in spec.runtimeRef does not exist: create it"}[overrides != "spec.runtimePatches"]},
+		// Kueue keeps a reservation through an edit of the pods' nodeSelector
+		// (its equivalence check ignores scheduling fields); the start goes
+		// by the job as it is then, and refuses a flavor the user's
+		// selector now excludes.
+		{name: "nodeselector-edited-under-a-reservation", setup: checkedQueue, job: label(fixtures.QueueLabel, "checked"),
+			act: func(t *testing.T, r *row) error {
+				reservedAtCheck(t, r)
+				edited := []any{withNodeSelector("node", r.ns, map[string]any{poolLabel: "elsewhere"})}
+				if err := mergePatch(t, r, map[string]any{"spec": map[string]any{overrideField(): edited}}); err != nil {
+					return err
+				}
+				// As the API server holds them (its defaults included).
+				got := &unstructured.Unstructured{}
+				got.SetGroupVersionKind(trainer.GroupVersion.WithKind(trainer.TrainJobKind))
+				if err := k8s.Get(ctx, r.key(), got); err != nil {
+					return err
+				}
+				r.edited, _ = entries(got)
+				answerCheck(t, r)
+				return nil
+			}, reason: integration.ReasonNodeSelectorConflict, message: "requires " + poolLabel + "=elsewhere", neverStarts: true,
+			check: func(t *testing.T, r *row) {
+				eventually(t, time.Minute, "its quota released", func() error {
+					wls := workloadsOf(t, r.ns, string(r.job.GetUID()))
+					if len(wls) != 1 || workload.HasQuotaReservation(&wls[0]) {
+						return fmt.Errorf("%d Workloads, still reserved", len(wls))
+					}
+					return nil
+				})
+			}},
 		// Every Trainer release built the job's JobSet while it queued
 		// (and re-applies it), and JobSet refuses to change its pods: the
 		// edit is refused, or the job would hold quota and never start.
@@ -586,6 +634,9 @@ func userEntriesKept(t *testing.T, r *row) {
 	t.Helper()
 	for _, v := range history(t, r.jobNs)[string(r.job.GetUID())] {
 		user, _ := entries(v.obj)
+		if r.edited != nil && cmp.Equal(r.edited, user) {
+			continue
+		}
 		if d := cmp.Diff(r.submitted, user); d != "" {
 			t.Errorf("%s: the user's entries are not as submitted (-submitted +held):\n%s", v, d)
 		}
@@ -602,4 +653,59 @@ func bindings(t *testing.T, ns string) int {
 		t.Fatal(err)
 	}
 	return len(events)
+}
+
+// checkedQueue gives the row's namespace the LocalQueue "checked", whose
+// ClusterQueue holds every admission at an admission check the row
+// answers (answerCheck): a job holds a quota reservation without starting
+// for as long as the row needs.
+func checkedQueue(t *testing.T, r *row) {
+	t.Helper()
+	ac := &kueue.AdmissionCheck{ObjectMeta: metav1.ObjectMeta{Name: r.ns}, Spec: kueue.AdmissionCheckSpec{ControllerName: "reliability.example.com/manual"}}
+	create(t, ac)
+	t.Cleanup(func() { _ = k8s.Delete(ctx, ac) })
+	eventually(t, time.Minute, "admission check active", func() error {
+		if err := k8s.Get(ctx, client.ObjectKeyFromObject(ac), ac); err != nil {
+			return err
+		}
+		apimeta.SetStatusCondition(&ac.Status.Conditions, metav1.Condition{Type: kueue.AdmissionCheckActive, Status: metav1.ConditionTrue, Reason: "Active", Message: "answered by the row"})
+		return k8s.Status().Update(ctx, ac)
+	})
+	flavors, cq, lq := fixtures.Queue(r.ns, "checked-"+r.ns, gpuPool(r.ns, "gpu", 8))
+	cq.Spec.AdmissionChecksStrategy = &kueue.AdmissionChecksStrategy{AdmissionChecks: []kueue.AdmissionCheckStrategyRule{{Name: kueue.AdmissionCheckReference(ac.Name)}}}
+	lq.Name = "checked"
+	for _, rf := range flavors {
+		create(t, rf)
+		t.Cleanup(func() { _ = k8s.Delete(ctx, rf) })
+	}
+	create(t, cq, lq)
+	t.Cleanup(func() { _ = k8s.Delete(ctx, cq) })
+}
+
+// reservedAtCheck waits until the row's job holds a quota reservation, its
+// admission check pending.
+func reservedAtCheck(t *testing.T, r *row) {
+	t.Helper()
+	eventually(t, time.Minute, "quota reserved, check pending", func() error {
+		wls := workloadsOf(t, r.ns, string(r.job.GetUID()))
+		if len(wls) != 1 || !workload.HasQuotaReservation(&wls[0]) || len(wls[0].Status.AdmissionChecks) == 0 {
+			return fmt.Errorf("not reserved at the check yet")
+		}
+		return nil
+	})
+}
+
+// answerCheck marks the row's job's admission check ready: Kueue admits.
+func answerCheck(t *testing.T, r *row) {
+	t.Helper()
+	eventually(t, time.Minute, "the check answers", func() error {
+		wls := workloadsOf(t, r.ns, string(r.job.GetUID()))
+		if len(wls) != 1 || len(wls[0].Status.AdmissionChecks) == 0 {
+			return fmt.Errorf("no check on the Workload yet")
+		}
+		wl := &wls[0]
+		wl.Status.AdmissionChecks[0].State = kueue.CheckStateReady
+		wl.Status.AdmissionChecks[0].Message = "ready"
+		return k8s.Status().Update(ctx, wl)
+	})
 }

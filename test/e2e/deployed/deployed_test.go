@@ -20,6 +20,8 @@ import (
 	corev1 "k8s.io/api/core/v1"
 	"k8s.io/utils/ptr"
 	"sigs.k8s.io/controller-runtime/pkg/client"
+
+	trainer "github.com/kubeflow/trainer/v2/pkg/apis/trainer/v1alpha1"
 )
 
 // Names config/default ships.
@@ -202,58 +204,89 @@ func TestBothReplicasReadyWithInternalCertificates(t *testing.T) {
 	allCompleteOnce(t, ns, jobs, 2*time.Minute)
 }
 
-// The leader is deleted in the middle of a burst of jobs: the standby
-// leads within the lease duration plus a few seconds, a replacement
-// replica joins, no webhook call fails meanwhile, and every job completes
-// with exactly one Workload.
-func TestLeaderDeletedMidBurstStandbyTakesOver(t *testing.T) {
+// burst is a burst of jobs part-admitted under two ready replicas: the
+// leader about to be taken away, and the standby that must take over.
+type burst struct {
+	ns, lq          string
+	probe           *webhookProbe
+	jobs            []*trainer.TrainJob
+	leader, standby *pod
+	leaseDuration   time.Duration
+}
+
+// midBurst submits n jobs named prefix-<i> under two ready replicas, a
+// webhook probe running, and returns once some are admitted.
+func midBurst(t *testing.T, prefix string, n int) *burst {
+	t.Helper()
 	pods := twoReady(t)
-	ns, lq := setUp(t)
-	probe := startWebhookProbe(ns, lq)
-	jobs := submit(t, ns, lq, "burst", 16)
+	b := &burst{}
+	b.ns, b.lq = setUp(t)
+	b.probe = startWebhookProbe(b.ns, b.lq)
+	b.jobs = submit(t, b.ns, b.lq, prefix, n)
 	eventually(t, time.Minute, "the burst admitted in part", func() error {
-		if admitted, _ := progress(t, ns); admitted < 2 {
+		if admitted, _ := progress(t, b.ns); admitted < 2 {
 			return fmt.Errorf("%d admitted", admitted)
 		}
 		return nil
 	})
-	old := leader(t, pods)
-	var standby *pod
+	b.leader = leader(t, pods)
 	for _, p := range pods {
-		if p != old {
-			standby = p
+		if p != b.leader {
+			b.standby = p
 		}
 	}
 	lease := &coordinationv1.Lease{}
 	if err := k8s.Get(ctx, client.ObjectKey{Namespace: dep.namespace, Name: leaseName}, lease); err != nil {
 		t.Fatal(err)
 	}
-	leaseDuration := time.Duration(ptr.Deref(lease.Spec.LeaseDurationSeconds, 15)) * time.Second
-	admitted, complete := progress(t, ns)
-	t.Logf("deleting the leader %s (%d of %d jobs admitted, %d complete)", old.name, admitted, len(jobs), complete)
+	b.leaseDuration = time.Duration(ptr.Deref(lease.Spec.LeaseDurationSeconds, 15)) * time.Second
+	admitted, complete := progress(t, b.ns)
+	t.Logf("taking the leader %s away (%d of %d jobs admitted, %d complete)", b.leader.name, admitted, len(b.jobs), complete)
+	return b
+}
+
+// standbyLeadsWithin waits for the standby to lead, at most until the
+// deadline since the leader was taken away at gone.
+func (b *burst) standbyLeadsWithin(t *testing.T, gone time.Time, deadline time.Duration) {
+	t.Helper()
+	eventually(t, deadline-time.Since(gone), b.standby.name+" leads", func() error {
+		if !b.standby.Leads() {
+			return errors.New("not yet")
+		}
+		return nil
+	})
+	t.Logf("%s leads %s after the leader was taken away (lease duration %s)", b.standby.name, time.Since(gone).Round(100*time.Millisecond), b.leaseDuration)
+}
+
+// replacedAndComplete: the ReplicaSet's replacement replica gets ready
+// and every job of the burst completes with exactly one Workload.
+func (b *burst) replacedAndComplete(t *testing.T) {
+	t.Helper()
+	replacement, err := dep.Start()
+	if err != nil {
+		t.Fatal(err)
+	}
+	waitReady(t, replacement)
+	allCompleteOnce(t, b.ns, b.jobs, 3*time.Minute)
+}
+
+// The leader is deleted in the middle of a burst of jobs: the standby
+// leads within the lease duration plus a few seconds, a replacement
+// replica joins, no webhook call fails meanwhile, and every job completes
+// with exactly one Workload.
+func TestLeaderDeletedMidBurstStandbyTakesOver(t *testing.T) {
+	b := midBurst(t, "burst", 16)
 	deleted := time.Now()
-	if err := dep.Delete(old); err != nil {
+	if err := dep.Delete(b.leader); err != nil {
 		t.Fatal(err)
 	}
 	// The deleted leader releases the lease as it shuts down
 	// (LeaderElectionReleaseOnCancel), and the standby notices at its next
 	// retry (controller-runtime's 2 s); the bound is the lease duration in
 	// case the release is lost with the process.
-	eventually(t, leaseDuration+takeoverSlack-time.Since(deleted), standby.name+" leads", func() error {
-		if !standby.Leads() {
-			return errors.New("not yet")
-		}
-		return nil
-	})
-	t.Logf("%s leads %s after the leader's deletion began (lease duration %s)", standby.name, time.Since(deleted).Round(100*time.Millisecond), leaseDuration)
-	// The ReplicaSet replaces the deleted pod.
-	replacement, err := dep.Start()
-	if err != nil {
-		t.Fatal(err)
-	}
-	waitReady(t, replacement)
-	allCompleteOnce(t, ns, jobs, 3*time.Minute)
-	probe.Stop(t)
+	b.standbyLeadsWithin(t, deleted, b.leaseDuration+takeoverSlack)
+	b.replacedAndComplete(t)
+	b.probe.Stop(t)
 }
 
 // The leader is killed (SIGKILL, as the OOM killer does) in the middle of
@@ -264,30 +297,7 @@ func TestLeaderDeletedMidBurstStandbyTakesOver(t *testing.T) {
 // readiness probe failed (what any webhook behind a Service meets: the
 // shipped probe bounds it).
 func TestLeaderKilledMidBurstStandbyTakesOverAfterTheLease(t *testing.T) {
-	pods := twoReady(t)
-	ns, lq := setUp(t)
-	probe := startWebhookProbe(ns, lq)
-	jobs := submit(t, ns, lq, "kill", 16)
-	eventually(t, time.Minute, "the burst admitted in part", func() error {
-		if admitted, _ := progress(t, ns); admitted < 2 {
-			return fmt.Errorf("%d admitted", admitted)
-		}
-		return nil
-	})
-	old := leader(t, pods)
-	var standby *pod
-	for _, p := range pods {
-		if p != old {
-			standby = p
-		}
-	}
-	lease := &coordinationv1.Lease{}
-	if err := k8s.Get(ctx, client.ObjectKey{Namespace: dep.namespace, Name: leaseName}, lease); err != nil {
-		t.Fatal(err)
-	}
-	leaseDuration := time.Duration(ptr.Deref(lease.Spec.LeaseDurationSeconds, 15)) * time.Second
-	admitted, complete := progress(t, ns)
-	t.Logf("killing the leader %s (%d of %d jobs admitted, %d complete)", old.name, admitted, len(jobs), complete)
+	b := midBurst(t, "kill", 16)
 	killed := time.Now()
 	type crash struct {
 		unready time.Duration
@@ -295,31 +305,19 @@ func TestLeaderKilledMidBurstStandbyTakesOverAfterTheLease(t *testing.T) {
 	}
 	crashed := make(chan crash, 1)
 	go func() {
-		unready, err := dep.Crash(old)
+		unready, err := dep.Crash(b.leader)
 		crashed <- crash{unready, err}
 	}()
-	eventually(t, leaseDuration+takeoverSlack, standby.name+" leads", func() error {
-		if !standby.Leads() {
-			return errors.New("not yet")
-		}
-		return nil
-	})
-	t.Logf("%s leads %s after the kill (lease duration %s)", standby.name, time.Since(killed).Round(100*time.Millisecond), leaseDuration)
+	b.standbyLeadsWithin(t, killed, b.leaseDuration+takeoverSlack)
 	c := <-crashed
 	if c.err != nil {
 		t.Fatal(c.err)
 	}
-	unready := c.unready
-	t.Logf("%s's endpoint not ready %s after the kill", old.name, unready.Round(100*time.Millisecond))
-	replacement, err := dep.Start()
-	if err != nil {
-		t.Fatal(err)
-	}
-	waitReady(t, replacement)
-	allCompleteOnce(t, ns, jobs, 3*time.Minute)
+	t.Logf("%s's endpoint not ready %s after the kill", b.leader.name, c.unready.Round(100*time.Millisecond))
+	b.replacedAndComplete(t)
 	// The API server reads EndpointSlices from its informer: a second for
 	// the not-ready endpoint to reach it.
-	probe.StopAllowing(t, killed, killed.Add(unready+2*time.Second))
+	b.probe.StopAllowing(t, killed, killed.Add(c.unready+2*time.Second))
 }
 
 // The serving certificate nears its end mid-run (a certificate signed by
