@@ -74,6 +74,8 @@ SMOKE_PARALLEL ?= 3
 # Trainer v2.3's runtime snapshot (the main e2e tier runs the same test on
 # v2.1.0, where Trainer has none).
 SMOKE_SNAPSHOT_TESTS := TestRuntimeEditedWhileQueuedBooksWhatThePodsGet
+# Trainer v2.0 shares one override entry between roles: its own answer.
+SMOKE_SHARED_ENTRY_TESTS := TestAnEntrySharedByRolesAdmittedToDifferentFlavors
 ## test-smoke: the e2e scenarios that matter most, on each other Trainer
 ## release and each other Kueue release; MultiKueue with Trainer's full
 ## controller on the manager; make test's shares of the as-deployed and
@@ -87,7 +89,7 @@ test-smoke: components
 	hack/smoke.sh $(SMOKE_PARALLEL) \
 	  'reliability smoke (Trainer $(TRAINER_VERSION))||-timeout 20m -parallel $(RELIABILITY_PARALLEL) -run $(RELIABILITY_SMOKE_TESTS) ./test/reliability/' \
 	  'as-deployed smoke||-timeout 30m -run $(DEPLOYED_SMOKE_TESTS) ./test/e2e/deployed/' \
-	  $(foreach v,$(SMOKE_TRAINER_VERSIONS),'e2e smoke on Trainer $(v)|E2E_TRAINER_VERSION=$(v)|-timeout 20m -run $(SMOKE_TESTS)$(if $(filter v2.3%,$(v)),|$(SMOKE_SNAPSHOT_TESTS)) ./test/e2e/') \
+	  $(foreach v,$(SMOKE_TRAINER_VERSIONS),'e2e smoke on Trainer $(v)|E2E_TRAINER_VERSION=$(v)|-timeout 20m -run $(SMOKE_TESTS)$(if $(filter v2.3%,$(v)),|$(SMOKE_SNAPSHOT_TESTS))$(if $(filter v2.0%,$(v)),|$(SMOKE_SHARED_ENTRY_TESTS)) ./test/e2e/') \
 	  $(foreach v,$(SMOKE_MULTIKUEUE_VERSIONS),'MultiKueue e2e with Trainer $(v) (its full controller on the manager)|E2E_TRAINER_VERSION=$(v)|-timeout 20m -run TestDispatchedTrainJobRunsOnTheWorkerWithQuotaAndCompletes ./test/e2e/multikueue/') \
 	  $(foreach k,$(SMOKE_KUEUE_VERSIONS),'e2e smoke on Kueue $(k) (Trainer v2.1.0)|E2E_KUEUE_VERSION=$(k)|-timeout 20m -run $(SMOKE_TESTS) ./test/e2e/')
 

@@ -10,7 +10,6 @@ import (
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	kueue "sigs.k8s.io/kueue/apis/kueue/v1beta2"
-	"sigs.k8s.io/kueue/pkg/workload"
 
 	"github.com/trainjob-kueue/trainjob-kueue/integration"
 	"github.com/trainjob-kueue/trainjob-kueue/test/fixtures"
@@ -97,8 +96,15 @@ func TestAnEntrySharedByRolesAdmittedToDifferentFlavors(t *testing.T) {
 		if err := k8s.Get(ctx, client.ObjectKeyFromObject(admitted), wl); err != nil {
 			return err
 		}
-		if workload.HasQuotaReservation(wl) || !apimeta.IsStatusConditionTrue(wl.Status.Conditions, kueue.WorkloadFinished) {
-			return fmt.Errorf("Workload still holds its quota: %v", wl.Status.Conditions)
+		if !apimeta.IsStatusConditionTrue(wl.Status.Conditions, kueue.WorkloadFinished) {
+			return fmt.Errorf("Workload not finished: %v", wl.Status.Conditions)
+		}
+		cq := &kueue.ClusterQueue{}
+		if err := k8s.Get(ctx, client.ObjectKey{Name: ns}, cq); err != nil {
+			return err
+		}
+		if cq.Status.ReservingWorkloads != 0 {
+			return fmt.Errorf("ClusterQueue %s still reserves quota for %d Workloads", ns, cq.Status.ReservingWorkloads)
 		}
 		return nil
 	})

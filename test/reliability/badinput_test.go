@@ -464,8 +464,15 @@ func badInputs() []badInput {
 			check: func(t *testing.T, r *row) {
 				eventually(t, time.Minute, "its quota released", func() error {
 					wls := workloadsOf(t, r.ns, string(r.job.GetUID()))
-					if len(wls) != 1 || workload.HasQuotaReservation(&wls[0]) {
-						return fmt.Errorf("%d Workloads, still reserved", len(wls))
+					if len(wls) != 1 || !apimeta.IsStatusConditionTrue(wls[0].Status.Conditions, kueue.WorkloadFinished) {
+						return fmt.Errorf("%d Workloads, none finished", len(wls))
+					}
+					cq := &kueue.ClusterQueue{}
+					if err := k8s.Get(ctx, client.ObjectKey{Name: "checked-" + r.ns}, cq); err != nil {
+						return err
+					}
+					if cq.Status.ReservingWorkloads != 0 {
+						return fmt.Errorf("ClusterQueue %s still reserves quota for %d Workloads", cq.Name, cq.Status.ReservingWorkloads)
 					}
 					return nil
 				})
