@@ -59,6 +59,8 @@ type options struct {
 	trainer string
 	kueue   string
 	sweep   string
+	// plotSweep: directories of earlier runs to plot as a sweep.
+	plotSweep string
 }
 
 func main() {
@@ -76,6 +78,7 @@ func main() {
 	flag.StringVar(&o.trainer, "trainer-version", "v2.3.0", "Kubeflow Trainer release of every set-up")
 	flag.StringVar(&o.kueue, "kueue-version", localcluster.DefaultKueueVersion, "Kueue release of every set-up")
 	flag.StringVar(&o.sweep, "sweep", "", "job counts to run the whole side by side at, one after another, e.g. 500,1000,2000 (.bench/sweep.json, .bench/sweep.png); -n is then ignored")
+	flag.StringVar(&o.plotSweep, "plot-sweep", "", "output directories of earlier runs (comma-separated): write their sweep.json and sweep.png into -out, running nothing")
 	flag.BoolVar(&o.check, "check", false, "fail unless every measurement is present and trainjob-kueue made no dry run (the smoke run)")
 	flag.Parse()
 	ctrllog.SetLogger(logr.Discard())
@@ -102,6 +105,9 @@ type result struct {
 }
 
 func run(ctx context.Context, o options) error {
+	if o.plotSweep != "" {
+		return replotSweep(o.out, strings.Split(o.plotSweep, ","))
+	}
 	if o.sweep != "" {
 		ns, err := parseSweep(o.sweep)
 		if err != nil {

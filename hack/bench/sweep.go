@@ -11,6 +11,7 @@ import (
 	"io"
 	"os"
 	"path/filepath"
+	"slices"
 	"strconv"
 	"strings"
 )
@@ -67,6 +68,32 @@ func sweep(ctx context.Context, o options, ns []int) error {
 	}
 	printSweep(os.Stdout, points)
 	fmt.Printf("\n%s/sweep.json, %s/sweep.png\n", o.out, o.out)
+	return nil
+}
+
+// replotSweep writes out/sweep.json and out/sweep.png from the
+// summary.json of earlier runs (one directory each), ordered by N.
+func replotSweep(out string, dirs []string) error {
+	var points []SweepPoint
+	for _, dir := range dirs {
+		data, err := os.ReadFile(filepath.Join(dir, "summary.json"))
+		if err != nil {
+			return err
+		}
+		s := &Summary{}
+		if err := json.Unmarshal(data, s); err != nil {
+			return fmt.Errorf("%s/summary.json: %w", dir, err)
+		}
+		points = append(points, sweepPoint(s))
+	}
+	slices.SortFunc(points, func(a, b SweepPoint) int { return a.N - b.N })
+	if err := os.MkdirAll(out, 0o755); err != nil {
+		return err
+	}
+	if err := writeSweep(out, points); err != nil {
+		return err
+	}
+	printSweep(os.Stdout, points)
 	return nil
 }
 

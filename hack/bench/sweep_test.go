@@ -1,6 +1,8 @@
 package main
 
 import (
+	"encoding/json"
+	"fmt"
 	"image/png"
 	"os"
 	"path/filepath"
@@ -65,5 +67,42 @@ func TestWriteSweepWritesAPlotAndTheFigures(t *testing.T) {
 	}
 	if _, err := os.Stat(filepath.Join(dir, "sweep.json")); err != nil {
 		t.Fatal(err)
+	}
+}
+
+// Earlier runs' summaries are plotted as a sweep, ordered by N.
+func TestReplotSweepOrdersEarlierRunsByN(t *testing.T) {
+	dir := t.TempDir()
+	for _, n := range []int{2000, 500} {
+		sub := filepath.Join(dir, fmt.Sprintf("n%d", n))
+		if err := os.MkdirAll(sub, 0o755); err != nil {
+			t.Fatal(err)
+		}
+		s := &Summary{N: n, Setups: map[string]*Setup{setupOurs: {RequestsPerJob: ref(7.0), CPUSeconds: ref(float64(n) / 100)}}}
+		if err := writeSummary(filepath.Join(sub, "summary.json"), s); err != nil {
+			t.Fatal(err)
+		}
+	}
+	out := filepath.Join(dir, "out")
+	if err := replotSweep(out, []string{filepath.Join(dir, "n2000"), filepath.Join(dir, "n500")}); err != nil {
+		t.Fatal(err)
+	}
+	data, err := os.ReadFile(filepath.Join(out, "sweep.json"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	var points []SweepPoint
+	if err := json.Unmarshal(data, &points); err != nil {
+		t.Fatal(err)
+	}
+	var ns []int
+	for _, p := range points {
+		ns = append(ns, p.N)
+		if got := *p.Setups[setupOurs].CPUMillisPerJob; got != 10 {
+			t.Errorf("N = %d: %v CPU ms per job, want 10", p.N, got)
+		}
+	}
+	if diff := cmp.Diff([]int{500, 2000}, ns); diff != "" {
+		t.Errorf("points (-want +got):\n%s", diff)
 	}
 }
