@@ -90,6 +90,13 @@ func (t *TrainJob) startInTwo(ctx context.Context, want []shape.Injection, note 
 		return err
 	}
 	_, _, err = t.write(ctx, injected, gen, want, note, unsuspendStep)
+	if err != nil && refused(err) {
+		// The unsuspend would be refused again: the job is not started, so
+		// it keeps only what its owner wrote, as a stop would leave it.
+		if _, rerr := patchGuarded(ctx, t.deps.client, t.deps.apiReader, injected, t.deps.opts.Shape.Restore); rerr != nil {
+			return errors.Join(err, fmt.Errorf("taking the admission's entries back: %w", rerr))
+		}
+	}
 	return err
 }
 

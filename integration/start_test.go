@@ -113,6 +113,13 @@ func TestStart(t *testing.T) {
 	invalid := func([]byte) error {
 		return apierrors.NewInvalid(kind, "j", field.ErrorList{field.TooMany(field.NewPath("spec", "runtimePatches"), 17, 16)})
 	}
+	unsuspendRefused := func(patch []byte) error {
+		if strings.Contains(string(patch), `"/spec/suspend"`) {
+			return apierrors.NewForbidden(schema.GroupResource{Group: kind.Group, Resource: "trainjobs"}, "j",
+				errors.New(`ValidatingAdmissionPolicy 'p' with binding 'p' denied request: not this job`))
+		}
+		return nil
+	}
 	cases := map[string]struct {
 		shape     shape.Shape
 		refuse    func([]byte) error
@@ -133,6 +140,12 @@ func TestStart(t *testing.T) {
 			permanent: ReasonNodeSelectorConflict,
 		},
 		"a write the API server refuses": {shape: shape.PodTemplateOverrides{}, refuse: invalid, writes: 1, permanent: ReasonStartRefused},
+		// The entries went in; the unsuspend is refused: they are taken
+		// back (a third write), as a stop would.
+		"Trainer v2.1, an unsuspend the API server refuses": {shape: shape.PodTemplateOverrides{}, refuse: unsuspendRefused, writes: 3, permanent: ReasonStartRefused},
+		"Trainer v2.2.1, an unsuspend the API server refuses": {
+			shape: shape.RuntimePatches{UnsuspendsInOnePatch: true}, refuse: unsuspendRefused, writes: 4, permanent: ReasonStartRefused,
+		},
 	}
 	for name, tc := range cases {
 		t.Run(name, func(t *testing.T) {
@@ -158,6 +171,9 @@ func TestStart(t *testing.T) {
 			}
 			if tc.started && !tc.shape.Injected(stored) {
 				t.Errorf("started without the admission's entries: %+v", stored.Spec)
+			}
+			if !tc.started && tc.shape.Injected(stored) {
+				t.Errorf("not started, but the admission's entries stay: %+v", stored.Spec)
 			}
 			if got := f.deps.twoRequestStart.Load(); got != tc.learned {
 				t.Errorf("learned two requests: %v, want %v", got, tc.learned)

@@ -156,9 +156,11 @@ func denyUpdates(t *testing.T, ns, expression, message string, probe *trainer.Tr
 		_ = k8s.Delete(ctx, policy)
 	}
 	t.Cleanup(remove)
+	// A dry run: a probe let through before the policy is in force must
+	// not leave the annotation that every later update is refused for.
 	eventually(t, "policy in force", func() error {
 		patch := []byte(`{"metadata":{"annotations":{"policy-probe":"x"}}}`)
-		if err := k8s.Patch(ctx, probe.DeepCopy(), client.RawPatch(types.MergePatchType, patch)); err == nil || !strings.Contains(err.Error(), "probe") {
+		if err := k8s.Patch(ctx, probe.DeepCopy(), client.RawPatch(types.MergePatchType, patch), client.DryRunAll); err == nil || !strings.Contains(err.Error(), "probe") {
 			return fmt.Errorf("probe annotation: %v", err)
 		}
 		return nil
