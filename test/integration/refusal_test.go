@@ -492,8 +492,24 @@ func TestPlacementEditedUnderAReservationIsHonouredAtTheStart(t *testing.T) {
 	if err := k8s.Patch(ctx, edit, client.RawPatch(types.JSONPatchType, patch)); err != nil {
 		t.Fatal(err)
 	}
-	answerCheck(t, tj)
-	waitRunning(t, tj)
+	// Before the Workload is admitted Kueue compares tolerations too: a
+	// reconcile of the edit that comes first replaces the Workload, which
+	// queues again at the check. Either way the pods must start as edited:
+	// answer the check of whichever Workload the job has.
+	eventually(t, "started, the check of its Workload answered", func() error {
+		wl := workloadOf(t, tj)
+		if len(wl.Status.AdmissionChecks) > 0 && wl.Status.AdmissionChecks[0].State != kueue.CheckStateReady {
+			wl.Status.AdmissionChecks[0].State = kueue.CheckStateReady
+			wl.Status.AdmissionChecks[0].Message = "ready"
+			if err := k8s.Status().Update(ctx, wl); err != nil {
+				return err
+			}
+		}
+		if ptr.Deref(getTrainJob(t, tj).Spec.Suspend, false) {
+			return fmt.Errorf("still suspended")
+		}
+		return nil
+	})
 	pod := replicatedJob(jobSetOf(t, tj), "node").Template.Spec.Template.Spec
 	if !slices.ContainsFunc(pod.Tolerations, func(t corev1.Toleration) bool { return t.MatchToleration(&mine) }) {
 		t.Errorf("pods start with tolerations %v: the user's %v, edited while the quota was reserved, was dropped", pod.Tolerations, mine)
