@@ -172,7 +172,12 @@ func plotSweep(path string, points []SweepPoint) error {
 	}{
 		{"API requests per job", func(p *PerJob) *float64 { return p.RequestsPerJob }},
 		{"CPU ms per job", func(p *PerJob) *float64 { return p.CPUMillisPerJob }},
-		{"admitted->unsuspended p99, ms", func(p *PerJob) *float64 { return p.AdmittedToUnsuspendP99 }},
+		{"admitted->unsuspended p99, s", func(p *PerJob) *float64 {
+			if p.AdmittedToUnsuspendP99 == nil {
+				return nil
+			}
+			return ref(*p.AdmittedToUnsuspendP99 / 1000)
+		}},
 	}
 	maxN := 1
 	for _, p := range points {
@@ -199,7 +204,7 @@ func plotSweep(path string, points []SweepPoint) error {
 		label(img, x0+left, 20, panel.title, black)
 		for i := 0; i <= 4; i++ {
 			v := maxY * float64(i) / 4
-			label(img, x0, py(v)+4, fmt.Sprintf("%.4g", v), black)
+			label(img, x0, py(v)+4, fmt.Sprintf("%.3g", v), black)
 		}
 		for _, p := range points {
 			label(img, px(p.N)-12, h-bottom+18, strconv.Itoa(p.N), black)
