@@ -7,17 +7,13 @@ import (
 	"time"
 
 	"sigs.k8s.io/controller-runtime/pkg/client"
+
+	"github.com/trainjob-kueue/trainjob-kueue/test/localcluster"
 )
 
-// freePort asks the kernel for an unused loopback port.
-func freePort() (int, error) {
-	l, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		return 0, err
-	}
-	defer l.Close()
-	return l.Addr().(*net.TCPAddr).Port, nil
-}
+// freePort is a loopback port for a component's webhook server, chosen where
+// no outbound connection can take it before the component binds it.
+func freePort() (int, error) { return localcluster.FreePort() }
 
 // waitForWebhook waits until a webhook server accepts TLS connections.
 func waitForWebhook(ctx context.Context, port int) error {

@@ -169,17 +169,17 @@ func (b *bringUp) build(ctx context.Context) error {
 }
 
 func (b *bringUp) allocatePorts() error {
-	for _, name := range []string{"etcd", "etcd-peer", "apiserver", "kwok",
+	names := []string{"etcd", "etcd-peer", "apiserver", "kwok",
 		"kueue-webhook", "kueue-metrics", "kueue-health", "kueue-visibility",
 		"jobset-webhook", "jobset-metrics", "jobset-health",
 		"trainer-webhook", "trainer-metrics", "trainer-health",
-		"ours-webhook", "ours-metrics", "ours-health", "ours-pprof"} {
-		l, err := net.Listen("tcp", "127.0.0.1:0")
-		if err != nil {
-			return err
-		}
-		b.ports[name] = l.Addr().(*net.TCPAddr).Port
-		defer l.Close()
+		"ours-webhook", "ours-metrics", "ours-health", "ours-pprof"}
+	ports, err := FreePorts(len(names))
+	if err != nil {
+		return fmt.Errorf("choosing ports: %w", err)
+	}
+	for i, name := range names {
+		b.ports[name] = ports[i]
 	}
 	return nil
 }

@@ -5,7 +5,6 @@ import (
 	"errors"
 	"fmt"
 	"io/fs"
-	"net"
 	"net/http"
 	"os"
 	"os/exec"
@@ -642,13 +641,11 @@ func linkTree(from, to string) error {
 	})
 }
 
+// freePort is a host port for a replica's container port, chosen where no
+// outbound connection can take it before the replica binds it.
 func freePort() (int32, error) {
-	l, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		return 0, err
-	}
-	defer l.Close()
-	return int32(l.Addr().(*net.TCPAddr).Port), nil
+	p, err := localcluster.FreePort()
+	return int32(p), err
 }
 
 func cmpOr[T comparable](v, fallback T) T {
