@@ -52,6 +52,7 @@ type options struct {
 	rate    float64
 	runFor  time.Duration
 	timeout time.Duration
+	stall   time.Duration
 	out     string
 	check   bool
 	setups  string
@@ -70,6 +71,7 @@ func main() {
 	flag.Float64Var(&o.rate, "rate", 20, "jobs per second of the steady stream")
 	flag.DurationVar(&o.runFor, "run-for", 2*time.Second, "how long each pod runs")
 	flag.DurationVar(&o.timeout, "timeout", 90*time.Minute, "per set-up and round")
+	flag.DurationVar(&o.stall, "stall", 10*time.Minute, "stop waiting for a set-up once no job finished for this long, and report where its unfinished jobs are (0: wait until -timeout)")
 	flag.StringVar(&o.out, "out", ".bench", "output directory")
 	flag.StringVar(&o.setups, "setups", "floor,intree,ours", "set-ups to run (all three for the ratios)")
 	flag.DurationVar(&o.profile, "profile", 0, "take a CPU profile of trainjob-kueue for this long once the load starts (.bench/ours-cpu.pprof)")
@@ -102,6 +104,9 @@ type result struct {
 	ourDry    int
 	ourVerbs  map[string]int
 	kueueVerb map[string]int
+	// unfinished: where the jobs stood when the set-up stalled; nil when
+	// every job finished.
+	unfinished map[string]int
 }
 
 func run(ctx context.Context, o options) error {
@@ -220,9 +225,15 @@ func runSetup(ctx context.Context, root, setup string, o options) (*result, erro
 	}
 	deadline := time.Now().Add(o.timeout)
 	lastReport := time.Now()
+	var moved progress
 	for rec.finishedCount() < o.n {
 		if time.Now().After(deadline) {
-			return nil, fmt.Errorf("only %d of %d jobs finished within %s", rec.finishedCount(), o.n, o.timeout)
+			return nil, fmt.Errorf("only %d of %d jobs finished within %s (%s)", rec.finishedCount(), o.n, o.timeout, describeStates(rec.states()))
+		}
+		if moved.stalled(time.Now(), rec.finishedCount(), o.stall) {
+			r.unfinished = rec.states()
+			fmt.Fprintf(os.Stderr, "   %s: STALLED, no job finished for %s: %s\n", setup, o.stall, describeStates(r.unfinished))
+			break
 		}
 		select {
 		case <-ctx.Done():

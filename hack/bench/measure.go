@@ -30,6 +30,9 @@ import (
 // integration, on watch events.
 type times struct {
 	created, workload, admitted, unsuspended, running, finished time.Time
+	// holding: the job's Workload, as last seen, is admitted and not
+	// finished.
+	holding bool
 }
 
 // recorder keeps the first time each milestone was seen, per job.
@@ -64,6 +67,13 @@ func (r *recorder) created(job string, now time.Time) {
 	r.mu.Lock()
 	defer r.mu.Unlock()
 	first(&r.at(job).created, now)
+}
+
+// states is unfinishedStates of the jobs seen so far.
+func (r *recorder) states() map[string]int {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	return unfinishedStates(r.jobs)
 }
 
 func (r *recorder) finishedCount() int {
@@ -114,6 +124,7 @@ func (r *recorder) watch(ctx context.Context, cfg *rest.Config, c client.Client,
 		if done {
 			first(&t.finished, now)
 		}
+		t.holding = admitted && !done
 		r.mu.Unlock()
 		if floor && admitted && !done {
 			go finishAfter(ctx, c, wl.Name, runFor)

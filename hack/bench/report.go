@@ -37,6 +37,9 @@ type Setup struct {
 	CPUSeconds              *float64       `json:"cpu_seconds"`
 	PeakRSSMiB              *float64       `json:"peak_rss_mib"`
 	RequestsByVerb          map[string]int `json:"requests_by_verb,omitempty"`
+	// Unfinished: where the jobs of a set-up that stalled stood (summed
+	// over rounds); its per-job figures then cover work it never finished.
+	Unfinished map[string]int `json:"unfinished,omitempty"`
 }
 
 // Summary is .bench/summary.json.
@@ -171,6 +174,14 @@ func summarize(n int, rs []*result) *Summary {
 			tp = append(tp, throughput(r))
 		}
 		out.ThroughputJobsPerS = mean(tp)
+		for _, r := range results {
+			for k, v := range r.unfinished {
+				if out.Unfinished == nil {
+					out.Unfinished = map[string]int{}
+				}
+				out.Unfinished[k] += v
+			}
+		}
 		if setup != setupFloor {
 			out.CreatedToWorkloadMS = percentiles(spans(results, created, func(t *times) time.Time { return t.workload }))
 			out.AdmittedToUnsuspendedMS = percentiles(spans(results, func(t *times) time.Time { return t.admitted }, func(t *times) time.Time { return t.unsuspended }))
@@ -223,29 +234,39 @@ func summarize(n int, rs []*result) *Summary {
 		t.RequestsPerJob, t.DryRunPerJob, t.CPUSeconds, t.PeakRSSMiB = ref(mean(req)), ref(mean(dry)), ref(mean(cpu)), ref(mean(rss))
 		t.RequestsByVerb = verbs
 		o := s.Setups[setupOurs]
-		ratio := func(a, b *float64) *float64 {
-			if a == nil || b == nil || *b == 0 {
-				return nil
-			}
-			return ref(*a / *b)
+		// A set-up that stalled did not do the same work: no ratio.
+		if unfinishedCount(o.Unfinished) == 0 && unfinishedCount(t.Unfinished) == 0 {
+			s.Ratios = ratios(o, t)
 		}
-		p99 := func(p *Percentiles) *float64 {
-			if p == nil {
-				return nil
-			}
-			return ref(p.P99)
-		}
-		s.Ratios["requests_per_job"] = ratio(o.RequestsPerJob, t.RequestsPerJob)
-		s.Ratios["unsuspend_p99"] = ratio(p99(o.AdmittedToUnsuspendedMS), p99(t.AdmittedToUnsuspendedMS))
-		s.Ratios["created_to_running_p99"] = ratio(p99(o.CreatedToRunningMS), p99(t.CreatedToRunningMS))
-		s.Ratios["cpu_seconds"] = ratio(o.CPUSeconds, t.CPUSeconds)
-		s.Ratios["peak_rss"] = ratio(o.PeakRSSMiB, t.PeakRSSMiB)
-		s.Ratios["throughput_vs_intree"] = ratio(&o.ThroughputJobsPerS, &t.ThroughputJobsPerS)
 	}
 	if f, o := s.Setups[setupFloor], s.Setups[setupOurs]; f != nil && o != nil {
 		s.Ratios["throughput_vs_floor"] = ref(o.ThroughputJobsPerS / f.ThroughputJobsPerS)
 	}
 	return s
+}
+
+// ratios of ours to the in-tree integration's figures, where both exist.
+func ratios(o, t *Setup) map[string]*float64 {
+	r := map[string]*float64{}
+	ratio := func(a, b *float64) *float64 {
+		if a == nil || b == nil || *b == 0 {
+			return nil
+		}
+		return ref(*a / *b)
+	}
+	p99 := func(p *Percentiles) *float64 {
+		if p == nil {
+			return nil
+		}
+		return ref(p.P99)
+	}
+	r["requests_per_job"] = ratio(o.RequestsPerJob, t.RequestsPerJob)
+	r["unsuspend_p99"] = ratio(p99(o.AdmittedToUnsuspendedMS), p99(t.AdmittedToUnsuspendedMS))
+	r["created_to_running_p99"] = ratio(p99(o.CreatedToRunningMS), p99(t.CreatedToRunningMS))
+	r["cpu_seconds"] = ratio(o.CPUSeconds, t.CPUSeconds)
+	r["peak_rss"] = ratio(o.PeakRSSMiB, t.PeakRSSMiB)
+	r["throughput_vs_intree"] = ratio(&o.ThroughputJobsPerS, &t.ThroughputJobsPerS)
+	return r
 }
 
 func writeSummary(path string, s *Summary) error {
@@ -288,6 +309,11 @@ func printTable(w io.Writer, s *Summary) {
 	fmt.Fprintf(w, "| integration CPU seconds | — | %s | %s | %s |\n", num(it.CPUSeconds, "%.1f"), num(o.CPUSeconds, "%.1f"), num(s.Ratios["cpu_seconds"], "%.3f"))
 	fmt.Fprintf(w, "| integration peak RSS, MiB | — | %s | %s | %s |\n", num(it.PeakRSSMiB, "%.0f"), num(o.PeakRSSMiB, "%.0f"), num(s.Ratios["peak_rss"], "%.3f"))
 	fmt.Fprintf(w, "\nrequests by verb — intree: %v; ours: %v\n", it.RequestsByVerb, o.RequestsByVerb)
+	for _, name := range []string{setupFloor, setupInTree, setupOurs} {
+		if st := s.Setups[name]; st != nil && len(st.Unfinished) > 0 {
+			fmt.Fprintf(w, "\n%s STALLED: %s (its figures include work on jobs it never finished; no ratios)\n", name, describeStates(st.Unfinished))
+		}
+	}
 }
 
 // plotCDFs draws the CDF of "created → admitted" for every set-up (the one
@@ -394,6 +420,9 @@ func check(s *Summary) error {
 		st := s.Setups[name]
 		if st == nil || st.ThroughputJobsPerS <= 0 {
 			return fmt.Errorf("no admissions measured for %s", name)
+		}
+		if unfinishedCount(st.Unfinished) > 0 {
+			return fmt.Errorf("%s stalled: %s", name, describeStates(st.Unfinished))
 		}
 		if name == setupFloor {
 			continue

@@ -31,6 +31,9 @@ type PerJob struct {
 	AdmittedToUnsuspendP99 *float64 `json:"admitted_to_unsuspended_p99_ms"`
 	CreatedToRunningP99    *float64 `json:"created_to_running_p99_ms"`
 	ThroughputJobsPerS     float64  `json:"throughput_jobs_per_s"`
+	// Unfinished: the set-up stalled with jobs there; the figures above
+	// are then left out (they would cover work it never finished).
+	Unfinished map[string]int `json:"unfinished,omitempty"`
 }
 
 // parseSweep reads "500,1000,2000".
@@ -104,6 +107,10 @@ func sweepPoint(s *Summary) SweepPoint {
 		if st == nil {
 			continue
 		}
+		if unfinishedCount(st.Unfinished) > 0 {
+			p.Setups[name] = &PerJob{Unfinished: st.Unfinished}
+			continue
+		}
 		pj := &PerJob{RequestsPerJob: st.RequestsPerJob, ThroughputJobsPerS: st.ThroughputJobsPerS}
 		if st.CPUSeconds != nil {
 			pj.CPUMillisPerJob = ref(*st.CPUSeconds * 1000 / float64(s.N))
@@ -154,6 +161,13 @@ func printSweep(w io.Writer, points []SweepPoint) {
 			num(it.RequestsPerJob, "%.2f"), num(o.RequestsPerJob, "%.2f"), num(p.Ratios["requests_per_job"], "%.3f"),
 			num(it.CPUMillisPerJob, "%.1f"), num(o.CPUMillisPerJob, "%.1f"), num(p.Ratios["cpu_seconds"], "%.3f"),
 			num(it.AdmittedToUnsuspendP99, "%.0f"), num(o.AdmittedToUnsuspendP99, "%.0f"))
+	}
+	for _, p := range points {
+		for _, name := range []string{setupInTree, setupOurs} {
+			if pj := p.Setups[name]; pj != nil && len(pj.Unfinished) > 0 {
+				fmt.Fprintf(w, "\nN = %d, %s STALLED: %s\n", p.N, name, describeStates(pj.Unfinished))
+			}
+		}
 	}
 }
 
