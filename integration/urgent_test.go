@@ -35,8 +35,9 @@ func (p *priorities) GetWithPriority() (reconcile.Request, int, bool) {
 	return reconcile.Request{}, 0, true
 }
 
-// A job whose Workload Kueue just decided on is reconciled before the jobs
-// whose Workloads only changed otherwise, and the initial list's come last.
+// A job whose Workload Kueue just decided on, or whose Workload holds quota
+// and changed, is reconciled before the jobs whose pending Workloads only
+// changed otherwise, and the initial list's come last.
 func TestKueuesDecisionsAreReconciledFirst(t *testing.T) {
 	mapper := meta.NewDefaultRESTMapper(nil)
 	mapper.Add(GVK, meta.RESTScopeNamespace)
@@ -55,13 +56,15 @@ func TestKueuesDecisionsAreReconciledFirst(t *testing.T) {
 		old, new *kueue.Workload
 		want     int
 	}{
-		"quota reserved":                {old: wl("1", true), new: wl("2", true, kueue.WorkloadQuotaReserved), want: decisionPriority},
-		"admitted":                      {old: wl("1", true, kueue.WorkloadQuotaReserved), new: wl("2", true, kueue.WorkloadQuotaReserved, kueue.WorkloadAdmitted), want: decisionPriority},
-		"evicted":                       {old: wl("1", true, kueue.WorkloadQuotaReserved, kueue.WorkloadAdmitted), new: wl("2", true, kueue.WorkloadQuotaReserved, kueue.WorkloadAdmitted, kueue.WorkloadEvicted), want: decisionPriority},
-		"deactivated":                   {old: wl("1", true), new: wl("2", false), want: decisionPriority},
-		"a pending Workload's requeue":  {old: wl("1", true), new: wl("2", true), want: 0},
-		"still admitted, status change": {old: wl("1", true, kueue.WorkloadAdmitted), new: wl("2", true, kueue.WorkloadAdmitted), want: 0},
-		"a resync":                      {old: wl("1", true), new: wl("1", true), want: handler.LowPriority},
+		"quota reserved":                   {old: wl("1", true), new: wl("2", true, kueue.WorkloadQuotaReserved), want: decisionPriority},
+		"admitted":                         {old: wl("1", true, kueue.WorkloadQuotaReserved), new: wl("2", true, kueue.WorkloadQuotaReserved, kueue.WorkloadAdmitted), want: decisionPriority},
+		"evicted":                          {old: wl("1", true, kueue.WorkloadQuotaReserved, kueue.WorkloadAdmitted), new: wl("2", true, kueue.WorkloadQuotaReserved, kueue.WorkloadAdmitted, kueue.WorkloadEvicted), want: decisionPriority},
+		"deactivated":                      {old: wl("1", true), new: wl("2", false), want: decisionPriority},
+		"a pending Workload's requeue":     {old: wl("1", true), new: wl("2", true), want: 0},
+		"holding quota, PodsReady written": {old: wl("1", true, kueue.WorkloadQuotaReserved, kueue.WorkloadAdmitted), new: wl("2", true, kueue.WorkloadQuotaReserved, kueue.WorkloadAdmitted, kueue.WorkloadPodsReady), want: decisionPriority},
+		"holding quota, finished":          {old: wl("1", true, kueue.WorkloadQuotaReserved, kueue.WorkloadAdmitted), new: wl("2", true, kueue.WorkloadQuotaReserved, kueue.WorkloadAdmitted, kueue.WorkloadFinished), want: 0},
+		"holding quota, a resync":          {old: wl("1", true, kueue.WorkloadQuotaReserved, kueue.WorkloadAdmitted), new: wl("1", true, kueue.WorkloadQuotaReserved, kueue.WorkloadAdmitted), want: handler.LowPriority},
+		"a resync":                         {old: wl("1", true), new: wl("1", true), want: handler.LowPriority},
 	}
 	for name, tc := range cases {
 		t.Run(name, func(t *testing.T) {
