@@ -78,9 +78,18 @@ func (r *Reconciler) SetupWithManager(mgr ctrl.Manager) error {
 	if err := r.deps.memo.pruneOnDelete(mgr.GetCache()); err != nil {
 		return err
 	}
+	manageAll := r.deps.opts.ManageJobsWithoutQueueName
 	b := ctrl.NewControllerManagedBy(mgr).
 		Named("trainjob").
-		For(&trainjob.TrainJob{}).
+		For(&trainjob.TrainJob{}, builder.WithPredicates(predicate.Funcs{
+			UpdateFunc: func(e event.UpdateEvent) bool { return !startedUnderKueue(e, manageAll) },
+		})).
+		Watches(&trainjob.TrainJob{}, startedFirst(), builder.WithPredicates(predicate.Funcs{
+			CreateFunc:  func(event.CreateEvent) bool { return false },
+			DeleteFunc:  func(event.DeleteEvent) bool { return false },
+			GenericFunc: func(event.GenericEvent) bool { return false },
+			UpdateFunc:  func(e event.UpdateEvent) bool { return startedUnderKueue(e, manageAll) },
+		})).
 		Watches(&kueue.Workload{}, decisionsFirst(handler.EnqueueRequestForOwner(mgr.GetScheme(), mgr.GetRESTMapper(), &trainjob.TrainJob{}, handler.OnlyControllerOwner())))
 	if r.deps.caps.NoJobsStatus {
 		// Trainer v2.0 reports its Jobs only on the JobSet.
