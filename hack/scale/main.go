@@ -216,6 +216,14 @@ func run(ctx context.Context, o options) error {
 		return err
 	}
 	r.Restart = &burst{Jobs: o.n, Reconciles: int(last), Requests: total(byVerb), Writes: writes(byVerb), ByVerb: byVerb}
+	all, err := localcluster.AuditEvents(c.AuditLog(), func(e *localcluster.AuditEvent) bool {
+		return !e.Received.Before(restartAt) && e.Received.Before(idleAt)
+	})
+	if err != nil {
+		return err
+	}
+	rw := classifyRestartWrites(all, ourUser, rec.jobOf)
+	r.RestartWrites = &rw
 	if byVerb, err = requests(c, ourUser, idleAt, idleAt.Add(o.idle)); err != nil {
 		return err
 	}

@@ -179,10 +179,19 @@ type recorder struct {
 	mu        sync.Mutex
 	jobs      map[string]*times
 	workloads map[string]bool
+	// jobOfWorkload: the TrainJob owning each Workload, by Workload name.
+	jobOfWorkload map[string]string
 }
 
 func newRecorder() *recorder {
-	return &recorder{jobs: map[string]*times{}, workloads: map[string]bool{}}
+	return &recorder{jobs: map[string]*times{}, workloads: map[string]bool{}, jobOfWorkload: map[string]string{}}
+}
+
+// jobOf is the TrainJob a Workload belongs to, "" if not one of the load's.
+func (r *recorder) jobOf(workload string) string {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	return r.jobOfWorkload[workload]
 }
 
 func (r *recorder) at(job string) *times {
@@ -246,6 +255,7 @@ func (r *recorder) watch(ctx context.Context, cfg *rest.Config, c client.Client)
 		r.mu.Lock()
 		defer r.mu.Unlock()
 		r.workloads[job] = true
+		r.jobOfWorkload[wl.Name] = job
 		if t := r.at(job); t.admitted.IsZero() && apimeta.IsStatusConditionTrue(wl.Status.Conditions, kueue.WorkloadAdmitted) {
 			t.admitted = now
 		}

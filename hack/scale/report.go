@@ -8,6 +8,7 @@ import (
 	"image/draw"
 	"image/png"
 	"io"
+	"maps"
 	"os"
 	"slices"
 	"time"
@@ -47,6 +48,9 @@ type report struct {
 
 	RuntimeEdit *burst `json:"runtime_edit"`
 	Restart     *burst `json:"restart"`
+	// RestartWrites tells the restart's own writes from those answering
+	// other components' changes meanwhile.
+	RestartWrites *restartWrites `json:"restart_writes"`
 
 	Samples []sample `json:"samples"`
 }
@@ -146,13 +150,26 @@ func (r *report) print(w io.Writer) {
 	fmt.Fprintf(w, "| cold start to Ready | %.1f s | ≤ 60 s |\n", r.ColdStartReadyS)
 	fmt.Fprintf(w, "| cold start to idle (every job reconciled) | %.1f s | |\n", r.ColdStartIdleS)
 	if r.Restart != nil {
-		fmt.Fprintf(w, "| requests from restart to idle (writes but lease renewals, Events) | %d (%d) | no write |\n", r.Restart.Requests, r.Restart.Writes)
+		fmt.Fprintf(w, "| requests from restart to idle (writes but lease renewals, Events) | %d (%d) | |\n", r.Restart.Requests, r.Restart.Writes)
+	}
+	if rw := r.RestartWrites; rw != nil {
+		fmt.Fprintf(w, "| of those writes, answering another component's write to the same job after the restart | %d | |\n", rw.Answering)
+		fmt.Fprintf(w, "| of those writes, the restart's own (nothing changed before them) | %d | none |\n", rw.Unprompted)
 	}
 	fmt.Fprintf(w, "| requests in the idle minute (writes but lease renewals, Events) | %.0f (%.0f) | |\n", r.IdleRequestsPerMin, r.IdleWritesPerMin)
 	if r.RuntimeEdit != nil {
 		fmt.Fprintf(w, "| runtime edit under %d jobs: requests in the next minute (writes) | %d (%d) | no storm |\n", r.RuntimeEdit.Jobs, r.RuntimeEdit.Requests, r.RuntimeEdit.Writes)
 	}
 	fmt.Fprintf(w, "| admitted → unsuspended p50 / p99 (%d jobs in waves) | %.0f / %.0f ms | |\n", r.Admitted, p.P50, p.P99)
+	if rw := r.RestartWrites; rw != nil {
+		for _, k := range slices.Sorted(maps.Keys(rw.Prompts)) {
+			fmt.Fprintf(w, "\nafter the restart, %d writes followed %s", rw.Prompts[k], k)
+		}
+		for _, e := range rw.Examples {
+			fmt.Fprintf(w, "\nafter the restart, unprompted: %s", e)
+		}
+		fmt.Fprintln(w)
+	}
 }
 
 // plot draws memory over time (top) and each job's admitted → unsuspended
