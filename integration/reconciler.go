@@ -90,7 +90,8 @@ func (r *Reconciler) SetupWithManager(mgr ctrl.Manager) error {
 			GenericFunc: func(event.GenericEvent) bool { return false },
 			UpdateFunc:  func(e event.UpdateEvent) bool { return startedUnderKueue(e, manageAll) },
 		})).
-		Watches(&kueue.Workload{}, decisionsFirst(handler.EnqueueRequestForOwner(mgr.GetScheme(), mgr.GetRESTMapper(), &trainjob.TrainJob{}, handler.OnlyControllerOwner())))
+		Watches(&kueue.Workload{}, decisionsFirst(handler.EnqueueRequestForOwner(mgr.GetScheme(), mgr.GetRESTMapper(), &trainjob.TrainJob{}, handler.OnlyControllerOwner())),
+			builder.WithPredicates(notOnlyReworded()))
 	if r.deps.caps.NoJobsStatus {
 		// Trainer v2.0 reports its Jobs only on the JobSet.
 		b = b.Owns(&jobsetapi.JobSet{})
