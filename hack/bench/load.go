@@ -196,18 +196,31 @@ func submit(ctx context.Context, c client.Client, n int, rate float64, mk maker,
 			}
 		}()
 	}
-	for i := range burst {
-		work <- i
-	}
 	tick := time.NewTicker(time.Duration(float64(time.Second) / rate))
-	for i := burst; i < n; i++ {
-		<-tick.C
-		work <- i
+	// Interrupted, the rest is not submitted: the set-up's cluster is torn
+	// down as soon as the jobs being created are.
+submitting:
+	for i := range n {
+		if i >= burst {
+			select {
+			case <-ctx.Done():
+				break submitting
+			case <-tick.C:
+			}
+		}
+		select {
+		case <-ctx.Done():
+			break submitting
+		case work <- i:
+		}
 	}
 	tick.Stop()
 	close(work)
 	wg.Wait()
 	close(errs)
+	if err := ctx.Err(); err != nil {
+		return err
+	}
 	for err := range errs {
 		return err
 	}
@@ -225,7 +238,11 @@ func createRetrying(ctx context.Context, c client.Client, obj client.Object) err
 		if strings.Contains(err.Error(), "already exists") {
 			return nil
 		}
-		time.Sleep(time.Duration(attempt+1) * 200 * time.Millisecond)
+		select {
+		case <-ctx.Done():
+			return ctx.Err()
+		case <-time.After(time.Duration(attempt+1) * 200 * time.Millisecond):
+		}
 	}
 	return err
 }
