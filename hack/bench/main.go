@@ -230,6 +230,11 @@ func runSetup(ctx context.Context, root, setup string, o options) (*result, erro
 		if time.Now().After(deadline) {
 			return nil, fmt.Errorf("only %d of %d jobs finished within %s (%s)", rec.finishedCount(), o.n, o.timeout, describeStates(rec.states()))
 		}
+		if gone := c.Exited(); len(gone) > 0 {
+			r.unfinished = withExited(rec.states(), gone)
+			fmt.Fprintf(os.Stderr, "   %s: STOPPED, %s: %s\n", setup, strings.Join(gone, ", ")+" exited", describeStates(r.unfinished))
+			break
+		}
 		if moved.stalled(time.Now(), rec.finishedCount(), o.stall) {
 			r.unfinished = rec.states()
 			fmt.Fprintf(os.Stderr, "   %s: STALLED, no job finished for %s: %s\n", setup, o.stall, describeStates(r.unfinished))
@@ -246,16 +251,26 @@ func runSetup(ctx context.Context, root, setup string, o options) (*result, erro
 		}
 	}
 	r.end = time.Now()
-	kueueAfter, err := procUsage(c.PID("kueue"))
-	if err != nil {
+	if r.unfinished != nil {
+		// What went wrong is in the components' logs, which Down deletes.
+		if err := keepLogs(c, filepath.Join(o.out, setup+"-logs")); err != nil {
+			fmt.Fprintf(os.Stderr, "   %s: keeping the logs: %v\n", setup, err)
+		} else {
+			fmt.Fprintf(os.Stderr, "   %s: the components' logs are in %s\n", setup, filepath.Join(o.out, setup+"-logs"))
+		}
+	}
+	// A process that exited has no usage left to read: its figure stays 0,
+	// and the set-up, unfinished, gets no ratio.
+	if kueueAfter, err := procUsage(c.PID("kueue")); err == nil {
+		r.kueue = usage{cpuSeconds: kueueAfter.cpuSeconds - kueueBefore.cpuSeconds, peakRSSMiB: kueueAfter.peakRSSMiB}
+	} else if r.unfinished == nil {
 		return nil, err
 	}
-	oursAfter, err := procUsage(c.PID("trainjob-kueue"))
-	if err != nil {
+	if oursAfter, err := procUsage(c.PID("trainjob-kueue")); err == nil {
+		r.ours = usage{cpuSeconds: oursAfter.cpuSeconds - oursBefore.cpuSeconds, peakRSSMiB: oursAfter.peakRSSMiB}
+	} else if r.unfinished == nil {
 		return nil, err
 	}
-	r.kueue = usage{cpuSeconds: kueueAfter.cpuSeconds - kueueBefore.cpuSeconds, peakRSSMiB: kueueAfter.peakRSSMiB}
-	r.ours = usage{cpuSeconds: oursAfter.cpuSeconds - oursBefore.cpuSeconds, peakRSSMiB: oursAfter.peakRSSMiB}
 	cancel()
 	// Requests counted up to now; the audit log is written synchronously.
 	if r.kueueDry, r.kueueVerb, err = requests(c, kueueUser, r.start); err != nil {

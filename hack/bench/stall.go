@@ -83,3 +83,13 @@ func describeStates(states map[string]int) string {
 	}
 	return strings.Join(parts, ", ")
 }
+
+// withExited adds to states one entry per component that exited: a set-up
+// whose Kueue or controller died stopped for that reason, not its
+// integration's.
+func withExited(states map[string]int, components []string) map[string]int {
+	for _, name := range components {
+		states["process exited: "+name] = 1
+	}
+	return states
+}

@@ -18,6 +18,7 @@ import (
 	"io"
 	"os"
 	"path/filepath"
+	"slices"
 	"time"
 )
 
@@ -279,6 +280,25 @@ func Open(dir string) (*Cluster, error) {
 // PID of one of the cluster's processes ("kueue", "trainjob-kueue", …), 0
 // when it runs none.
 func (c *Cluster) PID(component string) int { return c.state.PIDs[component] }
+
+// Exited names the components whose process is no longer running, sorted.
+// A long run must notice one that exited under load (a manager that lost
+// its leader election exits) rather than wait on a cluster that stopped.
+func (c *Cluster) Exited() []string {
+	var out []string
+	for name, pid := range c.state.PIDs {
+		if !alive(pid) {
+			out = append(out, name)
+		}
+	}
+	slices.Sort(out)
+	return out
+}
+
+// LogFile of a component: what it wrote to stdout and stderr.
+func (c *Cluster) LogFile(component string) string {
+	return filepath.Join(c.Dir, "logs", component+".log")
+}
 
 // Port of one of the cluster's listeners ("ours-metrics", "apiserver", …).
 func (c *Cluster) Port(name string) int { return c.state.Ports[name] }
