@@ -9,11 +9,12 @@ import (
 )
 
 // A set-up that stops finishing jobs is reported, not waited on: at
-// N = 2,000 Kueue's in-tree integration left completed TrainJobs' Workloads
-// admitted, holding the quota the rest of the queue waited for, and the
-// bench sat out its 90-minute timeout to report nothing. Now it stops
-// once no job finished for -stall, says where the unfinished jobs are, and
-// keeps the figures of what did run.
+// N = 2,000 the in-tree set-up stopped with completed TrainJobs' Workloads
+// still admitted, holding the quota the rest of the queue waited for (its
+// Kueue process had exited), and the bench sat out its 90-minute timeout to
+// report nothing. Now it stops once no job finished for -stall, or at once
+// when a component exited, says where the unfinished jobs are, and keeps
+// the figures of what did run.
 
 // progress remembers when the count of finished jobs last moved.
 type progress struct {
