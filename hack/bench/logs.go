@@ -1,10 +1,13 @@
 package main
 
 import (
+	"encoding/json"
 	"fmt"
 	"io"
 	"os"
 	"path/filepath"
+	"regexp"
+	"strings"
 
 	"github.com/trainjob-kueue/trainjob-kueue/test/localcluster"
 )
@@ -59,4 +62,81 @@ func copyTail(from, to string, tail int64) error {
 		return err
 	}
 	return out.Close()
+}
+
+// lastWordsTail is how much of an exited component's log is searched for
+// why it exited: its last error is within the final lines.
+const lastWordsTail = 256 << 10
+
+// lastWords reads why a component exited from the end of its log: a Go
+// panic or fatal error, else its last error-level line (controller-runtime's
+// JSON or klog's text). Empty when the log says nothing of it.
+func lastWords(path string) string {
+	f, err := os.Open(path)
+	if err != nil {
+		return ""
+	}
+	defer f.Close()
+	if info, err := f.Stat(); err == nil && info.Size() > lastWordsTail {
+		if _, err := f.Seek(info.Size()-lastWordsTail, io.SeekStart); err != nil {
+			return ""
+		}
+	}
+	data, err := io.ReadAll(f)
+	if err != nil {
+		return ""
+	}
+	return lastError(strings.Split(string(data), "\n"))
+}
+
+func lastError(lines []string) string {
+	// A panic's goroutine dump follows its message: find the message first.
+	for i := len(lines) - 1; i >= 0; i-- {
+		if l := strings.TrimSpace(lines[i]); strings.HasPrefix(l, "panic: ") || strings.HasPrefix(l, "fatal error: ") {
+			return clip(l)
+		}
+	}
+	for i := len(lines) - 1; i >= 0; i-- {
+		if words := errorLine(strings.TrimSpace(lines[i])); words != "" {
+			return clip(words)
+		}
+	}
+	return ""
+}
+
+// errorLine is what an error-level log line says, or "" for any other line.
+func errorLine(l string) string {
+	if strings.HasPrefix(l, "{") {
+		var e struct {
+			Level string `json:"level"`
+			Msg   string `json:"msg"`
+			Error string `json:"error"`
+		}
+		if json.Unmarshal([]byte(l), &e) != nil {
+			return ""
+		}
+		switch e.Level {
+		case "error", "dpanic", "panic", "fatal":
+			if e.Error != "" {
+				return e.Msg + ": " + e.Error
+			}
+			return e.Msg
+		}
+		return ""
+	}
+	// klog: "E1126 06:09:00.620420   20839 file.go:461] message".
+	if m := klogError.FindStringSubmatch(l); m != nil {
+		return m[1]
+	}
+	return ""
+}
+
+var klogError = regexp.MustCompile(`^[EF]\d{4} [0-9:.]+\s+\d+ [^\]]+\] (.*)$`)
+
+func clip(s string) string {
+	const max = 160
+	if len(s) > max {
+		return s[:max] + "…"
+	}
+	return s
 }

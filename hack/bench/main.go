@@ -231,7 +231,7 @@ func runSetup(ctx context.Context, root, setup string, o options) (*result, erro
 			return nil, fmt.Errorf("only %d of %d jobs finished within %s (%s)", rec.finishedCount(), o.n, o.timeout, describeStates(rec.states()))
 		}
 		if gone := c.Exited(); len(gone) > 0 {
-			r.unfinished = withExited(rec.states(), gone)
+			r.unfinished = withExited(rec.states(), gone, func(name string) string { return lastWords(c.LogFile(name)) })
 			fmt.Fprintf(os.Stderr, "   %s: STOPPED, %s: %s\n", setup, strings.Join(gone, ", ")+" exited", describeStates(r.unfinished))
 			break
 		}

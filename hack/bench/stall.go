@@ -88,9 +88,13 @@ func describeStates(states map[string]int) string {
 // withExited adds to states one entry per component that exited: a set-up
 // whose Kueue or controller died stopped for that reason, not its
 // integration's.
-func withExited(states map[string]int, components []string) map[string]int {
+func withExited(states map[string]int, components []string, why func(component string) string) map[string]int {
 	for _, name := range components {
-		states["process exited: "+name] = 1
+		key := "process exited: " + name
+		if words := why(name); words != "" {
+			key += " (" + words + ")"
+		}
+		states[key] = 1
 	}
 	return states
 }
