@@ -168,14 +168,14 @@ func (d *deps) jobsStatus(ctx context.Context, job *trainjob.TrainJob) ([]traine
 // version: a queued job is reconciled on every status change of its
 // Workload while its PodSets change only with its spec or its runtime.
 func (d *deps) project(ctx context.Context, job *trainjob.TrainJob) (projection, error) {
-	if d.caps.RuntimeSnapshot {
+	if d.caps.RuntimeSnapshot && trainerReported(job) {
 		// Once Trainer took its snapshot the job is built from it, and it
 		// never changes: one read per spec generation.
 		key := fmt.Sprintf("%s/%d/snapshot", job.UID, job.Generation)
 		if p, ok := d.memo.get(key); ok {
 			return p, nil
 		}
-		rt, found, err := readSnapshot(ctx, d.apiReader, job)
+		rt, found, err := readSnapshot(ctx, d.apiReader, d.snapshots, job)
 		if err != nil {
 			return projection{}, err
 		}
@@ -192,6 +192,15 @@ func (d *deps) project(ctx context.Context, job *trainjob.TrainJob) (projection,
 		return p, nil
 	}
 	return d.projectFrom(job, rt, key)
+}
+
+// trainerReported: Trainer has written the job's status. Trainer v2.3 takes
+// the snapshot before it writes the status of its first reconcile, so before
+// that there is none to read, or one just taken from the live runtime: the
+// job's queue-time reconciles in a burst were a read each for nothing. The
+// status write that follows the snapshot reconciles the job again.
+func trainerReported(job *trainjob.TrainJob) bool {
+	return len(job.Status.Conditions) > 0 || len(job.Status.JobsStatus) > 0
 }
 
 // projectFrom computes the job's projection from runtime rt and memoises it

@@ -25,7 +25,7 @@ const TrainJobCRD = trainJobCRD
 // may not read ConfigMaps gets the live runtime, and snapshotted false.
 func JobRuntimeSpec(ctx context.Context, c client.Reader, job *trainjob.TrainJob, rules podsets.Rules) (spec *trainer.TrainingRuntimeSpec, snapshotted bool, err error) {
 	if rules.RuntimeSnapshot && job.UID != "" {
-		rt, found, err := readSnapshot(ctx, c, job)
+		rt, found, err := readSnapshot(ctx, c, nil, job)
 		switch {
 		case err == nil && found:
 			return rt, true, nil

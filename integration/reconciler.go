@@ -47,7 +47,7 @@ func NewReconciler(c client.Client, apiReader client.Reader, recorder events.Eve
 	return &Reconciler{
 		jr: jobframework.NewReconciler(frameworkClient{c}, recorder, fwOpts...),
 		deps: &deps{client: c, apiReader: apiReader, recorder: recorder, opts: opts, caps: opts.Shape.Capabilities(),
-			metrics: opts.Metrics, memo: newPodSetMemo(podSetMemoBytes), said: newSaidOnce()},
+			metrics: opts.Metrics, memo: newPodSetMemo(podSetMemoBytes), snapshots: newSnapshotDecoder(snapshotsRemembered), said: newSaidOnce()},
 	}
 }
 

@@ -15,11 +15,13 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/controller-runtime/pkg/client/fake"
 	"sigs.k8s.io/controller-runtime/pkg/client/interceptor"
+	jobsetapi "sigs.k8s.io/jobset/api/jobset/v1alpha2"
 	"sigs.k8s.io/yaml"
 
 	trainer "github.com/kubeflow/trainer/v2/pkg/apis/trainer/v1alpha1"
 
 	"github.com/trainjob-kueue/trainjob-kueue/podsets"
+	"github.com/trainjob-kueue/trainjob-kueue/shape"
 	"github.com/trainjob-kueue/trainjob-kueue/trainjob"
 )
 
@@ -44,7 +46,7 @@ func TestDecodeSnapshot(t *testing.T) {
 			Data: map[string]string{"runtime": string(data)},
 		}
 	}
-	got, err := decodeSnapshot(snapshotOf(runtime, "job-uid"), job)
+	got, err := decodeSnapshot(snapshotOf(runtime, "job-uid"), job, nil)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -71,7 +73,7 @@ func TestDecodeSnapshot(t *testing.T) {
 		"another kind":    {snapshotOf(cluster, "job-uid"), "holds a ClusterTrainingRuntime, but spec.runtimeRef names a TrainingRuntime"},
 	} {
 		t.Run(name, func(t *testing.T) {
-			_, err := decodeSnapshot(tc.cm, job)
+			_, err := decodeSnapshot(tc.cm, job, newSnapshotDecoder(snapshotsRemembered))
 			var rtErr *errRuntime
 			if !errors.As(err, &rtErr) || rtErr.reason != ReasonInvalidRuntime || !strings.Contains(err.Error(), tc.want) || !strings.Contains(err.Error(), "delete the ConfigMap") {
 				t.Fatalf("error %v, want an InvalidRuntime one containing %q and the fix", err, tc.want)
@@ -140,5 +142,156 @@ func TestJobRuntimeSpecIsWhatTrainerBuildsFrom(t *testing.T) {
 				t.Errorf("numNodes %d, snapshotted %v; want %d, %v", got, snapshotted, tc.wantNodes, tc.snapshotted)
 			}
 		})
+	}
+}
+
+// Jobs snapshotted from one runtime version share one decoded runtime; each
+// job's snapshot is still checked against the job.
+func TestASnapshotIsDecodedOncePerContent(t *testing.T) {
+	runtimeYAML := func(name string, nodes int32) string {
+		data, err := yaml.Marshal(trainer.TrainingRuntime{
+			TypeMeta:   metav1.TypeMeta{APIVersion: trainer.GroupVersion.String(), Kind: trainer.TrainingRuntimeKind},
+			ObjectMeta: metav1.ObjectMeta{Namespace: "ns", Name: name},
+			Spec:       trainer.TrainingRuntimeSpec{MLPolicy: &trainer.MLPolicy{NumNodes: ptr.To(nodes)}},
+		})
+		if err != nil {
+			t.Fatal(err)
+		}
+		return string(data)
+	}
+	snapshotFor := func(job *trainjob.TrainJob, data string) *corev1.ConfigMap {
+		return &corev1.ConfigMap{
+			ObjectMeta: metav1.ObjectMeta{Namespace: "ns", Name: job.Name + "-runtime-snapshot", OwnerReferences: []metav1.OwnerReference{{
+				APIVersion: trainer.GroupVersion.String(), Kind: trainer.TrainJobKind, Name: job.Name, UID: job.UID, Controller: ptr.To(true),
+			}}},
+			Data: map[string]string{"runtime": data},
+		}
+	}
+	jobOf := func(name, runtime string) *trainjob.TrainJob {
+		j := &trainjob.TrainJob{ObjectMeta: metav1.ObjectMeta{Namespace: "ns", Name: name, UID: types.UID(name + "-uid")}}
+		j.Spec.RuntimeRef = trainer.RuntimeRef{Name: runtime, Kind: ptr.To(trainer.TrainingRuntimeKind)}
+		return j
+	}
+	dec := newSnapshotDecoder(2)
+	torchV1, torchV2, mpi := runtimeYAML("torch", 2), runtimeYAML("torch", 4), runtimeYAML("mpi", 1)
+	a, b := jobOf("a", "torch"), jobOf("b", "torch")
+
+	first, err := decodeSnapshot(snapshotFor(a, torchV1), a, dec)
+	if err != nil {
+		t.Fatal(err)
+	}
+	second, err := decodeSnapshot(snapshotFor(b, torchV1), b, dec)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if first != second {
+		t.Error("two jobs snapshotted from one runtime version decoded it twice")
+	}
+	if got, err := decodeSnapshot(snapshotFor(b, torchV2), b, dec); err != nil || ptr.Deref(got.MLPolicy.NumNodes, 0) != 4 {
+		t.Errorf("another version of the runtime: numNodes %v, %v; want 4", got, err)
+	}
+	// Remembered content is still checked against the job that holds it.
+	wrong := jobOf("c", "mpi")
+	if _, err := decodeSnapshot(snapshotFor(wrong, torchV1), wrong, dec); err == nil || !strings.Contains(err.Error(), `holds runtime "torch", but spec.runtimeRef names "mpi"`) {
+		t.Errorf("a job naming another runtime: %v", err)
+	}
+	// Past its bound the oldest is forgotten, and decoded afresh when met again.
+	if _, err := decodeSnapshot(snapshotFor(wrong, mpi), wrong, dec); err != nil {
+		t.Fatal(err)
+	}
+	again, err := decodeSnapshot(snapshotFor(a, torchV1), a, dec)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if again == first {
+		t.Error("the decoder holds more than its bound")
+	}
+	if diff := cmp.Diff(first, again); diff != "" {
+		t.Errorf("decoded afresh (-before +after):\n%s", diff)
+	}
+}
+
+// Trainer v2.3 takes a job's snapshot before its first status write: a job
+// Trainer has not reported on has none to read, and is projected from its
+// live runtime without asking. Once Trainer reported, the snapshot is read,
+// once per spec generation.
+func TestTheSnapshotIsReadOnceTrainerReported(t *testing.T) {
+	job := &trainjob.TrainJob{ObjectMeta: metav1.ObjectMeta{Namespace: "ns", Name: "job", UID: "job-uid", Generation: 1}}
+	job.Spec.RuntimeRef = trainer.RuntimeRef{Name: "torch", Kind: ptr.To(trainer.TrainingRuntimeKind)}
+	runtimeOf := func(nodes int32) *trainer.TrainingRuntime {
+		rt := &trainer.TrainingRuntime{
+			TypeMeta:   metav1.TypeMeta{APIVersion: trainer.GroupVersion.String(), Kind: trainer.TrainingRuntimeKind},
+			ObjectMeta: metav1.ObjectMeta{Namespace: "ns", Name: "torch"},
+			Spec:       trainer.TrainingRuntimeSpec{MLPolicy: &trainer.MLPolicy{NumNodes: ptr.To(nodes)}},
+		}
+		rt.Spec.Template.Spec.ReplicatedJobs = []jobsetapi.ReplicatedJob{{Name: "node", Replicas: 1}}
+		rt.Spec.Template.Spec.ReplicatedJobs[0].Template.Labels = map[string]string{podsets.AncestorLabel: "trainer"}
+		rt.Spec.Template.Spec.ReplicatedJobs[0].Template.Spec.Template.Spec.Containers = []corev1.Container{{Name: "node", Image: "x"}}
+		return rt
+	}
+	// The runtime was edited after Trainer took the snapshot.
+	live, snapped := runtimeOf(3), runtimeOf(1)
+	data, err := yaml.Marshal(snapped)
+	if err != nil {
+		t.Fatal(err)
+	}
+	snapshot := &corev1.ConfigMap{
+		ObjectMeta: metav1.ObjectMeta{Namespace: "ns", Name: "job-runtime-snapshot", OwnerReferences: []metav1.OwnerReference{{
+			APIVersion: trainer.GroupVersion.String(), Kind: trainer.TrainJobKind, Name: "job", UID: "job-uid", Controller: ptr.To(true),
+		}}},
+		Data: map[string]string{"runtime": string(data)},
+	}
+	reads := 0
+	c := fake.NewClientBuilder().WithScheme(NewScheme()).WithObjects(live, snapshot).WithInterceptorFuncs(interceptor.Funcs{
+		Get: func(ctx context.Context, c client.WithWatch, key client.ObjectKey, obj client.Object, opts ...client.GetOption) error {
+			if _, ok := obj.(*corev1.ConfigMap); ok {
+				reads++
+			}
+			return c.Get(ctx, key, obj, opts...)
+		},
+	}).Build()
+	s := shape.RuntimePatches{UnsuspendsInOnePatch: true, Release: podsets.Rules{RuntimeSnapshot: true}}
+	caps := s.Capabilities()
+	if !caps.RuntimeSnapshot {
+		t.Fatal("the v2.3 shape takes no snapshot")
+	}
+	d := &deps{client: c, apiReader: c, opts: Options{Shape: s}, caps: caps, memo: newPodSetMemo(podSetMemoBytes), snapshots: newSnapshotDecoder(snapshotsRemembered), said: newSaidOnce()}
+	nodes := func(p projection) int32 {
+		for _, ps := range p.podSets {
+			if ps.Name == "node" {
+				return ps.Count
+			}
+		}
+		return -1
+	}
+
+	p, err := d.project(t.Context(), job)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if reads != 0 || nodes(p) != 3 {
+		t.Errorf("before Trainer reported: %d snapshot reads, %d nodes; want 0 reads, the live runtime's 3", reads, nodes(p))
+	}
+
+	reported := job.DeepCopy()
+	reported.Status.Conditions = []metav1.Condition{{Type: trainer.TrainJobSuspended, Status: metav1.ConditionTrue}}
+	for range 3 {
+		if p, err = d.project(t.Context(), reported); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if reads != 1 || nodes(p) != 1 {
+		t.Errorf("after Trainer reported, 3 reconciles: %d snapshot reads, %d nodes; want 1 read, the snapshot's 1", reads, nodes(p))
+	}
+	// The decoded runtime is shared by every job snapshotted from it:
+	// projecting a job leaves it as decoded.
+	fresh, err := unmarshalRuntime(string(data))
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, shared := range d.snapshots.byContent {
+		if diff := cmp.Diff(fresh, shared); diff != "" {
+			t.Errorf("projecting changed the shared runtime (-decoded +now):\n%s", diff)
+		}
 	}
 }

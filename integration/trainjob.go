@@ -41,6 +41,8 @@ type deps struct {
 	metrics *Metrics
 	// memo keeps PodSets across reconciles, per job spec and runtime.
 	memo *podSetMemo
+	// snapshots decodes v2.3 runtime snapshots, once per content.
+	snapshots *snapshotDecoder
 	// said keeps permanent refusals to one event per Workload.
 	said *saidOnce
 	// twoRequestStart: the installed Trainer refused an admission's start
