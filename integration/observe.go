@@ -170,17 +170,26 @@ func (d *deps) jobsStatus(ctx context.Context, job *trainjob.TrainJob) ([]traine
 func (d *deps) project(ctx context.Context, job *trainjob.TrainJob) (projection, error) {
 	if d.caps.RuntimeSnapshot && trainerReported(job) {
 		// Once Trainer took its snapshot the job is built from it, and it
-		// never changes: one read per spec generation.
+		// never changes: one read per job (a spec edit, our start's
+		// included, is projected again from the snapshot read before).
 		key := fmt.Sprintf("%s/%d/snapshot", job.UID, job.Generation)
 		if p, ok := d.memo.get(key); ok {
 			return p, nil
 		}
-		rt, found, err := readSnapshot(ctx, d.apiReader, d.snapshots, job)
-		if err != nil {
-			return projection{}, err
+		rt := d.memo.snapshotOf(job.UID)
+		if rt == nil {
+			read, _, err := readSnapshot(ctx, d.apiReader, d.snapshots, job)
+			if err != nil {
+				return projection{}, err
+			}
+			rt = read // nil while Trainer has taken none
 		}
-		if found {
-			return d.projectFrom(job, rt, key)
+		if rt != nil {
+			p, err := d.projectFrom(job, rt, key)
+			if err == nil {
+				d.memo.rememberSnapshot(job.UID, rt)
+			}
+			return p, err
 		}
 	}
 	rt, version, err := runtimeVersion(ctx, d.client, job)

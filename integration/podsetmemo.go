@@ -63,6 +63,11 @@ type memoEntry struct {
 	uid types.UID
 	key string
 	p   *sharedProjection
+	// snapshot is the runtime Trainer v2.3 snapshotted for the job, once
+	// read: it outlives the job's spec generations, since Trainer never
+	// takes another while it holds one. Shared with the snapshot decoder:
+	// read-only.
+	snapshot *trainer.TrainingRuntimeSpec
 }
 
 type sharedProjection struct {
@@ -117,7 +122,9 @@ func (m *podSetMemo) put(key string, p projection) {
 	m.mu.Lock()
 	defer m.mu.Unlock()
 	uid := uidOf(key)
+	var snapshot *trainer.TrainingRuntimeSpec
 	if el, ok := m.byJob[uid]; ok {
+		snapshot = el.Value.(*memoEntry).snapshot
 		m.remove(el)
 	}
 	sp, ok := m.shared[sum]
@@ -127,10 +134,36 @@ func (m *podSetMemo) put(key string, p projection) {
 		m.bytes += sp.size
 	}
 	sp.refs++
-	m.byJob[uid] = m.lru.PushFront(&memoEntry{uid: uid, key: key, p: sp})
+	m.byJob[uid] = m.lru.PushFront(&memoEntry{uid: uid, key: key, p: sp, snapshot: snapshot})
 	m.bytes += entryOverhead + len(key)
 	for m.bytes > m.maxBytes && m.lru.Len() > 1 {
 		m.remove(m.lru.Back())
+	}
+}
+
+// snapshotOf the job uid, if read before and its entry is still held.
+func (m *podSetMemo) snapshotOf(uid types.UID) *trainer.TrainingRuntimeSpec {
+	if m == nil {
+		return nil
+	}
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	if el, ok := m.byJob[uid]; ok {
+		return el.Value.(*memoEntry).snapshot
+	}
+	return nil
+}
+
+// rememberSnapshot of job uid with its entry; a job with no entry (evicted
+// at once) reads it again next time.
+func (m *podSetMemo) rememberSnapshot(uid types.UID, rt *trainer.TrainingRuntimeSpec) {
+	if m == nil {
+		return
+	}
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	if el, ok := m.byJob[uid]; ok {
+		el.Value.(*memoEntry).snapshot = rt
 	}
 }
 

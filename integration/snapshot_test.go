@@ -283,6 +283,25 @@ func TestTheSnapshotIsReadOnceTrainerReported(t *testing.T) {
 	if reads != 1 || nodes(p) != 1 {
 		t.Errorf("after Trainer reported, 3 reconciles: %d snapshot reads, %d nodes; want 1 read, the snapshot's 1", reads, nodes(p))
 	}
+	// A spec edit (our start's, say) is projected from the snapshot read
+	// before: Trainer takes no other while the job holds one.
+	edited := reported.DeepCopy()
+	edited.Generation = 2
+	edited.Spec.Trainer = &trainjob.Trainer{NumNodes: ptr.To[int32](2)}
+	if p, err = d.project(t.Context(), edited); err != nil {
+		t.Fatal(err)
+	}
+	if reads != 1 || nodes(p) != 2 {
+		t.Errorf("a spec edit: %d snapshot reads, %d nodes; want still 1 read, the edit's 2", reads, nodes(p))
+	}
+	// A deleted job is forgotten, its snapshot with it.
+	d.memo.forget(job.UID)
+	if _, err = d.project(t.Context(), edited); err != nil {
+		t.Fatal(err)
+	}
+	if reads != 2 {
+		t.Errorf("after the job was forgotten: %d snapshot reads, want 2", reads)
+	}
 	// The decoded runtime is shared by every job snapshotted from it:
 	// projecting a job leaves it as decoded.
 	fresh, err := unmarshalRuntime(string(data))
