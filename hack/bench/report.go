@@ -28,18 +28,28 @@ type Percentiles struct {
 
 // Setup is one set-up's measurements; nil where it does not apply.
 type Setup struct {
-	RequestsPerJob          *float64       `json:"requests_per_job"`
-	DryRunPerJob            *float64       `json:"dry_run_per_job"`
-	CreatedToWorkloadMS     *Percentiles   `json:"created_to_workload_ms"`
-	AdmittedToUnsuspendedMS *Percentiles   `json:"admitted_to_unsuspended_ms"`
-	CreatedToRunningMS      *Percentiles   `json:"created_to_running_ms"`
-	ThroughputJobsPerS      float64        `json:"throughput_jobs_per_s"`
-	CPUSeconds              *float64       `json:"cpu_seconds"`
-	PeakRSSMiB              *float64       `json:"peak_rss_mib"`
-	RequestsByVerb          map[string]int `json:"requests_by_verb,omitempty"`
+	RequestsPerJob          *float64     `json:"requests_per_job"`
+	DryRunPerJob            *float64     `json:"dry_run_per_job"`
+	CreatedToWorkloadMS     *Percentiles `json:"created_to_workload_ms"`
+	AdmittedToUnsuspendedMS *Percentiles `json:"admitted_to_unsuspended_ms"`
+	CreatedToRunningMS      *Percentiles `json:"created_to_running_ms"`
+	ThroughputJobsPerS      float64      `json:"throughput_jobs_per_s"`
+	CPUSeconds              *float64     `json:"cpu_seconds"`
+	PeakRSSMiB              *float64     `json:"peak_rss_mib"`
+	// ByRound: the per-job requests and CPU seconds of each round, of which
+	// the figures above are the mean: how far rounds differ is the
+	// measurement's noise.
+	ByRound        *Rounds        `json:"by_round,omitempty"`
+	RequestsByVerb map[string]int `json:"requests_by_verb,omitempty"`
 	// Unfinished: where the jobs of a set-up that stalled stood (summed
 	// over rounds); its per-job figures then cover work it never finished.
 	Unfinished map[string]int `json:"unfinished,omitempty"`
+}
+
+// Rounds are a set-up's figures round by round.
+type Rounds struct {
+	RequestsPerJob []float64 `json:"requests_per_job"`
+	CPUSeconds     []float64 `json:"cpu_seconds"`
 }
 
 // Summary is .bench/summary.json.
@@ -222,6 +232,7 @@ func summarize(n int, rs []*result) *Summary {
 		o := s.Setups[setupOurs]
 		o.RequestsPerJob, o.DryRunPerJob, o.CPUSeconds, o.PeakRSSMiB = ref(mean(req)), ref(mean(dry)), ref(mean(cpu)), ref(mean(rss))
 		o.RequestsByVerb = verbs
+		o.ByRound = &Rounds{RequestsPerJob: req, CPUSeconds: cpu}
 	}
 	if len(intree) > 0 && len(ours) > 0 {
 		var req, dry, cpu, rss []float64
@@ -246,6 +257,7 @@ func summarize(n int, rs []*result) *Summary {
 		t := s.Setups[setupInTree]
 		t.RequestsPerJob, t.DryRunPerJob, t.CPUSeconds, t.PeakRSSMiB = ref(mean(req)), ref(mean(dry)), ref(mean(cpu)), ref(mean(rss))
 		t.RequestsByVerb = verbs
+		t.ByRound = &Rounds{RequestsPerJob: req, CPUSeconds: cpu}
 		o := s.Setups[setupOurs]
 		// A set-up that stalled did not do the same work: no ratio.
 		if unfinishedCount(o.Unfinished) == 0 && unfinishedCount(t.Unfinished) == 0 {
@@ -322,11 +334,25 @@ func printTable(w io.Writer, s *Summary) {
 	fmt.Fprintf(w, "| integration CPU seconds | — | %s | %s | %s |\n", num(it.CPUSeconds, "%.1f"), num(o.CPUSeconds, "%.1f"), num(s.Ratios["cpu_seconds"], "%.3f"))
 	fmt.Fprintf(w, "| integration peak RSS, MiB | — | %s | %s | %s |\n", num(it.PeakRSSMiB, "%.0f"), num(o.PeakRSSMiB, "%.0f"), num(s.Ratios["peak_rss"], "%.3f"))
 	fmt.Fprintf(w, "\nrequests by verb — intree: %v; ours: %v\n", it.RequestsByVerb, o.RequestsByVerb)
+	if s.Rounds > 1 {
+		fmt.Fprintf(w, "CPU seconds by round — intree: %s; ours: %s\n", roundsOf(it.ByRound), roundsOf(o.ByRound))
+	}
 	for _, name := range []string{setupFloor, setupInTree, setupOurs} {
 		if st := s.Setups[name]; st != nil && len(st.Unfinished) > 0 {
 			fmt.Fprintf(w, "\n%s STALLED: %s (its figures include work on jobs it never finished; no ratios)\n", name, describeStates(st.Unfinished))
 		}
 	}
+}
+
+func roundsOf(r *Rounds) string {
+	if r == nil {
+		return "—"
+	}
+	parts := make([]string, len(r.CPUSeconds))
+	for i, c := range r.CPUSeconds {
+		parts[i] = fmt.Sprintf("%.1f", c)
+	}
+	return strings.Join(parts, ", ")
 }
 
 // plotCDFs draws the CDF of "created → admitted" for every set-up (the one
