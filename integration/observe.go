@@ -168,7 +168,7 @@ func (d *deps) jobsStatus(ctx context.Context, job *trainjob.TrainJob) ([]traine
 // version: a queued job is reconciled on every status change of its
 // Workload while its PodSets change only with its spec or its runtime.
 func (d *deps) project(ctx context.Context, job *trainjob.TrainJob) (projection, error) {
-	if d.caps.RuntimeSnapshot && trainerReported(job) {
+	if d.caps.RuntimeSnapshot {
 		// Once Trainer took its snapshot the job is built from it, and it
 		// never changes: one read per job (a spec edit, our start's
 		// included, is projected again from the snapshot read before).
@@ -177,7 +177,7 @@ func (d *deps) project(ctx context.Context, job *trainjob.TrainJob) (projection,
 			return p, nil
 		}
 		rt := d.memo.snapshotOf(job.UID)
-		if rt == nil {
+		if rt == nil && d.snapshotMayExist(ctx, job) {
 			read, _, err := readSnapshot(ctx, d.apiReader, d.snapshots, job)
 			if err != nil {
 				return projection{}, err
@@ -203,13 +203,24 @@ func (d *deps) project(ctx context.Context, job *trainjob.TrainJob) (projection,
 	return d.projectFrom(job, rt, key)
 }
 
-// trainerReported: Trainer has written the job's status. Trainer v2.3 takes
-// the snapshot before it writes the status of its first reconcile, so before
-// that there is none to read, or one just taken from the live runtime: the
-// job's queue-time reconciles in a burst were a read each for nothing. The
-// status write that follows the snapshot reconciles the job again.
-func trainerReported(job *trainjob.TrainJob) bool {
-	return len(job.Status.Conditions) > 0 || len(job.Status.JobsStatus) > 0
+// snapshotMayExist: the job's snapshot is worth a read. Trainer v2.3 takes
+// it before the status write of its first reconcile, so until Trainer has
+// written the job's status there is none, or one just taken from the live
+// runtime: the reconciles of a burst's queued jobs were a read each for
+// nothing, and the status write that follows the snapshot reconciles the
+// job again. Unless the runtime changed meanwhile: a job projected before
+// from another version of it is read for at once, so an edit racing
+// Trainer's status write never books the edited runtime.
+func (d *deps) snapshotMayExist(ctx context.Context, job *trainjob.TrainJob) bool {
+	if len(job.Status.Conditions) > 0 || len(job.Status.JobsStatus) > 0 {
+		return true
+	}
+	_, version, err := runtimeVersion(ctx, d.client, job)
+	if err != nil {
+		// The snapshot read and the live one that follows it tell.
+		return true
+	}
+	return d.memo.holdsOtherThan(job.UID, fmt.Sprintf("%s/%d/%s", job.UID, job.Generation, version))
 }
 
 // projectFrom computes the job's projection from runtime rt and memoises it

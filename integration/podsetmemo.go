@@ -154,6 +154,18 @@ func (m *podSetMemo) snapshotOf(uid types.UID) *trainer.TrainingRuntimeSpec {
 	return nil
 }
 
+// holdsOtherThan: the memo holds a projection of job uid under a key other
+// than key (another spec generation or runtime version).
+func (m *podSetMemo) holdsOtherThan(uid types.UID, key string) bool {
+	if m == nil {
+		return false
+	}
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	el, ok := m.byJob[uid]
+	return ok && el.Value.(*memoEntry).key != key
+}
+
 // rememberSnapshot of job uid with its entry; a job with no entry (evicted
 // at once) reads it again next time.
 func (m *podSetMemo) rememberSnapshot(uid types.UID, rt *trainer.TrainingRuntimeSpec) {

@@ -273,6 +273,34 @@ func TestTheSnapshotIsReadOnceTrainerReported(t *testing.T) {
 		t.Errorf("before Trainer reported: %d snapshot reads, %d nodes; want 0 reads, the live runtime's 3", reads, nodes(p))
 	}
 
+	for range 2 {
+		if p, err = d.project(t.Context(), job); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if reads != 0 {
+		t.Errorf("queued reconciles before Trainer reported: %d snapshot reads, want 0", reads)
+	}
+
+	// The runtime edited before Trainer's status write reached us: the
+	// snapshot is read at once, and the edit is not booked.
+	racing := live.DeepCopy()
+	if err := c.Get(t.Context(), client.ObjectKeyFromObject(live), racing); err != nil {
+		t.Fatal(err)
+	}
+	racing.Spec.MLPolicy.NumNodes = ptr.To[int32](5)
+	if err := c.Update(t.Context(), racing); err != nil {
+		t.Fatal(err)
+	}
+	if p, err = d.project(t.Context(), job); err != nil {
+		t.Fatal(err)
+	}
+	if reads != 1 || nodes(p) != 1 {
+		t.Errorf("a runtime edit before Trainer reported: %d snapshot reads, %d nodes; want 1 read, the snapshot's 1", reads, nodes(p))
+	}
+	d.memo.forget(job.UID)
+	reads = 0
+
 	reported := job.DeepCopy()
 	reported.Status.Conditions = []metav1.Condition{{Type: trainer.TrainJobSuspended, Status: metav1.ConditionTrue}}
 	for range 3 {
