@@ -65,8 +65,11 @@ type memoEntry struct {
 	p   *sharedProjection
 	// snapshot is the runtime Trainer v2.3 snapshotted for the job, once
 	// read: it outlives the job's spec generations, since Trainer never
-	// takes another while it holds one. Shared with the snapshot decoder:
-	// read-only.
+	// takes another while it holds one (a snapshot deleted by hand and
+	// taken again is read after the entry goes, at the latest on restart:
+	// we watch no ConfigMaps). Shared with the snapshot decoder, read-only,
+	// and not counted in maxBytes: one per runtime version its jobs were
+	// snapshotted from.
 	snapshot *trainer.TrainingRuntimeSpec
 }
 
