@@ -210,7 +210,8 @@ func (d *deps) project(ctx context.Context, job *trainjob.TrainJob) (projection,
 // nothing, and the status write that follows the snapshot reconciles the
 // job again. Unless the runtime changed meanwhile: a job projected before
 // from another version of it is read for at once, so an edit racing
-// Trainer's status write never books the edited runtime.
+// Trainer's status write never books the edited runtime. A spec edit is no
+// such reason: our start often comes before Trainer's first reconcile.
 func (d *deps) snapshotMayExist(ctx context.Context, job *trainjob.TrainJob) bool {
 	if len(job.Status.Conditions) > 0 || len(job.Status.JobsStatus) > 0 {
 		return true
@@ -220,7 +221,7 @@ func (d *deps) snapshotMayExist(ctx context.Context, job *trainjob.TrainJob) boo
 		// The snapshot read and the live one that follows it tell.
 		return true
 	}
-	return d.memo.holdsOtherThan(job.UID, fmt.Sprintf("%s/%d/%s", job.UID, job.Generation, version))
+	return d.memo.projectedFromOther(job.UID, version)
 }
 
 // projectFrom computes the job's projection from runtime rt and memoises it

@@ -157,16 +157,16 @@ func (m *podSetMemo) snapshotOf(uid types.UID) *trainer.TrainingRuntimeSpec {
 	return nil
 }
 
-// holdsOtherThan: the memo holds a projection of job uid under a key other
-// than key (another spec generation or runtime version).
-func (m *podSetMemo) holdsOtherThan(uid types.UID, key string) bool {
+// projectedFromOther: the memo holds a projection of job uid from a
+// version of its runtime other than version (keys end in it).
+func (m *podSetMemo) projectedFromOther(uid types.UID, version string) bool {
 	if m == nil {
 		return false
 	}
 	m.mu.Lock()
 	defer m.mu.Unlock()
 	el, ok := m.byJob[uid]
-	return ok && el.Value.(*memoEntry).key != key
+	return ok && !strings.HasSuffix(el.Value.(*memoEntry).key, "/"+version)
 }
 
 // rememberSnapshot of job uid with its entry; a job with no entry (evicted
