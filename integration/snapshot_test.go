@@ -92,16 +92,7 @@ func TestJobRuntimeSpecIsWhatTrainerBuildsFrom(t *testing.T) {
 		Spec: trainer.TrainingRuntimeSpec{MLPolicy: &trainer.MLPolicy{NumNodes: ptr.To[int32](3)}}}
 	then := live.DeepCopy()
 	then.Spec.MLPolicy.NumNodes = ptr.To[int32](1)
-	data, err := yaml.Marshal(then)
-	if err != nil {
-		t.Fatal(err)
-	}
-	snapshot := &corev1.ConfigMap{
-		ObjectMeta: metav1.ObjectMeta{Namespace: "ns", Name: "job-runtime-snapshot", OwnerReferences: []metav1.OwnerReference{{
-			APIVersion: trainer.GroupVersion.String(), Kind: trainer.TrainJobKind, Name: "job", UID: "job-uid", Controller: ptr.To(true),
-		}}},
-		Data: map[string]string{"runtime": string(data)},
-	}
+	snapshot := snapshotConfigMap(t, job, then)
 	v23 := podsets.Rules{RuntimeSnapshot: true}
 	configMapsFail := func(err error) interceptor.Funcs {
 		return interceptor.Funcs{Get: func(ctx context.Context, c client.WithWatch, key client.ObjectKey, obj client.Object, opts ...client.GetOption) error {
@@ -231,16 +222,7 @@ func TestTheSnapshotIsReadOnceTrainerReported(t *testing.T) {
 	}
 	// The runtime was edited after Trainer took the snapshot.
 	live, snapped := runtimeOf(3), runtimeOf(1)
-	data, err := yaml.Marshal(snapped)
-	if err != nil {
-		t.Fatal(err)
-	}
-	snapshot := &corev1.ConfigMap{
-		ObjectMeta: metav1.ObjectMeta{Namespace: "ns", Name: "job-runtime-snapshot", OwnerReferences: []metav1.OwnerReference{{
-			APIVersion: trainer.GroupVersion.String(), Kind: trainer.TrainJobKind, Name: "job", UID: "job-uid", Controller: ptr.To(true),
-		}}},
-		Data: map[string]string{"runtime": string(data)},
-	}
+	snapshot := snapshotConfigMap(t, job, snapped)
 	reads := 0
 	c := fake.NewClientBuilder().WithScheme(NewScheme()).WithObjects(live, snapshot).WithInterceptorFuncs(interceptor.Funcs{
 		Get: func(ctx context.Context, c client.WithWatch, key client.ObjectKey, obj client.Object, opts ...client.GetOption) error {
@@ -338,7 +320,7 @@ func TestTheSnapshotIsReadOnceTrainerReported(t *testing.T) {
 	}
 	// The decoded runtime is shared by every job snapshotted from it:
 	// projecting a job leaves it as decoded.
-	fresh, err := unmarshalRuntime(string(data))
+	fresh, err := unmarshalRuntime(snapshot.Data["runtime"])
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -346,5 +328,21 @@ func TestTheSnapshotIsReadOnceTrainerReported(t *testing.T) {
 		if diff := cmp.Diff(fresh, shared); diff != "" {
 			t.Errorf("projecting changed the shared runtime (-decoded +now):\n%s", diff)
 		}
+	}
+}
+
+// snapshotConfigMap is job's snapshot of rt as Trainer v2.3 writes it: the
+// runtime as YAML, controlled by the job.
+func snapshotConfigMap(t *testing.T, job *trainjob.TrainJob, rt any) *corev1.ConfigMap {
+	t.Helper()
+	data, err := yaml.Marshal(rt)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return &corev1.ConfigMap{
+		ObjectMeta: metav1.ObjectMeta{Namespace: job.Namespace, Name: job.Name + "-runtime-snapshot", OwnerReferences: []metav1.OwnerReference{{
+			APIVersion: trainer.GroupVersion.String(), Kind: trainer.TrainJobKind, Name: job.Name, UID: job.UID, Controller: ptr.To(true),
+		}}},
+		Data: map[string]string{"runtime": string(data)},
 	}
 }
