@@ -82,7 +82,7 @@ func decodeSnapshot(cm *corev1.ConfigMap, job *trainjob.TrainJob, dec *snapshotD
 // snapshotDecoder decodes runtime snapshots, remembering the last few by
 // content. Every job Trainer snapshotted from one version of a runtime holds
 // the same YAML, and decoding it was half the cost of reading a snapshot
-// (CPU profile, make bench at N = 500); a digest of it is a hundredth.
+// (CPU profile, make bench at N = 500).
 type snapshotDecoder struct {
 	mu  sync.Mutex
 	max int
