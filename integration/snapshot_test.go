@@ -4,7 +4,10 @@ import (
 	"context"
 	"errors"
 	"strings"
+	"sync"
+	"sync/atomic"
 	"testing"
+	"time"
 
 	"github.com/google/go-cmp/cmp"
 	corev1 "k8s.io/api/core/v1"
@@ -344,5 +347,67 @@ func snapshotConfigMap(t *testing.T, job *trainjob.TrainJob, rt any) *corev1.Con
 			APIVersion: trainer.GroupVersion.String(), Kind: trainer.TrainJobKind, Name: job.Name, UID: job.UID, Controller: ptr.To(true),
 		}}},
 		Data: map[string]string{"runtime": string(data)},
+	}
+}
+
+// The job framework's reconcile and the gang keeper observe a job at once,
+// woken by the same status write of Trainer's: one snapshot read serves
+// both.
+func TestConcurrentObserversReadTheSnapshotOnce(t *testing.T) {
+	job := &trainjob.TrainJob{ObjectMeta: metav1.ObjectMeta{Namespace: "ns", Name: "job", UID: "job-uid", Generation: 1}}
+	job.Spec.RuntimeRef = trainer.RuntimeRef{Name: "torch", Kind: ptr.To(trainer.TrainingRuntimeKind)}
+	job.Status.Conditions = []metav1.Condition{{Type: trainer.TrainJobSuspended, Status: metav1.ConditionTrue}}
+	rt := &trainer.TrainingRuntime{
+		TypeMeta:   metav1.TypeMeta{APIVersion: trainer.GroupVersion.String(), Kind: trainer.TrainingRuntimeKind},
+		ObjectMeta: metav1.ObjectMeta{Namespace: "ns", Name: "torch"},
+		Spec:       trainer.TrainingRuntimeSpec{MLPolicy: &trainer.MLPolicy{NumNodes: ptr.To[int32](2)}},
+	}
+	rt.Spec.Template.Spec.ReplicatedJobs = []jobsetapi.ReplicatedJob{{Name: "node", Replicas: 1}}
+	rt.Spec.Template.Spec.ReplicatedJobs[0].Template.Labels = map[string]string{podsets.AncestorLabel: "trainer"}
+	rt.Spec.Template.Spec.ReplicatedJobs[0].Template.Spec.Template.Spec.Containers = []corev1.Container{{Name: "node", Image: "x"}}
+
+	// The first read waits until a second one comes (or a second has had
+	// ample time to come), so the two observers overlap.
+	var reads atomic.Int32
+	second := make(chan struct{})
+	c := fake.NewClientBuilder().WithScheme(NewScheme()).WithObjects(rt, snapshotConfigMap(t, job, rt)).WithInterceptorFuncs(interceptor.Funcs{
+		Get: func(ctx context.Context, c client.WithWatch, key client.ObjectKey, obj client.Object, opts ...client.GetOption) error {
+			if _, ok := obj.(*corev1.ConfigMap); ok {
+				switch reads.Add(1) {
+				case 1:
+					select {
+					case <-second:
+					case <-time.After(time.Second):
+					}
+				case 2:
+					close(second)
+				}
+			}
+			return c.Get(ctx, key, obj, opts...)
+		},
+	}).Build()
+	s := shape.RuntimePatches{UnsuspendsInOnePatch: true, Release: podsets.Rules{RuntimeSnapshot: true}}
+	d := &deps{client: c, apiReader: c, opts: Options{Shape: s}, caps: s.Capabilities(), memo: newPodSetMemo(podSetMemoBytes), snapshots: newSnapshotDecoder(snapshotsRemembered), said: newSaidOnce()}
+
+	var wg sync.WaitGroup
+	got := make([]projection, 2)
+	errs := make([]error, 2)
+	for i := range got {
+		wg.Go(func() { got[i], errs[i] = d.project(t.Context(), job.DeepCopy()) })
+	}
+	wg.Wait()
+	for _, err := range errs {
+		if err != nil {
+			t.Fatal(err)
+		}
+	}
+	if n := reads.Load(); n != 1 {
+		t.Errorf("two observers at once: %d snapshot reads, want 1", n)
+	}
+	if diff := cmp.Diff(got[0].podSets, got[1].podSets); diff != "" {
+		t.Errorf("the observers' PodSets differ (-first +second):\n%s", diff)
+	}
+	if len(got[0].podSets) == 0 {
+		t.Error("no PodSets projected")
 	}
 }

@@ -6,6 +6,7 @@ import (
 	"strings"
 	"sync/atomic"
 
+	"golang.org/x/sync/singleflight"
 	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/client-go/tools/events"
@@ -43,6 +44,8 @@ type deps struct {
 	memo *podSetMemo
 	// snapshots decodes v2.3 runtime snapshots, once per content.
 	snapshots *snapshotDecoder
+	// snapshotReads makes concurrent reads of one job's snapshot one.
+	snapshotReads singleflight.Group
 	// said keeps permanent refusals to one event per Workload.
 	said *saidOnce
 	// twoRequestStart: the installed Trainer refused an admission's start
