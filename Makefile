@@ -256,7 +256,7 @@ bench-sweep:
 SCALE_N ?= 10000
 scale:
 	$(MAKE) --no-print-directory components TRAINER_VERSION=$(BENCH_TRAINER)
-	$(GO) test -run '^$$' -bench 'BenchmarkPodSetMemo|BenchmarkJobsByState' -benchmem ./integration/
+	$(GO) test -run '^$$' -bench 'BenchmarkPodSetMemo|BenchmarkJobsByState|BenchmarkCachedBytesPerQueuedJob' -benchmem ./integration/ ./cmd/trainjob-kueue/
 	$(GO) run ./hack/scale -n $(SCALE_N) -trainer-version $(BENCH_TRAINER) -kueue-version $(KUEUE_VERSION)
 
 ## bench-smoke: the benchmark's whole path on a small load (part of make test).

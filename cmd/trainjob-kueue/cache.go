@@ -4,6 +4,7 @@ import (
 	"crypto/sha256"
 	"encoding/json"
 	"sync"
+	"unique"
 
 	corev1 "k8s.io/api/core/v1"
 	apiextensionsv1 "k8s.io/apiextensions-apiserver/pkg/apis/apiextensions/v1"
@@ -14,20 +15,21 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	kueue "sigs.k8s.io/kueue/apis/kueue/v1beta2"
 
+	trainer "github.com/kubeflow/trainer/v2/pkg/apis/trainer/v1alpha1"
+
 	"github.com/trainjob-kueue/trainjob-kueue/integration"
+	"github.com/trainjob-kueue/trainjob-kueue/trainjob"
 )
 
 // cacheOptions keep in the informer caches only what the manager reads:
 // with thousands of TrainJobs and Workloads the cache is most of its
 // memory.
 func cacheOptions() cache.Options {
-	shared := newPodSetInterner(maxSharedPodSets)
+	shared := newSharing(maxShared)
 	return cache.Options{
 		DefaultTransform: func(obj any) (any, error) {
 			obj, err := stripUnread(obj)
-			if wl, ok := obj.(*kueue.Workload); ok {
-				wl.Spec.PodSets = shared.intern(wl.Spec.PodSets)
-			}
+			shared.share(obj)
 			return obj, err
 		},
 		ByObject: map[client.Object]cache.ByObject{
@@ -78,33 +80,77 @@ func controlledByOtherJob(wl *kueue.Workload) bool {
 	return gv.Group != integration.GVK.Group || owner.Kind != integration.GVK.Kind
 }
 
-// maxSharedPodSets bounds the distinct PodSet lists kept for sharing.
-const maxSharedPodSets = 512
+// maxShared bounds the distinct values kept for sharing, of each kind.
+const maxShared = 512
 
-// podSetInterner makes Workloads with equal PodSets share one copy in the
-// cache. A Workload's PodSets hold a pod template per role and are most
-// of its size; the Workloads of one runtime's queued jobs have equal ones.
-// Readers never see the sharing: the cache deep-copies what it returns,
-// and its own objects are never changed in place.
-type podSetInterner struct {
+// sharing makes cached objects share what many of them hold equal. The
+// queued jobs of one runtime have equal PodSets (a pod template per role:
+// most of a Workload's size), equal resource requests, equal child-job
+// counts, and the same few condition messages. Readers never see the
+// sharing: the cache deep-copies what it returns, and its own objects are
+// never changed in place.
+type sharing struct {
+	podSets  *interner[kueue.PodSet]
+	requests *interner[kueue.PodSetRequest]
+	jobs     *interner[trainer.JobStatus]
+}
+
+func newSharing(limit int) *sharing {
+	return &sharing{
+		podSets:  newInterner[kueue.PodSet](limit),
+		requests: newInterner[kueue.PodSetRequest](limit),
+		jobs:     newInterner[trainer.JobStatus](limit),
+	}
+}
+
+// share the parts of obj that equal another cached object's.
+func (s *sharing) share(obj any) {
+	switch o := obj.(type) {
+	case *kueue.Workload:
+		o.Spec.PodSets = s.podSets.intern(o.Spec.PodSets)
+		o.Status.ResourceRequests = s.requests.intern(o.Status.ResourceRequests)
+		canonicalConditions(o.Status.Conditions)
+	case *trainjob.TrainJob:
+		o.Status.JobsStatus = s.jobs.intern(o.Status.JobsStatus)
+		canonicalConditions(o.Status.Conditions)
+	}
+}
+
+// canonicalConditions makes the conditions' texts, the same few across
+// thousands of queued jobs, share one copy each (a Workload's pending
+// message is a couple of hundred bytes).
+func canonicalConditions(cs []metav1.Condition) {
+	for i := range cs {
+		c := &cs[i]
+		c.Type = unique.Make(c.Type).Value()
+		c.Reason = unique.Make(c.Reason).Value()
+		c.Message = unique.Make(c.Message).Value()
+	}
+}
+
+// interner keeps one copy of each distinct list of E by digest of its
+// JSON, at most max of them (forgetting the oldest).
+type interner[E any] struct {
 	mu    sync.Mutex
 	max   int
-	bySum map[[sha256.Size]byte][]kueue.PodSet
+	bySum map[[sha256.Size]byte][]E
 	// order of insertion, to forget the oldest past max.
 	order [][sha256.Size]byte
 }
 
-func newPodSetInterner(limit int) *podSetInterner {
-	return &podSetInterner{max: limit, bySum: map[[sha256.Size]byte][]kueue.PodSet{}}
+func newInterner[E any](limit int) *interner[E] {
+	return &interner[E]{max: limit, bySum: map[[sha256.Size]byte][]E{}}
 }
 
-func (p *podSetInterner) intern(ps []kueue.PodSet) []kueue.PodSet {
-	if len(ps) == 0 {
-		return ps
+// intern returns the kept copy equal to v, keeping v if there is none. An
+// empty v is returned as is.
+func (p *interner[E]) intern(v []E) []E {
+	if len(v) == 0 {
+		return v
 	}
-	data, err := json.Marshal(ps)
+	data, err := json.Marshal(v)
 	if err != nil {
-		return ps
+		return v
 	}
 	sum := sha256.Sum256(data)
 	p.mu.Lock()
@@ -116,7 +162,7 @@ func (p *podSetInterner) intern(ps []kueue.PodSet) []kueue.PodSet {
 		delete(p.bySum, p.order[0])
 		p.order = p.order[1:]
 	}
-	p.bySum[sum] = ps
+	p.bySum[sum] = v
 	p.order = append(p.order, sum)
-	return ps
+	return v
 }

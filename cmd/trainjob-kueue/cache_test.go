@@ -3,14 +3,20 @@ package main
 import (
 	"fmt"
 	"testing"
+	"unsafe"
 
 	"github.com/google/go-cmp/cmp"
 	corev1 "k8s.io/api/core/v1"
 	apiextensionsv1 "k8s.io/apiextensions-apiserver/pkg/apis/apiextensions/v1"
+	"k8s.io/apimachinery/pkg/api/resource"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/fields"
 	"k8s.io/utils/ptr"
 	kueue "sigs.k8s.io/kueue/apis/kueue/v1beta2"
+
+	trainer "github.com/kubeflow/trainer/v2/pkg/apis/trainer/v1alpha1"
+
+	"github.com/trainjob-kueue/trainjob-kueue/trainjob"
 )
 
 func TestCacheKeepsOnlyWhatIsRead(t *testing.T) {
@@ -108,8 +114,67 @@ func TestCachedWorkloadsShareEqualPodSets(t *testing.T) {
 	}
 }
 
-func TestPodSetInternerIsBounded(t *testing.T) {
-	p := newPodSetInterner(2)
+// The queued jobs of one runtime hold equal resource requests, child-job
+// counts and condition texts: the cache keeps one copy of each.
+func TestCachedJobsShareWhatTheyHoldEqual(t *testing.T) {
+	transform := cacheOptions().DefaultTransform
+	cached := func(obj any) any {
+		got, err := transform(obj)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return got
+	}
+	pending := func(msg string) []metav1.Condition {
+		// Each its own copy of the text, as decoded from a watch event.
+		return []metav1.Condition{{Type: string([]byte(kueue.WorkloadQuotaReserved)), Reason: string([]byte("Pending")), Message: string([]byte(msg))}}
+	}
+	workload := func(name, gpus, msg string) *kueue.Workload {
+		return cached(&kueue.Workload{ObjectMeta: metav1.ObjectMeta{Name: name}, Status: kueue.WorkloadStatus{
+			ResourceRequests: []kueue.PodSetRequest{{Name: "node", Resources: corev1.ResourceList{"nvidia.com/gpu": resource.MustParse(gpus)}}},
+			Conditions:       pending(msg),
+		}}).(*kueue.Workload)
+	}
+	a, b, other := workload("a", "2", "no GPU quota"), workload("b", "2", "no GPU quota"), workload("c", "4", "no quota at all")
+	if &a.Status.ResourceRequests[0] != &b.Status.ResourceRequests[0] {
+		t.Error("Workloads with equal resource requests hold a copy each")
+	}
+	if &a.Status.ResourceRequests[0] == &other.Status.ResourceRequests[0] || other.Status.ResourceRequests[0].Resources.Name("nvidia.com/gpu", resource.DecimalSI).Value() != 4 {
+		t.Error("Workloads with different resource requests share them")
+	}
+	if unsafe.StringData(a.Status.Conditions[0].Message) != unsafe.StringData(b.Status.Conditions[0].Message) {
+		t.Error("equal condition messages are kept twice")
+	}
+	if other.Status.Conditions[0].Message != "no quota at all" || a.Status.Conditions[0].Message != "no GPU quota" {
+		t.Errorf("condition messages changed: %q, %q", a.Status.Conditions[0].Message, other.Status.Conditions[0].Message)
+	}
+
+	job := func(name string, suspended int32) *trainjob.TrainJob {
+		return cached(&trainjob.TrainJob{ObjectMeta: metav1.ObjectMeta{Name: name}, Status: trainjob.Status{
+			JobsStatus: []trainer.JobStatus{{Name: "node", Suspended: ptr.To(suspended), Active: ptr.To[int32](0)}},
+			Conditions: pending("TrainJob is suspended"),
+		}}).(*trainjob.TrainJob)
+	}
+	x, y, running := job("x", 1), job("y", 1), job("z", 0)
+	if &x.Status.JobsStatus[0] != &y.Status.JobsStatus[0] {
+		t.Error("TrainJobs with equal child-job counts hold a copy each")
+	}
+	if &x.Status.JobsStatus[0] == &running.Status.JobsStatus[0] || *running.Status.JobsStatus[0].Suspended != 0 {
+		t.Error("TrainJobs with different child-job counts share them")
+	}
+	if unsafe.StringData(x.Status.Conditions[0].Reason) != unsafe.StringData(y.Status.Conditions[0].Reason) {
+		t.Error("equal condition reasons are kept twice")
+	}
+	// What a reader gets is its own: the cache deep-copies.
+	mine := y.DeepCopy()
+	*mine.Status.JobsStatus[0].Suspended = 0
+	if *x.Status.JobsStatus[0].Suspended != 1 {
+		t.Error("a reader's change reached another cached TrainJob")
+	}
+}
+
+func TestInternerIsBounded(t *testing.T) {
+	p := newInterner[kueue.PodSet](2)
 	for i := range 5 {
 		p.intern([]kueue.PodSet{{Name: kueue.PodSetReference(fmt.Sprint("role-", i)), Count: 1}})
 	}

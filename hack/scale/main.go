@@ -190,6 +190,14 @@ func run(ctx context.Context, o options) error {
 		return err
 	}
 	r.RuntimeEdit = &burst{Jobs: o.n / 3, Reconciles: int(after.OursReconcile - before.OursReconcile), Requests: total(byVerb), Writes: writes(byVerb), ByVerb: byVerb}
+	edited, err := localcluster.AuditEvents(c.AuditLog(), func(e *localcluster.AuditEvent) bool {
+		return !e.Received.Before(editAt) && e.Received.Before(editAt.Add(time.Minute))
+	})
+	if err != nil {
+		return err
+	}
+	ew := classifyWrites(edited, ourUser, rec.jobOf)
+	r.RuntimeEditWrites = &ew
 
 	// 4. A cold start with everything present.
 	s.setPhase("restart")
@@ -222,7 +230,7 @@ func run(ctx context.Context, o options) error {
 	if err != nil {
 		return err
 	}
-	rw := classifyRestartWrites(all, ourUser, rec.jobOf)
+	rw := classifyWrites(all, ourUser, rec.jobOf)
 	r.RestartWrites = &rw
 	if byVerb, err = requests(c, ourUser, idleAt, idleAt.Add(o.idle)); err != nil {
 		return err

@@ -50,7 +50,10 @@ type report struct {
 	Restart     *burst `json:"restart"`
 	// RestartWrites tells the restart's own writes from those answering
 	// other components' changes meanwhile.
-	RestartWrites *restartWrites `json:"restart_writes"`
+	RestartWrites *promptedWrites `json:"restart_writes"`
+	// RuntimeEditWrites does the same for the minute after the runtime
+	// edit.
+	RuntimeEditWrites *promptedWrites `json:"runtime_edit_writes"`
 
 	Samples []sample `json:"samples"`
 }
@@ -160,6 +163,10 @@ func (r *report) print(w io.Writer) {
 	if r.RuntimeEdit != nil {
 		fmt.Fprintf(w, "| runtime edit under %d jobs: requests in the next minute (writes) | %d (%d) | no storm |\n", r.RuntimeEdit.Jobs, r.RuntimeEdit.Requests, r.RuntimeEdit.Writes)
 	}
+	if ew := r.RuntimeEditWrites; ew != nil {
+		fmt.Fprintf(w, "| of those writes, answering another component's write to the same job | %d | |\n", ew.Answering)
+		fmt.Fprintf(w, "| of those writes, the edit's own (nothing else changed before them) | %d | none |\n", ew.Unprompted)
+	}
 	fmt.Fprintf(w, "| admitted → unsuspended p50 / p99 (%d jobs in waves) | %.0f / %.0f ms | |\n", r.Admitted, p.P50, p.P99)
 	if rw := r.RestartWrites; rw != nil {
 		for _, k := range slices.Sorted(maps.Keys(rw.Prompts)) {
@@ -167,6 +174,15 @@ func (r *report) print(w io.Writer) {
 		}
 		for _, e := range rw.Examples {
 			fmt.Fprintf(w, "\nafter the restart, unprompted: %s", e)
+		}
+		fmt.Fprintln(w)
+	}
+	if ew := r.RuntimeEditWrites; ew != nil {
+		for _, k := range slices.Sorted(maps.Keys(ew.Prompts)) {
+			fmt.Fprintf(w, "\nafter the runtime edit, %d writes followed %s", ew.Prompts[k], k)
+		}
+		for _, e := range ew.Examples {
+			fmt.Fprintf(w, "\nafter the runtime edit, unprompted: %s", e)
 		}
 		fmt.Fprintln(w)
 	}

@@ -6,14 +6,16 @@ import (
 	"github.com/trainjob-kueue/trainjob-kueue/test/localcluster"
 )
 
-// restartWrites sorts the writes our manager made between its restart and
-// its first idle moment. A cold start must write nothing when nothing
-// changed, but the cluster does not stand still meanwhile: Trainer keeps
-// writing the status of running jobs, Kueue that of Workloads, and a write
-// of ours that follows one of those, to the same job, answers a change.
-// Only the rest are the restart's own.
-type restartWrites struct {
-	// Answering: writes that followed, after the restart, another
+// promptedWrites sorts the writes our manager made in a window: between its
+// restart and its first idle moment, or in the minute after a runtime edit.
+// Neither a cold start nor an edit of a runtime its queued jobs were
+// snapshotted from may make a write when nothing else changed, but the
+// cluster does not stand still meanwhile: Trainer keeps writing the status
+// of running jobs, Kueue that of Workloads, and a write of ours that follows
+// one of those, to the same job, answers a change. Only the rest are the
+// window's own.
+type promptedWrites struct {
+	// Answering: writes that followed, in the window, another
 	// component's write to the same job (its TrainJob, its JobSet or its
 	// Workload).
 	Answering int `json:"answering"`
@@ -26,13 +28,13 @@ type restartWrites struct {
 	Examples []string `json:"unprompted_examples,omitempty"`
 }
 
-// classifyRestartWrites reads the successful requests of every user in the
-// window from the restart to idle. jobOfWorkload names the TrainJob a
+// classifyWrites reads the successful requests of every user in the window.
+// jobOfWorkload names the TrainJob a
 // Workload belongs to ("" for none of the load's).
-func classifyRestartWrites(events []localcluster.AuditEvent, ours string, jobOfWorkload func(string) string) restartWrites {
+func classifyWrites(events []localcluster.AuditEvent, ours string, jobOfWorkload func(string) string) promptedWrites {
 	events = slices.Clone(events)
 	slices.SortStableFunc(events, func(a, b localcluster.AuditEvent) int { return a.Received.Compare(b.Received) })
-	out := restartWrites{Prompts: map[string]int{}}
+	out := promptedWrites{Prompts: map[string]int{}}
 	lastOther := map[string]string{}
 	for i := range events {
 		e := &events[i]

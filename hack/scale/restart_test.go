@@ -33,21 +33,21 @@ func TestRestartWritesAreTheRestartsOwnUnlessAChangeToTheJobCameFirst(t *testing
 	jobOf := func(w string) string { return workloads[w] }
 	cases := map[string]struct {
 		events []localcluster.AuditEvent
-		want   restartWrites
+		want   promptedWrites
 	}{
 		"nothing written": {
 			events: []localcluster.AuditEvent{
 				auditEvent(1, ourUser, "list", "trainjobs", "", "", 200),
 				auditEvent(2, trainerUser, "patch", "trainjobs", "status", "a", 200),
 			},
-			want: restartWrites{Prompts: map[string]int{}},
+			want: promptedWrites{Prompts: map[string]int{}},
 		},
 		"a write after Trainer's status write to the same job answers it": {
 			events: []localcluster.AuditEvent{
 				auditEvent(1, trainerUser, "patch", "trainjobs", "status", "a", 200),
 				auditEvent(2, ourUser, "patch", "workloads", "status", "trainjob-a-1", 200),
 			},
-			want: restartWrites{Answering: 1, Prompts: map[string]int{"patch trainjobs/status by " + trainerUser: 1}},
+			want: promptedWrites{Answering: 1, Prompts: map[string]int{"patch trainjobs/status by " + trainerUser: 1}},
 		},
 		"the last change before ours is the prompt": {
 			events: []localcluster.AuditEvent{
@@ -55,21 +55,21 @@ func TestRestartWritesAreTheRestartsOwnUnlessAChangeToTheJobCameFirst(t *testing
 				auditEvent(2, kueueUser, "update", "workloads", "status", "trainjob-a-1", 200),
 				auditEvent(3, ourUser, "patch", "workloads", "status", "trainjob-a-1", 200),
 			},
-			want: restartWrites{Answering: 1, Prompts: map[string]int{"update workloads/status by " + kueueUser: 1}},
+			want: promptedWrites{Answering: 1, Prompts: map[string]int{"update workloads/status by " + kueueUser: 1}},
 		},
 		"a change to another job prompts nothing": {
 			events: []localcluster.AuditEvent{
 				auditEvent(1, trainerUser, "patch", "trainjobs", "status", "b", 200),
 				auditEvent(2, ourUser, "patch", "workloads", "status", "trainjob-a-1", 200),
 			},
-			want: restartWrites{Unprompted: 1, Prompts: map[string]int{}, Examples: []string{"patch workloads/status trainjob-a-1"}},
+			want: promptedWrites{Unprompted: 1, Prompts: map[string]int{}, Examples: []string{"patch workloads/status trainjob-a-1"}},
 		},
 		"a change after ours prompts nothing, even if the log lists it first": {
 			events: []localcluster.AuditEvent{
 				auditEvent(3, trainerUser, "patch", "jobsets", "status", "a", 200),
 				auditEvent(2, ourUser, "patch", "trainjobs", "", "a", 200),
 			},
-			want: restartWrites{Unprompted: 1, Prompts: map[string]int{}, Examples: []string{"patch trainjobs a"}},
+			want: promptedWrites{Unprompted: 1, Prompts: map[string]int{}, Examples: []string{"patch trainjobs a"}},
 		},
 		"a refused write is no change, nor a write of ours": {
 			events: []localcluster.AuditEvent{
@@ -77,14 +77,14 @@ func TestRestartWritesAreTheRestartsOwnUnlessAChangeToTheJobCameFirst(t *testing
 				auditEvent(2, ourUser, "patch", "workloads", "status", "trainjob-a-1", 200),
 				auditEvent(3, ourUser, "patch", "workloads", "status", "trainjob-b-1", 422),
 			},
-			want: restartWrites{Unprompted: 1, Prompts: map[string]int{}, Examples: []string{"patch workloads/status trainjob-a-1"}},
+			want: promptedWrites{Unprompted: 1, Prompts: map[string]int{}, Examples: []string{"patch workloads/status trainjob-a-1"}},
 		},
 		"leases and events are not writes": {
 			events: []localcluster.AuditEvent{
 				auditEvent(1, ourUser, "update", "leases", "", "trainjob-kueue", 200),
 				auditEvent(2, ourUser, "create", "events", "", "a.123", 201),
 			},
-			want: restartWrites{Prompts: map[string]int{}},
+			want: promptedWrites{Prompts: map[string]int{}},
 		},
 		"a JobSet's change prompts its TrainJob's": {
 			events: []localcluster.AuditEvent{
@@ -92,21 +92,21 @@ func TestRestartWritesAreTheRestartsOwnUnlessAChangeToTheJobCameFirst(t *testing
 				auditEvent(2, ourUser, "patch", "trainjobs", "", "c", 200),
 				auditEvent(3, ourUser, "update", "workloads", "", "trainjob-c-1", 200),
 			},
-			want: restartWrites{Answering: 2, Prompts: map[string]int{"update jobsets/status by system:serviceaccount:jobset-system:jobset-controller-manager": 2}},
+			want: promptedWrites{Answering: 2, Prompts: map[string]int{"update jobsets/status by system:serviceaccount:jobset-system:jobset-controller-manager": 2}},
 		},
 		"a Workload not the load's is unprompted": {
 			events: []localcluster.AuditEvent{
 				auditEvent(1, kueueUser, "update", "workloads", "status", "other", 200),
 				auditEvent(2, ourUser, "update", "workloads", "", "other", 200),
 			},
-			want: restartWrites{Unprompted: 1, Prompts: map[string]int{}, Examples: []string{"update workloads other"}},
+			want: promptedWrites{Unprompted: 1, Prompts: map[string]int{}, Examples: []string{"update workloads other"}},
 		},
 	}
 	for name, tc := range cases {
 		t.Run(name, func(t *testing.T) {
-			got := classifyRestartWrites(tc.events, ourUser, jobOf)
+			got := classifyWrites(tc.events, ourUser, jobOf)
 			if diff := cmp.Diff(tc.want, got); diff != "" {
-				t.Errorf("classifyRestartWrites (-want +got):\n%s", diff)
+				t.Errorf("classifyWrites (-want +got):\n%s", diff)
 			}
 		})
 	}
