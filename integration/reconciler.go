@@ -17,6 +17,7 @@ import (
 	kueue "sigs.k8s.io/kueue/apis/kueue/v1beta2"
 	schdcache "sigs.k8s.io/kueue/pkg/cache/scheduler"
 	"sigs.k8s.io/kueue/pkg/controller/jobframework"
+	"sigs.k8s.io/kueue/pkg/metrics"
 
 	trainer "github.com/kubeflow/trainer/v2/pkg/apis/trainer/v1alpha1"
 	"github.com/trainjob-kueue/trainjob-kueue/trainjob"
@@ -35,11 +36,7 @@ func NewReconciler(c client.Client, apiReader client.Reader, recorder events.Eve
 		jobframework.WithManageJobsWithoutQueueName(opts.ManageJobsWithoutQueueName),
 		jobframework.WithManagedJobsNamespaceSelector(opts.ManagedJobsNamespaceSelector),
 		jobframework.WithLabelKeysToCopy(sets.New(opts.LabelKeysToCopy...)),
-		// The framework asks Kueue's scheduler cache whether to report
-		// LocalQueue metrics when a Workload becomes PodsReady, and a nil
-		// cache panics there. Ours holds no queues: the answer is no, and
-		// Kueue's own process reports those metrics.
-		jobframework.WithCache(schdcache.New(c)),
+		jobframework.WithCache(frameworkCache(c)),
 	}
 	if opts.WaitForPodsReady {
 		fwOpts = append(fwOpts, func(o *jobframework.Options) { o.WaitForPodsReady = true })
@@ -49,6 +46,16 @@ func NewReconciler(c client.Client, apiReader client.Reader, recorder events.Eve
 		deps: &deps{client: c, apiReader: apiReader, recorder: recorder, opts: opts, caps: opts.Shape.Capabilities(),
 			metrics: opts.Metrics, memo: newPodSetMemo(podSetMemoBytes), snapshots: newSnapshotDecoder(snapshotsRemembered), said: newSaidOnce()},
 	}
+}
+
+// frameworkCache is the Kueue scheduler cache the job framework asks, when a
+// Workload becomes PodsReady, whether to report LocalQueue metrics (a nil
+// one panics there). Ours holds no queues, and Kueue's own process reports
+// those metrics: the answer is no. Left at its default (on with Kueue
+// v0.19's LocalQueueMetrics gate) it looked the queue up and logged "Failed
+// to get LocalQueue for metrics" at error level for every job started.
+func frameworkCache(c client.Client) *schdcache.Cache {
+	return schdcache.New(c, schdcache.WithLocalQueueMetrics(&metrics.LocalQueueMetricsConfig{Enabled: false}))
 }
 
 // Reconcile implements reconcile.Reconciler.
