@@ -80,7 +80,7 @@ func main() {
 	flag.StringVar(&o.trainer, "trainer-version", "v2.3.0", "Kubeflow Trainer release of every set-up")
 	flag.StringVar(&o.kueue, "kueue-version", localcluster.DefaultKueueVersion, "Kueue release of every set-up")
 	flag.StringVar(&o.sweep, "sweep", "", "job counts to run the whole side by side at, one after another, e.g. 500,1000,2000 (.bench/sweep.json, .bench/sweep.png); -n is then ignored")
-	flag.StringVar(&o.plotSweep, "plot-sweep", "", "output directories of earlier runs (comma-separated): write their sweep.json and sweep.png into -out, running nothing")
+	flag.StringVar(&o.plotSweep, "plot-sweep", "", "output directories of earlier runs (comma-separated): write their sweep.json and sweep.png into -out, running nothing; runs of one N merge, a later directory's set-ups replacing an earlier's")
 	flag.BoolVar(&o.check, "check", false, "fail unless every measurement is present and trainjob-kueue made no dry run (the smoke run)")
 	flag.Parse()
 	ctrllog.SetLogger(logr.Discard())

@@ -9,6 +9,7 @@ import (
 	"image/draw"
 	"image/png"
 	"io"
+	"maps"
 	"os"
 	"path/filepath"
 	"slices"
@@ -75,9 +76,13 @@ func sweep(ctx context.Context, o options, ns []int) error {
 }
 
 // replotSweep writes out/sweep.json and out/sweep.png from the
-// summary.json of earlier runs (one directory each), ordered by N.
+// summary.json of earlier runs (one directory each), ordered by N. Runs of
+// one N are merged: a set-up a later directory holds replaces an earlier
+// one's, and the ratios are those of the merged set-ups (so ours can be
+// measured again after a change of ours without running Kueue's in-tree
+// integration, which did not change, again).
 func replotSweep(out string, dirs []string) error {
-	var points []SweepPoint
+	byN := map[int]*Summary{}
 	for _, dir := range dirs {
 		data, err := os.ReadFile(filepath.Join(dir, "summary.json"))
 		if err != nil {
@@ -87,6 +92,20 @@ func replotSweep(out string, dirs []string) error {
 		if err := json.Unmarshal(data, s); err != nil {
 			return fmt.Errorf("%s/summary.json: %w", dir, err)
 		}
+		m, ok := byN[s.N]
+		if !ok {
+			byN[s.N] = s
+			continue
+		}
+		maps.Copy(m.Setups, s.Setups)
+		m.Ratios = map[string]*float64{}
+		o, t := m.Setups[setupOurs], m.Setups[setupInTree]
+		if o != nil && t != nil && unfinishedCount(o.Unfinished) == 0 && unfinishedCount(t.Unfinished) == 0 {
+			m.Ratios = ratios(o, t)
+		}
+	}
+	var points []SweepPoint
+	for _, s := range byN {
 		points = append(points, sweepPoint(s))
 	}
 	slices.SortFunc(points, func(a, b SweepPoint) int { return a.N - b.N })

@@ -106,3 +106,50 @@ func TestReplotSweepOrdersEarlierRunsByN(t *testing.T) {
 		t.Errorf("points (-want +got):\n%s", diff)
 	}
 }
+
+// Runs of one N merge: ours measured again replaces ours, the in-tree
+// integration's figures stay, and the ratios are the merged set-ups'.
+func TestReplotSweepMergesRunsOfOneN(t *testing.T) {
+	dir := t.TempDir()
+	write := func(name string, s *Summary) string {
+		sub := filepath.Join(dir, name)
+		if err := os.MkdirAll(sub, 0o755); err != nil {
+			t.Fatal(err)
+		}
+		if err := writeSummary(filepath.Join(sub, "summary.json"), s); err != nil {
+			t.Fatal(err)
+		}
+		return sub
+	}
+	before := write("before", &Summary{N: 500, Setups: map[string]*Setup{
+		setupInTree: {RequestsPerJob: ref(16.0), CPUSeconds: ref(40.0)},
+		setupOurs:   {RequestsPerJob: ref(7.0), CPUSeconds: ref(20.0)},
+	}, Ratios: map[string]*float64{"requests_per_job": ref(7.0 / 16), "cpu_seconds": ref(0.5)}})
+	again := write("again", &Summary{N: 500, Setups: map[string]*Setup{
+		setupOurs: {RequestsPerJob: ref(8.0), CPUSeconds: ref(10.0)},
+	}, Ratios: map[string]*float64{}})
+	out := filepath.Join(dir, "out")
+	if err := replotSweep(out, []string{before, again}); err != nil {
+		t.Fatal(err)
+	}
+	data, err := os.ReadFile(filepath.Join(out, "sweep.json"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	var points []SweepPoint
+	if err := json.Unmarshal(data, &points); err != nil {
+		t.Fatal(err)
+	}
+	if len(points) != 1 {
+		t.Fatalf("%d points, want 1", len(points))
+	}
+	p := points[0]
+	got := map[string]float64{
+		"ours requests": *p.Setups[setupOurs].RequestsPerJob, "intree requests": *p.Setups[setupInTree].RequestsPerJob,
+		"requests ratio": *p.Ratios["requests_per_job"], "cpu ratio": *p.Ratios["cpu_seconds"],
+	}
+	want := map[string]float64{"ours requests": 8, "intree requests": 16, "requests ratio": 0.5, "cpu ratio": 0.25}
+	if diff := cmp.Diff(want, got); diff != "" {
+		t.Errorf("merged (-want +got):\n%s", diff)
+	}
+}
