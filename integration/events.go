@@ -46,8 +46,9 @@ const (
 	ReasonRuntimeBack = "RuntimeBack"
 )
 
-// Actions of our events (events.k8s.io/v1): what we were doing when the
-// event happened.
+// Actions of our events: what we were doing when the event happened, the
+// job framework's events.EventRecorder asks for one. Our recorder writes
+// core/v1 Events (NewEventRecorder), which kubectl shows without it.
 const (
 	actionComputePodSets = "ComputePodSets"
 	actionQueue          = "Queue"

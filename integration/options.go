@@ -4,6 +4,7 @@ import (
 	"time"
 
 	"k8s.io/apimachinery/pkg/labels"
+	"k8s.io/client-go/tools/events"
 
 	"github.com/trainjob-kueue/trainjob-kueue/podsets"
 	"github.com/trainjob-kueue/trainjob-kueue/quota"
@@ -13,6 +14,8 @@ import (
 // Options configure the integration. The Kueue-facing ones must agree with
 // the deployed Kueue's Configuration; cmd/trainjob-kueue reads them from it.
 type Options struct {
+	// Recorder records our events; nil means NewEventRecorder's.
+	Recorder events.EventRecorder
 	// Shape is the override field of the installed Trainer API version.
 	Shape shape.Shape
 	// PodSets tunes the PodSet projection (topology, API defaults).

@@ -40,7 +40,14 @@ func Setup(ctx context.Context, mgr ctrl.Manager, opts Options, withWebhook bool
 	if err := SetupIndexes(ctx, mgr.GetFieldIndexer()); err != nil {
 		return err
 	}
-	rec := NewReconciler(mgr.GetClient(), mgr.GetAPIReader(), mgr.GetEventRecorder("trainjob-kueue"), opts)
+	if opts.Recorder == nil {
+		r, err := NewEventRecorder(mgr)
+		if err != nil {
+			return err
+		}
+		opts.Recorder = r
+	}
+	rec := NewReconciler(mgr.GetClient(), mgr.GetAPIReader(), opts.Recorder, opts)
 	if err := rec.SetupWithManager(mgr); err != nil {
 		return fmt.Errorf("setting up the TrainJob reconciler: %w", err)
 	}

@@ -420,7 +420,12 @@ func startTrainJobKueue(ctx context.Context, cfg *rest.Config, port int, certDir
 	if opts.PodGroups, err = integration.HasPodGroups(ctx, direct); err != nil {
 		return err
 	}
-	if err := integration.Setup(ctx, countingManager{Manager: mgr, counter: ourEvents}, opts, true); err != nil {
+	recorder, err := integration.NewEventRecorder(mgr)
+	if err != nil {
+		return err
+	}
+	opts.Recorder = countingRecorder{EventRecorder: recorder, counter: ourEvents}
+	if err := integration.Setup(ctx, mgr, opts, true); err != nil {
 		return err
 	}
 	go func() {
@@ -498,9 +503,10 @@ func componentDirs() (kueue, trainer, jobset string, err error) {
 }
 
 // ourEvents counts the events trainjob-kueue records, as it records them.
-// The API server cannot tell: the events.k8s.io/v1 recorder writes an event
-// seen again as a series, updated at most every 30 minutes, so a job
-// retried in a loop shows there as one event with a series of 2.
+// The API server cannot tell: the recorder's correlator writes an event seen
+// again as a count on the first, and combines more than ten alike within
+// ten minutes into one, so a job retried in a loop shows there as one
+// event.
 var ourEvents = &eventCounter{counts: map[eventKey]int{}}
 
 type eventKey struct{ namespace, name, reason string }
@@ -521,16 +527,6 @@ func (c *eventCounter) count(obj client.Object, reason string) int {
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	return c.counts[eventKey{obj.GetNamespace(), obj.GetName(), reason}]
-}
-
-// countingManager hands out recorders that count into counter.
-type countingManager struct {
-	ctrl.Manager
-	counter *eventCounter
-}
-
-func (m countingManager) GetEventRecorder(name string) events.EventRecorder {
-	return countingRecorder{EventRecorder: m.Manager.GetEventRecorder(name), counter: m.counter}
 }
 
 type countingRecorder struct {
