@@ -87,14 +87,7 @@ func TestReplotSweepOrdersEarlierRunsByN(t *testing.T) {
 	if err := replotSweep(out, []string{filepath.Join(dir, "n2000"), filepath.Join(dir, "n500")}); err != nil {
 		t.Fatal(err)
 	}
-	data, err := os.ReadFile(filepath.Join(out, "sweep.json"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	var points []SweepPoint
-	if err := json.Unmarshal(data, &points); err != nil {
-		t.Fatal(err)
-	}
+	points := readSweep(t, out)
 	var ns []int
 	for _, p := range points {
 		ns = append(ns, p.N)
@@ -132,14 +125,7 @@ func TestReplotSweepMergesRunsOfOneN(t *testing.T) {
 	if err := replotSweep(out, []string{before, again}); err != nil {
 		t.Fatal(err)
 	}
-	data, err := os.ReadFile(filepath.Join(out, "sweep.json"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	var points []SweepPoint
-	if err := json.Unmarshal(data, &points); err != nil {
-		t.Fatal(err)
-	}
+	points := readSweep(t, out)
 	if len(points) != 1 {
 		t.Fatalf("%d points, want 1", len(points))
 	}
@@ -152,4 +138,17 @@ func TestReplotSweepMergesRunsOfOneN(t *testing.T) {
 	if diff := cmp.Diff(want, got); diff != "" {
 		t.Errorf("merged (-want +got):\n%s", diff)
 	}
+}
+
+func readSweep(t *testing.T, dir string) []SweepPoint {
+	t.Helper()
+	data, err := os.ReadFile(filepath.Join(dir, "sweep.json"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	var points []SweepPoint
+	if err := json.Unmarshal(data, &points); err != nil {
+		t.Fatal(err)
+	}
+	return points
 }

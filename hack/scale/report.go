@@ -168,24 +168,23 @@ func (r *report) print(w io.Writer) {
 		fmt.Fprintf(w, "| of those writes, the edit's own (nothing else changed before them) | %d | none |\n", ew.Unprompted)
 	}
 	fmt.Fprintf(w, "| admitted → unsuspended p50 / p99 (%d jobs in waves) | %.0f / %.0f ms | |\n", r.Admitted, p.P50, p.P99)
-	if rw := r.RestartWrites; rw != nil {
-		for _, k := range slices.Sorted(maps.Keys(rw.Prompts)) {
-			fmt.Fprintf(w, "\nafter the restart, %d writes followed %s", rw.Prompts[k], k)
-		}
-		for _, e := range rw.Examples {
-			fmt.Fprintf(w, "\nafter the restart, unprompted: %s", e)
-		}
-		fmt.Fprintln(w)
+	r.RestartWrites.describe(w, "after the restart")
+	r.RuntimeEditWrites.describe(w, "after the runtime edit")
+}
+
+// describe what prompted the writes of the window when, and which were
+// unprompted; nothing for a window not measured.
+func (pw *promptedWrites) describe(w io.Writer, when string) {
+	if pw == nil {
+		return
 	}
-	if ew := r.RuntimeEditWrites; ew != nil {
-		for _, k := range slices.Sorted(maps.Keys(ew.Prompts)) {
-			fmt.Fprintf(w, "\nafter the runtime edit, %d writes followed %s", ew.Prompts[k], k)
-		}
-		for _, e := range ew.Examples {
-			fmt.Fprintf(w, "\nafter the runtime edit, unprompted: %s", e)
-		}
-		fmt.Fprintln(w)
+	for _, k := range slices.Sorted(maps.Keys(pw.Prompts)) {
+		fmt.Fprintf(w, "\n%s, %d writes followed %s", when, pw.Prompts[k], k)
 	}
+	for _, e := range pw.Examples {
+		fmt.Fprintf(w, "\n%s, unprompted: %s", when, e)
+	}
+	fmt.Fprintln(w)
 }
 
 // plot draws memory over time (top) and each job's admitted → unsuspended
