@@ -12,7 +12,7 @@ KUEUE_VERSION ?= v0.19.2
 INTEGRATION ?= ours
 KUEUE_CONFIG ?=
 
-.PHONY: generate verify-generate all build plugin image image-push deploy bench bench-sweep bench-smoke scale test test-install test-image test-smoke test-full test-unit test-integration test-e2e test-e2e-main test-deployed test-deployed-helm test-reliability test-reliability-smoke fuzz vet envtest-assets components cluster-up cluster-down multikueue-up demo clean
+.PHONY: prefetch generate verify-generate all build plugin image image-push deploy bench bench-sweep bench-smoke scale test test-install test-image test-smoke test-full test-unit test-integration test-e2e test-e2e-main test-deployed test-deployed-helm test-reliability test-reliability-smoke fuzz vet envtest-assets components cluster-up cluster-down multikueue-up demo clean
 
 all: build
 
@@ -62,7 +62,16 @@ deploy:
 
 ## test: every tier on the default configuration, plus a smoke of every
 ## other supported Trainer release.
-test: vet test-unit test-install test-image test-integration test-e2e-main test-smoke bench-smoke
+test: prefetch vet test-unit test-install test-image test-integration test-e2e-main test-smoke bench-smoke
+
+## prefetch: start building, in the background at the lowest CPU priority,
+## every component binary make test needs later (hack/prefetch-components.sh,
+## log in bin/prefetch.log). On a cold machine the builds use the CPU the
+## first tiers leave idle; a tier needing a binary still being built waits
+## for it (one lock per machine), never builds it twice. Returns at once.
+prefetch:
+	@mkdir -p bin
+	@nohup nice -n 19 hack/prefetch-components.sh '$(TRAINER_VERSION)' '$(sort $(SMOKE_TRAINER_VERSIONS) $(SMOKE_MULTIKUEUE_VERSIONS) $(BENCH_TRAINER))' '$(KUEUE_VERSION) $(SMOKE_KUEUE_VERSIONS)' >bin/prefetch.log 2>&1 </dev/null &
 
 SMOKE_TRAINER_VERSIONS ?= v2.0.1 v2.2.0 v2.3.0
 # Trainer v2.3 is the first whose controller may run on a MultiKueue manager.
@@ -172,8 +181,8 @@ fuzz:
 # cache (hack/build-tool.sh) and linked here.
 envtest-assets:
 	@mkdir -p $(ASSETS)
-	@ln -sf "$$(hack/build-tool.sh etcd go.etcd.io/etcd/server/v3 etcd)" $(ASSETS)/etcd
-	@ln -sf "$$(hack/build-tool.sh kubernetes k8s.io/kubernetes/cmd/kube-apiserver kube-apiserver "$$(hack/kube-version-ldflags.sh $(KUBE_VERSION))")" $(ASSETS)/kube-apiserver
+	@ln -sf "$$(hack/component.sh etcd)" $(ASSETS)/etcd
+	@ln -sf "$$(KUBE_VERSION=$(KUBE_VERSION) hack/component.sh kube-apiserver)" $(ASSETS)/kube-apiserver
 	@# The tier runs JobSet v0.12.0 (the module's) as a process: its feature
 	@# gates collide with Kueue v0.19's in one binary.
 	@TRAINER_VERSION=v2.3.0 hack/component.sh jobset-controller-manager >/dev/null

@@ -21,35 +21,43 @@ jobset_for() {
   esac
 }
 
-# One component at a time per machine: test packages bring clusters up in
-# parallel, and two builds of one component would race on its files.
-if [ "${1:-}" != --list ]; then
-  exec 9>"${TMPDIR:-/tmp}/trainjob-kueue-components-$(id -u).lock"
-  flock 9
-fi
-
+# args: build-tool.sh's arguments for the component; prepare: what must run
+# before building it (a derived main).
+prepare=()
 case ${1:-} in
-  --list) echo etcd kube-apiserver kube-controller-manager kubectl kube-scheduler kwok trainer-controller-manager jobset-controller-manager kueue ;;
-  etcd) exec "$here/build-tool.sh" etcd go.etcd.io/etcd/server/v3 etcd ;;
+  --list) echo etcd kube-apiserver kube-controller-manager kubectl kube-scheduler kwok trainer-controller-manager jobset-controller-manager kueue; exit 0 ;;
+  etcd) args=(etcd go.etcd.io/etcd/server/v3 etcd) ;;
   kube-apiserver|kube-controller-manager|kubectl)
-    exec "$here/build-tool.sh" kubernetes "k8s.io/kubernetes/cmd/$1" "$1" "$(kube_ldflags)" ;;
-  kube-scheduler) exec "$here/build-tool.sh" scheduler sigs.k8s.io/scheduler-plugins/cmd/scheduler kube-scheduler ;;
-  kwok) exec "$here/build-tool.sh" kwok sigs.k8s.io/kwok/cmd/kwok kwok ;;
+    args=(kubernetes "k8s.io/kubernetes/cmd/$1" "$1" "$(kube_ldflags)") ;;
+  kube-scheduler) args=(scheduler sigs.k8s.io/scheduler-plugins/cmd/scheduler kube-scheduler) ;;
+  kwok) args=(kwok sigs.k8s.io/kwok/cmd/kwok kwok) ;;
   trainer-controller-manager)
     jobset_for "$TRAINER_VERSION" >/dev/null
     case $TRAINER_VERSION in
       v2.0.*) # No way to give v2.0 a webhook certificate: see the script.
-        "$here/derive-trainer-main.sh" "$TRAINER_VERSION"
-        exec "$here/build-tool.sh" "trainer-$TRAINER_VERSION" ./cmd trainer-controller-manager ;;
-      *) exec "$here/build-tool.sh" "trainer-$TRAINER_VERSION" github.com/kubeflow/trainer/v2/cmd/trainer-controller-manager trainer-controller-manager ;;
+        prepare=("$here/derive-trainer-main.sh" "$TRAINER_VERSION")
+        args=("trainer-$TRAINER_VERSION" ./cmd trainer-controller-manager) ;;
+      *) args=("trainer-$TRAINER_VERSION" github.com/kubeflow/trainer/v2/cmd/trainer-controller-manager trainer-controller-manager) ;;
     esac ;;
   jobset-controller-manager)
-    exec "$here/build-tool.sh" "jobset-$(jobset_for "$TRAINER_VERSION")" sigs.k8s.io/jobset jobset-controller-manager ;;
+    args=("jobset-$(jobset_for "$TRAINER_VERSION")" sigs.k8s.io/jobset jobset-controller-manager) ;;
   kueue)
-    "$here/derive-kueue-main.sh" "$KUEUE_VERSION"
+    prepare=("$here/derive-kueue-main.sh" "$KUEUE_VERSION")
     # The derived main is part of the binary: a change of the script is a
     # new build (-X of a variable main lacks is ignored).
     derived=$(sha256sum "$here/derive-kueue-main.sh" | cut -c1-12)
-    exec "$here/build-tool.sh" "kueue-$KUEUE_VERSION" ./cmd kueue "-ldflags=-X=main.derivedBy=$derived" ;;
+    args=("kueue-$KUEUE_VERSION" ./cmd kueue "-ldflags=-X=main.derivedBy=$derived") ;;
   *) echo "usage: $0 NAME|--list" >&2; exit 2 ;;
 esac
+
+# A cached binary needs no lock: clusters of parallel test packages start
+# while another process may hold it for a long build.
+if BUILD_TOOL_LOOKUP=1 "$here/build-tool.sh" "${args[@]}"; then exit 0; fi
+
+# One build at a time per machine: two builds of one component would race on
+# its files (and its derived main), and two of different ones only share the
+# CPU. Whoever waited finds the binary the holder built.
+exec 9>"${TMPDIR:-/tmp}/trainjob-kueue-components-$(id -u).lock"
+flock 9
+if [ ${#prepare[@]} -gt 0 ]; then "${prepare[@]}"; fi
+exec "$here/build-tool.sh" "${args[@]}"
