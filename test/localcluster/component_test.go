@@ -1,0 +1,77 @@
+package localcluster
+
+import (
+	"context"
+	"crypto/sha256"
+	"encoding/hex"
+	"fmt"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"syscall"
+	"testing"
+	"time"
+)
+
+// A cached binary is found while another process holds the machine's build
+// lock (make test's background build): clusters starting in parallel test
+// packages must not wait out someone else's build.
+func TestACachedComponentIsFoundWhileTheBuildLockIsHeld(t *testing.T) {
+	root, err := filepath.Abs("../..")
+	if err != nil {
+		t.Fatal(err)
+	}
+	cache, tmp := t.TempDir(), t.TempDir()
+
+	// Where hack/build-tool.sh caches etcd: keyed by the tools module's
+	// go.mod and go.sum, the package and the Go release.
+	var sum []byte
+	for _, f := range []string{"go.mod", "go.sum"} {
+		b, err := os.ReadFile(filepath.Join(root, "hack/tools/etcd", f))
+		if err != nil {
+			t.Fatal(err)
+		}
+		sum = append(sum, b...)
+	}
+	goVersion, err := exec.Command("go", "env", "GOVERSION").Output()
+	if err != nil {
+		t.Fatal(err)
+	}
+	sum = append(sum, "go.etcd.io/etcd/server/v3 \n"...)
+	sum = append(sum, goVersion...)
+	h := sha256.Sum256(sum)
+	bin := filepath.Join(cache, "bin", "etcd-"+hex.EncodeToString(h[:])[:16], "etcd")
+	if err := os.MkdirAll(filepath.Dir(bin), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(bin, []byte("#!/bin/sh\n"), 0o755); err != nil {
+		t.Fatal(err)
+	}
+
+	lock, err := os.Create(filepath.Join(tmp, fmt.Sprintf("trainjob-kueue-components-%d.lock", os.Getuid())))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer lock.Close()
+	if err := syscall.Flock(int(lock.Fd()), syscall.LOCK_EX); err != nil {
+		t.Fatal(err)
+	}
+
+	ctx, cancel := context.WithTimeout(context.Background(), 15*time.Second)
+	defer cancel()
+	cmd := exec.CommandContext(ctx, filepath.Join(root, "hack/component.sh"), "etcd")
+	cmd.Env = append(os.Environ(), "TRAINJOB_KUEUE_CACHE="+cache, "TMPDIR="+tmp)
+	// A waiting flock keeps the output open after the script is killed.
+	cmd.WaitDelay = 2 * time.Second
+	out, err := cmd.Output()
+	if ctx.Err() != nil {
+		t.Fatal("hack/component.sh waited for the build lock to hand out a cached binary")
+	}
+	if err != nil {
+		t.Fatalf("hack/component.sh etcd: %v", err)
+	}
+	if got := strings.TrimSpace(string(out)); got != bin {
+		t.Errorf("hack/component.sh etcd = %q, want the cached %q", got, bin)
+	}
+}
