@@ -28,10 +28,12 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/metrics/filters"
 	metricsserver "sigs.k8s.io/controller-runtime/pkg/metrics/server"
 	"sigs.k8s.io/controller-runtime/pkg/webhook"
+	kueue "sigs.k8s.io/kueue/apis/kueue/v1beta2"
 	"sigs.k8s.io/kueue/pkg/features"
 
 	"github.com/trainjob-kueue/trainjob-kueue/gang"
 	"github.com/trainjob-kueue/trainjob-kueue/integration"
+	"github.com/trainjob-kueue/trainjob-kueue/trainjob"
 )
 
 type flags struct {
@@ -196,9 +198,19 @@ func run(ctx context.Context, f flags) error {
 	if f.metricsSecure {
 		metricsOpts.FilterProvider = filters.WithAuthenticationAndAuthorization
 	}
+	// client-go's transport cache hands the manager's clients the same
+	// connections.
+	httpClient, err := rest.HTTPClientFor(restCfg)
+	if err != nil {
+		return err
+	}
+	cacheOpts, err := integration.OnePassWatches(cacheOptions(), restCfg, httpClient, scheme, &kueue.Workload{}, &trainjob.TrainJob{})
+	if err != nil {
+		return err
+	}
 	mgr, err := ctrl.NewManager(restCfg, ctrl.Options{
 		Scheme:                  scheme,
-		Cache:                   cacheOptions(),
+		Cache:                   cacheOpts,
 		Controller:              controllerCfg,
 		PprofBindAddress:        f.pprofAddr,
 		Metrics:                 metricsOpts,

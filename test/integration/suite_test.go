@@ -30,6 +30,7 @@ import (
 	"k8s.io/client-go/tools/events"
 	"k8s.io/utils/ptr"
 	ctrl "sigs.k8s.io/controller-runtime"
+	"sigs.k8s.io/controller-runtime/pkg/cache"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	ctrlconfig "sigs.k8s.io/controller-runtime/pkg/config"
 	"sigs.k8s.io/controller-runtime/pkg/controller"
@@ -37,6 +38,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/log/zap"
 	metricsserver "sigs.k8s.io/controller-runtime/pkg/metrics/server"
 	"sigs.k8s.io/controller-runtime/pkg/webhook"
+	kueue "sigs.k8s.io/kueue/apis/kueue/v1beta2"
 	qcache "sigs.k8s.io/kueue/pkg/cache/queue"
 	schdcache "sigs.k8s.io/kueue/pkg/cache/scheduler"
 	kueuecore "sigs.k8s.io/kueue/pkg/controller/core"
@@ -59,6 +61,7 @@ import (
 	"github.com/trainjob-kueue/trainjob-kueue/integration"
 	"github.com/trainjob-kueue/trainjob-kueue/test/fixtures"
 	"github.com/trainjob-kueue/trainjob-kueue/test/localcluster"
+	"github.com/trainjob-kueue/trainjob-kueue/trainjob"
 )
 
 // managerUser is the identity trainjob-kueue runs as in these tests; the
@@ -393,7 +396,17 @@ func mustRequirement(key string, op selection.Operator, value string) labels.Req
 
 func startTrainJobKueue(ctx context.Context, cfg *rest.Config, port int, certDir string) error {
 	scheme := integration.NewScheme()
-	mgr, err := newManager(cfg, scheme, port, certDir)
+	// Its caches of Workloads and TrainJobs watch as the manager's do, so
+	// every test here reads them through the one-pass watch decoding.
+	httpClient, err := rest.HTTPClientFor(cfg)
+	if err != nil {
+		return err
+	}
+	cacheOpts, err := integration.OnePassWatches(cache.Options{}, cfg, httpClient, scheme, &kueue.Workload{}, &trainjob.TrainJob{})
+	if err != nil {
+		return err
+	}
+	mgr, err := newManager(cfg, scheme, port, certDir, func(o *ctrl.Options) { o.Cache = cacheOpts })
 	if err != nil {
 		return err
 	}
@@ -476,7 +489,7 @@ func allWebhooks(kueuePort, trainerPort, jobSetPort, ourPort int, ca []byte) ([]
 // newManager is a manager of this test process: no metrics or probes, its
 // webhooks (if any) served on a loopback port. Several run side by side,
 // hence no controller name validation.
-func newManager(cfg *rest.Config, scheme *runtime.Scheme, port int, certDir string) (ctrl.Manager, error) {
+func newManager(cfg *rest.Config, scheme *runtime.Scheme, port int, certDir string, with ...func(*ctrl.Options)) (ctrl.Manager, error) {
 	opts := ctrl.Options{
 		Scheme:                 scheme,
 		Metrics:                metricsserver.Options{BindAddress: "0"},
@@ -485,6 +498,9 @@ func newManager(cfg *rest.Config, scheme *runtime.Scheme, port int, certDir stri
 	}
 	if port != 0 {
 		opts.WebhookServer = webhook.NewServer(webhook.Options{Host: "127.0.0.1", Port: port, CertDir: certDir})
+	}
+	for _, w := range with {
+		w(&opts)
 	}
 	return ctrl.NewManager(cfg, opts)
 }
