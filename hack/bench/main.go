@@ -104,6 +104,10 @@ type result struct {
 	ourDry    int
 	ourVerbs  map[string]int
 	kueueVerb map[string]int
+	// ourStatus, kueueStatus: their writes of Workload status by field
+	// manager.
+	ourStatus   map[string]int
+	kueueStatus map[string]int
 	// unfinished: where the jobs stood when the set-up stalled; nil when
 	// every job finished.
 	unfinished map[string]int
@@ -273,12 +277,16 @@ func runSetup(ctx context.Context, root, setup string, o options) (*result, erro
 	}
 	cancel()
 	// Requests counted up to now; the audit log is written synchronously.
-	if r.kueueDry, r.kueueVerb, err = requests(c, kueueUser, r.start); err != nil {
+	kq, err := requests(c, kueueUser, r.start)
+	if err != nil {
 		return nil, err
 	}
-	if r.ourDry, r.ourVerbs, err = requests(c, ourUser, r.start); err != nil {
+	oq, err := requests(c, ourUser, r.start)
+	if err != nil {
 		return nil, err
 	}
+	r.kueueDry, r.kueueVerb, r.kueueStatus = kq.dryRuns, kq.byVerb, kq.statusByOwner
+	r.ourDry, r.ourVerbs, r.ourStatus = oq.dryRuns, oq.byVerb, oq.statusByOwner
 	r.jobs = rec.jobs
 	return r, nil
 }

@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"io"
 	"net/http"
+	"net/url"
 	"os"
 	"strconv"
 	"strings"
@@ -250,15 +251,28 @@ func procUsage(pid int) (usage, error) {
 }
 
 // requests counts the successful API requests user made from since on, by
-// "verb resource[/subresource]", and the dry runs among them.
-func requests(c *localcluster.Cluster, user string, since time.Time) (dryRuns int, byVerb map[string]int, err error) {
+// "verb resource[/subresource]", the dry runs among them, and the writes of
+// Workload status by field manager (the query's fieldManager): what each
+// was for, since the job framework and Kueue's scheduler name theirs
+// (kueue-job-controller-PodsReady, kueue-reclaimable-pods, kueue-admission).
+func requests(c *localcluster.Cluster, user string, since time.Time) (n requestCounts, err error) {
 	events, err := localcluster.AuditEvents(c.AuditLog(), func(e *localcluster.AuditEvent) bool {
 		return e.User.Username == user && !e.Received.Before(since)
 	})
 	if err != nil {
-		return 0, nil, err
+		return n, err
 	}
-	byVerb = map[string]int{}
+	return countRequests(events), nil
+}
+
+type requestCounts struct {
+	dryRuns       int
+	byVerb        map[string]int
+	statusByOwner map[string]int
+}
+
+func countRequests(events []localcluster.AuditEvent) requestCounts {
+	n := requestCounts{byVerb: map[string]int{}, statusByOwner: map[string]int{}}
 	for _, e := range events {
 		if e.ResponseStatus == nil || e.ResponseStatus.Code >= 400 {
 			continue
@@ -267,12 +281,28 @@ func requests(c *localcluster.Cluster, user string, since time.Time) (dryRuns in
 		if e.ObjectRef.Subresource != "" {
 			what += "/" + e.ObjectRef.Subresource
 		}
-		byVerb[what]++
+		n.byVerb[what]++
 		if strings.Contains(e.RequestURI, "dryRun") {
-			dryRuns++
+			n.dryRuns++
+		}
+		if e.ObjectRef.Resource == "workloads" && e.ObjectRef.Subresource == "status" && (e.Verb == "patch" || e.Verb == "update") {
+			n.statusByOwner[fieldManager(e.RequestURI)]++
 		}
 	}
-	return dryRuns, byVerb, nil
+	return n
+}
+
+// fieldManager is a request's fieldManager query parameter, "(none)"
+// without one.
+func fieldManager(requestURI string) string {
+	u, err := url.Parse(requestURI)
+	if err != nil {
+		return "(none)"
+	}
+	if m := u.Query().Get("fieldManager"); m != "" {
+		return m
+	}
+	return "(none)"
 }
 
 // profileCPU saves a CPU profile from a pprof endpoint.

@@ -41,6 +41,10 @@ type Setup struct {
 	// measurement's noise.
 	ByRound        *Rounds        `json:"by_round,omitempty"`
 	RequestsByVerb map[string]int `json:"requests_by_verb,omitempty"`
+	// StatusWritesByOwner: Workload status writes by field manager, what
+	// each was for — ours: all of our process's; intree: all of Kueue's
+	// process's in that set-up, its scheduler's included.
+	StatusWritesByOwner map[string]int `json:"status_writes_by_owner,omitempty"`
 	// Unfinished: where the jobs of a set-up that stalled stood (summed
 	// over rounds); its per-job figures then cover work it never finished.
 	Unfinished map[string]int `json:"unfinished,omitempty"`
@@ -163,17 +167,33 @@ func sum(m map[string]int) int {
 	return n
 }
 
-// workloadStatusWrites counts writes of Workload status: the job
-// framework's (finished, reclaimable pods, pods ready), and in Kueue's
-// process also its scheduler's (quota reserved, admitted).
-func workloadStatusWrites(m map[string]int) map[string]int {
-	out := map[string]int{}
-	for _, k := range []string{"patch workloads/status", "update workloads/status"} {
-		if m[k] > 0 {
-			out[k] = m[k]
+// jobFrameworkOwned: field managers of Workload status writes only Kueue's
+// job framework makes (the PodsReady condition, reclaimable pods). Kueue's
+// scheduler never uses them, so in Kueue's process they are the in-tree
+// integration's, counted exactly.
+func jobFrameworkOwned(owner string) bool {
+	return strings.HasPrefix(owner, "kueue-job-controller") || owner == "kueue-reclaimable-pods"
+}
+
+// inTreeStatusWrites are the in-tree integration's writes of Workload
+// status: those of the job framework's own field managers in Kueue's
+// process, plus its writes under shared ones (kueue-admission: the
+// scheduler's admissions and the job framework's Finished) beyond what
+// Kueue wrote under them in the ours set-up.
+func inTreeStatusWrites(intree, ours map[string]int) int {
+	n := 0
+	shared := map[string]int{}
+	for owner, v := range intree {
+		if jobFrameworkOwned(owner) {
+			n += v
+		} else {
+			shared[owner] += v
 		}
 	}
-	return out
+	for owner, v := range shared {
+		n += max(0, v-ours[owner])
+	}
+	return n
 }
 
 // summarize pools latencies over rounds and averages the rest. The in-tree
@@ -218,7 +238,7 @@ func summarize(n int, rs []*result) *Summary {
 	ours, intree := by[setupOurs], by[setupInTree]
 	if len(ours) > 0 {
 		var req, dry, cpu, rss []float64
-		verbs := map[string]int{}
+		verbs, owners := map[string]int{}, map[string]int{}
 		for _, r := range ours {
 			mine := ownRequests(r.ourVerbs)
 			req = append(req, float64(sum(mine))/float64(n))
@@ -228,23 +248,27 @@ func summarize(n int, rs []*result) *Summary {
 			for v, c := range mine {
 				verbs[v] += c
 			}
+			for owner, c := range r.ourStatus {
+				owners[owner] += c
+			}
 		}
 		o := s.Setups[setupOurs]
 		o.RequestsPerJob, o.DryRunPerJob, o.CPUSeconds, o.PeakRSSMiB = ref(mean(req)), ref(mean(dry)), ref(mean(cpu)), ref(mean(rss))
 		o.RequestsByVerb = verbs
+		o.StatusWritesByOwner = owners
 		o.ByRound = &Rounds{RequestsPerJob: req, CPUSeconds: cpu}
 	}
 	if len(intree) > 0 && len(ours) > 0 {
 		var req, dry, cpu, rss []float64
-		verbs := map[string]int{}
+		verbs, inTreeOwners := map[string]int{}, map[string]int{}
 		for i := range min(len(intree), len(ours)) {
 			it, ou := intree[i], ours[i]
 			theirs := integrationRequests(it.kueueVerb)
-			base := workloadStatusWrites(ou.kueueVerb)
-			for k, v := range workloadStatusWrites(it.kueueVerb) {
-				if d := v - base[k]; d > 0 {
-					theirs[k] += d
-				}
+			if w := inTreeStatusWrites(it.kueueStatus, ou.kueueStatus); w > 0 {
+				theirs["write workloads/status"] = w
+			}
+			for owner, v := range it.kueueStatus {
+				inTreeOwners[owner] += v
 			}
 			req = append(req, float64(sum(theirs))/float64(n))
 			dry = append(dry, float64(it.kueueDry-ou.kueueDry)/float64(n))
@@ -257,6 +281,7 @@ func summarize(n int, rs []*result) *Summary {
 		t := s.Setups[setupInTree]
 		t.RequestsPerJob, t.DryRunPerJob, t.CPUSeconds, t.PeakRSSMiB = ref(mean(req)), ref(mean(dry)), ref(mean(cpu)), ref(mean(rss))
 		t.RequestsByVerb = verbs
+		t.StatusWritesByOwner = inTreeOwners
 		t.ByRound = &Rounds{RequestsPerJob: req, CPUSeconds: cpu}
 		o := s.Setups[setupOurs]
 		// A set-up that stalled did not do the same work: no ratio.
@@ -334,6 +359,7 @@ func printTable(w io.Writer, s *Summary) {
 	fmt.Fprintf(w, "| integration CPU seconds | — | %s | %s | %s |\n", num(it.CPUSeconds, "%.1f"), num(o.CPUSeconds, "%.1f"), num(s.Ratios["cpu_seconds"], "%.3f"))
 	fmt.Fprintf(w, "| integration peak RSS, MiB | — | %s | %s | %s |\n", num(it.PeakRSSMiB, "%.0f"), num(o.PeakRSSMiB, "%.0f"), num(s.Ratios["peak_rss"], "%.3f"))
 	fmt.Fprintf(w, "\nrequests by verb — intree: %v; ours: %v\n", it.RequestsByVerb, o.RequestsByVerb)
+	fmt.Fprintf(w, "Workload status writes by field manager — Kueue in intree: %v; ours: %v\n", it.StatusWritesByOwner, o.StatusWritesByOwner)
 	if s.Rounds > 1 {
 		fmt.Fprintf(w, "CPU seconds by round — intree: %s; ours: %s\n", roundsOf(it.ByRound), roundsOf(o.ByRound))
 	}
