@@ -139,6 +139,16 @@ func run(ctx context.Context, o options) error {
 		return fmt.Errorf("%d of %d Workloads: %w", rec.workloadCount(), o.n, err)
 	}
 	r.AllQueuedS = time.Since(t0).Seconds()
+	// Trainer works through the jobs at its own pace (about 12 a second
+	// on the 2-core machine, fewer while jobs are being created): its
+	// status write on each, after it took the job's runtime snapshot,
+	// wakes our manager to read the snapshot. Until Trainer is through,
+	// our manager follows it, and is not idle.
+	s.setPhase("trainer")
+	if err := waitFor(ctx, 30*time.Minute, func() bool { return rec.reportedCount() >= o.n }); err != nil {
+		return fmt.Errorf("only %d of %d TrainJobs reported on by Trainer: %w", rec.reportedCount(), o.n, err)
+	}
+	r.TrainerReportedS = time.Since(t0).Seconds()
 	// Let both managers settle with everything queued.
 	sleep(ctx, 30*time.Second)
 

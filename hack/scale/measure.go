@@ -179,12 +179,15 @@ type recorder struct {
 	mu        sync.Mutex
 	jobs      map[string]*times
 	workloads map[string]bool
+	// reported: jobs Trainer has written a status for, which v2.3 does
+	// after it took the job's runtime snapshot.
+	reported map[string]bool
 	// jobOfWorkload: the TrainJob owning each Workload, by Workload name.
 	jobOfWorkload map[string]string
 }
 
 func newRecorder() *recorder {
-	return &recorder{jobs: map[string]*times{}, workloads: map[string]bool{}, jobOfWorkload: map[string]string{}}
+	return &recorder{jobs: map[string]*times{}, workloads: map[string]bool{}, reported: map[string]bool{}, jobOfWorkload: map[string]string{}}
 }
 
 // jobOf is the TrainJob a Workload belongs to, "" if not one of the load's.
@@ -207,6 +210,12 @@ func (r *recorder) workloadCount() int {
 	r.mu.Lock()
 	defer r.mu.Unlock()
 	return len(r.workloads)
+}
+
+func (r *recorder) reportedCount() int {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	return len(r.reported)
 }
 
 // counts of admitted and of admitted-and-unsuspended jobs.
@@ -268,12 +277,18 @@ func (r *recorder) watch(ctx context.Context, cfg *rest.Config, c client.Client)
 	}
 	if _, err := tjInf.AddEventHandler(handler(func(obj any) {
 		tj, ok := obj.(*trainer.TrainJob)
-		if !ok || ptr.Deref(tj.Spec.Suspend, true) {
+		if !ok {
 			return
 		}
 		now := time.Now()
 		r.mu.Lock()
 		defer r.mu.Unlock()
+		if len(tj.Status.Conditions) > 0 || len(tj.Status.JobsStatus) > 0 {
+			r.reported[tj.Name] = true
+		}
+		if ptr.Deref(tj.Spec.Suspend, true) {
+			return
+		}
 		if t := r.at(tj.Name); t.unsuspended.IsZero() {
 			t.unsuspended = now
 		}

@@ -36,6 +36,9 @@ type report struct {
 
 	CreateS    float64 `json:"create_s"`
 	AllQueuedS float64 `json:"all_queued_s"`
+	// TrainerReportedS: from the first create until Trainer had written
+	// the status of every job (v2.3: after it took its runtime snapshot).
+	TrainerReportedS float64 `json:"trainer_reported_s"`
 
 	ColdStartReadyS    float64        `json:"cold_start_ready_s"`
 	ColdStartIdleS     float64        `json:"cold_start_idle_s"`
