@@ -318,7 +318,11 @@ func managerRanNothing(t *testing.T, ns string) {
 }
 
 func TestDispatchedTrainJobRunsOnTheWorkerWithQuotaAndCompletes(t *testing.T) {
-	ns := setUp(t, capacity{quotaGPUs: 8, nodes: 1}, capacity{quotaGPUs: 0, nodes: 1}, 5*time.Second)
+	// The pods run long enough to be seen running together. At 5 s a
+	// busy machine can start the second pod as the first one ends: a CI
+	// run saw the job complete on the worker without ever seeing both
+	// pods running.
+	ns := setUp(t, capacity{quotaGPUs: 8, nodes: 1}, capacity{quotaGPUs: 0, nodes: 1}, 30*time.Second)
 	tj := trainJob(ns, "dispatched")
 	createAll(t, manager, tj)
 	if got := get(t, manager, tj); ptr.Deref(got.Spec.ManagedBy, "") != kueue.MultiKueueControllerName || !ptr.Deref(got.Spec.Suspend, false) {
