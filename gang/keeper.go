@@ -213,7 +213,7 @@ func (k *Keeper) trainerPodGroup(ctx context.Context, job *trainjob.TrainJob) (*
 // are due and not all placed.
 func (k *Keeper) ownWaitingGroups(ctx context.Context, r *Running) ([]*schedv1alpha1.PodGroup, error) {
 	waiting := quota.Waiting(r.Roles, r.Progress)
-	waves := quota.WaveGangs(r.Roles)
+	waves := quota.WaveGangs(r.Roles, nil)
 	var out []*schedv1alpha1.PodGroup
 	for i, w := range waves {
 		pg := &schedv1alpha1.PodGroup{}

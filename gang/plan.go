@@ -42,6 +42,9 @@ type Request struct {
 	Capabilities shape.Capabilities
 	// PodGroupCRD: scheduler-plugins' PodGroup CRD is installed.
 	PodGroupCRD bool
+	// Progress of each role, by name, when the job ran before: its
+	// succeeded pods are not created again and leave its gangs.
+	Progress map[string]quota.Progress
 }
 
 // PlanFor plans the PodGroups a job gets from us at admission: none when it
@@ -73,10 +76,13 @@ func PlanFor(r Request) (plans []Plan, refusal string) {
 		}
 		timeout = d
 	}
-	waves := quota.WaveGangs(r.Roles)
-	plans = make([]Plan, len(waves))
+	waves := quota.WaveGangs(r.Roles, r.Progress)
 	for i, w := range waves {
-		plans[i] = Plan{Name: PodGroupName(r.Job, w.Roles[0], i == len(waves)-1), Roles: w.Roles, Gang: w.Gang, Timeout: timeout}
+		if w.MinMember == 0 {
+			// Every pod of the wave succeeded before: none is created again.
+			continue
+		}
+		plans = append(plans, Plan{Name: PodGroupName(r.Job, w.Roles[0], i == len(waves)-1), Roles: w.Roles, Gang: w.Gang, Timeout: timeout})
 	}
 	return plans, ""
 }

@@ -32,6 +32,9 @@ func (t *TrainJob) PodSets(context.Context, client.Client) ([]kueue.PodSet, erro
 		t.deps.metrics.podSetError(rtErr.reason)
 		t.say(rtErr.reason, actionComputePodSets, rtErr.msg)
 	}
+	if gone := t.obs.runtimeGone; gone != nil {
+		t.say(gone.reason, actionQueue, gone.msg)
+	}
 	if err != nil && errors.As(err, new(*errRuntime)) {
 		// The runtime watch requeues the job when the runtime changes:
 		// retrying before that would only spin.

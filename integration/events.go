@@ -17,6 +17,13 @@ const (
 	// job (validation, a webhook or an admission policy); its quota is
 	// released.
 	ReasonStartRefused = "StartRefused"
+	// ReasonStartRefusedByPolicy: a ValidatingAdmissionPolicy refused the
+	// write that starts the job; the job is held (its Workload deactivated,
+	// its quota released) and queued again after a backoff.
+	ReasonStartRefusedByPolicy = "StartRefusedByPolicy"
+	// ReasonPolicyRetry: a job held for an admission policy's refusal is
+	// queued again to try the start once more.
+	ReasonPolicyRetry = "PolicyRetry"
 	// ReasonPriorityClassNotFound: the job's kueue.x-k8s.io/priority-class
 	// label names no WorkloadPriorityClass.
 	ReasonPriorityClassNotFound = "WorkloadPriorityClassNotFound"

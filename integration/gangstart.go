@@ -10,17 +10,26 @@ import (
 
 	"github.com/trainjob-kueue/trainjob-kueue/gang"
 	"github.com/trainjob-kueue/trainjob-kueue/names"
+	"github.com/trainjob-kueue/trainjob-kueue/quota"
 )
 
 // gangPlans are the PodGroups the job gets from us at its start, decided
 // by package gang from the job, its ClusterQueue and what the installed
 // Trainer and scheduler can do.
-func (t *TrainJob) gangPlans() ([]gang.Plan, error) {
+func (t *TrainJob) gangPlans(ctx context.Context) ([]gang.Plan, error) {
 	setting, warnings := gang.SettingOf(t.Annotations, t.obs.clusterQueue)
 	for _, w := range warnings {
 		t.deps.recorder.Eventf(&t.TrainJob, nil, corev1.EventTypeWarning, gang.ReasonInvalidGangScheduling, actionGang, "%s", w)
 	}
+	var progress map[string]quota.Progress
+	if setting.Mode == gang.Coscheduling {
+		var err error
+		if progress, err = t.deps.gangProgress(ctx, &t.TrainJob, t.obs); err != nil {
+			return nil, err
+		}
+	}
 	plans, refused := gang.PlanFor(gang.Request{
+		Progress:     progress,
 		Job:          t.Name,
 		Setting:      setting,
 		Roles:        t.obs.roles,

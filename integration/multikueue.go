@@ -2,7 +2,6 @@ package integration
 
 import (
 	"context"
-	"errors"
 	"fmt"
 
 	corev1 "k8s.io/api/core/v1"
@@ -13,7 +12,6 @@ import (
 	kueue "sigs.k8s.io/kueue/apis/kueue/v1beta2"
 	"sigs.k8s.io/kueue/pkg/controller/constants"
 	"sigs.k8s.io/kueue/pkg/controller/jobframework"
-	"sigs.k8s.io/kueue/pkg/podset"
 	"sigs.k8s.io/kueue/pkg/workload"
 )
 
@@ -169,7 +167,7 @@ func (t *TrainJob) refuseLocalRun() error {
 	if t.deps.said.first(workloadUID(wl), ReasonNoMultiKueueCheck) {
 		t.deps.recorder.Eventf(&t.TrainJob, nil, corev1.EventTypeWarning, ReasonNoMultiKueueCheck, actionStart, "%s", msg)
 	}
-	return podset.BadPodSetsUpdateError("managedBy", errors.New(msg))
+	return permanentRefusal(ReasonNoMultiKueueCheck, msg)
 }
 
 // defaultManagedBy hands a job to MultiKueue when its queue dispatches, as

@@ -36,6 +36,11 @@ type observed struct {
 	// runtimeErr: the job's pods can't be computed, for a reason its owner
 	// has to fix (runtime missing or unusable, a field Kueue refuses).
 	runtimeErr *errRuntime
+	// runtimeGone: on Trainer v2.3, the job is projected from its
+	// snapshot but the runtime it names no longer exists, so Trainer's
+	// webhook refuses every update of it, the start's too. Only looked at
+	// while the job is suspended here.
+	runtimeGone *errRuntime
 	// outgrown: before Trainer's runtime snapshots, the job's JobSet was
 	// built for other pods than the job and its runtime now ask for, and
 	// JobSet refuses to change them: the job can't start as it is. Only
@@ -64,6 +69,9 @@ func (d *deps) observe(ctx context.Context, job *trainjob.TrainJob) (*observed, 
 	if err != nil && !errors.As(err, &o.runtimeErr) {
 		return nil, err
 	}
+	if o.runtimeGone, err = d.runtimeGone(ctx, job, o); err != nil {
+		return nil, err
+	}
 	if o.jobs, err = d.jobsStatus(ctx, job); err != nil {
 		return nil, err
 	}
@@ -86,6 +94,28 @@ func (d *deps) observe(ctx context.Context, job *trainjob.TrainJob) (*observed, 
 		}
 	}
 	return o, nil
+}
+
+// runtimeGone: a suspended job Trainer v2.3 runs from its snapshot, whose
+// runtime does not exist. One read from the informer cache, no request.
+func (d *deps) runtimeGone(ctx context.Context, job *trainjob.TrainJob, o *observed) (*errRuntime, error) {
+	if !d.caps.RuntimeSnapshot || o.runtimeErr != nil || o.workload == nil || !job.Suspended() || runnerOf(job.Spec.ManagedBy) != runLocally {
+		return nil, nil
+	}
+	_, _, err := runtimeVersion(ctx, d.client, job)
+	var rtErr *errRuntime
+	switch {
+	case err == nil:
+		return nil, nil
+	case errors.As(err, &rtErr):
+		if rtErr.reason != ReasonRuntimeNotFound {
+			return nil, nil
+		}
+		ref, _ := refOf(job)
+		return &errRuntime{reason: ReasonRuntimeNotFound, msg: fmt.Sprintf(
+			"%s named in spec.runtimeRef does not exist. Trainer runs this job from its snapshot of the runtime, but Trainer's webhook refuses to start a job whose runtime is missing: the job is held (if admitted, its Workload is deactivated and its quota released) and queued again once the runtime exists. Create it again, or recreate the job with an existing runtime", ref)}, nil
+	}
+	return nil, err
 }
 
 // reserved is the job's Workload when it holds a quota reservation.

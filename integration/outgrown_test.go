@@ -119,7 +119,7 @@ func TestAJobItsJobSetCantTakeIsNotStarted(t *testing.T) {
 			// Admitted as it is, the job is not started: the error is not
 			// permanent (the Workload is held, not finished).
 			infos := []podset.PodSetInfo{{Name: "node"}}
-			_, _, err := adapter.startPlan(infos)
+			_, _, err := adapter.startPlan(t.Context(), infos)
 			var rt *errRuntime
 			if !errors.As(err, &rt) || rt.reason != ReasonJobSetOutOfDate {
 				t.Errorf("startPlan: %v, want the %s error", err, ReasonJobSetOutOfDate)

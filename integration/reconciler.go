@@ -3,6 +3,7 @@ package integration
 import (
 	"context"
 	"errors"
+	"time"
 
 	"k8s.io/apimachinery/pkg/util/sets"
 	"k8s.io/client-go/tools/events"
@@ -69,6 +70,10 @@ func (r *Reconciler) Reconcile(ctx context.Context, req ctrl.Request) (ctrl.Resu
 		res, err = ctrl.Result{}, t.readErr
 	} else if holdErr := t.holdForRuntime(ctx); holdErr != nil {
 		return ctrl.Result{}, errors.Join(err, holdErr)
+	} else if wait, holdErr := t.holdForPolicy(ctx, time.Now()); holdErr != nil {
+		return ctrl.Result{}, errors.Join(err, holdErr)
+	} else if wait > 0 && err == nil && (res.RequeueAfter == 0 || wait < res.RequeueAfter) {
+		res.RequeueAfter = wait
 	}
 	if err != nil {
 		if later, missing := r.missingReference(ctx, req, err); missing {

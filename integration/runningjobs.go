@@ -40,11 +40,15 @@ func (r runningJobs) Running(ctx context.Context, key types.NamespacedName) (*ga
 	if wl == nil || obs.runtimeErr != nil || !sameDemand(wl.Spec.PodSets, obs.podSets) {
 		return nil, nil
 	}
+	progress, err := r.deps.gangProgress(ctx, job, obs)
+	if err != nil {
+		return nil, err
+	}
 	return &gang.Running{
 		Job:         job,
 		Roles:       obs.roles,
 		TrainerGang: obs.coscheduling != nil,
-		Progress:    progressOf(obs),
+		Progress:    progress,
 		AdmittedAt:  obs.admittedAt().Time,
 	}, nil
 }

@@ -35,8 +35,10 @@ func (t *TrainJob) holdForRuntime(ctx context.Context) error {
 	wl := t.obs.workload
 	_, held := wl.Annotations[names.HeldForRuntimeAnnotation]
 	why := t.obs.outgrown
-	if e := t.obs.runtimeErr; e != nil && e.reason == ReasonRuntimeNotFound {
-		why = e
+	for _, e := range []*errRuntime{t.obs.runtimeErr, t.obs.runtimeGone, t.heldFor} {
+		if e != nil && e.reason == ReasonRuntimeNotFound {
+			why = e
+		}
 	}
 	switch {
 	case why != nil && !held && workload.IsActive(wl) && t.IsSuspended() && t.obs.reserved() != nil:

@@ -32,7 +32,7 @@ func (t *TrainJob) RunWithPodSetsInfo(ctx context.Context, _ client.Client, info
 	}
 	err := t.start(ctx, infos)
 	if err != nil && refused(err) {
-		err = t.startRefused(err)
+		err = t.startRefused(ctx, err)
 	}
 	var re *reasonError
 	switch {
@@ -49,7 +49,7 @@ func (t *TrainJob) RunWithPodSetsInfo(ctx context.Context, _ client.Client, info
 
 // start renders the admission for the job as observed and writes it.
 func (t *TrainJob) start(ctx context.Context, infos []podset.PodSetInfo) error {
-	want, plans, err := t.startPlan(infos)
+	want, plans, err := t.startPlan(ctx, infos)
 	if err != nil {
 		return err
 	}
@@ -103,7 +103,7 @@ func (t *TrainJob) startInTwo(ctx context.Context, want []shape.Injection, note 
 // startPlan is what the start writes: each admitted role's injection, and
 // the PodGroups of the job's gang. An error is the reason it must not
 // start, said to the job's owner.
-func (t *TrainJob) startPlan(infos []podset.PodSetInfo) ([]shape.Injection, []gang.Plan, error) {
+func (t *TrainJob) startPlan(ctx context.Context, infos []podset.PodSetInfo) ([]shape.Injection, []gang.Plan, error) {
 	templates, err := t.currentPodSets()
 	if err != nil {
 		return nil, nil, err
@@ -134,6 +134,13 @@ func (t *TrainJob) startPlan(infos []podset.PodSetInfo) ([]shape.Injection, []ga
 			return nil, nil, err
 		}
 	}
+	if gone := t.obs.runtimeGone; gone != nil {
+		// Trainer v2.3 would run the job from its snapshot, but its webhook
+		// refuses every update of a job whose runtime does not exist, the
+		// start's too: held like a job whose runtime is missing below,
+		// without a write that is refused.
+		return nil, nil, gone
+	}
 	if rtErr := t.obs.runtimeErr; rtErr != nil {
 		if rtErr.reason == ReasonRuntimeNotFound {
 			// Admitted while its runtime is gone (a forced delete, a
@@ -148,8 +155,8 @@ func (t *TrainJob) startPlan(infos []podset.PodSetInfo) ([]shape.Injection, []ga
 		// could not run them either. A permanent error: the job
 		// framework finishes the Workload and the quota goes back, instead
 		// of a reservation held by a job that can't start.
-		return nil, nil, &reasonError{rtErr.reason, podset.BadPodSetsUpdateError("runtime",
-			fmt.Errorf("%s; the job is not started and its quota reservation is released: recreate the TrainJob once its runtime is usable", rtErr.msg))}
+		return nil, nil, permanentRefusal(rtErr.reason,
+			fmt.Sprintf("%s; the job is not started and its quota reservation is released: recreate the TrainJob once its runtime is usable", rtErr.msg))
 	}
 	if o := t.obs.outgrown; o != nil {
 		// Admitted, but Trainer can't apply the job to the JobSet it built
@@ -158,7 +165,7 @@ func (t *TrainJob) startPlan(infos []podset.PodSetInfo) ([]shape.Injection, []ga
 		// (holdForRuntime), so the reservation goes back.
 		return nil, nil, o
 	}
-	plans, err := t.gangPlans()
+	plans, err := t.gangPlans(ctx)
 	if err != nil {
 		return nil, nil, err
 	}
@@ -179,7 +186,7 @@ func (t *TrainJob) refuse(r refusal) error {
 		return nil
 	}
 	t.deps.recorder.Eventf(&t.TrainJob, nil, corev1.EventTypeWarning, r.reason, actionStart, "%s", r.msg)
-	return &reasonError{r.reason, podset.BadPodSetsUpdateError(r.field, errors.New(r.msg))}
+	return permanentRefusal(r.reason, r.msg)
 }
 
 // sharedEntryConflict: on Trainer v2.0 a user entry targeting roles
@@ -192,27 +199,6 @@ func (t *TrainJob) sharedEntryConflict(want []shape.Injection) refusal {
 	return refusal{ReasonSharedOverrideConflict, "podSpecOverrides", fmt.Sprintf("%s targets roles %s, which were admitted to different placements (%s); one entry can place its roles in one way only, so the job is not started and its quota is released. Give each of those replicatedJobs an entry of its own, or queue the job where its roles share a flavor",
 		path, strings.Join(roles, ", "), t.obs.admittedFlavors(want))}
 }
-
-// startRefused: the API server refused the start for what it contains
-// (validation, Trainer's webhook, an admission policy). Sending it again
-// would get the same answer, so the job is not started and the error is
-// permanent: the job framework finishes the Workload and its quota goes to
-// jobs that can run.
-func (t *TrainJob) startRefused(err error) error {
-	msg := fmt.Sprintf("the API server refused to start this TrainJob with its admission: %v; the Workload is finished and its quota released. Fix what the message names and create the job again", err)
-	if t.deps.said.first(workloadUID(t.obs.reserved()), ReasonStartRefused) {
-		t.deps.recorder.Eventf(&t.TrainJob, nil, corev1.EventTypeWarning, ReasonStartRefused, actionStart, "%s", msg)
-	}
-	return &reasonError{ReasonStartRefused, podset.BadPodSetsUpdateError("spec", err)}
-}
-
-// reasonError is a start refused for a reason users see as an event.
-type reasonError struct {
-	reason string
-	error
-}
-
-func (e *reasonError) Unwrap() error { return e.error }
 
 // write sends one step of the start as a guarded patch, rendered for the
 // job as read now (from, or the server's copy when from is stale), and

@@ -47,7 +47,8 @@ func newStartFixture(t *testing.T, s shape.Shape, refuse func(patch []byte) erro
 	job.Spec.Suspend = ptr.To(true)
 	job.Spec.RuntimeRef = trainer.RuntimeRef{Name: "torch"}
 	var writes []string
-	c := fake.NewClientBuilder().WithScheme(NewScheme()).WithObjects(job.DeepCopy()).
+	rt := &trainer.ClusterTrainingRuntime{ObjectMeta: metav1.ObjectMeta{Name: "torch"}}
+	c := fake.NewClientBuilder().WithScheme(NewScheme()).WithObjects(job.DeepCopy(), rt).
 		WithInterceptorFuncs(interceptor.Funcs{Patch: func(ctx context.Context, c client.WithWatch, obj client.Object, patch client.Patch, opts ...client.PatchOption) error {
 			data, err := patch.Data(obj)
 			if err != nil {
@@ -120,6 +121,10 @@ func TestStart(t *testing.T) {
 		}
 		return nil
 	}
+	runtimeRefRefused := func([]byte) error {
+		return apierrors.NewForbidden(schema.GroupResource{Group: kind.Group, Resource: "trainjobs"}, "j",
+			errors.New(`admission webhook "validator.trainjob.trainer.kubeflow.org" denied the request: spec.runtimeRef: Invalid value: {"name":"torch"}: not found`))
+	}
 	cases := map[string]struct {
 		shape     shape.Shape
 		refuse    func([]byte) error
@@ -127,6 +132,8 @@ func TestStart(t *testing.T) {
 		writes    int
 		started   bool
 		permanent string // the refusal's event reason
+		held      string // the hold's event reason: not finished, held
+		noRuntime bool   // the runtime is deleted before the start
 		learned   bool   // the start falls back to two requests from now on
 	}{
 		"Trainer v2.1: entries, then the unsuspend": {shape: shape.PodTemplateOverrides{}, writes: 2, started: true},
@@ -142,14 +149,26 @@ func TestStart(t *testing.T) {
 		"a write the API server refuses": {shape: shape.PodTemplateOverrides{}, refuse: invalid, writes: 1, permanent: ReasonStartRefused},
 		// The entries went in; the unsuspend is refused: they are taken
 		// back (a third write), as a stop would.
-		"Trainer v2.1, an unsuspend the API server refuses": {shape: shape.PodTemplateOverrides{}, refuse: unsuspendRefused, writes: 3, permanent: ReasonStartRefused},
-		"Trainer v2.2.1, an unsuspend the API server refuses": {
-			shape: shape.RuntimePatches{UnsuspendsInOnePatch: true}, refuse: unsuspendRefused, writes: 4, permanent: ReasonStartRefused,
+		"Trainer v2.1, an unsuspend an admission policy refuses: held": {shape: shape.PodTemplateOverrides{}, refuse: unsuspendRefused, writes: 3, held: ReasonStartRefusedByPolicy},
+		"Trainer v2.2.1, an unsuspend an admission policy refuses: held": {
+			shape: shape.RuntimePatches{UnsuspendsInOnePatch: true}, refuse: unsuspendRefused, writes: 4, held: ReasonStartRefusedByPolicy,
 		},
+		// Trainer's webhook checks spec.runtimeRef on every update; the
+		// runtime, read again, is gone: held for it, whatever the words.
+		"Trainer v2.1, the runtime deleted before the start: held for it": {shape: shape.PodTemplateOverrides{}, refuse: runtimeRefRefused, noRuntime: true, writes: 1, held: ReasonRuntimeNotFound},
+		"Trainer v2.3, the runtime deleted before the start: held for it": {
+			shape: shape.RuntimePatches{UnsuspendsInOnePatch: true}, refuse: runtimeRefRefused, noRuntime: true, writes: 2, held: ReasonRuntimeNotFound,
+		},
+		"Trainer's webhook refuses the job's content, its runtime there: finished": {shape: shape.PodTemplateOverrides{}, refuse: runtimeRefRefused, writes: 1, permanent: ReasonStartRefused},
 	}
 	for name, tc := range cases {
 		t.Run(name, func(t *testing.T) {
 			f := newStartFixture(t, tc.shape, tc.refuse, tc.podSpec)
+			if tc.noRuntime {
+				if err := f.c.Delete(t.Context(), &trainer.ClusterTrainingRuntime{ObjectMeta: metav1.ObjectMeta{Name: "torch"}}); err != nil {
+					t.Fatal(err)
+				}
+			}
 			before := f.job.TrainJob.DeepCopy()
 			err := f.job.RunWithPodSetsInfo(t.Context(), f.c, f.infos)
 			if got := len(*f.writes); got != tc.writes {
@@ -161,6 +180,19 @@ func TestStart(t *testing.T) {
 				}
 				if !strings.Contains(strings.Join(drain(f.events), "\n"), "Warning "+tc.permanent) {
 					t.Errorf("no Warning %s event", tc.permanent)
+				}
+				if strings.Contains(err.Error(), "admission check") || strings.Contains(err.Error(), "conflict") {
+					t.Errorf("the Workload's Finished message %q calls a refusal an admission check conflict", err)
+				}
+			} else if tc.held != "" {
+				if err == nil || podset.IsPermanent(err) {
+					t.Fatalf("error %v, want one that is not permanent (the job held, not finished)", err)
+				}
+				if !strings.Contains(strings.Join(drain(f.events), "\n"), "Warning "+tc.held) {
+					t.Errorf("no Warning %s event", tc.held)
+				}
+				if f.job.heldFor == nil && f.job.heldByPolicy == "" {
+					t.Error("refused, but nothing makes the reconcile hold the job")
 				}
 			} else if err != nil {
 				t.Fatal(err)

@@ -68,6 +68,12 @@ type TrainJob struct {
 	// notes are what the reconcile has to tell the job's owner, sent once
 	// the job framework is done with it.
 	notes []note
+	// heldFor: the start was refused because the job's runtime does not
+	// exist; the reconcile ends by holding the job for it (holdForRuntime).
+	heldFor *errRuntime
+	// heldByPolicy: the start was refused by this ValidatingAdmissionPolicy;
+	// the reconcile ends by holding the job (holdForPolicy).
+	heldByPolicy string
 }
 
 // note is a Warning event to send about the job.

@@ -36,6 +36,12 @@ const (
 	// value is the runtime. It is reactivated, and the mark removed, once
 	// the job can start from the runtime again.
 	HeldForRuntimeAnnotation = "trainjob-kueue.dev/held-for-runtime"
+	// HeldByPolicyAnnotation on a Workload: trainjob-kueue deactivated it
+	// because a ValidatingAdmissionPolicy refused its TrainJob's start, so
+	// the quota goes back while an admin mends the policy; the value (JSON:
+	// policy, since, attempt) is kept when the Workload is queued again
+	// after the backoff, so each further refusal waits longer.
+	HeldByPolicyAnnotation = "trainjob-kueue.dev/held-by-policy"
 	// RuntimeIndex is the manager's field index of TrainJobs by runtime.
 	RuntimeIndex = "trainjob-kueue.dev/runtime"
 	// FieldManager applies our PodGroups (server-side apply).

@@ -54,8 +54,12 @@ type WaveGang struct {
 }
 
 // WaveGangs sizes one gang per wave, in wave order: what a PodGroup per
-// wave needs, where each wave's pods carry their own group's label.
-func WaveGangs(roles []podsets.Role) []WaveGang {
+// wave needs, where each wave's pods carry their own group's label. A gang
+// counts the pods that will be created: not those progress says already
+// succeeded (a job re-admitted after some of its pods completed runs only
+// the rest, and a gang waiting for the completed ones would wait for ever).
+// A wave with no pod left has an empty gang.
+func WaveGangs(roles []podsets.Role, progress map[string]Progress) []WaveGang {
 	waveOf, n := Waves(roles)
 	out := make([]WaveGang, n)
 	for i := range out {
@@ -64,17 +68,20 @@ func WaveGangs(roles []podsets.Role) []WaveGang {
 	for i := range roles {
 		w := &out[waveOf[i]]
 		w.Roles = append(w.Roles, roles[i].Name)
-		w.add(&roles[i], roles[i].Count())
+		w.add(&roles[i], running(&roles[i], progress[roles[i].Name]))
 	}
 	return out
 }
 
 // Progress is how far the Jobs of one role got, from the TrainJob's
 // jobsStatus: how many of its Jobs have every pod running and ready, and how
-// many succeeded.
+// many succeeded; and, from the Jobs themselves, how many pods of the Jobs
+// not yet complete succeeded (an Indexed Job's completed indexes), which
+// their Jobs never create again.
 type Progress struct {
 	Ready     int32
 	Succeeded int32
+	PodsDone  int32
 }
 
 // placed: every pod of the role went through the scheduler (it is running
@@ -86,7 +93,7 @@ func done(r *podsets.Role, p Progress) bool { return p.Succeeded >= r.Replicas }
 
 // running is the number of the role's pods that are not finished.
 func running(r *podsets.Role, p Progress) int32 {
-	return max(r.Replicas-p.Succeeded, 0) * r.PodsPerReplica
+	return max(max(r.Replicas-p.Succeeded, 0)*r.PodsPerReplica-p.PodsDone, 0)
 }
 
 // Placing is the wave the scheduler has to place now: the first one with a
@@ -121,11 +128,8 @@ func SharedGang(roles []podsets.Role, progress map[string]Progress) Gang {
 	g := Gang{MinResources: corev1.ResourceList{}}
 	for i := range roles {
 		r := &roles[i]
-		switch {
-		case waveOf[i] < w:
+		if waveOf[i] <= w {
 			g.add(r, running(r, progress[r.Name]))
-		case waveOf[i] == w:
-			g.add(r, r.Count())
 		}
 	}
 	return g

@@ -69,7 +69,7 @@ func TestWaveGangs(t *testing.T) {
 	}
 	for name, tc := range cases {
 		t.Run(name, func(t *testing.T) {
-			if diff := cmp.Diff(tc.want, quota.WaveGangs(tc.roles), byValue); diff != "" {
+			if diff := cmp.Diff(tc.want, quota.WaveGangs(tc.roles, nil), byValue); diff != "" {
 				t.Errorf("(-want +got):\n%s", diff)
 			}
 		})
