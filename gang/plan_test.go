@@ -137,12 +137,28 @@ func TestPlanFor(t *testing.T) {
 		noCRD       bool
 		roles       []podsets.Role
 		trainerGang bool
+		progress    map[string]quota.Progress
 		want        []string // PodGroup names
+		minMember   []int32  // of each, when given
 		refused     string
 	}{
 		"opted in: a group per wave": {
 			setting: Setting{Mode: Coscheduling},
 			want:    []string{"llm.dataset-initializer", "llm"},
+		},
+		// kueue#10487's class: re-admitted after the initializer and one
+		// of the two trainer pods succeeded, only the other is created.
+		"re-admitted after some pods succeeded: groups of the pods created again": {
+			setting:   Setting{Mode: Coscheduling},
+			progress:  map[string]quota.Progress{"dataset-initializer": {Succeeded: 1}, "node": {PodsDone: 1}},
+			want:      []string{"llm"},
+			minMember: []int32{1},
+		},
+		"re-admitted, nothing succeeded: every pod": {
+			setting:   Setting{Mode: Coscheduling},
+			progress:  map[string]quota.Progress{},
+			want:      []string{"llm.dataset-initializer", "llm"},
+			minMember: []int32{1, 2},
 		},
 		"not opted in": {},
 		"opted out":    {setting: Setting{Mode: None}},
@@ -180,7 +196,7 @@ func TestPlanFor(t *testing.T) {
 				roles = chained
 			}
 			plans, refusal := PlanFor(Request{Job: "llm", Setting: tc.setting, Roles: roles, TrainerGang: tc.trainerGang,
-				Capabilities: s.Capabilities(), PodGroupCRD: !tc.noCRD})
+				Capabilities: s.Capabilities(), PodGroupCRD: !tc.noCRD, Progress: tc.progress})
 			if tc.refused != "" {
 				if !strings.Contains(refusal, tc.refused) {
 					t.Fatalf("want a refusal containing %q, got %q", tc.refused, refusal)
@@ -199,6 +215,15 @@ func TestPlanFor(t *testing.T) {
 			}
 			if diff := cmp.Diff(tc.want, got); diff != "" {
 				t.Errorf("PodGroups (-want +got):\n%s", diff)
+			}
+			if tc.minMember != nil {
+				var sizes []int32
+				for _, p := range plans {
+					sizes = append(sizes, p.Gang.MinMember)
+				}
+				if diff := cmp.Diff(tc.minMember, sizes); diff != "" {
+					t.Errorf("minMember (-want +got):\n%s", diff)
+				}
 			}
 		})
 	}

@@ -31,23 +31,28 @@ func TestAJobWaitsForItsRuntimeOutOfTheQueue(t *testing.T) {
 		held       bool
 		running    bool
 		runtimeErr *errRuntime
+		gone       *errRuntime // Trainer v2.3: the snapshot's runtime deleted
+		heldFor    *errRuntime // the start was refused for the runtime
 		outgrown   *errRuntime
 		wantActive bool
 		wantHeld   bool
 		writes     int
 		event      string
 	}{
-		"runtime missing under a reservation: held":       {active: true, reserved: true, runtimeErr: missing, wantHeld: true, writes: 1, event: ReasonHeldForRuntime},
-		"runtime missing, nothing reserved: left pending": {active: true, runtimeErr: missing, wantActive: true},
-		"held, runtime still missing: no write":           {held: true, runtimeErr: missing, wantHeld: true},
-		"held, runtime back: queued again":                {held: true, wantActive: true, writes: 1, event: ReasonRuntimeBack},
-		"held, runtime back but unusable: queued":         {held: true, runtimeErr: &errRuntime{reason: ReasonInvalidRuntime}, wantActive: true, writes: 1, event: ReasonRuntimeBack},
-		"deactivated by someone else: kept so":            {},
-		"JobSet out of date under a reservation: held":    {active: true, reserved: true, outgrown: outOfDate, wantHeld: true, writes: 1, event: ReasonJobSetOutOfDate},
-		"held, JobSet still out of date: no write":        {held: true, outgrown: outOfDate, wantHeld: true},
-		"held, JobSet agrees again: queued again":         {held: true, wantActive: true, writes: 1, event: ReasonRuntimeBack},
-		"running: left alone":                             {active: true, reserved: true, running: true, runtimeErr: missing, wantActive: true},
-		"runtime there: nothing to do":                    {active: true, wantActive: true},
+		"runtime missing under a reservation: held":                              {active: true, reserved: true, runtimeErr: missing, wantHeld: true, writes: 1, event: ReasonHeldForRuntime},
+		"runtime missing, nothing reserved: left pending":                        {active: true, runtimeErr: missing, wantActive: true},
+		"Trainer v2.3, the snapshot's runtime deleted under a reservation: held": {active: true, reserved: true, gone: missing, wantHeld: true, writes: 1, event: ReasonHeldForRuntime},
+		"Trainer v2.3, held, the runtime still gone: no write":                   {held: true, gone: missing, wantHeld: true},
+		"the start refused for a runtime the cache still had: held":              {active: true, reserved: true, heldFor: missing, wantHeld: true, writes: 1, event: ReasonHeldForRuntime},
+		"held, runtime still missing: no write":                                  {held: true, runtimeErr: missing, wantHeld: true},
+		"held, runtime back: queued again":                                       {held: true, wantActive: true, writes: 1, event: ReasonRuntimeBack},
+		"held, runtime back but unusable: queued":                                {held: true, runtimeErr: &errRuntime{reason: ReasonInvalidRuntime}, wantActive: true, writes: 1, event: ReasonRuntimeBack},
+		"deactivated by someone else: kept so":                                   {},
+		"JobSet out of date under a reservation: held":                           {active: true, reserved: true, outgrown: outOfDate, wantHeld: true, writes: 1, event: ReasonJobSetOutOfDate},
+		"held, JobSet still out of date: no write":                               {held: true, outgrown: outOfDate, wantHeld: true},
+		"held, JobSet agrees again: queued again":                                {held: true, wantActive: true, writes: 1, event: ReasonRuntimeBack},
+		"running: left alone":                                                    {active: true, reserved: true, running: true, runtimeErr: missing, wantActive: true},
+		"runtime there: nothing to do":                                           {active: true, wantActive: true},
 	}
 	for name, tc := range cases {
 		t.Run(name, func(t *testing.T) {
@@ -73,7 +78,7 @@ func TestAJobWaitsForItsRuntimeOutOfTheQueue(t *testing.T) {
 			job := trainjob.TrainJob{ObjectMeta: metav1.ObjectMeta{Namespace: "ns", Name: "j"}}
 			job.Spec.RuntimeRef = trainer.RuntimeRef{Name: "torch"}
 			job.Spec.Suspend = ptr.To(!tc.running)
-			adapter := &TrainJob{TrainJob: job, deps: &deps{client: c, recorder: rec}, obs: &observed{workload: read, runtimeErr: tc.runtimeErr, outgrown: tc.outgrown}}
+			adapter := &TrainJob{TrainJob: job, deps: &deps{client: c, recorder: rec}, obs: &observed{workload: read, runtimeErr: tc.runtimeErr, runtimeGone: tc.gone, outgrown: tc.outgrown}, heldFor: tc.heldFor}
 			if err := adapter.holdForRuntime(t.Context()); err != nil {
 				t.Fatal(err)
 			}

@@ -297,3 +297,41 @@ func TestAdmittedWithoutItsRuntimeGivesTheQuotaBack(t *testing.T) {
 		})
 	}
 }
+
+// On Trainer v2.3 a job runs from its snapshot, but Trainer's webhook
+// refuses every update of a job whose runtime is gone: the observation
+// (from the informer cache) finds it gone, and the start holds the job
+// without sending the write that would be refused.
+func TestAV23JobWhoseRuntimeIsGoneIsHeldWithoutAWrite(t *testing.T) {
+	f := newStartFixture(t, shape.RuntimePatches{UnsuspendsInOnePatch: true, Release: podsets.Rules{RuntimeSnapshot: true}}, nil, corev1.PodSpec{})
+	gone, err := f.deps.runtimeGone(t.Context(), &f.job.TrainJob, f.job.obs)
+	if err != nil || gone != nil {
+		t.Fatalf("runtime there: %v, %v; want nothing gone", gone, err)
+	}
+	if err := f.c.Delete(t.Context(), &trainer.ClusterTrainingRuntime{ObjectMeta: metav1.ObjectMeta{Name: "torch"}}); err != nil {
+		t.Fatal(err)
+	}
+	if f.job.obs.runtimeGone, err = f.deps.runtimeGone(t.Context(), &f.job.TrainJob, f.job.obs); err != nil || f.job.obs.runtimeGone == nil {
+		t.Fatalf("runtime deleted: %v, %v; want it gone", f.job.obs.runtimeGone, err)
+	}
+	err = f.job.RunWithPodSetsInfo(t.Context(), f.c, f.infos)
+	if err == nil || podset.IsPermanent(err) {
+		t.Fatalf("start: %v, want an error that is not permanent (held, not finished)", err)
+	}
+	if len(*f.writes) != 0 {
+		t.Errorf("wrote %q: Trainer's webhook refuses it", *f.writes)
+	}
+	if _, err := f.job.PodSets(t.Context(), f.c); err != nil {
+		t.Fatal(err)
+	}
+	f.job.tell()
+	if got := strings.Join(drain(f.events), "\n"); !strings.Contains(got, "Warning "+ReasonRuntimeNotFound) {
+		t.Errorf("events %q, want a Warning %s", got, ReasonRuntimeNotFound)
+	}
+
+	// Before v2.3 the projection itself reads the runtime: nothing else.
+	f.deps.caps = shape.PodTemplateOverrides{}.Capabilities()
+	if gone, err := f.deps.runtimeGone(t.Context(), &f.job.TrainJob, f.job.obs); err != nil || gone != nil {
+		t.Errorf("Trainer v2.1: %v, %v; want no second look", gone, err)
+	}
+}

@@ -37,8 +37,9 @@ func TestWaveGangs(t *testing.T) {
 	}
 	parallel[2] = after(parallel[2], "model-initializer", true)
 	cases := map[string]struct {
-		roles []podsets.Role
-		want  []quota.WaveGang
+		roles    []podsets.Role
+		progress map[string]quota.Progress
+		want     []quota.WaveGang
 	}{
 		"no dependencies: one gang of every pod": {
 			roles: []podsets.Role{
@@ -62,6 +63,22 @@ func TestWaveGangs(t *testing.T) {
 				{Roles: []string{"node"}, Gang: quota.Gang{MinMember: 4, MinResources: list("cpu", "4", "nvidia.com/gpu", "32")}},
 			},
 		},
+		// A job re-admitted after it ran: what succeeded is not created
+		// again, neither a whole Job nor an Indexed Job's completed indexes.
+		"re-admitted: the initializers done, two of four trainer pods succeeded": {
+			roles:    chained(),
+			progress: map[string]quota.Progress{"dataset-initializer": {Succeeded: 1}, "model-initializer": {Succeeded: 1}, "node": {PodsDone: 2}},
+			want: []quota.WaveGang{
+				{Roles: []string{"dataset-initializer"}, Gang: quota.Gang{MinResources: list()}},
+				{Roles: []string{"model-initializer"}, Gang: quota.Gang{MinResources: list()}},
+				{Roles: []string{"node"}, Gang: quota.Gang{MinMember: 2, MinResources: list("cpu", "2", "nvidia.com/gpu", "16")}},
+			},
+		},
+		"re-admitted: more pods reported done than the role has counts none below zero": {
+			roles:    []podsets.Role{role("worker", "", 1, 2, list("cpu", "1"))},
+			progress: map[string]quota.Progress{"worker": {PodsDone: 5}},
+			want:     []quota.WaveGang{{Roles: []string{"worker"}, Gang: quota.Gang{MinResources: list()}}},
+		},
 		"replicas multiply": {
 			roles: []podsets.Role{role("worker", "", 3, 2, list("cpu", "1"))},
 			want:  []quota.WaveGang{{Roles: []string{"worker"}, Gang: quota.Gang{MinMember: 6, MinResources: list("cpu", "6")}}},
@@ -69,7 +86,7 @@ func TestWaveGangs(t *testing.T) {
 	}
 	for name, tc := range cases {
 		t.Run(name, func(t *testing.T) {
-			if diff := cmp.Diff(tc.want, quota.WaveGangs(tc.roles, nil), byValue); diff != "" {
+			if diff := cmp.Diff(tc.want, quota.WaveGangs(tc.roles, tc.progress), byValue); diff != "" {
 				t.Errorf("(-want +got):\n%s", diff)
 			}
 		})
@@ -120,6 +137,18 @@ func TestSharedGangFollowsTheWaveBeingPlaced(t *testing.T) {
 		"no dependencies: every pod, as Trainer sizes it": {
 			roles: []podsets.Role{role("launcher", podsets.AncestorTrainer, 1, 1, list("cpu", "1")), role("node", "", 1, 3, list("nvidia.com/gpu", "8"))},
 			want:  quota.Gang{MinMember: 4, MinResources: list("cpu", "1", "nvidia.com/gpu", "24")},
+		},
+		// kueue#10487's class: re-admitted after indexes 0 and 1 of the
+		// trainer Job succeeded, the Job creates indexes 2 and 3 only.
+		"re-admitted after two of four trainer pods succeeded: the two created again": {
+			roles:    []podsets.Role{role("node", podsets.AncestorTrainer, 1, 4, list("nvidia.com/gpu", "8"))},
+			progress: map[string]quota.Progress{"node": {PodsDone: 2}},
+			want:     quota.Gang{MinMember: 2, MinResources: list("nvidia.com/gpu", "16")},
+		},
+		"re-admitted with initializers done and one trainer pod succeeded": {
+			roles:    chained(),
+			progress: map[string]quota.Progress{"dataset-initializer": {Succeeded: 1}, "model-initializer": {Succeeded: 1}, "node": {PodsDone: 1}},
+			want:     quota.Gang{MinMember: 3, MinResources: list("cpu", "3", "nvidia.com/gpu", "24")},
 		},
 		"workers wait for a ready launcher, which stays a member": {
 			roles:    withReady,
