@@ -94,7 +94,7 @@ SMOKE_TESTS := TestGPUTrainJobsRunWholeOnTheirFlavorsAndComplete|TestPriorityPre
 SMOKE_PARALLEL ?= 3
 # Trainer v2.3's runtime snapshot (the main e2e tier runs the same test on
 # v2.1.0, where Trainer has none).
-SMOKE_SNAPSHOT_TESTS := TestRuntimeEditedWhileQueuedBooksWhatThePodsGet
+SMOKE_SNAPSHOT_TESTS := TestRuntimeEditedWhileQueuedBooksWhatThePodsGet|TestRuntimeDeletedUnderAQueuedJobHoldsItUntilTheRuntimeIsBack
 # Trainer v2.0 shares one override entry between roles: its own answer.
 SMOKE_SHARED_ENTRY_TESTS := TestAnEntrySharedByRolesAdmittedToDifferentFlavors
 ## test-smoke: the e2e scenarios that matter most, on each other Trainer
@@ -162,7 +162,7 @@ test-reliability:
 
 # make test's share: the manager killed at each write of a start, eight table
 # rows, the hot-loop check.
-RELIABILITY_SMOKE_TESTS := ^(TestBadInput|TestManagerKilledAtEachWriteOfTheStart|TestManagerIsQuietWhenNothingHappens)$$/^(negative-cpu|half-a-gpu|forged-marker-at-create|two-topology-annotations|namespace-without-queues|priority-class-naming-nothing|user-forges-an-entry-while-queued|job-deleted-mid-admission)$$
+RELIABILITY_SMOKE_TESTS := ^(TestBadInput|TestManagerKilledAtEachWriteOfTheStart|TestManagerIsQuietWhenNothingHappens)$$/^(negative-cpu|half-a-gpu|forged-marker-at-create|two-topology-annotations|namespace-without-queues|priority-class-naming-nothing|user-forges-an-entry-while-queued|job-deleted-mid-admission|runtime-deleted-by-force-then-admitted)$$
 ## test-reliability-smoke: a representative subset of test-reliability on the
 ## default Trainer (part of make test).
 test-reliability-smoke: components

@@ -26,6 +26,7 @@ import (
 
 	"github.com/trainjob-kueue/trainjob-kueue/gang"
 	"github.com/trainjob-kueue/trainjob-kueue/integration"
+	"github.com/trainjob-kueue/trainjob-kueue/names"
 	"github.com/trainjob-kueue/trainjob-kueue/shape"
 	"github.com/trainjob-kueue/trainjob-kueue/test/fixtures"
 	"github.com/trainjob-kueue/trainjob-kueue/test/localcluster"
@@ -436,10 +437,58 @@ func badInputs() []badInput {
 					t.Fatal(err)
 				}
 			}, completes: true,
-			// Before v2.3 the job's pods come from the runtime, and it is
-			// said missing; v2.3 keeps its snapshot and has nothing to say.
-			reason:  map[bool]string{true: integration.ReasonRuntimeNotFound}[overrides != "spec.runtimePatches"],
-			message: map[bool]string{true: "TrainingRuntime {ns}/torch named in spec.runtimeRef does not exist: create it"}[overrides != "spec.runtimePatches"]},
+			// Before v2.3 the job's pods come from the runtime; v2.3 keeps
+			// its snapshot, but Trainer's webhook would refuse its start:
+			// said missing either way.
+			reason: integration.ReasonRuntimeNotFound, message: "TrainingRuntime {ns}/torch named in spec.runtimeRef does not exist"},
+		// The same, and then the job is admitted: Trainer's webhook refuses
+		// to start a job whose runtime is gone (even on v2.3, which would
+		// run it from its snapshot). The job is held, not finished: its
+		// Workload deactivated, its quota back. Left so for the hot-loop
+		// check.
+		{name: "runtime-deleted-by-force-then-admitted", setup: nowhere, job: queuedNowhere,
+			act: func(t *testing.T, r *row) error {
+				workloadUID(t, r)
+				rt := &trainer.TrainingRuntime{ObjectMeta: metav1.ObjectMeta{Namespace: r.ns, Name: "torch"}}
+				if err := k8s.Delete(ctx, rt); err != nil {
+					return err
+				}
+				eventually(t, time.Minute, "runtime gone", func() error {
+					err := k8s.Patch(ctx, rt, client.RawPatch(types.MergePatchType, []byte(`{"metadata":{"finalizers":null}}`)))
+					if apierrors.IsNotFound(err) {
+						return nil
+					}
+					if err != nil {
+						return err
+					}
+					return fmt.Errorf("still there")
+				})
+				// The queue the job names comes into being: admitted.
+				rf := &kueue.ResourceFlavor{ObjectMeta: metav1.ObjectMeta{Name: "any-" + r.ns}}
+				_, cq, _ := fixtures.Queue(r.ns, "missing-"+r.ns, fixtures.Pool{Name: "x", GPUs: 8})
+				cq.Spec.ResourceGroups[0].Flavors[0].Name = kueue.ResourceFlavorReference(rf.Name)
+				create(t, rf, cq)
+				return nil
+			}, reason: integration.ReasonRuntimeNotFound, message: "TrainingRuntime {ns}/torch named in spec.runtimeRef does not exist", neverStarts: true,
+			check: func(t *testing.T, r *row) {
+				eventually(t, 2*time.Minute, "held, its quota given back", func() error {
+					wls := workloadsOf(t, r.ns, string(r.job.GetUID()))
+					if len(wls) != 1 {
+						return fmt.Errorf("%d Workloads", len(wls))
+					}
+					wl := &wls[0]
+					if apimeta.IsStatusConditionTrue(wl.Status.Conditions, kueue.WorkloadFinished) {
+						t.Fatalf("finished: %v", wl.Status.Conditions)
+					}
+					if ptr.Deref(wl.Spec.Active, true) || wl.Annotations[names.HeldForRuntimeAnnotation] == "" || workload.HasQuotaReservation(wl) {
+						return fmt.Errorf("active %v, annotations %v, conditions %v", wl.Spec.Active, wl.Annotations, wl.Status.Conditions)
+					}
+					if apimeta.FindStatusCondition(wl.Status.Conditions, kueue.WorkloadEvicted) == nil {
+						return fmt.Errorf("never admitted: %v", wl.Status.Conditions)
+					}
+					return nil
+				})
+			}},
 		// Kueue keeps a reservation through an edit of the pods' nodeSelector
 		// (its equivalence check ignores scheduling fields); the start goes
 		// by the job as it is then, and refuses a flavor the user's

@@ -1,9 +1,6 @@
 package reliability_test
 
 import (
-	"fmt"
-	"sort"
-	"strings"
 	"testing"
 	"time"
 
@@ -31,32 +28,12 @@ func TestManagerIsQuietWhenNothingHappens(t *testing.T) {
 	start := time.Now()
 	time.Sleep(idleWindow)
 	end := time.Now()
-	events, err := localcluster.AuditEvents(cluster.AuditLog(), func(e *localcluster.AuditEvent) bool {
-		return e.User.Username == ourUser && !e.Received.Before(start) && e.Received.Before(end) &&
-			// The leader lease is renewed every couple of seconds by design.
-			e.ObjectRef.Resource != "leases"
-	})
+	n, summary, err := localcluster.IdleRequests(cluster.AuditLog(), start, end)
 	if err != nil {
 		t.Fatal(err)
 	}
-	byKind := map[string]int{}
-	for _, e := range events {
-		key := fmt.Sprintf("%s %s", e.Verb, e.ObjectRef.Resource)
-		if e.ObjectRef.Subresource != "" {
-			key += "/" + e.ObjectRef.Subresource
-		}
-		if e.ObjectRef.Namespace != "" {
-			key += " " + e.ObjectRef.Namespace + "/" + e.ObjectRef.Name
-		}
-		byKind[key]++
-	}
-	keys := make([]string, 0, len(byKind))
-	for k := range byKind {
-		keys = append(keys, fmt.Sprintf("%4d %s", byKind[k], k))
-	}
-	sort.Sort(sort.Reverse(sort.StringSlice(keys)))
-	t.Logf("the manager's requests in %v of idle (leases aside): %d\n%s", idleWindow, len(events), strings.Join(keys, "\n"))
-	if len(events) > idleBound {
-		t.Errorf("the manager made %d requests in %v with nothing to do, want at most %d: a hot loop (most frequent first above)", len(events), idleWindow, idleBound)
+	t.Logf("the manager's requests in %v of idle (leases aside): %d\n%s", idleWindow, n, summary)
+	if n > idleBound {
+		t.Errorf("the manager made %d requests in %v with nothing to do, want at most %d: a hot loop (most frequent first above)", n, idleWindow, idleBound)
 	}
 }

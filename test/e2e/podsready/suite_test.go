@@ -26,6 +26,8 @@ const podsReadyTimeout = 20 * time.Second
 var (
 	ctx = context.Background()
 	k8s client.Client
+	// cluster is the local control plane under test (its audit log).
+	cluster *localcluster.Cluster
 )
 
 func TestMain(m *testing.M) { os.Exit(run(m)) }
@@ -42,13 +44,14 @@ func run(m *testing.M) int {
 		return 1
 	}
 	defer os.RemoveAll(filepath.Dir(cfg))
-	c, down, err := localcluster.UpForTests(ctx, localcluster.ForTests("e2e-podsready", localcluster.Options{Root: root, KueueConfigFile: cfg}))
+	var down func()
+	cluster, down, err = localcluster.UpForTests(ctx, localcluster.ForTests("e2e-podsready", localcluster.Options{Root: root, KueueConfigFile: cfg}))
 	if err != nil {
 		fmt.Fprintf(os.Stderr, "podsready: %v\n", err)
 		return 1
 	}
 	defer down()
-	if k8s, err = c.Client(fixtures.Scheme()); err != nil {
+	if k8s, err = cluster.Client(fixtures.Scheme()); err != nil {
 		fmt.Fprintf(os.Stderr, "podsready: %v\n", err)
 		return 1
 	}
