@@ -34,6 +34,10 @@ type Options struct {
 	// GangRetryInterval: how often a started job's gang that waits for
 	// room is retried; zero means gang.DefaultRetryInterval.
 	GangRetryInterval time.Duration
+	// PolicyRetry: how long a job whose start an admission policy refused
+	// is held before it is queued again, doubling with each refusal up to
+	// 15 minutes; zero means one minute.
+	PolicyRetry time.Duration
 	// LocalQueueDefaulting mirrors Kueue's feature gate: a job without a
 	// queue name goes to the namespace's LocalQueue named "default".
 	LocalQueueDefaulting bool

@@ -29,13 +29,16 @@ const (
 	policyRetryMax   = 15 * time.Minute
 )
 
-// due is when a job held so is queued again.
-func (h policyHold) due() time.Time {
-	wait := policyRetryMax
-	if h.Attempt >= 1 && h.Attempt <= 5 {
-		wait = min(policyRetryFirst<<(h.Attempt-1), policyRetryMax)
+// due is when a job held so is queued again, first the first wait.
+func (h policyHold) due(first time.Duration) time.Time {
+	if first <= 0 {
+		first = policyRetryFirst
 	}
-	return h.Since.Add(wait)
+	wait := first
+	for i := 1; i < h.Attempt && wait < policyRetryMax; i++ {
+		wait *= 2
+	}
+	return h.Since.Add(min(wait, max(policyRetryMax, first)))
 }
 
 // policyHoldOf reads wl's mark; ok is false when it has none (or one that
@@ -72,9 +75,9 @@ func (t *TrainJob) holdForPolicy(ctx context.Context, now time.Time) (time.Durat
 		if err := setPolicyHold(ctx, t, wl, &next, false); err != nil {
 			return 0, err
 		}
-		return next.due().Sub(now), nil
+		return next.due(t.deps.opts.PolicyRetry).Sub(now), nil
 	case held && !workload.IsActive(wl):
-		if wait := prev.due().Sub(now); wait > 0 {
+		if wait := prev.due(t.deps.opts.PolicyRetry).Sub(now); wait > 0 {
 			return wait, nil
 		}
 		if err := setPolicyHold(ctx, t, wl, &prev, true); err != nil {

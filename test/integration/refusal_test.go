@@ -65,11 +65,12 @@ func TestJobWithNoRoomForTheAdmissionIsRefusedAtCreate(t *testing.T) {
 	}
 }
 
-// An admission policy (or Trainer's webhook, or validation) that refuses
-// the start: not a race to retry. The job stays suspended and unplaced, a
-// Warning event carries the server's message, and the quota goes to the
-// next job.
-func TestStartRefusedByTheAPIServerReleasesTheQuota(t *testing.T) {
+// An admission policy that refuses the start: not a race to retry, nor
+// the job's end. The job stays suspended and unplaced, its Workload is
+// held (deactivated, not finished), a Warning event names the policy and
+// carries its message, and the quota goes to the next job. Once the policy
+// is mended the held job is queued again after its backoff and starts.
+func TestStartRefusedByAnAdmissionPolicyIsHeldAndRetried(t *testing.T) {
 	ns := newNamespace(t)
 	lq := queue(t, ns, pool{Name: "gpu", Labels: map[string]string{"pool": "gpu"}, GPUs: 0})
 	create(t, trainingRuntime(ns, "rt", torchPolicy(1), role{Name: "node", Ancestor: "trainer", Requests: gpus(1)}))
@@ -79,19 +80,19 @@ func TestStartRefusedByTheAPIServerReleasesTheQuota(t *testing.T) {
 	refused.Labels["start"] = "never"
 	create(t, refused)
 	workloadOf(t, refused)
-	denyUpdates(t, ns, `object.metadata.?labels[?"start"].orValue("") != "never" || object.spec.?suspend.orValue(false)`, deny, refused)
+	lift := denyUpdates(t, ns, `object.metadata.?labels[?"start"].orValue("") != "never" || object.spec.?suspend.orValue(false)`, deny, refused)
 	setGPUQuota(t, ns, 1)
 
-	eventually(t, "StartRefused event with the server's message", func() error {
-		return hasEvent(t, refused, integration.ReasonStartRefused, deny)
+	eventually(t, "StartRefusedByPolicy event naming the policy, with its message", func() error {
+		return hasEvent(t, refused, integration.ReasonStartRefusedByPolicy, "ValidatingAdmissionPolicy "+ns+" (binding "+ns+") refused the start: "+deny)
 	})
-	eventually(t, "refused job's Workload finished", func() error {
+	eventually(t, "refused job held, its quota released", func() error {
 		wl := workloadOf(t, refused)
-		if workload.HasQuotaReservation(wl) && !apimeta.IsStatusConditionTrue(wl.Status.Conditions, kueue.WorkloadFinished) {
-			return fmt.Errorf("still holds quota: %v", wl.Status.Conditions)
+		if apimeta.IsStatusConditionTrue(wl.Status.Conditions, kueue.WorkloadFinished) {
+			t.Fatalf("finished: %v", wl.Status.Conditions)
 		}
-		if c := apimeta.FindStatusCondition(wl.Status.Conditions, kueue.WorkloadFinished); c == nil || c.Status != metav1.ConditionTrue || !strings.Contains(c.Message, deny) {
-			return fmt.Errorf("not finished with the refusal: %v", wl.Status.Conditions)
+		if workload.HasQuotaReservation(wl) || ptr.Deref(wl.Spec.Active, true) || wl.Annotations[names.HeldByPolicyAnnotation] == "" {
+			return fmt.Errorf("active %v, annotations %v, conditions %v", wl.Spec.Active, wl.Annotations, wl.Status.Conditions)
 		}
 		return nil
 	})
@@ -103,9 +104,15 @@ func TestStartRefusedByTheAPIServerReleasesTheQuota(t *testing.T) {
 	if !ptr.Deref(got.Spec.Suspend, false) || (shape.RuntimePatches{}).Injected(fixtures.Ours(got)) {
 		t.Errorf("refused job started or kept entries: suspend=%v runtimePatches=%+v", got.Spec.Suspend, got.Spec.RuntimePatches)
 	}
-	// Not retried as if it were a race.
-	if n := eventCount(refused, integration.ReasonStartRefused); n != 1 {
-		t.Errorf("%d StartRefused events, want 1", n)
+	// The policy mended and the quota back: the held job starts on its
+	// next try.
+	lift()
+	if err := k8s.Delete(ctx, next); err != nil {
+		t.Fatal(err)
+	}
+	waitRunning(t, refused)
+	if wl := workloadOf(t, refused); apimeta.IsStatusConditionTrue(wl.Status.Conditions, kueue.WorkloadFinished) {
+		t.Errorf("finished: %v", wl.Status.Conditions)
 	}
 }
 

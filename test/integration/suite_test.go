@@ -423,6 +423,8 @@ func startTrainJobKueue(ctx context.Context, cfg *rest.Config, port int, certDir
 		MultiKueue: true,
 		// Pods never run here: every started gang waits, and is retried.
 		GangRetryInterval: 2 * time.Second,
+		// A start refused by an admission policy is tried again soon.
+		PolicyRetry: 2 * time.Second,
 		// As Kueue v0.19 runs by default (its 30-minute timeout outlasts
 		// every test here): Workloads carry the PodsReady condition.
 		WaitForPodsReady: true,

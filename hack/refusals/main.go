@@ -1,0 +1,217 @@
+// Command refusals records, on a live cluster, how the API server refuses
+// the write that starts a TrainJob, for integration/testdata/refusals: the
+// refusal classification (integration/startrefusal.go) is tested on these
+// exact bodies, one set per Trainer release, so a release that words or
+// frames its refusal differently shows up as a failing test, not as a job
+// finished that should have been held.
+//
+//	go run ./hack/refusals -kubeconfig .cluster/local/kubeconfig -release trainer-v2.1.0
+//
+// It makes a namespace of its own, a job outside every queue, and deletes
+// the namespace afterwards. Recorded: the start refused for a missing
+// TrainingRuntime and ClusterTrainingRuntime (Trainer's webhook), for an
+// immutable field (the API server's validation) and by a
+// ValidatingAdmissionPolicy.
+package main
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"flag"
+	"fmt"
+	"os"
+	"path/filepath"
+	"time"
+
+	admissionregistrationv1 "k8s.io/api/admissionregistration/v1"
+	corev1 "k8s.io/api/core/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/types"
+	"k8s.io/client-go/tools/clientcmd"
+	"k8s.io/utils/ptr"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+
+	trainer "github.com/kubeflow/trainer/v2/pkg/apis/trainer/v1alpha1"
+
+	"github.com/trainjob-kueue/trainjob-kueue/test/fixtures"
+)
+
+func main() {
+	kubeconfig := flag.String("kubeconfig", os.Getenv("KUBECONFIG"), "the cluster's kubeconfig")
+	release := flag.String("release", "", "the installed Trainer release, prefix of the files written (trainer-v2.1.0)")
+	out := flag.String("out", "integration/testdata/refusals", "where the bodies go")
+	flag.Parse()
+	if *release == "" {
+		fmt.Fprintln(os.Stderr, "refusals: -release is required")
+		os.Exit(2)
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), 3*time.Minute)
+	defer cancel()
+	if err := run(ctx, *kubeconfig, *release, *out); err != nil {
+		fmt.Fprintf(os.Stderr, "refusals: %v\n", err)
+		os.Exit(1)
+	}
+}
+
+func run(ctx context.Context, kubeconfig, release, out string) error {
+	cfg, err := clientcmd.BuildConfigFromFlags("", kubeconfig)
+	if err != nil {
+		return err
+	}
+	c, err := client.New(cfg, client.Options{Scheme: fixtures.Scheme()})
+	if err != nil {
+		return err
+	}
+	ns := &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{GenerateName: "refusals-"}}
+	if err := c.Create(ctx, ns); err != nil {
+		return err
+	}
+	defer c.Delete(context.Background(), ns) //nolint:errcheck // best effort
+	record := func(name string, err error) error {
+		var status apierrors.APIStatus
+		if !errors.As(err, &status) {
+			return fmt.Errorf("%s: want the API server's refusal, got %v", name, err)
+		}
+		data, merr := json.MarshalIndent(status.Status(), "", "  ")
+		if merr != nil {
+			return merr
+		}
+		path := filepath.Join(out, release+"-"+name+".json")
+		fmt.Println(path)
+		return os.WriteFile(path, append(data, '\n'), 0o644)
+	}
+	unsuspend := client.RawPatch(types.MergePatchType, []byte(`{"spec":{"suspend":false}}`))
+
+	// The runtimes, each named by one suspended job outside every queue.
+	role := fixtures.Role{Name: "node", Ancestor: "trainer", Requests: fixtures.CPUs("1")}
+	rt := fixtures.TrainingRuntime(ns.Name, "rt", fixtures.TorchPolicy(1), role)
+	crt := &trainer.ClusterTrainingRuntime{ObjectMeta: metav1.ObjectMeta{Name: ns.Name}, Spec: rt.Spec}
+	if err := c.Create(ctx, rt); err != nil {
+		return err
+	}
+	if err := c.Create(ctx, crt); err != nil {
+		return err
+	}
+	jobs := map[string]*trainer.TrainJob{}
+	for name, ref := range map[string]trainer.RuntimeRef{
+		"rt":  {Name: rt.Name, Kind: ptr.To(trainer.TrainingRuntimeKind), APIGroup: ptr.To(trainer.GroupVersion.Group)},
+		"crt": {Name: crt.Name, Kind: ptr.To(trainer.ClusterTrainingRuntimeKind), APIGroup: ptr.To(trainer.GroupVersion.Group)},
+	} {
+		tj := fixtures.TrainJob(ns.Name, name, "", "")
+		delete(tj.Labels, fixtures.QueueLabel)
+		tj.Spec.RuntimeRef = ref
+		tj.Spec.Suspend = ptr.To(true)
+		if err := retry(ctx, func() error { return c.Create(ctx, tj) }); err != nil {
+			return fmt.Errorf("creating TrainJob %s: %w", name, err)
+		}
+		jobs[name] = tj
+	}
+	// Trainer's first reconcile (on v2.3 its runtime snapshot) comes first.
+	time.Sleep(5 * time.Second)
+
+	// The API server's own validation: runtimeRef is immutable.
+	moved := client.RawPatch(types.MergePatchType, []byte(`{"spec":{"runtimeRef":{"name":"elsewhere"}}}`))
+	if err := record("immutable-field", c.Patch(ctx, jobs["rt"].DeepCopy(), moved)); err != nil {
+		return err
+	}
+
+	// A ValidatingAdmissionPolicy that refuses to start jobs here.
+	policy := &admissionregistrationv1.ValidatingAdmissionPolicy{
+		ObjectMeta: metav1.ObjectMeta{Name: ns.Name},
+		Spec: admissionregistrationv1.ValidatingAdmissionPolicySpec{
+			FailurePolicy: ptr.To(admissionregistrationv1.Fail),
+			MatchConstraints: &admissionregistrationv1.MatchResources{ResourceRules: []admissionregistrationv1.NamedRuleWithOperations{{
+				RuleWithOperations: admissionregistrationv1.RuleWithOperations{
+					Operations: []admissionregistrationv1.OperationType{admissionregistrationv1.Update},
+					Rule:       admissionregistrationv1.Rule{APIGroups: []string{trainer.GroupVersion.Group}, APIVersions: []string{"*"}, Resources: []string{"trainjobs"}},
+				},
+			}}},
+			Validations: []admissionregistrationv1.Validation{{Expression: `object.spec.?suspend.orValue(false)`, Message: "TrainJobs in this namespace may not start"}},
+		},
+	}
+	binding := &admissionregistrationv1.ValidatingAdmissionPolicyBinding{
+		ObjectMeta: metav1.ObjectMeta{Name: ns.Name},
+		Spec: admissionregistrationv1.ValidatingAdmissionPolicyBindingSpec{
+			PolicyName:        ns.Name,
+			ValidationActions: []admissionregistrationv1.ValidationAction{admissionregistrationv1.Deny},
+			MatchResources: &admissionregistrationv1.MatchResources{NamespaceSelector: &metav1.LabelSelector{
+				MatchLabels: map[string]string{"kubernetes.io/metadata.name": ns.Name},
+			}},
+		},
+	}
+	if err := c.Create(ctx, policy); err != nil {
+		return err
+	}
+	defer c.Delete(context.Background(), policy) //nolint:errcheck // best effort
+	if err := c.Create(ctx, binding); err != nil {
+		return err
+	}
+	defer c.Delete(context.Background(), binding) //nolint:errcheck // best effort
+	var refusal error
+	if err := retry(ctx, func() error {
+		refusal = c.Patch(ctx, jobs["rt"].DeepCopy(), unsuspend, client.DryRunAll)
+		if refusal == nil {
+			return errors.New("the policy is not in force yet")
+		}
+		return nil
+	}); err != nil {
+		return err
+	}
+	if err := record("policy", refusal); err != nil {
+		return err
+	}
+	if err := c.Delete(ctx, binding); err != nil {
+		return err
+	}
+
+	// Each runtime force-deleted (Trainer's finalizer removed), then the
+	// start of its job.
+	for name, obj := range map[string]client.Object{"rt": rt, "crt": crt} {
+		if err := c.Delete(ctx, obj); err != nil {
+			return err
+		}
+		if err := retry(ctx, func() error {
+			err := c.Patch(ctx, obj, client.RawPatch(types.MergePatchType, []byte(`{"metadata":{"finalizers":null}}`)))
+			if apierrors.IsNotFound(err) {
+				return nil
+			}
+			if err == nil {
+				err = errors.New("still there")
+			}
+			return err
+		}); err != nil {
+			return err
+		}
+		// Trainer's webhook reads runtimes through its cache.
+		if err := retry(ctx, func() error {
+			refusal = c.Patch(ctx, jobs[name].DeepCopy(), unsuspend, client.DryRunAll)
+			if refusal == nil {
+				return errors.New("not refused yet")
+			}
+			return nil
+		}); err != nil {
+			return err
+		}
+		file := map[string]string{"rt": "trainingruntime-missing", "crt": "clustertrainingruntime-missing"}[name]
+		if err := record(file, refusal); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+func retry(ctx context.Context, f func() error) error {
+	for {
+		err := f()
+		if err == nil {
+			return nil
+		}
+		select {
+		case <-ctx.Done():
+			return fmt.Errorf("%w (last: %v)", ctx.Err(), err)
+		case <-time.After(500 * time.Millisecond):
+		}
+	}
+}
