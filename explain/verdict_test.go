@@ -218,6 +218,12 @@ func TestExplainByWorkloadState(t *testing.T) {
 		"held by trainjob-kueue": {queue: "lq", wl: &kueue.Workload{ObjectMeta: metav1.ObjectMeta{Name: "wl",
 			Annotations: map[string]string{names.HeldForRuntimeAnnotation: "TrainingRuntime ns/torch"}}, Spec: kueue.WorkloadSpec{Active: ptr.To(false)}},
 			wantState: explain.StateInactive, wantVerdict: "held out of the queue by trainjob-kueue: the job can't start from TrainingRuntime ns/torch"},
+		"held for an admission policy's refusal": {queue: "lq", wl: &kueue.Workload{ObjectMeta: metav1.ObjectMeta{Name: "wl",
+			Annotations: map[string]string{names.HeldByPolicyAnnotation: `{"policy":"require-team","since":"2026-11-27T12:00:00Z","attempt":2}`}}, Spec: kueue.WorkloadSpec{Active: ptr.To(false)}},
+			wantState: explain.StateInactive, wantVerdict: "ValidatingAdmissionPolicy require-team refused the job's start (refusal 2, since 2026-11-27T12:00:00Z"},
+		"finished with a refusal in our words": {queue: "lq", wl: &kueue.Workload{Status: kueue.WorkloadStatus{
+			Conditions: []metav1.Condition{cond(kueue.WorkloadFinished, "True", "FailedToStart", "Trainer's webhook (validator.trainjob.trainer.kubeflow.org) refused the start: spec.trainer: bad")}}},
+			wantState: explain.StateFinished, wantVerdict: "finished (FailedToStart): Trainer's webhook (validator.trainjob.trainer.kubeflow.org) refused the start"},
 		"deactivated by someone else": {queue: "lq", wl: &kueue.Workload{ObjectMeta: metav1.ObjectMeta{Name: "wl"}, Spec: kueue.WorkloadSpec{Active: ptr.To(false)}},
 			wantState: explain.StateInactive, wantVerdict: "Workload wl has spec.active=false, set by someone other than trainjob-kueue"},
 		"finished": {queue: "lq", wl: &kueue.Workload{Status: kueue.WorkloadStatus{

@@ -15,8 +15,8 @@ import (
 	"github.com/trainjob-kueue/trainjob-kueue/names"
 )
 
-// policyHold is what the held-by-policy mark on a Workload records.
-type policyHold struct {
+// PolicyHold is what the held-by-policy mark on a Workload records.
+type PolicyHold struct {
 	Policy  string    `json:"policy"`
 	Since   time.Time `json:"since"`
 	Attempt int       `json:"attempt"`
@@ -30,7 +30,7 @@ const (
 )
 
 // due is when a job held so is queued again, first the first wait.
-func (h policyHold) due(first time.Duration) time.Time {
+func (h PolicyHold) due(first time.Duration) time.Time {
 	if first <= 0 {
 		first = policyRetryFirst
 	}
@@ -41,16 +41,16 @@ func (h policyHold) due(first time.Duration) time.Time {
 	return h.Since.Add(min(wait, max(policyRetryMax, first)))
 }
 
-// policyHoldOf reads wl's mark; ok is false when it has none (or one that
+// PolicyHoldOf reads wl's mark; ok is false when it has none (or one that
 // can't be read, which is then overwritten by the next hold).
-func policyHoldOf(wl *kueue.Workload) (policyHold, bool) {
+func PolicyHoldOf(wl *kueue.Workload) (PolicyHold, bool) {
 	v, ok := wl.Annotations[names.HeldByPolicyAnnotation]
 	if !ok {
-		return policyHold{}, false
+		return PolicyHold{}, false
 	}
-	var h policyHold
+	var h PolicyHold
 	if json.Unmarshal([]byte(v), &h) != nil {
-		return policyHold{}, false
+		return PolicyHold{}, false
 	}
 	return h, true
 }
@@ -68,10 +68,10 @@ func (t *TrainJob) holdForPolicy(ctx context.Context, now time.Time) (time.Durat
 		return 0, nil
 	}
 	wl := t.obs.workload
-	prev, held := policyHoldOf(wl)
+	prev, held := PolicyHoldOf(wl)
 	switch {
 	case t.heldByPolicy != "" && workload.IsActive(wl) && t.IsSuspended():
-		next := policyHold{Policy: t.heldByPolicy, Since: now.UTC().Truncate(time.Second), Attempt: prev.Attempt + 1}
+		next := PolicyHold{Policy: t.heldByPolicy, Since: now.UTC().Truncate(time.Second), Attempt: prev.Attempt + 1}
 		if err := setPolicyHold(ctx, t, wl, &next, false); err != nil {
 			return 0, err
 		}
@@ -94,7 +94,7 @@ func (t *TrainJob) holdForPolicy(ctx context.Context, now time.Time) (time.Durat
 
 // setPolicyHold writes mark h (nil: none) and spec.active in one merge
 // patch guarded by the resourceVersion read.
-func setPolicyHold(ctx context.Context, t *TrainJob, wl *kueue.Workload, h *policyHold, active bool) error {
+func setPolicyHold(ctx context.Context, t *TrainJob, wl *kueue.Workload, h *PolicyHold, active bool) error {
 	var mark any
 	if h != nil {
 		v, err := json.Marshal(h)
