@@ -29,9 +29,10 @@ import (
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/types"
-	"k8s.io/client-go/tools/clientcmd"
+	"k8s.io/client-go/rest"
 	"k8s.io/utils/ptr"
 	"sigs.k8s.io/controller-runtime/pkg/client"
+	"sigs.k8s.io/controller-runtime/pkg/client/config"
 
 	trainer "github.com/kubeflow/trainer/v2/pkg/apis/trainer/v1alpha1"
 
@@ -39,7 +40,7 @@ import (
 )
 
 func main() {
-	kubeconfig := flag.String("kubeconfig", os.Getenv("KUBECONFIG"), "the cluster's kubeconfig")
+	// -kubeconfig (or KUBECONFIG): controller-runtime's flag.
 	release := flag.String("release", "", "the installed Trainer release, prefix of the files written (trainer-v2.1.0)")
 	out := flag.String("out", "integration/testdata/refusals", "where the bodies go")
 	flag.Parse()
@@ -49,17 +50,18 @@ func main() {
 	}
 	ctx, cancel := context.WithTimeout(context.Background(), 3*time.Minute)
 	defer cancel()
-	if err := run(ctx, *kubeconfig, *release, *out); err != nil {
+	cfg, err := config.GetConfig()
+	if err != nil {
+		fmt.Fprintf(os.Stderr, "refusals: %v\n", err)
+		os.Exit(1)
+	}
+	if err := run(ctx, cfg, *release, *out); err != nil {
 		fmt.Fprintf(os.Stderr, "refusals: %v\n", err)
 		os.Exit(1)
 	}
 }
 
-func run(ctx context.Context, kubeconfig, release, out string) error {
-	cfg, err := clientcmd.BuildConfigFromFlags("", kubeconfig)
-	if err != nil {
-		return err
-	}
+func run(ctx context.Context, cfg *rest.Config, release, out string) error {
 	c, err := client.New(cfg, client.Options{Scheme: fixtures.Scheme()})
 	if err != nil {
 		return err
@@ -128,7 +130,7 @@ func run(ctx context.Context, kubeconfig, release, out string) error {
 					Rule:       admissionregistrationv1.Rule{APIGroups: []string{trainer.GroupVersion.Group}, APIVersions: []string{"*"}, Resources: []string{"trainjobs"}},
 				},
 			}}},
-			Validations: []admissionregistrationv1.Validation{{Expression: `object.spec.?suspend.orValue(false)`, Message: "TrainJobs in this namespace may not start"}},
+			Validations: []admissionregistrationv1.Validation{{Expression: `object.spec.?suspend.orValue(false) == true`, Message: "TrainJobs in this namespace may not start"}},
 		},
 	}
 	binding := &admissionregistrationv1.ValidatingAdmissionPolicyBinding{
@@ -163,6 +165,12 @@ func run(ctx context.Context, kubeconfig, release, out string) error {
 		return err
 	}
 	if err := c.Delete(ctx, binding); err != nil {
+		return err
+	}
+	// The policy out of force: the start goes through (a dry run).
+	if err := retry(ctx, func() error {
+		return c.Patch(ctx, jobs["rt"].DeepCopy(), unsuspend, client.DryRunAll)
+	}); err != nil {
 		return err
 	}
 
