@@ -1,7 +1,6 @@
 package integration
 
 import (
-	"context"
 	"encoding/json"
 	"strings"
 	"testing"
@@ -11,8 +10,6 @@ import (
 	"k8s.io/client-go/tools/events"
 	"k8s.io/utils/ptr"
 	"sigs.k8s.io/controller-runtime/pkg/client"
-	"sigs.k8s.io/controller-runtime/pkg/client/fake"
-	"sigs.k8s.io/controller-runtime/pkg/client/interceptor"
 	kueue "sigs.k8s.io/kueue/apis/kueue/v1beta2"
 
 	"github.com/trainjob-kueue/trainjob-kueue/names"
@@ -59,16 +56,7 @@ func TestAJobRefusedByAPolicyIsHeldAndRetriedWithBackoff(t *testing.T) {
 			if tc.mark != "" {
 				wl.Annotations[names.HeldByPolicyAnnotation] = tc.mark
 			}
-			writes := 0
-			c := fake.NewClientBuilder().WithScheme(NewScheme()).WithObjects(wl).WithInterceptorFuncs(interceptor.Funcs{
-				Patch: func(ctx context.Context, c client.WithWatch, obj client.Object, patch client.Patch, opts ...client.PatchOption) error {
-					writes++
-					return c.Patch(ctx, obj, patch, opts...)
-				}}).Build()
-			read := &kueue.Workload{}
-			if err := c.Get(t.Context(), client.ObjectKeyFromObject(wl), read); err != nil {
-				t.Fatal(err)
-			}
+			c, read, writes := storedWorkload(t, wl)
 			rec := events.NewFakeRecorder(4)
 			job := trainjob.TrainJob{ObjectMeta: metav1.ObjectMeta{Namespace: "ns", Name: "j"}}
 			job.Spec.Suspend = ptr.To(!tc.running)
@@ -77,8 +65,8 @@ func TestAJobRefusedByAPolicyIsHeldAndRetriedWithBackoff(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			if writes != tc.writes {
-				t.Errorf("%d writes, want %d", writes, tc.writes)
+			if *writes != tc.writes {
+				t.Errorf("%d writes, want %d", *writes, tc.writes)
 			}
 			if wait != tc.wantWait {
 				t.Errorf("back in %v, want %v", wait, tc.wantWait)

@@ -64,16 +64,7 @@ func TestAJobWaitsForItsRuntimeOutOfTheQueue(t *testing.T) {
 			if tc.held {
 				wl.Annotations[names.HeldForRuntimeAnnotation] = "TrainingRuntime ns/torch"
 			}
-			writes := 0
-			c := fake.NewClientBuilder().WithScheme(NewScheme()).WithObjects(wl).WithInterceptorFuncs(interceptor.Funcs{
-				Patch: func(ctx context.Context, c client.WithWatch, obj client.Object, patch client.Patch, opts ...client.PatchOption) error {
-					writes++
-					return c.Patch(ctx, obj, patch, opts...)
-				}}).Build()
-			read := &kueue.Workload{}
-			if err := c.Get(t.Context(), client.ObjectKeyFromObject(wl), read); err != nil {
-				t.Fatal(err)
-			}
+			c, read, writes := storedWorkload(t, wl)
 			rec := events.NewFakeRecorder(4)
 			job := trainjob.TrainJob{ObjectMeta: metav1.ObjectMeta{Namespace: "ns", Name: "j"}}
 			job.Spec.RuntimeRef = trainer.RuntimeRef{Name: "torch"}
@@ -82,8 +73,8 @@ func TestAJobWaitsForItsRuntimeOutOfTheQueue(t *testing.T) {
 			if err := adapter.holdForRuntime(t.Context()); err != nil {
 				t.Fatal(err)
 			}
-			if writes != tc.writes {
-				t.Errorf("%d writes, want %d", writes, tc.writes)
+			if *writes != tc.writes {
+				t.Errorf("%d writes, want %d", *writes, tc.writes)
 			}
 			if err := c.Get(t.Context(), client.ObjectKeyFromObject(wl), read); err != nil {
 				t.Fatal(err)
@@ -100,4 +91,21 @@ func TestAJobWaitsForItsRuntimeOutOfTheQueue(t *testing.T) {
 			}
 		})
 	}
+}
+
+// storedWorkload stores wl in a fake API server that counts the patches
+// it takes, and returns the client, wl as read back, and the count.
+func storedWorkload(t *testing.T, wl *kueue.Workload) (client.Client, *kueue.Workload, *int) {
+	t.Helper()
+	writes := 0
+	c := fake.NewClientBuilder().WithScheme(NewScheme()).WithObjects(wl).WithInterceptorFuncs(interceptor.Funcs{
+		Patch: func(ctx context.Context, c client.WithWatch, obj client.Object, patch client.Patch, opts ...client.PatchOption) error {
+			writes++
+			return c.Patch(ctx, obj, patch, opts...)
+		}}).Build()
+	read := &kueue.Workload{}
+	if err := c.Get(t.Context(), client.ObjectKeyFromObject(wl), read); err != nil {
+		t.Fatal(err)
+	}
+	return c, read, &writes
 }

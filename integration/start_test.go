@@ -335,3 +335,28 @@ func TestAV23JobWhoseRuntimeIsGoneIsHeldWithoutAWrite(t *testing.T) {
 		t.Errorf("Trainer v2.1: %v, %v; want no second look", gone, err)
 	}
 }
+
+// A refused start whose cause can't be told — the runtime read after the
+// refusal fails — is neither finished nor held: the reconcile fails and is
+// retried, so a read error never finishes a job an admin might mend.
+func TestARefusalWhoseRuntimeCannotBeReadIsRetried(t *testing.T) {
+	refuse := func([]byte) error {
+		return apierrors.NewForbidden(schema.GroupResource{Group: trainer.GroupVersion.Group, Resource: "trainjobs"}, "j",
+			errors.New(`admission webhook "validator.trainjob.trainer.kubeflow.org" denied the request: spec.runtimeRef: Invalid value: not found`))
+	}
+	f := newStartFixture(t, shape.PodTemplateOverrides{}, refuse, corev1.PodSpec{})
+	f.deps.apiReader = interceptor.NewClient(f.c.(client.WithWatch), interceptor.Funcs{
+		Get: func(ctx context.Context, c client.WithWatch, key client.ObjectKey, obj client.Object, opts ...client.GetOption) error {
+			if _, ok := obj.(*trainer.ClusterTrainingRuntime); ok {
+				return errors.New("connection refused")
+			}
+			return c.Get(ctx, key, obj, opts...)
+		}})
+	err := f.job.RunWithPodSetsInfo(t.Context(), f.c, f.infos)
+	if err == nil || podset.IsPermanent(err) || !strings.Contains(err.Error(), "connection refused") {
+		t.Fatalf("start: %v, want the read's error, not permanent", err)
+	}
+	if f.job.heldFor != nil || f.job.heldByPolicy != "" {
+		t.Error("held on a guess")
+	}
+}

@@ -120,29 +120,8 @@ func run(ctx context.Context, cfg *rest.Config, release, out string) error {
 	}
 
 	// A ValidatingAdmissionPolicy that refuses to start jobs here.
-	policy := &admissionregistrationv1.ValidatingAdmissionPolicy{
-		ObjectMeta: metav1.ObjectMeta{Name: ns.Name},
-		Spec: admissionregistrationv1.ValidatingAdmissionPolicySpec{
-			FailurePolicy: ptr.To(admissionregistrationv1.Fail),
-			MatchConstraints: &admissionregistrationv1.MatchResources{ResourceRules: []admissionregistrationv1.NamedRuleWithOperations{{
-				RuleWithOperations: admissionregistrationv1.RuleWithOperations{
-					Operations: []admissionregistrationv1.OperationType{admissionregistrationv1.Update},
-					Rule:       admissionregistrationv1.Rule{APIGroups: []string{trainer.GroupVersion.Group}, APIVersions: []string{"*"}, Resources: []string{"trainjobs"}},
-				},
-			}}},
-			Validations: []admissionregistrationv1.Validation{{Expression: `object.spec.?suspend.orValue(false) == true`, Message: "TrainJobs in this namespace may not start"}},
-		},
-	}
-	binding := &admissionregistrationv1.ValidatingAdmissionPolicyBinding{
-		ObjectMeta: metav1.ObjectMeta{Name: ns.Name},
-		Spec: admissionregistrationv1.ValidatingAdmissionPolicyBindingSpec{
-			PolicyName:        ns.Name,
-			ValidationActions: []admissionregistrationv1.ValidationAction{admissionregistrationv1.Deny},
-			MatchResources: &admissionregistrationv1.MatchResources{NamespaceSelector: &metav1.LabelSelector{
-				MatchLabels: map[string]string{"kubernetes.io/metadata.name": ns.Name},
-			}},
-		},
-	}
+	policy, binding := fixtures.UpdatePolicy(ns.Name,
+		admissionregistrationv1.Validation{Expression: `object.spec.?suspend.orValue(false) == true`, Message: "TrainJobs in this namespace may not start"})
 	if err := c.Create(ctx, policy); err != nil {
 		return err
 	}
@@ -177,19 +156,7 @@ func run(ctx context.Context, cfg *rest.Config, release, out string) error {
 	// Each runtime force-deleted (Trainer's finalizer removed), then the
 	// start of its job.
 	for name, obj := range map[string]client.Object{"rt": rt, "crt": crt} {
-		if err := c.Delete(ctx, obj); err != nil {
-			return err
-		}
-		if err := retry(ctx, func() error {
-			err := c.Patch(ctx, obj, client.RawPatch(types.MergePatchType, []byte(`{"metadata":{"finalizers":null}}`)))
-			if apierrors.IsNotFound(err) {
-				return nil
-			}
-			if err == nil {
-				err = errors.New("still there")
-			}
-			return err
-		}); err != nil {
+		if err := fixtures.ForceDelete(ctx, c, obj); err != nil {
 			return err
 		}
 		// Trainer's webhook reads runtimes through its cache.

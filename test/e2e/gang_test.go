@@ -57,6 +57,19 @@ func overrideField() string {
 	return s.Name()
 }
 
+// gangQueue is a queue for pool p whose ClusterQueue its batch admin opted
+// in to gang scheduling.
+func gangQueue(t *testing.T, ns string, p fixtures.Pool) *kueue.LocalQueue {
+	t.Helper()
+	flavors, cq, lq := fixtures.Queue(ns, ns, p)
+	cq.Annotations = map[string]string{gang.AnnotationGangScheduling: gang.Coscheduling}
+	for _, rf := range flavors {
+		create(t, rf)
+	}
+	create(t, cq, lq)
+	return lq
+}
+
 func coscheduling(timeoutSeconds int32) *trainer.PodGroupPolicy {
 	return &trainer.PodGroupPolicy{PodGroupPolicySource: trainer.PodGroupPolicySource{
 		Coscheduling: &trainer.CoschedulingPodGroupPolicySource{ScheduleTimeoutSeconds: ptr.To(timeoutSeconds)},
@@ -70,14 +83,9 @@ func TestOverSubscribedGangsStartWholeOneAtATime(t *testing.T) {
 	ns := namespace(t)
 	p := gpuPool(ns, "gang", 64)
 	nodesOf(t, ns, p, 4, 8)
-	flavors, cq, lq := fixtures.Queue(ns, ns, p)
 	// The batch admin opts the ClusterQueue in; the runtime has no
 	// podGroupPolicy of its own.
-	cq.Annotations = map[string]string{gang.AnnotationGangScheduling: gang.Coscheduling}
-	for _, rf := range flavors {
-		create(t, rf)
-	}
-	create(t, cq, lq)
+	lq := gangQueue(t, ns, p)
 	create(t, fixtures.TrainingRuntime(ns, "torch", fixtures.TorchPolicy(4),
 		fixtures.Role{Name: "node", Ancestor: "trainer", Requests: fixtures.GPUs(8), Tolerations: []corev1.Toleration{runtimeToleration}, Annotations: kwokRunFor(8 * time.Second)}))
 	a, b := fixtures.TrainJob(ns, "a", "torch", lq.Name), fixtures.TrainJob(ns, "b", "torch", lq.Name)

@@ -31,12 +31,7 @@ func TestGangReadmittedAfterSomeIndexesSucceededStartsTheRest(t *testing.T) {
 	ns := namespace(t)
 	p := gpuPool(ns, "gang", 32)
 	nodesOf(t, ns, p, 4, 8)
-	flavors, cq, lq := fixtures.Queue(ns, ns, p)
-	cq.Annotations = map[string]string{gang.AnnotationGangScheduling: gang.Coscheduling}
-	for _, rf := range flavors {
-		create(t, rf)
-	}
-	create(t, cq, lq)
+	lq := gangQueue(t, ns, p)
 	for name, value := range map[string]int32{ns + "-low": 10, ns + "-high": 1000} {
 		create(t, &schedulingv1.PriorityClass{ObjectMeta: metav1.ObjectMeta{Name: name}, Value: value})
 	}

@@ -9,12 +9,9 @@ import (
 	corev1 "k8s.io/api/core/v1"
 	apimeta "k8s.io/apimachinery/pkg/api/meta"
 	"k8s.io/apimachinery/pkg/api/resource"
-	"k8s.io/apimachinery/pkg/types"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	kueue "sigs.k8s.io/kueue/apis/kueue/v1beta2"
 	"sigs.k8s.io/kueue/pkg/workload"
-
-	trainer "github.com/kubeflow/trainer/v2/pkg/apis/trainer/v1alpha1"
 
 	"github.com/trainjob-kueue/trainjob-kueue/integration"
 	"github.com/trainjob-kueue/trainjob-kueue/names"
@@ -46,21 +43,9 @@ func TestRuntimeDeletedUnderAQueuedJobHoldsItUntilTheRuntimeIsBack(t *testing.T)
 	}
 
 	// A forced delete: Trainer's finalizer keeps a runtime in use.
-	if err := k8s.Delete(ctx, rt); err != nil {
+	if err := fixtures.ForceDelete(ctx, k8s, rt); err != nil {
 		t.Fatal(err)
 	}
-	eventually(t, 30*time.Second, "runtime gone", func() error {
-		got := &trainer.TrainingRuntime{}
-		if err := k8s.Get(ctx, client.ObjectKeyFromObject(rt), got); err != nil {
-			return client.IgnoreNotFound(err)
-		}
-		if len(got.Finalizers) > 0 {
-			if err := k8s.Patch(ctx, got, client.RawPatch(types.MergePatchType, []byte(`{"metadata":{"finalizers":null}}`))); err != nil {
-				return err
-			}
-		}
-		return fmt.Errorf("still there")
-	})
 	setCPUQuota(t, ns, "8")
 
 	eventually(t, 2*time.Minute, "held, its quota given back", func() error {

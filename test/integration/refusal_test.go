@@ -131,32 +131,9 @@ func mustJSON(t *testing.T, v any) []byte {
 // policy's removal.
 func denyUpdates(t *testing.T, ns, expression, message string, probe *trainer.TrainJob) func() {
 	t.Helper()
-	policy := &admissionregistrationv1.ValidatingAdmissionPolicy{
-		ObjectMeta: metav1.ObjectMeta{Name: ns},
-		Spec: admissionregistrationv1.ValidatingAdmissionPolicySpec{
-			FailurePolicy: ptr.To(admissionregistrationv1.Fail),
-			MatchConstraints: &admissionregistrationv1.MatchResources{ResourceRules: []admissionregistrationv1.NamedRuleWithOperations{{
-				RuleWithOperations: admissionregistrationv1.RuleWithOperations{
-					Operations: []admissionregistrationv1.OperationType{admissionregistrationv1.Update},
-					Rule:       admissionregistrationv1.Rule{APIGroups: []string{trainer.GroupVersion.Group}, APIVersions: []string{"*"}, Resources: []string{"trainjobs"}},
-				},
-			}}},
-			Validations: []admissionregistrationv1.Validation{
-				{Expression: expression, Message: message},
-				{Expression: `!has(object.metadata.annotations) || !("policy-probe" in object.metadata.annotations)`, Message: "probe"},
-			},
-		},
-	}
-	binding := &admissionregistrationv1.ValidatingAdmissionPolicyBinding{
-		ObjectMeta: metav1.ObjectMeta{Name: ns},
-		Spec: admissionregistrationv1.ValidatingAdmissionPolicyBindingSpec{
-			PolicyName:        ns,
-			ValidationActions: []admissionregistrationv1.ValidationAction{admissionregistrationv1.Deny},
-			MatchResources: &admissionregistrationv1.MatchResources{NamespaceSelector: &metav1.LabelSelector{
-				MatchLabels: map[string]string{"kubernetes.io/metadata.name": ns},
-			}},
-		},
-	}
+	policy, binding := fixtures.UpdatePolicy(ns,
+		admissionregistrationv1.Validation{Expression: expression, Message: message},
+		admissionregistrationv1.Validation{Expression: `!has(object.metadata.annotations) || !("policy-probe" in object.metadata.annotations)`, Message: "probe"})
 	create(t, policy, binding)
 	remove := func() {
 		_ = k8s.Delete(ctx, binding)
@@ -435,19 +412,9 @@ func TestRuntimeDeletedUnderAReservationGivesTheQuotaBackUntilItReturns(t *testi
 	tj := trainJob(ns, "job", "rt", lq)
 	create(t, tj)
 	reservedAtCheck(t, tj)
-	if err := k8s.Delete(ctx, rt); err != nil {
+	if err := fixtures.ForceDelete(ctx, k8s, rt); err != nil {
 		t.Fatal(err)
 	}
-	eventually(t, "runtime gone", func() error {
-		err := k8s.Patch(ctx, rt, client.RawPatch(types.MergePatchType, []byte(`{"metadata":{"finalizers":null}}`)))
-		if notFound(err) {
-			return nil
-		}
-		if err == nil {
-			err = fmt.Errorf("still there")
-		}
-		return err
-	})
 	eventually(t, "held without quota", func() error {
 		wl := workloadOf(t, tj)
 		if ptr.Deref(wl.Spec.Active, true) || wl.Annotations[names.HeldForRuntimeAnnotation] == "" {

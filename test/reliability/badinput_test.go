@@ -415,22 +415,8 @@ func badInputs() []badInput {
 		{name: "runtime-deleted-by-force-then-recreated", setup: nowhere, job: queuedNowhere,
 			act: func(t *testing.T, r *row) error {
 				workloadUID(t, r)
-				rt := &trainer.TrainingRuntime{ObjectMeta: metav1.ObjectMeta{Namespace: r.ns, Name: "torch"}}
-				if err := k8s.Delete(ctx, rt); err != nil {
-					return err
-				}
 				// An operator removes Trainer's finalizer.
-				eventually(t, time.Minute, "runtime gone", func() error {
-					err := k8s.Patch(ctx, rt, client.RawPatch(types.MergePatchType, []byte(`{"metadata":{"finalizers":null}}`)))
-					if apierrors.IsNotFound(err) {
-						return nil
-					}
-					if err != nil {
-						return err
-					}
-					return fmt.Errorf("still there")
-				})
-				return nil
+				return fixtures.ForceDelete(ctx, k8s, &trainer.TrainingRuntime{ObjectMeta: metav1.ObjectMeta{Namespace: r.ns, Name: "torch"}})
 			}, neverStarts: true, fix: func(t *testing.T, r *row) {
 				create(t, torchRuntime(r.ns, "torch", 1, 3*time.Second))
 				if err := mergePatch(t, r, map[string]any{"metadata": map[string]any{"labels": map[string]any{fixtures.QueueLabel: "lq"}}}); err != nil {
@@ -449,20 +435,9 @@ func badInputs() []badInput {
 		{name: "runtime-deleted-by-force-then-admitted", setup: nowhere, job: queuedNowhere,
 			act: func(t *testing.T, r *row) error {
 				workloadUID(t, r)
-				rt := &trainer.TrainingRuntime{ObjectMeta: metav1.ObjectMeta{Namespace: r.ns, Name: "torch"}}
-				if err := k8s.Delete(ctx, rt); err != nil {
+				if err := fixtures.ForceDelete(ctx, k8s, &trainer.TrainingRuntime{ObjectMeta: metav1.ObjectMeta{Namespace: r.ns, Name: "torch"}}); err != nil {
 					return err
 				}
-				eventually(t, time.Minute, "runtime gone", func() error {
-					err := k8s.Patch(ctx, rt, client.RawPatch(types.MergePatchType, []byte(`{"metadata":{"finalizers":null}}`)))
-					if apierrors.IsNotFound(err) {
-						return nil
-					}
-					if err != nil {
-						return err
-					}
-					return fmt.Errorf("still there")
-				})
 				// The queue the job names comes into being: admitted.
 				rf := &kueue.ResourceFlavor{ObjectMeta: metav1.ObjectMeta{Name: "any-" + r.ns}}
 				_, cq, _ := fixtures.Queue(r.ns, "missing-"+r.ns, fixtures.Pool{Name: "x", GPUs: 8})
