@@ -181,7 +181,7 @@ test-image:
 	cd hack/tools/image && $(GO) vet ./... && $(GO) test -count=1 -timeout 30m ./...
 
 test-unit:
-	$(GO) test -count=1 ./podsets/... ./quota/... ./explain/... ./shape/... ./trainjob/... ./gang/... ./names/... ./integration/... ./cmd/... ./hack/bench/ ./hack/scale/ ./test/localcluster/
+	$(GO) test -count=1 ./podsets/... ./quota/... ./explain/... ./shape/... ./trainjob/... ./gang/... ./names/... ./discovery/... ./integration/... ./cmd/... ./hack/bench/ ./hack/scale/ ./test/localcluster/
 
 ## test-integration: real kube-apiserver + etcd, Kueue core and Trainer v2.2.1
 ## in process, JobSet v0.12.0 as a process.
@@ -261,7 +261,7 @@ BENCH_ROUNDS ?= 1
 BENCH_TRAINER ?= v2.3.0
 bench:
 	$(MAKE) --no-print-directory components TRAINER_VERSION=$(BENCH_TRAINER)
-	$(GO) test -run '^$$' -bench . -benchmem ./podsets/ ./shape/ ./integration/
+	$(GO) test -run '^$$' -bench . -benchmem ./podsets/ ./shape/ ./integration/ ./cmd/trainjob-kueue/onepass/
 	$(GO) run ./hack/bench -n $(BENCH_N) -rounds $(BENCH_ROUNDS) -trainer-version $(BENCH_TRAINER) -kueue-version $(KUEUE_VERSION)
 
 ## bench-sweep: the same side by side at each of BENCH_SWEEP job counts, one

@@ -10,6 +10,7 @@ import (
 	kueue "sigs.k8s.io/kueue/apis/kueue/v1beta2"
 	"sigs.k8s.io/kueue/pkg/controller/jobframework"
 
+	"github.com/trainjob-kueue/trainjob-kueue/discovery"
 	"github.com/trainjob-kueue/trainjob-kueue/integration"
 	"github.com/trainjob-kueue/trainjob-kueue/podsets"
 	"github.com/trainjob-kueue/trainjob-kueue/shape"
@@ -77,12 +78,12 @@ func (e *Explainer) Get(ctx context.Context, namespace, name string) (*trainjob.
 // CRDs gets the shape the job's own fields show.
 func (e *Explainer) shape(ctx context.Context, job *trainjob.TrainJob) (shape.Shape, error) {
 	var crd apiextensionsv1.CustomResourceDefinition
-	err := e.Client.Get(ctx, client.ObjectKey{Name: integration.TrainJobCRD}, &crd)
+	err := e.Client.Get(ctx, client.ObjectKey{Name: discovery.TrainJobCRD}, &crd)
 	if err == nil {
-		return integration.DetectShape(&crd)
+		return discovery.DetectShape(&crd)
 	}
 	if !apierrors.IsForbidden(err) {
-		return nil, fmt.Errorf("reading CRD %s (is Kubeflow Trainer installed?): %w", integration.TrainJobCRD, err)
+		return nil, fmt.Errorf("reading CRD %s (is Kubeflow Trainer installed?): %w", discovery.TrainJobCRD, err)
 	}
 	switch {
 	case len(job.Spec.PodSpecOverrides) > 0:

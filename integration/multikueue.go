@@ -5,7 +5,6 @@ import (
 	"fmt"
 
 	corev1 "k8s.io/api/core/v1"
-
 	"k8s.io/apimachinery/pkg/util/validation/field"
 	"k8s.io/utils/ptr"
 	"sigs.k8s.io/controller-runtime/pkg/client"
@@ -13,6 +12,8 @@ import (
 	"sigs.k8s.io/kueue/pkg/controller/constants"
 	"sigs.k8s.io/kueue/pkg/controller/jobframework"
 	"sigs.k8s.io/kueue/pkg/workload"
+
+	"github.com/trainjob-kueue/trainjob-kueue/discovery"
 )
 
 // Who runs a TrainJob, by its spec.managedBy.
@@ -218,7 +219,7 @@ func (w *Webhook) validateDispatch(ctx context.Context, job *TrainJob) (field.Er
 	switch {
 	case route.MultiKueueCheck != "" && !w.opts.MultiKueue:
 		return field.ErrorList{field.Invalid(queueLabel, string(q),
-			fmt.Sprintf("ClusterQueue %s dispatches to worker clusters (MultiKueue admission check %s), but the Kueue configuration trainjob-kueue runs with does not let MultiKueue dispatch TrainJobs: add {name: %s} to multiKueue.externalFrameworks (with the MultiKueue and MultiKueueAdaptersForCustomJobs feature gates on) in Kueue's and trainjob-kueue's configuration, or use a queue without a MultiKueue check", route.ClusterQueue, route.MultiKueueCheck, trainJobExternalFramework))}, nil
+			fmt.Sprintf("ClusterQueue %s dispatches to worker clusters (MultiKueue admission check %s), but the Kueue configuration trainjob-kueue runs with does not let MultiKueue dispatch TrainJobs: add {name: %s} to multiKueue.externalFrameworks (with the MultiKueue and MultiKueueAdaptersForCustomJobs feature gates on) in Kueue's and trainjob-kueue's configuration, or use a queue without a MultiKueue check", route.ClusterQueue, route.MultiKueueCheck, discovery.TrainJobExternalFramework))}, nil
 	case remote && route.MultiKueueCheck == "":
 		return field.ErrorList{field.Invalid(managedBy, kueue.MultiKueueControllerName,
 			fmt.Sprintf("LocalQueue %s leads to ClusterQueue %s, which has no MultiKueue admission check: no worker cluster would ever run this job, and this cluster must not. Use a queue whose ClusterQueue has a MultiKueue admission check, or drop spec.managedBy to run the job here", route.LocalQueue, route.ClusterQueue))}, nil

@@ -3,11 +3,10 @@ package integration
 import (
 	"time"
 
-	"k8s.io/apimachinery/pkg/labels"
 	"k8s.io/client-go/tools/events"
 
+	"github.com/trainjob-kueue/trainjob-kueue/discovery"
 	"github.com/trainjob-kueue/trainjob-kueue/podsets"
-	"github.com/trainjob-kueue/trainjob-kueue/quota"
 	"github.com/trainjob-kueue/trainjob-kueue/shape"
 )
 
@@ -21,13 +20,8 @@ type Options struct {
 	// PodSets tunes the PodSet projection (topology, API defaults).
 	PodSets podsets.Options
 
-	ManageJobsWithoutQueueName   bool
-	ManagedJobsNamespaceSelector labels.Selector
-	WaitForPodsReady             bool
-	// PodsReadyTimeouts are waitForPodsReady's, to warn about gangs that
-	// Kueue would evict before the scheduler gives up on them.
-	PodsReadyTimeouts quota.PodsReadyTimeouts
-	LabelKeysToCopy   []string
+	// KueueSettings are the deployed Kueue's that ours must agree with.
+	discovery.KueueSettings
 	// PodGroups: scheduler-plugins' PodGroup CRD is installed. Without it
 	// Trainer's PodGroups are not kept and gang opt-ins are refused.
 	PodGroups bool
@@ -38,14 +32,6 @@ type Options struct {
 	// is held before it is queued again, doubling with each refusal up to
 	// 15 minutes; zero means one minute.
 	PolicyRetry time.Duration
-	// LocalQueueDefaulting mirrors Kueue's feature gate: a job without a
-	// queue name goes to the namespace's LocalQueue named "default".
-	LocalQueueDefaulting bool
-	// MultiKueue: Kueue here dispatches TrainJobs to worker clusters
-	// (TrainJob in multiKueue.externalFrameworks, the MultiKueue gates on).
-	// The webhook then hands jobs on queues with a MultiKueue admission
-	// check to MultiKueue through spec.managedBy.
-	MultiKueue bool
 	// Metrics, when set, records the integration's metrics.
 	Metrics *Metrics
 	// ManagerUsername is the identity our manager writes TrainJobs with; the

@@ -16,9 +16,6 @@ import (
 // What explain/ reads as the reconciler reads it, so that an explanation
 // computes the roles the admission does.
 
-// TrainJobCRD names Trainer's TrainJob CRD, whose schema DetectShape reads.
-const TrainJobCRD = trainJobCRD
-
 // JobRuntimeSpec is the runtime Trainer builds job from: on a Trainer that
 // snapshots runtimes (v2.3), the job's snapshot once Trainer took it, the
 // live runtime before; the live runtime on earlier releases. A reader who

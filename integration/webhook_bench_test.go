@@ -20,6 +20,7 @@ import (
 
 	trainer "github.com/kubeflow/trainer/v2/pkg/apis/trainer/v1alpha1"
 
+	"github.com/trainjob-kueue/trainjob-kueue/discovery"
 	"github.com/trainjob-kueue/trainjob-kueue/podsets"
 	"github.com/trainjob-kueue/trainjob-kueue/shape"
 	"github.com/trainjob-kueue/trainjob-kueue/trainjob"
@@ -71,7 +72,7 @@ func BenchmarkWebhook(b *testing.B) {
 	}}
 	w := &Webhook{client: c, opts: Options{
 		Shape: shape.PodTemplateOverrides{}, ManagerUsername: "system:serviceaccount:trainjob-kueue-system:trainjob-kueue",
-		ManagedJobsNamespaceSelector: labels.SelectorFromSet(labels.Set{"kueue": "yes"}),
+		KueueSettings: discovery.KueueSettings{ManagedJobsNamespaceSelector: labels.SelectorFromSet(labels.Set{"kueue": "yes"})},
 	}}
 	job := &trainjob.TrainJob{ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: "j", Labels: map[string]string{"kueue.x-k8s.io/queue-name": "lq"}}}
 	job.Spec.RuntimeRef = trainer.RuntimeRef{Name: "torch", Kind: ptr.To(trainer.TrainingRuntimeKind)}

@@ -21,6 +21,7 @@ import (
 
 	trainer "github.com/kubeflow/trainer/v2/pkg/apis/trainer/v1alpha1"
 
+	"github.com/trainjob-kueue/trainjob-kueue/discovery"
 	"github.com/trainjob-kueue/trainjob-kueue/gang"
 	"github.com/trainjob-kueue/trainjob-kueue/podsets"
 	"github.com/trainjob-kueue/trainjob-kueue/shape"
@@ -91,9 +92,9 @@ func TestWebhookValidateCreate(t *testing.T) {
 			}
 			s := shape.PodTemplateOverrides{}
 			w := &Webhook{client: b.Build(), opts: Options{
-				Shape:                        s,
-				PodSets:                      podsets.Options{},
-				ManagedJobsNamespaceSelector: labels.SelectorFromSet(labels.Set{"kueue": "yes"}),
+				Shape:         s,
+				PodSets:       podsets.Options{},
+				KueueSettings: discovery.KueueSettings{ManagedJobsNamespaceSelector: labels.SelectorFromSet(labels.Set{"kueue": "yes"})},
 			}}
 			_, err := w.ValidateCreate(t.Context(), tc.job)
 			switch {

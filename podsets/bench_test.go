@@ -7,7 +7,7 @@ import (
 	"k8s.io/apimachinery/pkg/api/resource"
 	"k8s.io/utils/ptr"
 
-	"github.com/trainjob-kueue/trainjob-kueue/integration"
+	"github.com/trainjob-kueue/trainjob-kueue/discovery"
 	"github.com/trainjob-kueue/trainjob-kueue/podsets"
 	"github.com/trainjob-kueue/trainjob-kueue/shape"
 	"github.com/trainjob-kueue/trainjob-kueue/trainjob"
@@ -33,7 +33,7 @@ func BenchmarkPodSets(b *testing.B) {
 	if err != nil {
 		b.Fatal(err)
 	}
-	opts := podsets.Options{Topology: integration.KueueTopology(), Defaulter: d}
+	opts := podsets.Options{Topology: discovery.KueueTopology(), Defaulter: d}
 	b.ReportAllocs()
 	for b.Loop() {
 		roles, err := podsets.Roles(job, rt, shape.PodTemplateOverrides{})

@@ -17,7 +17,7 @@ import (
 
 	trainer "github.com/kubeflow/trainer/v2/pkg/apis/trainer/v1alpha1"
 
-	"github.com/trainjob-kueue/trainjob-kueue/integration"
+	"github.com/trainjob-kueue/trainjob-kueue/discovery"
 	"github.com/trainjob-kueue/trainjob-kueue/podsets"
 	"github.com/trainjob-kueue/trainjob-kueue/shape"
 	"github.com/trainjob-kueue/trainjob-kueue/trainjob"
@@ -440,7 +440,7 @@ func TestTopologyRequests(t *testing.T) {
 		}},
 		rj{name: "anywhere", annotations: map[string]string{kueue.PodSetUnconstrainedTopologyAnnotation: "true"}},
 		rj{name: "grouped", annotations: map[string]string{kueue.PodSetRequiredTopologyAnnotation: "block", kueue.PodSetGroupName: "together"}})
-	got, err := podsets.Build(jobWith(nil), rt, shape.PodTemplateOverrides{}, podsets.Options{Topology: integration.KueueTopology()})
+	got, err := podsets.Build(jobWith(nil), rt, shape.PodTemplateOverrides{}, podsets.Options{Topology: discovery.KueueTopology()})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -469,7 +469,7 @@ func TestTopologyRequests(t *testing.T) {
 	bad := runtimeOf(torch(nil), rj{name: "node", ancestor: "trainer", annotations: map[string]string{
 		kueue.PodSetRequiredTopologyAnnotation: "block", kueue.PodSetSliceRequiredTopologyAnnotation: "rack", kueue.PodSetSliceSizeAnnotation: "four",
 	}})
-	if _, err := podsets.Build(jobWith(nil), bad, shape.PodTemplateOverrides{}, podsets.Options{Topology: integration.KueueTopology()}); err == nil || !strings.Contains(err.Error(), `replicatedJob "node"`) {
+	if _, err := podsets.Build(jobWith(nil), bad, shape.PodTemplateOverrides{}, podsets.Options{Topology: discovery.KueueTopology()}); err == nil || !strings.Contains(err.Error(), `replicatedJob "node"`) {
 		t.Errorf("a slice size that is no number: want an error naming the replicatedJob, got %v", err)
 	}
 }
@@ -499,7 +499,7 @@ func TestTopologyRequestsKueueRefuses(t *testing.T) {
 	}
 	for name, tc := range cases {
 		t.Run(name, func(t *testing.T) {
-			_, err := podsets.Build(jobWith(nil), runtimeOf(nil, tc.job), shape.PodTemplateOverrides{}, podsets.Options{Topology: integration.KueueTopology()})
+			_, err := podsets.Build(jobWith(nil), runtimeOf(nil, tc.job), shape.PodTemplateOverrides{}, podsets.Options{Topology: discovery.KueueTopology()})
 			if err == nil || !strings.Contains(err.Error(), tc.want) || !strings.Contains(err.Error(), `replicatedJob "node"`) {
 				t.Fatalf("error %v, want one naming the replicatedJob and containing %q", err, tc.want)
 			}

@@ -8,7 +8,7 @@ import (
 
 	trainer "github.com/kubeflow/trainer/v2/pkg/apis/trainer/v1alpha1"
 
-	"github.com/trainjob-kueue/trainjob-kueue/integration"
+	"github.com/trainjob-kueue/trainjob-kueue/discovery"
 	"github.com/trainjob-kueue/trainjob-kueue/podsets"
 	"github.com/trainjob-kueue/trainjob-kueue/shape"
 )
@@ -47,8 +47,8 @@ func FuzzPodSets(f *testing.F) {
 		if setNodes {
 			job = jobWith(numNodes(nodes))
 		}
-		first, err := podsets.Build(job, rt, shape.PodTemplateOverrides{}, podsets.Options{Topology: integration.KueueTopology()})
-		second, err2 := podsets.Build(job, rt, shape.PodTemplateOverrides{}, podsets.Options{Topology: integration.KueueTopology()})
+		first, err := podsets.Build(job, rt, shape.PodTemplateOverrides{}, podsets.Options{Topology: discovery.KueueTopology()})
+		second, err2 := podsets.Build(job, rt, shape.PodTemplateOverrides{}, podsets.Options{Topology: discovery.KueueTopology()})
 		if (err == nil) != (err2 == nil) || !equality.Semantic.DeepEqual(first, second) {
 			t.Fatalf("not deterministic: %v / %v", err, err2)
 		}

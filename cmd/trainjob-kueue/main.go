@@ -16,7 +16,6 @@ import (
 
 	authenticationv1 "k8s.io/api/authentication/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
-	utilfeature "k8s.io/apiserver/pkg/util/feature"
 	"k8s.io/client-go/kubernetes"
 	"k8s.io/client-go/rest"
 	ctrl "sigs.k8s.io/controller-runtime"
@@ -29,8 +28,9 @@ import (
 	metricsserver "sigs.k8s.io/controller-runtime/pkg/metrics/server"
 	"sigs.k8s.io/controller-runtime/pkg/webhook"
 	kueue "sigs.k8s.io/kueue/apis/kueue/v1beta2"
-	"sigs.k8s.io/kueue/pkg/features"
 
+	"github.com/trainjob-kueue/trainjob-kueue/cmd/trainjob-kueue/onepass"
+	"github.com/trainjob-kueue/trainjob-kueue/discovery"
 	"github.com/trainjob-kueue/trainjob-kueue/gang"
 	"github.com/trainjob-kueue/trainjob-kueue/integration"
 	"github.com/trainjob-kueue/trainjob-kueue/trainjob"
@@ -115,29 +115,12 @@ func run(ctx context.Context, f flags) error {
 	log.Info("Starting", "version", version, "commit", commit)
 	scheme := integration.NewScheme()
 
-	kcfg, err := integration.LoadKueueConfig(f.kueueConfig)
+	kcfg, err := discovery.LoadKueueConfig(f.kueueConfig)
 	if err != nil {
 		return err
 	}
-	gates, retired := integration.SplitFeatureGates(kcfg.FeatureGates)
-	if err := utilfeature.DefaultMutableFeatureGate.SetFromMap(gates); err != nil {
-		return fmt.Errorf("feature gates of the Kueue configuration: %w", err)
-	}
-	if f.featureGates != "" {
-		if err := utilfeature.DefaultMutableFeatureGate.Set(f.featureGates); err != nil {
-			return fmt.Errorf("--feature-gates: %w", err)
-		}
-	}
-	var opts integration.Options
-	if err := integration.FromKueueConfig(&kcfg, &opts); err != nil {
+	if err := discovery.ApplyFeatureGates(&kcfg, f.featureGates); err != nil {
 		return err
-	}
-	// LocalQueueDefaulting is GA since Kueue v0.17 (no gate any more); a
-	// configuration written for an older Kueue may still turn it off.
-	opts.LocalQueueDefaulting = retired[integration.GateLocalQueueDefaulting] != false
-	opts.MultiKueue = opts.MultiKueue && features.Enabled(features.MultiKueue) && features.Enabled(features.MultiKueueAdaptersForCustomJobs)
-	if features.Enabled(features.TopologyAwareScheduling) {
-		opts.PodSets.Topology = integration.KueueTopology()
 	}
 
 	restCfg := ctrl.GetConfigOrDie()
@@ -157,7 +140,8 @@ func run(ctx context.Context, f flags) error {
 		// reconciled at once.
 		controllerCfg.GroupKindConcurrency = kcfg.Controller.GroupKindConcurrency
 	}
-	if opts.ManagerUsername, err = whoAmI(ctx, restCfg); err != nil {
+	username, err := whoAmI(ctx, restCfg)
+	if err != nil {
 		return err
 	}
 
@@ -165,30 +149,14 @@ func run(ctx context.Context, f flags) error {
 	if err != nil {
 		return err
 	}
-	if opts.Shape, opts.PodSets.Defaulter, err = integration.Discover(ctx, direct); err != nil {
-		return err
-	}
-	release, err := integration.DiscoverKueue(ctx, direct)
+	facts, err := discovery.Discover(ctx, direct, f.kueueConfig)
 	if err != nil {
 		return err
 	}
-	opts.PodSets.MaxPodSets = release.MaxPodSets
-	if !release.PodsReadyByDefault {
-		// The file was read with the linked Kueue's defaults; an older
-		// Kueue waits for pods only when configured to.
-		legacy, err := integration.LoadKueueConfigFor(f.kueueConfig, release)
-		if err != nil {
-			return err
-		}
-		if err := integration.FromKueueConfig(&legacy, &opts); err != nil {
-			return err
-		}
-	}
-	if opts.PodGroups, err = integration.HasPodGroups(ctx, direct); err != nil {
-		return err
-	}
+	opts := integration.Options{Shape: facts.Shape, KueueSettings: facts.Settings, PodGroups: facts.PodGroups, ManagerUsername: username}
+	opts.PodSets.Defaulter, opts.PodSets.MaxPodSets, opts.PodSets.Topology = facts.Defaulter, facts.Kueue.MaxPodSets, facts.Topology
 	opts.GangRetryInterval = f.gangRetryInterval
-	log.Info("Serving TrainJobs", "overrides", opts.Shape.Name(), "kueue", release.Name(), "maxPodSets", release.MaxPodSets,
+	log.Info("Serving TrainJobs", "overrides", opts.Shape.Name(), "kueue", facts.Kueue.Name(), "maxPodSets", facts.Kueue.MaxPodSets,
 		"waitForPodsReady", opts.WaitForPodsReady, "manager", opts.ManagerUsername, "podGroups", opts.PodGroups)
 
 	if err := checkPprofAddress(f.pprofAddr); err != nil {
@@ -204,7 +172,7 @@ func run(ctx context.Context, f flags) error {
 	if err != nil {
 		return err
 	}
-	cacheOpts, err := integration.OnePassWatches(cacheOptions(), restCfg, httpClient, scheme, &kueue.Workload{}, &trainjob.TrainJob{})
+	cacheOpts, err := onepass.Watches(cacheOptions(), restCfg, httpClient, scheme, &kueue.Workload{}, &trainjob.TrainJob{})
 	if err != nil {
 		return err
 	}
@@ -237,7 +205,7 @@ func run(ctx context.Context, f flags) error {
 	// the Deployment restarts us on the new one.
 	ctx, cancel := context.WithCancelCause(ctx)
 	defer cancel(nil)
-	if err := integration.WatchShape(mgr, opts.Shape, func(err error) {
+	if err := discovery.WatchShape(mgr, opts.Shape, func(err error) {
 		log.Info("Stopping", "reason", err.Error())
 		cancel(err)
 	}); err != nil {

@@ -18,6 +18,7 @@ import (
 
 	trainer "github.com/kubeflow/trainer/v2/pkg/apis/trainer/v1alpha1"
 
+	"github.com/trainjob-kueue/trainjob-kueue/discovery"
 	"github.com/trainjob-kueue/trainjob-kueue/integration"
 	"github.com/trainjob-kueue/trainjob-kueue/test/fixtures"
 	"github.com/trainjob-kueue/trainjob-kueue/test/localcluster"
@@ -166,7 +167,7 @@ func userEntries() (string, []any) {
 	if err := k8s.Get(ctx, client.ObjectKey{Name: "trainjobs.trainer.kubeflow.org"}, crd); err != nil {
 		panic(err)
 	}
-	s, err := integration.DetectShape(crd)
+	s, err := discovery.DetectShape(crd)
 	if err != nil {
 		panic(err)
 	}

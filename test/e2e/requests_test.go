@@ -11,7 +11,7 @@ import (
 	apiextensionsv1 "k8s.io/apiextensions-apiserver/pkg/apis/apiextensions/v1"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
-	"github.com/trainjob-kueue/trainjob-kueue/integration"
+	"github.com/trainjob-kueue/trainjob-kueue/discovery"
 	"github.com/trainjob-kueue/trainjob-kueue/test/fixtures"
 	"github.com/trainjob-kueue/trainjob-kueue/test/localcluster"
 )
@@ -57,7 +57,7 @@ func TestAdmissionWritesAsFewRequestsAsTheReleaseAllows(t *testing.T) {
 	if err := k8s.Get(ctx, client.ObjectKey{Name: "trainjobs.trainer.kubeflow.org"}, crd); err != nil {
 		t.Fatal(err)
 	}
-	s, err := integration.DetectShape(crd)
+	s, err := discovery.DetectShape(crd)
 	if err != nil {
 		t.Fatal(err)
 	}

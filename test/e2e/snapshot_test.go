@@ -12,6 +12,7 @@ import (
 	kueue "sigs.k8s.io/kueue/apis/kueue/v1beta2"
 	"sigs.k8s.io/kueue/pkg/workload"
 
+	"github.com/trainjob-kueue/trainjob-kueue/discovery"
 	"github.com/trainjob-kueue/trainjob-kueue/integration"
 	"github.com/trainjob-kueue/trainjob-kueue/names"
 	"github.com/trainjob-kueue/trainjob-kueue/test/fixtures"
@@ -25,7 +26,7 @@ func takesSnapshots(t *testing.T) bool {
 	if err := k8s.Get(ctx, client.ObjectKey{Name: "trainjobs.trainer.kubeflow.org"}, crd); err != nil {
 		t.Fatal(err)
 	}
-	s, err := integration.DetectShape(crd)
+	s, err := discovery.DetectShape(crd)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -18,7 +18,7 @@ import (
 
 	trainer "github.com/kubeflow/trainer/v2/pkg/apis/trainer/v1alpha1"
 
-	"github.com/trainjob-kueue/trainjob-kueue/integration"
+	"github.com/trainjob-kueue/trainjob-kueue/discovery"
 	"github.com/trainjob-kueue/trainjob-kueue/podsets"
 	shapes "github.com/trainjob-kueue/trainjob-kueue/shape"
 	"github.com/trainjob-kueue/trainjob-kueue/test/fixtures"
@@ -107,10 +107,11 @@ func TestPodSetsRoundTripThroughTheAPIServer(t *testing.T) {
 		t.Fatalf("stored port protocol %q, want TCP", p)
 	}
 
-	shape, defaulter, err := integration.Discover(ctx, k8s)
+	facts, err := discovery.Discover(ctx, k8s, "")
 	if err != nil {
 		t.Fatal(err)
 	}
+	shape, defaulter := facts.Shape, facts.Defaulter
 	job := getTrainJob(t, tj)
 	computed, err := podsets.Build(fixtures.Ours(job), &written.Spec, shape, podsets.Options{Defaulter: defaulter})
 	if err != nil {

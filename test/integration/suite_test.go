@@ -25,7 +25,7 @@ import (
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/selection"
 	utilruntime "k8s.io/apimachinery/pkg/util/runtime"
-	"k8s.io/client-go/discovery"
+	kdiscovery "k8s.io/client-go/discovery"
 	"k8s.io/client-go/rest"
 	"k8s.io/client-go/tools/events"
 	"k8s.io/utils/ptr"
@@ -58,6 +58,8 @@ import (
 	trainerruntime "github.com/kubeflow/trainer/v2/pkg/runtime/core"
 	trainerwebhooks "github.com/kubeflow/trainer/v2/pkg/webhooks"
 
+	"github.com/trainjob-kueue/trainjob-kueue/cmd/trainjob-kueue/onepass"
+	"github.com/trainjob-kueue/trainjob-kueue/discovery"
 	"github.com/trainjob-kueue/trainjob-kueue/integration"
 	"github.com/trainjob-kueue/trainjob-kueue/test/fixtures"
 	"github.com/trainjob-kueue/trainjob-kueue/test/localcluster"
@@ -285,7 +287,7 @@ func startKueue(ctx context.Context, cfg *rest.Config, port int, certDir string)
 	if err != nil {
 		return err
 	}
-	kcfg, err := integration.LoadKueueConfig("")
+	kcfg, err := discovery.LoadKueueConfig("")
 	if err != nil {
 		return err
 	}
@@ -312,7 +314,7 @@ func startKueue(ctx context.Context, cfg *rest.Config, port int, certDir string)
 	if err := jobframework.SetupIndexes(ctx, mgr.GetFieldIndexer(), jobframework.WithEnabledFrameworks(kcfg.Integrations.Frameworks)); err != nil {
 		return err
 	}
-	dc, err := discovery.NewDiscoveryClientForConfig(cfg)
+	dc, err := kdiscovery.NewDiscoveryClientForConfig(cfg)
 	if err != nil {
 		return err
 	}
@@ -402,7 +404,7 @@ func startTrainJobKueue(ctx context.Context, cfg *rest.Config, port int, certDir
 	if err != nil {
 		return err
 	}
-	cacheOpts, err := integration.OnePassWatches(cache.Options{}, cfg, httpClient, scheme, &kueue.Workload{}, &trainjob.TrainJob{})
+	cacheOpts, err := onepass.Watches(cache.Options{}, cfg, httpClient, scheme, &kueue.Workload{}, &trainjob.TrainJob{})
 	if err != nil {
 		return err
 	}
@@ -414,27 +416,31 @@ func startTrainJobKueue(ctx context.Context, cfg *rest.Config, port int, certDir
 	if err != nil {
 		return err
 	}
+	facts, err := discovery.Discover(ctx, direct, "")
+	if err != nil {
+		return err
+	}
 	opts := integration.Options{
-		ManagedJobsNamespaceSelector: unmanagedExcluded,
-		LocalQueueDefaulting:         true,
-		ManagerUsername:              managerUser,
-		// Kueue here runs no MultiKueue controllers; the MultiKueue tests
-		// play their part.
-		MultiKueue: true,
+		Shape:     facts.Shape,
+		PodGroups: facts.PodGroups,
+		KueueSettings: discovery.KueueSettings{
+			ManagedJobsNamespaceSelector: unmanagedExcluded,
+			LocalQueueDefaulting:         true,
+			// Kueue here runs no MultiKueue controllers; the MultiKueue
+			// tests play their part.
+			MultiKueue: true,
+			// As Kueue v0.19 runs by default (its 30-minute timeout
+			// outlasts every test here): Workloads carry the PodsReady
+			// condition.
+			WaitForPodsReady: true,
+		},
+		ManagerUsername: managerUser,
 		// Pods never run here: every started gang waits, and is retried.
 		GangRetryInterval: 2 * time.Second,
 		// A start refused by an admission policy is tried again soon.
 		PolicyRetry: 2 * time.Second,
-		// As Kueue v0.19 runs by default (its 30-minute timeout outlasts
-		// every test here): Workloads carry the PodsReady condition.
-		WaitForPodsReady: true,
 	}
-	if opts.Shape, opts.PodSets.Defaulter, err = integration.Discover(ctx, direct); err != nil {
-		return err
-	}
-	if opts.PodGroups, err = integration.HasPodGroups(ctx, direct); err != nil {
-		return err
-	}
+	opts.PodSets.Defaulter = facts.Defaulter
 	recorder, err := integration.NewEventRecorder(mgr)
 	if err != nil {
 		return err

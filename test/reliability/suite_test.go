@@ -22,7 +22,7 @@ import (
 	apiextensionsv1 "k8s.io/apiextensions-apiserver/pkg/apis/apiextensions/v1"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
-	"github.com/trainjob-kueue/trainjob-kueue/integration"
+	"github.com/trainjob-kueue/trainjob-kueue/discovery"
 	"github.com/trainjob-kueue/trainjob-kueue/test/fixtures"
 	"github.com/trainjob-kueue/trainjob-kueue/test/localcluster"
 )
@@ -68,7 +68,7 @@ func run(m *testing.M) int {
 		fmt.Fprintf(os.Stderr, "reliability: %v\n", err)
 		return 1
 	}
-	s, err := integration.DetectShape(crd)
+	s, err := discovery.DetectShape(crd)
 	if err != nil {
 		fmt.Fprintf(os.Stderr, "reliability: %v\n", err)
 		return 1

@@ -1,4 +1,4 @@
-package integration
+package discovery
 
 import (
 	"context"
@@ -39,7 +39,7 @@ func (w *shapeWatch) Reconcile(ctx context.Context, req ctrl.Request) (ctrl.Resu
 	crd := &apiextensionsv1.CustomResourceDefinition{}
 	if err := w.client.Get(ctx, req.NamespacedName, crd); err != nil {
 		if client.IgnoreNotFound(err) == nil {
-			w.stop(fmt.Errorf("the TrainJob CRD %s was deleted (Trainer uninstalled?)", trainJobCRD))
+			w.stop(fmt.Errorf("the TrainJob CRD %s was deleted (Trainer uninstalled?)", TrainJobCRD))
 		}
 		return ctrl.Result{}, client.IgnoreNotFound(err)
 	}
@@ -55,7 +55,7 @@ func WatchShape(mgr ctrl.Manager, serving shape.Shape, stop func(error)) error {
 	return ctrl.NewControllerManagedBy(mgr).
 		Named("trainjob-crd").
 		For(&apiextensionsv1.CustomResourceDefinition{}, builder.WithPredicates(
-			predicate.NewPredicateFuncs(func(o client.Object) bool { return o.GetName() == trainJobCRD }),
+			predicate.NewPredicateFuncs(func(o client.Object) bool { return o.GetName() == TrainJobCRD }),
 			predicate.GenerationChangedPredicate{})).
 		Complete(&shapeWatch{client: mgr.GetClient(), serving: serving, stop: stop})
 }

@@ -1,4 +1,4 @@
-package integration
+package onepass
 
 import (
 	"bufio"
@@ -28,7 +28,7 @@ import (
 	"sigs.k8s.io/json"
 )
 
-// OnePassWatches makes the cache decode the watch events of objs' kinds in
+// Watches makes the cache decode the watch events of objs' kinds in
 // one pass over each event. Under load, decoding watch events is the largest
 // part of the manager's CPU: every status write to a TrainJob or Workload,
 // Kueue's and Trainer's too, reaches it as a whole object. client-go reads
@@ -41,7 +41,7 @@ import (
 //
 // Lists, and every other kind, stay client-go's. A kind whose cache is
 // narrowed by namespace or selector is refused: its watch would not be.
-func OnePassWatches(opts cache.Options, cfg *rest.Config, httpClient *http.Client, scheme *runtime.Scheme, objs ...client.Object) (cache.Options, error) {
+func Watches(opts cache.Options, cfg *rest.Config, httpClient *http.Client, scheme *runtime.Scheme, objs ...client.Object) (cache.Options, error) {
 	if opts.NewInformer != nil {
 		return opts, errors.New("one-pass watches: the cache already has its own informers")
 	}

@@ -1,4 +1,4 @@
-package integration
+package discovery
 
 import (
 	"context"
@@ -61,13 +61,13 @@ func KueueReleaseOf(crd *apiextensionsv1.CustomResourceDefinition) (KueueRelease
 	return KueueRelease{}, fmt.Errorf("the installed Workload CRD does not serve %s (Kueue v0.15 or later has it): upgrade Kueue", kueue.SchemeGroupVersion)
 }
 
-// DiscoverKueue reads the installed Workload CRD.
-func DiscoverKueue(ctx context.Context, c client.Reader) (KueueRelease, error) {
-	var crd apiextensionsv1.CustomResourceDefinition
-	if err := c.Get(ctx, client.ObjectKey{Name: workloadCRD}, &crd); err != nil {
-		return KueueRelease{}, fmt.Errorf("reading CRD %s (is Kueue installed?): %w", workloadCRD, err)
+// workloadCRDOf reads the installed Workload CRD.
+func workloadCRDOf(ctx context.Context, c client.Reader) (*apiextensionsv1.CustomResourceDefinition, error) {
+	crd := &apiextensionsv1.CustomResourceDefinition{}
+	if err := c.Get(ctx, client.ObjectKey{Name: workloadCRD}, crd); err != nil {
+		return nil, fmt.Errorf("reading CRD %s (is Kueue installed?): %w", workloadCRD, err)
 	}
-	return KueueReleaseOf(&crd)
+	return crd, nil
 }
 
 // unknownWorkloadFields lists the fields of the installed Workload schema

@@ -1,4 +1,4 @@
-package integration
+package discovery
 
 import (
 	batchv1 "k8s.io/api/batch/v1"

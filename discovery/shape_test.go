@@ -1,4 +1,4 @@
-package integration
+package discovery
 
 import (
 	"encoding/json"

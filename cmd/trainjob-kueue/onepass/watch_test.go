@@ -1,4 +1,4 @@
-package integration
+package onepass
 
 import (
 	"bytes"
@@ -29,6 +29,7 @@ import (
 
 	trainer "github.com/kubeflow/trainer/v2/pkg/apis/trainer/v1alpha1"
 
+	"github.com/trainjob-kueue/trainjob-kueue/integration"
 	"github.com/trainjob-kueue/trainjob-kueue/trainjob"
 )
 
@@ -100,7 +101,7 @@ type decoded struct {
 // clientGoDecode decodes stream as client-go's watch does for a typed cache.
 func clientGoDecode(t testing.TB, stream []byte, gv schema.GroupVersion) []decoded {
 	t.Helper()
-	ns := serializer.WithoutConversionCodecFactory{CodecFactory: serializer.NewCodecFactory(NewScheme())}
+	ns := serializer.WithoutConversionCodecFactory{CodecFactory: serializer.NewCodecFactory(integration.NewScheme())}
 	objDec, ss, framer, err := runtime.NewClientNegotiator(ns, gv).StreamDecoder(runtime.ContentTypeJSON, nil)
 	if err != nil {
 		t.Fatal(err)
@@ -270,7 +271,7 @@ func TestOnePassWatchesRefuseANarrowedCache(t *testing.T) {
 		{name: "the watched kind narrowed", opts: cache.Options{ByObject: map[client.Object]cache.ByObject{&kueue.Workload{}: {Label: sel}}}},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			opts, err := OnePassWatches(tc.opts, cfg, http.DefaultClient, NewScheme(), &kueue.Workload{}, &trainjob.TrainJob{})
+			opts, err := Watches(tc.opts, cfg, http.DefaultClient, integration.NewScheme(), &kueue.Workload{}, &trainjob.TrainJob{})
 			if (err == nil) != tc.ok {
 				t.Fatalf("err = %v, want ok = %v", err, tc.ok)
 			}

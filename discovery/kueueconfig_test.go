@@ -1,4 +1,4 @@
-package integration
+package discovery
 
 import (
 	"os"
@@ -19,11 +19,11 @@ func writeConfig(t *testing.T, body string) string {
 	return p
 }
 
-func TestFromKueueConfig(t *testing.T) {
+func TestSettingsOf(t *testing.T) {
 	cases := map[string]struct {
 		body    string
 		wantErr string
-		check   func(*testing.T, Options)
+		check   func(*testing.T, KueueSettings)
 	}{
 		"the configuration we ship": {
 			body: func() string {
@@ -34,7 +34,7 @@ func TestFromKueueConfig(t *testing.T) {
 				// Drop the header: writeConfig adds it.
 				return strings.SplitN(string(b), "kind: Configuration\n", 2)[1]
 			}(),
-			check: func(t *testing.T, o Options) {
+			check: func(t *testing.T, o KueueSettings) {
 				if o.ManageJobsWithoutQueueName {
 					t.Error("manageJobsWithoutQueueName should be false")
 				}
@@ -57,7 +57,7 @@ func TestFromKueueConfig(t *testing.T) {
 		},
 		"manageJobsWithoutQueueName without it": {
 			body: "manageJobsWithoutQueueName: true\nmanagedJobsNamespaceSelector:\n  matchLabels: {team: ml}\nwaitForPodsReady:\n  timeout: 5m\nintegrations:\n  frameworks: [\"batch/job\"]\n  labelKeysToCopy: [\"team\"]\n",
-			check: func(t *testing.T, o Options) {
+			check: func(t *testing.T, o KueueSettings) {
 				if !o.ManageJobsWithoutQueueName || !o.WaitForPodsReady {
 					t.Errorf("settings not taken over: %+v", o)
 				}
@@ -72,9 +72,25 @@ func TestFromKueueConfig(t *testing.T) {
 				}
 			},
 		},
+		"Kueue's default LocalQueue": {
+			body: "manageJobsWithoutQueueName: false\n",
+			check: func(t *testing.T, o KueueSettings) {
+				if !o.LocalQueueDefaulting {
+					t.Error("LocalQueueDefaulting is GA since Kueue v0.17: on unless a configuration turns it off")
+				}
+			},
+		},
+		"a Kueue v0.16 configuration turning the default LocalQueue off": {
+			body: "featureGates:\n  LocalQueueDefaulting: false\n",
+			check: func(t *testing.T, o KueueSettings) {
+				if o.LocalQueueDefaulting {
+					t.Error("the retired gate's false is honoured")
+				}
+			},
+		},
 		"MultiKueue dispatching other kinds only": {
 			body: "multiKueue:\n  externalFrameworks:\n  - name: RayJob.v1.ray.io\n",
-			check: func(t *testing.T, o Options) {
+			check: func(t *testing.T, o KueueSettings) {
 				if o.MultiKueue {
 					t.Error("TrainJob is not listed in multiKueue.externalFrameworks")
 				}
@@ -87,8 +103,12 @@ func TestFromKueueConfig(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			var opts Options
-			err = FromKueueConfig(&cfg, &opts)
+			// As the manager does: Kueue's gates first, as its
+			// configuration sets them.
+			if err := ApplyFeatureGates(&cfg, ""); err != nil {
+				t.Fatal(err)
+			}
+			opts, err := SettingsOf(&cfg)
 			if tc.wantErr != "" {
 				if err == nil || !strings.Contains(err.Error(), tc.wantErr) {
 					t.Fatalf("error %v, want one containing %q", err, tc.wantErr)
@@ -126,8 +146,8 @@ func TestWaitForPodsReadyDefaultsPerKueueRelease(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			var opts Options
-			if err := FromKueueConfig(&cfg, &opts); err != nil {
+			opts, err := SettingsOf(&cfg)
+			if err != nil {
 				t.Fatal(err)
 			}
 			if opts.WaitForPodsReady != tc.want {
@@ -144,5 +164,24 @@ func TestRetiredFeatureGatesAreHonouredNotSet(t *testing.T) {
 	}
 	if diff := cmp.Diff(map[string]bool{"LocalQueueDefaulting": false}, retired); diff != "" {
 		t.Errorf("retired gates (-want +got):\n%s", diff)
+	}
+}
+
+func TestApplyFeatureGatesRefusesWhatKueueDoesNotKnow(t *testing.T) {
+	// The command line first: a refused map leaves the process's gates
+	// refusing every later call.
+	defaults, err := LoadKueueConfig("")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := ApplyFeatureGates(&defaults, "NoSuchGate=true"); err == nil || !strings.Contains(err.Error(), "--feature-gates") {
+		t.Errorf("an unknown gate on the command line: %v, want a refusal naming --feature-gates", err)
+	}
+	cfg, err := LoadKueueConfig(writeConfig(t, "featureGates:\n  NoSuchGate: true\n"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := ApplyFeatureGates(&cfg, ""); err == nil || !strings.Contains(err.Error(), "feature gates of the Kueue configuration") {
+		t.Errorf("an unknown gate: %v, want a refusal naming the configuration's gates", err)
 	}
 }

@@ -1,4 +1,4 @@
-package integration
+package discovery
 
 import (
 	"os/exec"
@@ -7,13 +7,14 @@ import (
 	"testing"
 
 	"github.com/google/go-cmp/cmp"
-	"github.com/trainjob-kueue/trainjob-kueue/test/fixtures"
 	apiextensionsv1 "k8s.io/apiextensions-apiserver/pkg/apis/apiextensions/v1"
+
+	"github.com/trainjob-kueue/trainjob-kueue/test/fixtures"
 )
 
-// workloadCRDOf reads the Workload CRD of the Kueue release a tools module
+// pinnedWorkloadCRD reads the Workload CRD of the Kueue release a tools module
 // of ours pins ("" for the one this module builds against).
-func workloadCRDOf(t *testing.T, toolsDir string) *apiextensionsv1.CustomResourceDefinition {
+func pinnedWorkloadCRD(t *testing.T, toolsDir string) *apiextensionsv1.CustomResourceDefinition {
 	dir := ""
 	if toolsDir != "" {
 		dir = filepath.Join("..", "hack", "tools", toolsDir)
@@ -30,7 +31,7 @@ func TestKueueReleaseIsReadFromTheWorkloadCRD(t *testing.T) {
 		{"kueue-v0.19.2", KueueRelease{PodsReadyByDefault: true, MaxPodSets: 18}},
 	} {
 		t.Run(tc.tools, func(t *testing.T) {
-			got, err := KueueReleaseOf(workloadCRDOf(t, tc.tools))
+			got, err := KueueReleaseOf(pinnedWorkloadCRD(t, tc.tools))
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -39,7 +40,7 @@ func TestKueueReleaseIsReadFromTheWorkloadCRD(t *testing.T) {
 			}
 		})
 	}
-	noV1beta2 := workloadCRDOf(t, "")
+	noV1beta2 := pinnedWorkloadCRD(t, "")
 	for i := range noV1beta2.Spec.Versions {
 		noV1beta2.Spec.Versions[i].Name += "-other"
 	}
@@ -51,7 +52,7 @@ func TestKueueReleaseIsReadFromTheWorkloadCRD(t *testing.T) {
 // A Kueue newer than the one linked: its Workloads have fields our types
 // lack, which the job framework's full Updates would drop.
 func TestANewerKueueIsRefused(t *testing.T) {
-	crd := workloadCRDOf(t, "")
+	crd := pinnedWorkloadCRD(t, "")
 	for i := range crd.Spec.Versions {
 		s := crd.Spec.Versions[i].Schema.OpenAPIV3Schema
 		status := s.Properties["status"]
