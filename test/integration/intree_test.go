@@ -23,6 +23,7 @@ import (
 
 	"github.com/trainjob-kueue/trainjob-kueue/integration"
 	"github.com/trainjob-kueue/trainjob-kueue/shape"
+	testpoll "github.com/trainjob-kueue/trainjob-kueue/test/poll"
 )
 
 // inTreeRun records what Kueue's in-tree TrainJob integration left behind
@@ -141,17 +142,7 @@ func runInTreePhase(parent context.Context, cfg *rest.Config) (err error) {
 	return nil
 }
 
-func poll(f func() error) error {
-	deadline := time.Now().Add(timeout)
-	var err error
-	for time.Now().Before(deadline) {
-		if err = f(); err == nil {
-			return nil
-		}
-		time.Sleep(100 * time.Millisecond)
-	}
-	return err
-}
+func poll(f func() error) error { return testpoll.Until(timeout, f) }
 
 func retryCreate(ctx context.Context, o client.Object) error {
 	return poll(func() error {

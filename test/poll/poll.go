@@ -13,15 +13,23 @@ const Interval = 250 * time.Millisecond
 // after timeout.
 func Eventually(t testing.TB, timeout time.Duration, what string, f func() error) {
 	t.Helper()
+	if err := Until(timeout, f); err != nil {
+		t.Fatalf("%s: %v", what, err)
+	}
+}
+
+// Until retries f until it succeeds, and returns f's last error after
+// timeout: Eventually for set-up code that has no test to fail.
+func Until(timeout time.Duration, f func() error) error {
 	deadline := time.Now().Add(timeout)
 	var err error
 	for time.Now().Before(deadline) {
 		if err = f(); err == nil {
-			return
+			return nil
 		}
 		time.Sleep(Interval)
 	}
-	t.Fatalf("%s: %v", what, err)
+	return err
 }
 
 // Consistently checks f keeps succeeding for d.
