@@ -59,3 +59,25 @@ func (v *VisibilityPositions) Position(ctx context.Context, namespace, localQueu
 	}
 	return nil, fmt.Errorf("not among the pending workloads Kueue's visibility API lists")
 }
+
+// ClusterQueuePositions lists the pending workloads of ClusterQueue cq in
+// one request: "namespace/name" to the position in cq (0 is the head).
+func (v *VisibilityPositions) ClusterQueuePositions(ctx context.Context, cq string) (map[string]int32, error) {
+	raw, err := v.REST.Get().AbsPath("/apis", visibility.SchemeGroupVersion.Group, visibility.SchemeGroupVersion.Version,
+		"clusterqueues", cq, "pendingworkloads").DoRaw(ctx)
+	if err != nil {
+		if apierrors.IsNotFound(err) {
+			return nil, fmt.Errorf("Kueue's visibility API is not served on this cluster")
+		}
+		return nil, fmt.Errorf("Kueue's visibility API: %w", err)
+	}
+	var summary visibility.PendingWorkloadsSummary
+	if err := json.Unmarshal(raw, &summary); err != nil {
+		return nil, fmt.Errorf("decoding Kueue's visibility answer: %w", err)
+	}
+	out := make(map[string]int32, len(summary.Items))
+	for _, p := range summary.Items {
+		out[p.Namespace+"/"+p.Name] = p.PositionInClusterQueue
+	}
+	return out, nil
+}

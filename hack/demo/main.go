@@ -12,7 +12,6 @@ import (
 	"os"
 	"os/signal"
 	"path/filepath"
-	"slices"
 	"sort"
 	"strings"
 	"syscall"
@@ -26,15 +25,13 @@ import (
 	"k8s.io/client-go/tools/clientcmd"
 	"k8s.io/utils/ptr"
 	"sigs.k8s.io/controller-runtime/pkg/client"
-	jobsetapi "sigs.k8s.io/jobset/api/jobset/v1alpha2"
 	kueue "sigs.k8s.io/kueue/apis/kueue/v1beta2"
-	"sigs.k8s.io/kueue/pkg/controller/jobframework"
-	"sigs.k8s.io/kueue/pkg/workload"
 
 	trainer "github.com/kubeflow/trainer/v2/pkg/apis/trainer/v1alpha1"
 
 	"github.com/trainjob-kueue/trainjob-kueue/explain"
 	"github.com/trainjob-kueue/trainjob-kueue/integration"
+	"github.com/trainjob-kueue/trainjob-kueue/overview"
 	"github.com/trainjob-kueue/trainjob-kueue/test/fixtures"
 	"github.com/trainjob-kueue/trainjob-kueue/test/localcluster"
 	"github.com/trainjob-kueue/trainjob-kueue/trainjob"
@@ -79,7 +76,7 @@ func run(ctx context.Context, name string, timeout time.Duration) error {
 	if err != nil {
 		return err
 	}
-	d := &demo{k: k, seen: map[string]*jobView{}, explainer: &explain.Explainer{Client: ours, Positions: positions}}
+	d := &demo{k: k, ours: ours, positions: positions, explainer: &explain.Explainer{Client: ours, Positions: positions}}
 	if err := d.reset(ctx); err != nil {
 		return err
 	}
@@ -127,15 +124,20 @@ func run(ctx context.Context, name string, timeout time.Duration) error {
 	if d.explained != "" {
 		fmt.Printf("\n%s", d.explained)
 	}
-	fmt.Printf("\nAll %d TrainJobs are done. The cluster is still up:\n\n", len(d.seen))
+	fmt.Printf("\nAll %d TrainJobs are done. The cluster is still up:\n\n", d.listed)
 	fmt.Printf("  export KUBECONFIG=%s\n  %s get trainjobs,workloads -n %s\n  %s describe trainjob -n %s llm-1\n\n", c.Kubeconfig, kubectl, ns, kubectl, ns)
 	fmt.Printf("Stop it with: make cluster-down CLUSTER=%s\n", name)
 	return nil
 }
 
 type demo struct {
-	k    client.Client
-	seen map[string]*jobView
+	k client.Client
+	// ours reads with our TrainJob types; positions asks Kueue's
+	// visibility API.
+	ours      client.Reader
+	positions *explain.VisibilityPositions
+	// listed is how many TrainJobs the last table had.
+	listed int
 
 	explainer *explain.Explainer
 	// explained is `explain` of a job seen pending, shown under the table.
@@ -361,91 +363,28 @@ func create(ctx context.Context, k client.Client, o client.Object) error {
 	}
 }
 
-type jobView struct {
-	admittedBefore bool
-	preemptions    int
-	waited         time.Duration
-}
-
-// show prints the live table and reports whether every job is done.
+// show prints the live table — `kubectl trainjob-kueue list`'s, from the
+// same code — and reports whether every job is done.
 func (d *demo) show(ctx context.Context, start time.Time) (bool, error) {
-	var jobs trainer.TrainJobList
-	if err := d.k.List(ctx, &jobs, client.InNamespace(ns)); err != nil {
+	in, _, err := overview.Fetch(ctx, d.ours, d.positions, overview.Options{Namespace: ns}, time.Now())
+	if err != nil {
 		return false, err
 	}
-	var pods corev1.PodList
-	if err := d.k.List(ctx, &pods, client.InNamespace(ns)); err != nil {
-		return false, err
-	}
-	running := map[string]int{}
-	for _, p := range pods.Items {
-		if p.Status.Phase == corev1.PodRunning {
-			running[p.Labels[jobsetapi.JobSetNameKey]]++
-		}
-	}
-	sort.Slice(jobs.Items, func(i, j int) bool {
-		return jobs.Items[i].CreationTimestamp.Before(&jobs.Items[j].CreationTimestamp) || jobs.Items[i].Name < jobs.Items[j].Name
-	})
+	rows := overview.Rows(in)
+	d.listed = len(rows)
 	var b strings.Builder
 	if isTTY() {
 		b.WriteString("\033[H\033[2J")
 	}
-	fmt.Fprintf(&b, "trainjob-kueue demo — %s\n\n", time.Since(start).Round(time.Second))
-	fmt.Fprintf(&b, "%-10s %-11s %-10s %-34s %-6s %-8s %s\n", "TRAINJOB", "QUEUE", "STATE", "FLAVOR", "PODS", "WAITED", "PREEMPTED")
-	allDone := len(jobs.Items) > 0
-	for i := range jobs.Items {
-		tj := &jobs.Items[i]
-		v := d.seen[tj.Name]
-		if v == nil {
-			v = &jobView{}
-			d.seen[tj.Name] = v
-		}
-		wl := &kueue.Workload{}
-		wlName := jobframework.GetWorkloadNameForOwnerWithGVK(tj.Name, tj.UID, integration.GVK)
-		hasWl := d.k.Get(ctx, client.ObjectKey{Namespace: ns, Name: wlName}, wl) == nil
-		state, flavor := "Queued", ""
-		admitted := hasWl && workload.IsAdmitted(wl)
-		switch {
-		case apimeta.IsStatusConditionTrue(tj.Status.Conditions, trainer.TrainJobComplete):
-			state = "Done"
-		case apimeta.IsStatusConditionTrue(tj.Status.Conditions, trainer.TrainJobFailed):
-			state = "Failed"
-		case admitted && !ptr.Deref(tj.Spec.Suspend, false):
-			state = "Running"
-			if running[tj.Name] == 0 {
-				state = "Starting"
-			}
-		case admitted:
-			state = "Admitted"
-		case hasWl && apimeta.IsStatusConditionTrue(wl.Status.Conditions, kueue.WorkloadEvicted):
-			state = "Preempted"
-		}
-		if admitted && !v.admittedBefore {
-			v.waited = time.Since(tj.CreationTimestamp.Time).Round(time.Second)
-		}
-		if v.admittedBefore && !admitted && state != "Done" {
-			v.preemptions++
-		}
-		v.admittedBefore = admitted || (v.admittedBefore && state == "Done")
-		if hasWl && wl.Status.Admission != nil {
-			var names []string
-			for _, a := range wl.Status.Admission.PodSetAssignments {
-				for _, f := range a.Flavors {
-					if !slices.Contains(names, string(f)) {
-						names = append(names, string(f))
-					}
-				}
-			}
-			flavor = strings.Join(names, ",")
-		}
-		if state != "Done" {
+	fmt.Fprintf(&b, "trainjob-kueue demo — %s   (kubectl trainjob-kueue list -n %s)\n\n", time.Since(start).Round(time.Second), ns)
+	if err := overview.Write(&b, rows, "", false); err != nil {
+		return false, err
+	}
+	allDone := len(rows) > 0
+	for _, r := range rows {
+		if r.State != overview.StateFinished {
 			allDone = false
 		}
-		waited := "-"
-		if v.waited > 0 {
-			waited = v.waited.String()
-		}
-		fmt.Fprintf(&b, "%-10s %-11s %-10s %-34s %-6d %-8s %d\n", tj.Name, tj.Labels[fixtures.QueueLabel], state, flavor, running[tj.Name], waited, v.preemptions)
 	}
 	if d.explained != "" && isTTY() {
 		// A refreshing screen keeps it under the table; a log has it once.

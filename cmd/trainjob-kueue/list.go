@@ -1,0 +1,144 @@
+package main
+
+import (
+	"context"
+	"flag"
+	"fmt"
+	"io"
+	"os"
+	"os/signal"
+	"time"
+
+	"k8s.io/apimachinery/pkg/labels"
+	"k8s.io/client-go/tools/clientcmd"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+
+	"github.com/trainjob-kueue/trainjob-kueue/explain"
+	"github.com/trainjob-kueue/trainjob-kueue/integration"
+	"github.com/trainjob-kueue/trainjob-kueue/overview"
+)
+
+const listUsage = `usage: trainjob-kueue list [-n NAMESPACE | -A] [-l SELECTOR] [-o wide|json|yaml] [--watch]
+
+Lists TrainJobs with their queue state at a glance: queue, state (Queued,
+Waiting for runtime, Held by policy, Admitted, Running, Preempted /
+requeued, Finished, Failed, Not queued), position in the ClusterQueue where
+Kueue's visibility API is served, flavors, pods running/booked, GPUs, how
+long each waited and how often it was preempted. One list request per
+kind, however many jobs. Reads only, with your kubeconfig's identity.
+`
+
+// listMain runs the list command; it returns the exit code.
+func listMain(args []string, stdout, stderr io.Writer) int {
+	fs := flag.NewFlagSet("list", flag.ContinueOnError)
+	fs.SetOutput(stderr)
+	fs.Usage = func() { fmt.Fprint(stderr, listUsage); fs.PrintDefaults() }
+	kubeconfig := fs.String("kubeconfig", "", "kubeconfig file (default: $KUBECONFIG or ~/.kube/config)")
+	namespace := fs.String("n", "", "namespace (default: the kubeconfig context's)")
+	all := fs.Bool("A", false, "every namespace")
+	selector := fs.String("l", "", "label selector of the TrainJobs, as kubectl's -l")
+	output := fs.String("o", "", "output: wide, json or yaml (default: a table)")
+	watch := fs.Bool("watch", false, "list again every --interval until interrupted")
+	fs.BoolVar(watch, "w", false, "short for --watch")
+	interval := fs.Duration("interval", 2*time.Second, "how often --watch lists")
+	if err := fs.Parse(args); err != nil {
+		return 2
+	}
+	if fs.NArg() != 0 || *interval <= 0 {
+		fs.Usage()
+		return 2
+	}
+	sel, err := labels.Parse(*selector)
+	if err != nil {
+		fmt.Fprintf(stderr, "list: -l %s: %v\n", *selector, err)
+		return 2
+	}
+	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt)
+	defer stop()
+	l, err := newLister(*kubeconfig, *namespace, *all, sel)
+	if err != nil {
+		fmt.Fprintf(stderr, "list: %v\n", err)
+		return 1
+	}
+	for {
+		if err := l.list(ctx, stdout, stderr, *output, *watch); err != nil {
+			if ctx.Err() != nil {
+				return 0
+			}
+			fmt.Fprintf(stderr, "list: %v\n", err)
+			return 1
+		}
+		if !*watch {
+			return 0
+		}
+		select {
+		case <-ctx.Done():
+			return 0
+		case <-time.After(*interval):
+		}
+	}
+}
+
+// lister lists TrainJobs of one namespace, or of all.
+type lister struct {
+	client  client.Reader
+	pending overview.Pending
+	opts    overview.Options
+	all     bool
+}
+
+func newLister(kubeconfig, namespace string, all bool, sel labels.Selector) (*lister, error) {
+	rules := clientcmd.NewDefaultClientConfigLoadingRules()
+	rules.ExplicitPath = kubeconfig
+	loader := clientcmd.NewNonInteractiveDeferredLoadingClientConfig(rules, &clientcmd.ConfigOverrides{})
+	cfg, err := loader.ClientConfig()
+	if err != nil {
+		return nil, err
+	}
+	if !all && namespace == "" {
+		if namespace, _, err = loader.Namespace(); err != nil {
+			return nil, err
+		}
+	}
+	if all {
+		namespace = ""
+	}
+	c, err := client.New(cfg, client.Options{Scheme: integration.NewScheme()})
+	if err != nil {
+		return nil, err
+	}
+	positions, err := explain.NewVisibilityPositions(cfg)
+	if err != nil {
+		return nil, err
+	}
+	return &lister{client: c, pending: positions, all: all, opts: overview.Options{Namespace: namespace, Selector: sel}}, nil
+}
+
+// list prints the jobs once; watching, a terminal gets a fresh screen each
+// time, a log a blank line between listings.
+func (l *lister) list(ctx context.Context, stdout, stderr io.Writer, output string, watching bool) error {
+	in, notes, err := overview.Fetch(ctx, l.client, l.pending, l.opts, time.Now())
+	if err != nil {
+		return err
+	}
+	if watching {
+		if isTerminal(stdout) {
+			fmt.Fprint(stdout, "\033[H\033[2J")
+		} else {
+			fmt.Fprintln(stdout)
+		}
+	}
+	for _, n := range notes {
+		fmt.Fprintf(stderr, "list: %s\n", n)
+	}
+	return overview.Write(stdout, overview.Rows(in), output, l.all)
+}
+
+func isTerminal(w io.Writer) bool {
+	f, ok := w.(*os.File)
+	if !ok {
+		return false
+	}
+	fi, err := f.Stat()
+	return err == nil && fi.Mode()&os.ModeCharDevice != 0
+}

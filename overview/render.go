@@ -1,0 +1,81 @@
+package overview
+
+import (
+	"encoding/json"
+	"fmt"
+	"io"
+	"strings"
+	"text/tabwriter"
+	"time"
+
+	"sigs.k8s.io/yaml"
+)
+
+// Write prints rows as output says: "" (a table), "wide" (more columns),
+// "json" or "yaml".
+func Write(w io.Writer, rows []Row, output string, allNamespaces bool) error {
+	switch output {
+	case "", "wide":
+		return table(w, rows, output == "wide", allNamespaces)
+	case "json":
+		enc := json.NewEncoder(w)
+		enc.SetIndent("", "  ")
+		return enc.Encode(struct {
+			Items []Row `json:"items"`
+		}{rows})
+	case "yaml":
+		data, err := yaml.Marshal(struct {
+			Items []Row `json:"items"`
+		}{rows})
+		if err != nil {
+			return err
+		}
+		_, err = w.Write(data)
+		return err
+	}
+	return fmt.Errorf("-o %s: use wide, json or yaml", output)
+}
+
+func table(w io.Writer, rows []Row, wide, allNamespaces bool) error {
+	tw := tabwriter.NewWriter(w, 0, 4, 2, ' ', 0)
+	var head []string
+	if allNamespaces {
+		head = append(head, "NAMESPACE")
+	}
+	head = append(head, "TRAINJOB", "QUEUE", "STATE", "POSITION", "FLAVORS", "PODS", "GPUS", "WAITED", "PREEMPTED")
+	if wide {
+		head = append(head, "CLUSTERQUEUE", "WHY")
+	}
+	fmt.Fprintln(tw, strings.Join(head, "\t"))
+	for _, r := range rows {
+		var cells []string
+		if allNamespaces {
+			cells = append(cells, r.Namespace)
+		}
+		position := "-"
+		if r.Position != nil {
+			position = fmt.Sprint(*r.Position)
+		}
+		cells = append(cells, r.Name, or(r.Queue), string(r.State), position, or(strings.Join(r.Flavors, ",")),
+			fmt.Sprintf("%d/%d", r.PodsRunning, r.Pods), fmt.Sprint(r.GPUs), waited(r.Waited), fmt.Sprint(r.Preemptions))
+		if wide {
+			cells = append(cells, or(r.ClusterQueue), or(r.Why))
+		}
+		fmt.Fprintln(tw, strings.Join(cells, "\t"))
+	}
+	return tw.Flush()
+}
+
+func or(s string) string {
+	if s == "" {
+		return "-"
+	}
+	return s
+}
+
+func waited(d time.Duration) string {
+	if d <= 0 {
+		return "-"
+	}
+	return d.String()
+}

@@ -1,0 +1,241 @@
+package overview
+
+import (
+	"cmp"
+	"maps"
+	"slices"
+	"time"
+
+	corev1 "k8s.io/api/core/v1"
+	apimeta "k8s.io/apimachinery/pkg/api/meta"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/utils/ptr"
+	kueue "sigs.k8s.io/kueue/apis/kueue/v1beta2"
+	"sigs.k8s.io/kueue/pkg/controller/constants"
+
+	"github.com/trainjob-kueue/trainjob-kueue/names"
+	"github.com/trainjob-kueue/trainjob-kueue/trainjob"
+)
+
+// State is where a TrainJob is on its way through the queue.
+type State string
+
+const (
+	StateNotQueued      State = "Not queued"
+	StateQueued         State = "Queued"
+	StateWaitingRuntime State = "Waiting for runtime"
+	StateHeldByPolicy   State = "Held by policy"
+	StateAdmitted       State = "Admitted"
+	StateRunning        State = "Running"
+	StatePreempted      State = "Preempted / requeued"
+	StateFinished       State = "Finished"
+	StateFailed         State = "Failed"
+)
+
+// Row is one TrainJob at a glance.
+type Row struct {
+	Namespace string `json:"namespace"`
+	Name      string `json:"name"`
+	// Queue is the LocalQueue; ClusterQueue the one it leads to ("" when
+	// unknown).
+	Queue        string `json:"queue,omitempty"`
+	ClusterQueue string `json:"clusterQueue,omitempty"`
+	State        State  `json:"state"`
+	// Why says more about the state where it helps (who manages a job
+	// that is not queued, the runtime a job waits for).
+	Why string `json:"why,omitempty"`
+	// Position in the ClusterQueue's pending workloads (0 is the head),
+	// from Kueue's visibility API; nil when not pending or not served.
+	Position *int32 `json:"position,omitempty"`
+	// Flavors assigned, sorted; none while pending.
+	Flavors []string `json:"flavors,omitempty"`
+	// PodsRunning of Pods: the job's running pods, and how many its
+	// Workload books.
+	PodsRunning int32 `json:"podsRunning"`
+	Pods        int32 `json:"pods"`
+	// GPUs booked (nvidia.com/gpu and the like, summed over the pods).
+	GPUs int64 `json:"gpus"`
+	// Waited is from creation to admission, or to now while not admitted;
+	// WaitedSeconds the same for machines.
+	Waited        time.Duration `json:"-"`
+	WaitedSeconds int64         `json:"waitedSeconds"`
+	// Preemptions: how often Kueue preempted the job's Workload.
+	Preemptions int32 `json:"preemptions"`
+}
+
+// Input is what Rows computes from: every kind listed once.
+type Input struct {
+	Jobs      []trainjob.TrainJob
+	Workloads []kueue.Workload
+	// LocalQueues map "namespace/name" to the ClusterQueue they lead to.
+	LocalQueues map[string]string
+	// RunningPods maps "namespace/jobset" to its running pods.
+	RunningPods map[string]int32
+	// Positions maps "namespace/workload" to its position in its
+	// ClusterQueue, where Kueue's visibility API answered.
+	Positions map[string]int32
+	// ManageJobsWithoutQueueName: Kueue queues unlabelled jobs too.
+	ManageJobsWithoutQueueName bool
+	Now                        time.Time
+}
+
+// Managers of TrainJobs: Trainer's own controller (queued here) and
+// MultiKueue's (queued here, run by a worker).
+const (
+	trainerManager    = "trainer.kubeflow.org/trainjob-controller"
+	multiKueueManager = kueue.MultiKueueControllerName
+)
+
+// Rows is the table of in's jobs, sorted by namespace and name.
+func Rows(in Input) []Row {
+	byOwner := make(map[string]*kueue.Workload, len(in.Workloads))
+	for i := range in.Workloads {
+		wl := &in.Workloads[i]
+		if owner := metav1.GetControllerOfNoCopy(wl); owner != nil && owner.Kind == "TrainJob" {
+			byOwner[string(owner.UID)] = wl
+		}
+	}
+	rows := make([]Row, 0, len(in.Jobs))
+	for i := range in.Jobs {
+		rows = append(rows, row(&in.Jobs[i], byOwner[string(in.Jobs[i].UID)], in))
+	}
+	slices.SortFunc(rows, func(a, b Row) int { return cmp.Or(cmp.Compare(a.Namespace, b.Namespace), cmp.Compare(a.Name, b.Name)) })
+	return rows
+}
+
+func row(job *trainjob.TrainJob, wl *kueue.Workload, in Input) Row {
+	r := Row{Namespace: job.Namespace, Name: job.Name, Queue: job.Labels[constants.QueueLabel]}
+	if r.Queue != "" {
+		r.ClusterQueue = in.LocalQueues[job.Namespace+"/"+r.Queue]
+	}
+	r.PodsRunning = in.RunningPods[job.Namespace+"/"+job.Name]
+	if manager := ptr.Deref(job.Spec.ManagedBy, trainerManager); manager != trainerManager && manager != multiKueueManager {
+		r.State, r.Why = StateNotQueued, "managed by "+manager
+		return r
+	}
+	if wl == nil && r.Queue == "" && !in.ManageJobsWithoutQueueName {
+		r.State, r.Why = StateNotQueued, "no "+constants.QueueLabel+" label"
+		return r
+	}
+	admittedAt := time.Time{}
+	if wl != nil {
+		r.Pods, r.GPUs = booked(wl)
+		r.Preemptions = preemptions(wl)
+		if adm := wl.Status.Admission; adm != nil {
+			r.ClusterQueue = string(adm.ClusterQueue)
+			r.Flavors = flavors(adm)
+		}
+		if c := apimeta.FindStatusCondition(wl.Status.Conditions, kueue.WorkloadAdmitted); c != nil && c.Status == metav1.ConditionTrue {
+			admittedAt = c.LastTransitionTime.Time
+		}
+		if p, ok := in.Positions[wl.Namespace+"/"+wl.Name]; ok {
+			r.Position = ptr.To(p)
+		}
+	}
+	end := in.Now
+	if !admittedAt.IsZero() {
+		end = admittedAt
+	}
+	r.Waited = max(end.Sub(job.CreationTimestamp.Time), 0).Round(time.Second)
+	r.WaitedSeconds = int64(r.Waited / time.Second)
+	r.State, r.Why = state(job, wl)
+	if r.State != StateQueued && r.State != StatePreempted {
+		r.Position = nil
+	}
+	return r
+}
+
+// state reads the job's state from its conditions and its Workload's.
+func state(job *trainjob.TrainJob, wl *kueue.Workload) (State, string) {
+	if msg, success, finished := job.Finished(); finished {
+		if success {
+			return StateFinished, ""
+		}
+		return StateFailed, msg
+	}
+	switch {
+	case wl == nil:
+		return StateQueued, "no Workload yet"
+	case apimeta.IsStatusConditionTrue(wl.Status.Conditions, kueue.WorkloadFinished):
+		c := apimeta.FindStatusCondition(wl.Status.Conditions, kueue.WorkloadFinished)
+		if c.Reason == "Succeeded" {
+			return StateFinished, ""
+		}
+		return StateFailed, c.Message
+	}
+	if rt, held := wl.Annotations[names.HeldForRuntimeAnnotation]; held && !ptr.Deref(wl.Spec.Active, true) {
+		return StateWaitingRuntime, rt
+	}
+	if _, held := wl.Annotations[names.HeldByPolicyAnnotation]; held && !ptr.Deref(wl.Spec.Active, true) {
+		return StateHeldByPolicy, ""
+	}
+	admitted := apimeta.IsStatusConditionTrue(wl.Status.Conditions, kueue.WorkloadAdmitted)
+	switch {
+	case admitted && ptr.Deref(job.Spec.ManagedBy, trainerManager) == multiKueueManager:
+		return StateRunning, "on worker cluster " + ptr.Deref(wl.Status.ClusterName, "")
+	case admitted && !ptr.Deref(job.Spec.Suspend, false):
+		return StateRunning, ""
+	case admitted || apimeta.IsStatusConditionTrue(wl.Status.Conditions, kueue.WorkloadQuotaReserved):
+		return StateAdmitted, ""
+	case !ptr.Deref(wl.Spec.Active, true):
+		return StateNotQueued, "Workload deactivated"
+	case preemptions(wl) > 0 || apimeta.IsStatusConditionTrue(wl.Status.Conditions, kueue.WorkloadEvicted):
+		return StatePreempted, ""
+	}
+	return StateQueued, ""
+}
+
+// booked is how many pods the Workload books, and their GPUs.
+func booked(wl *kueue.Workload) (pods int32, gpus int64) {
+	for _, ps := range wl.Spec.PodSets {
+		pods += ps.Count
+		per := int64(0)
+		for _, c := range ps.Template.Spec.Containers {
+			per += gpusOf(c.Resources.Requests)
+		}
+		// Init containers run before the others: the larger of the two.
+		for _, c := range ps.Template.Spec.InitContainers {
+			per = max(per, gpusOf(c.Resources.Requests))
+		}
+		gpus += per * int64(ps.Count)
+	}
+	return pods, gpus
+}
+
+// gpuResources are the extended resources counted as GPUs.
+var gpuResources = []corev1.ResourceName{"nvidia.com/gpu", "amd.com/gpu"}
+
+func gpusOf(requests corev1.ResourceList) int64 {
+	var n int64
+	for _, name := range gpuResources {
+		if q, ok := requests[name]; ok {
+			n += q.Value()
+		}
+	}
+	return n
+}
+
+// preemptions counts the Workload's evictions by preemption.
+func preemptions(wl *kueue.Workload) int32 {
+	if wl.Status.SchedulingStats == nil {
+		return 0
+	}
+	var n int32
+	for _, e := range wl.Status.SchedulingStats.Evictions {
+		if e.Reason == kueue.WorkloadEvictedByPreemption {
+			n += e.Count
+		}
+	}
+	return n
+}
+
+// flavors are the distinct flavors of an admission, sorted.
+func flavors(adm *kueue.Admission) []string {
+	set := map[string]bool{}
+	for _, a := range adm.PodSetAssignments {
+		for _, f := range a.Flavors {
+			set[string(f)] = true
+		}
+	}
+	return slices.Sorted(maps.Keys(set))
+}
