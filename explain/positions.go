@@ -40,17 +40,9 @@ func NewVisibilityPositions(cfg *rest.Config) (*VisibilityPositions, error) {
 }
 
 func (v *VisibilityPositions) Position(ctx context.Context, namespace, localQueue, workload string) (*Position, error) {
-	raw, err := v.REST.Get().AbsPath("/apis", visibility.SchemeGroupVersion.Group, visibility.SchemeGroupVersion.Version,
-		"namespaces", namespace, "localqueues", localQueue, "pendingworkloads").DoRaw(ctx)
+	summary, err := v.pending(ctx, "namespaces", namespace, "localqueues", localQueue)
 	if err != nil {
-		if apierrors.IsNotFound(err) {
-			return nil, fmt.Errorf("Kueue's visibility API is not served on this cluster")
-		}
-		return nil, fmt.Errorf("Kueue's visibility API: %w", err)
-	}
-	var summary visibility.PendingWorkloadsSummary
-	if err := json.Unmarshal(raw, &summary); err != nil {
-		return nil, fmt.Errorf("decoding Kueue's visibility answer: %w", err)
+		return nil, err
 	}
 	for _, p := range summary.Items {
 		if p.Name == workload {
@@ -63,8 +55,22 @@ func (v *VisibilityPositions) Position(ctx context.Context, namespace, localQueu
 // ClusterQueuePositions lists the pending workloads of ClusterQueue cq in
 // one request: "namespace/name" to the position in cq (0 is the head).
 func (v *VisibilityPositions) ClusterQueuePositions(ctx context.Context, cq string) (map[string]int32, error) {
-	raw, err := v.REST.Get().AbsPath("/apis", visibility.SchemeGroupVersion.Group, visibility.SchemeGroupVersion.Version,
-		"clusterqueues", cq, "pendingworkloads").DoRaw(ctx)
+	summary, err := v.pending(ctx, "clusterqueues", cq)
+	if err != nil {
+		return nil, err
+	}
+	out := make(map[string]int32, len(summary.Items))
+	for _, p := range summary.Items {
+		out[p.Namespace+"/"+p.Name] = p.PositionInClusterQueue
+	}
+	return out, nil
+}
+
+// pending asks the visibility API for the pending workloads of the queue
+// at path (below its group and version).
+func (v *VisibilityPositions) pending(ctx context.Context, path ...string) (*visibility.PendingWorkloadsSummary, error) {
+	full := append([]string{"/apis", visibility.SchemeGroupVersion.Group, visibility.SchemeGroupVersion.Version}, path...)
+	raw, err := v.REST.Get().AbsPath(append(full, "pendingworkloads")...).DoRaw(ctx)
 	if err != nil {
 		if apierrors.IsNotFound(err) {
 			return nil, fmt.Errorf("Kueue's visibility API is not served on this cluster")
@@ -75,9 +81,5 @@ func (v *VisibilityPositions) ClusterQueuePositions(ctx context.Context, cq stri
 	if err := json.Unmarshal(raw, &summary); err != nil {
 		return nil, fmt.Errorf("decoding Kueue's visibility answer: %w", err)
 	}
-	out := make(map[string]int32, len(summary.Items))
-	for _, p := range summary.Items {
-		out[p.Namespace+"/"+p.Name] = p.PositionInClusterQueue
-	}
-	return out, nil
+	return &summary, nil
 }
