@@ -181,7 +181,7 @@ test-image:
 	cd hack/tools/image && $(GO) vet ./... && $(GO) test -count=1 -timeout 30m ./...
 
 test-unit:
-	$(GO) test -count=1 ./podsets/... ./quota/... ./explain/... ./shape/... ./trainjob/... ./gang/... ./names/... ./discovery/... ./integration/... ./cmd/... ./hack/bench/ ./hack/scale/ ./test/localcluster/
+	$(GO) test -count=1 ./podsets/... ./quota/... ./explain/... ./shape/... ./trainjob/... ./gang/... ./names/... ./discovery/... ./overview/... ./integration/... ./cmd/... ./hack/bench/ ./hack/scale/ ./test/localcluster/
 
 ## test-integration: real kube-apiserver + etcd, Kueue core and Trainer v2.2.1
 ## in process, JobSet v0.12.0 as a process.

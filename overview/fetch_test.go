@@ -125,3 +125,19 @@ func TestFetchWithoutTheVisibilityAPI(t *testing.T) {
 		t.Errorf("rows %+v, want ns0's one job without a position", rows)
 	}
 }
+
+// A list that fails fails the listing, naming the kind, instead of showing
+// jobs without their Workloads as if they had none.
+func TestFetchFailsOnAFailedList(t *testing.T) {
+	c, _ := cluster(t, 1)
+	failing := interceptor.NewClient(c.(client.WithWatch), interceptor.Funcs{
+		List: func(ctx context.Context, c client.WithWatch, list client.ObjectList, opts ...client.ListOption) error {
+			if _, ok := list.(*kueue.WorkloadList); ok {
+				return errors.New("connection refused")
+			}
+			return c.List(ctx, list, opts...)
+		}})
+	if _, _, err := Fetch(t.Context(), failing, nil, Options{}, now); err == nil || !strings.Contains(err.Error(), "listing Workloads: connection refused") {
+		t.Errorf("error %v, want the Workloads' list's", err)
+	}
+}
