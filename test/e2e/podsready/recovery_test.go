@@ -98,9 +98,14 @@ func TestRecoveryTimeoutEvictionGivesTheQuotaToAWaitingJob(t *testing.T) {
 	for _, n := range nodes {
 		setUnschedulable(t, n, false)
 	}
-	poll.Eventually(t, 2*time.Minute, "the waiting job runs whole", func() error {
+	poll.Eventually(t, 2*time.Minute, "the waiting job runs whole and ready", func() error {
 		if n := runningPods(t, waiting); n != 2 {
 			return fmt.Errorf("%d of 2 pods running", n)
+		}
+		// Ready: no eviction of its own can come while the manager is
+		// watched.
+		if wl, _ := workloadOf(waiting); !apimeta.IsStatusConditionTrue(wl.Status.Conditions, kueue.WorkloadPodsReady) {
+			return fmt.Errorf("not PodsReady: %v", wl.Status.Conditions)
 		}
 		return nil
 	})
