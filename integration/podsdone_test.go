@@ -18,7 +18,10 @@ import (
 
 	trainer "github.com/kubeflow/trainer/v2/pkg/apis/trainer/v1alpha1"
 
+	"github.com/trainjob-kueue/trainjob-kueue/gang"
+	"github.com/trainjob-kueue/trainjob-kueue/podsets"
 	"github.com/trainjob-kueue/trainjob-kueue/quota"
+	"github.com/trainjob-kueue/trainjob-kueue/shape"
 	"github.com/trainjob-kueue/trainjob-kueue/trainjob"
 )
 
@@ -94,5 +97,42 @@ func TestGangProgressCountsPodsThatSucceededBeforeTheEviction(t *testing.T) {
 				t.Errorf("progress (-want +got):\n%s", diff)
 			}
 		})
+	}
+}
+
+// kueue#10487's neighbours at the start: a gang re-admitted to another
+// flavor after one of its two trainer pods succeeded gets a PodGroup of
+// the one pod created again, placed on the new flavor; a finished
+// initializer, its pod long gone, is counted from the Jobs' status and
+// gets no PodGroup at all.
+func TestReadmittedGangIsPlannedForThePodsCreatedAgainOnItsNewFlavor(t *testing.T) {
+	f := newStartFixture(t, shape.PodTemplateOverrides{}, nil, corev1.PodSpec{})
+	f.job.Annotations = map[string]string{gang.AnnotationGangScheduling: gang.Coscheduling}
+	f.deps.opts.PodGroups = true
+	for _, j := range []*batchv1.Job{childJob("j-node-0", "j", "node", 1, false), childJob("j-init-0", "j", "init", 1, true)} {
+		if err := f.c.Create(t.Context(), j); err != nil {
+			t.Fatal(err)
+		}
+	}
+	f.job.obs.roles = []podsets.Role{
+		{Name: "init", Ancestor: podsets.AncestorDatasetInitializer, Replicas: 1, PodsPerReplica: 1},
+		{Name: "node", Ancestor: podsets.AncestorTrainer, Replicas: 1, PodsPerReplica: 2, DependsOn: []podsets.Dependency{{Name: "init", Complete: true}}},
+	}
+	f.job.obs.jobs = []trainer.JobStatus{{Name: "init", Succeeded: ptr.To[int32](1)}, {Name: "node", Succeeded: ptr.To[int32](0)}}
+	wl := f.job.obs.workload
+	wl.Status.SchedulingStats = &kueue.SchedulingStats{Evictions: []kueue.WorkloadSchedulingStatsEviction{{Reason: kueue.WorkloadEvictedByPreemption, Count: 1}}}
+	// Admitted this time to flavor "h100", not the "gpu" it ran on.
+	wl.Status.Admission.PodSetAssignments[0].Flavors["nvidia.com/gpu"] = "h100"
+	f.infos[0].NodeSelector = map[string]string{"pool": "h100"}
+
+	want, plans, err := f.job.startPlan(t.Context(), f.infos)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(plans) != 1 || plans[0].Name != "j" || plans[0].Gang.MinMember != 1 {
+		t.Fatalf("plans %+v, want one PodGroup j of the 1 trainer pod created again (none for the finished initializer)", plans)
+	}
+	if len(want) != 1 || want[0].NodeSelector["pool"] != "h100" || want[0].Labels[gang.PodGroupLabel] != "j" {
+		t.Errorf("injection %+v, want the new flavor's nodeSelector and the PodGroup label", want)
 	}
 }
