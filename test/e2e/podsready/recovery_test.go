@@ -76,6 +76,12 @@ func TestRecoveryTimeoutEvictionGivesTheQuotaToAWaitingJob(t *testing.T) {
 		}
 		return nil
 	})
+	// Capacity returns at once, before the waiting job is admitted: left
+	// cordoned, it could not start either, and a loaded machine could let
+	// its own PodsReady timeout pass before the test saw it admitted.
+	for _, n := range nodes {
+		setUnschedulable(t, n, false)
+	}
 	poll.Eventually(t, time.Minute, "stopped, its quota released to the waiting job", func() error {
 		got := &trainer.TrainJob{}
 		if err := k8s.Get(ctx, client.ObjectKeyFromObject(running), got); err != nil {
@@ -93,11 +99,8 @@ func TestRecoveryTimeoutEvictionGivesTheQuotaToAWaitingJob(t *testing.T) {
 		return nil
 	})
 
-	// Capacity returns: the waiting job runs on the released quota, and
-	// the evicted job waits behind it.
-	for _, n := range nodes {
-		setUnschedulable(t, n, false)
-	}
+	// The waiting job runs on the released quota, and the evicted job
+	// waits behind it.
 	poll.Eventually(t, 2*time.Minute, "the waiting job runs whole and ready", func() error {
 		if n := runningPods(t, waiting); n != 2 {
 			return fmt.Errorf("%d of 2 pods running", n)
