@@ -26,8 +26,9 @@ func TestListShowsEachJobsQueueStateAsAKubectlPlugin(t *testing.T) {
 		position int32
 	}{
 		"running":   {state: overview.StateRunning, position: -1},
-		"pending":   {state: overview.StateQueued, position: 0},
-		"pending-2": {state: overview.StateQueued, position: 1},
+		// Created within one second: Kueue may order the two either way.
+		"pending":   {state: overview.StateQueued, position: -2},
+		"pending-2": {state: overview.StateQueued, position: -2},
 		"unqueued":  {state: overview.StateNotQueued, position: -1},
 	}
 	eventually(t, time.Minute, "list -o json", func() error {
@@ -42,11 +43,16 @@ func TestListShowsEachJobsQueueStateAsAKubectlPlugin(t *testing.T) {
 		if len(got.Items) != len(want) {
 			return fmt.Errorf("%d rows, want %d:\n%s", len(got.Items), len(want), out)
 		}
+		queued := map[int32]bool{}
 		for _, r := range got.Items {
 			w := want[r.Name]
 			position := int32(-1)
 			if r.Position != nil {
 				position = *r.Position
+			}
+			if w.position == -2 && position >= 0 {
+				queued[position] = true
+				position = -2
 			}
 			if r.State != w.state || position != w.position {
 				return fmt.Errorf("%s: %s at %d, want %s at %d", r.Name, r.State, position, w.state, w.position)
@@ -54,6 +60,9 @@ func TestListShowsEachJobsQueueStateAsAKubectlPlugin(t *testing.T) {
 			if r.Name == "running" && (r.PodsRunning != 1 || r.Pods != 1 || r.GPUs != 8 || len(r.Flavors) != 1 || r.Flavors[0] != ns+"-gpu") {
 				return fmt.Errorf("running: %+v", r)
 			}
+		}
+		if !queued[0] || !queued[1] {
+			return fmt.Errorf("the queued jobs' positions %v, want 0 and 1", queued)
 		}
 		return nil
 	})
