@@ -25,7 +25,7 @@ func TestListShowsEachJobsQueueStateAsAKubectlPlugin(t *testing.T) {
 		state    overview.State
 		position int32
 	}{
-		"running":   {state: overview.StateRunning, position: -1},
+		"running": {state: overview.StateRunning, position: -1},
 		// Created within one second: Kueue may order the two either way.
 		"pending":   {state: overview.StateQueued, position: -2},
 		"pending-2": {state: overview.StateQueued, position: -2},
