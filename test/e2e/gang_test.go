@@ -87,7 +87,7 @@ func TestOverSubscribedGangsStartWholeOneAtATime(t *testing.T) {
 	// podGroupPolicy of its own.
 	lq := gangQueue(t, ns, p)
 	create(t, fixtures.TrainingRuntime(ns, "torch", fixtures.TorchPolicy(4),
-		fixtures.Role{Name: "node", Ancestor: "trainer", Requests: fixtures.GPUs(8), Tolerations: []corev1.Toleration{runtimeToleration}, Annotations: kwokRunFor(8 * time.Second)}))
+		fixtures.Role{Name: "node", Ancestor: "trainer", Requests: fixtures.GPUs(8), Tolerations: []corev1.Toleration{runtimeToleration}, Annotations: fixtures.RunFor(8 * time.Second)}))
 	a, b := fixtures.TrainJob(ns, "a", "torch", lq.Name), fixtures.TrainJob(ns, "b", "torch", lq.Name)
 	create(t, a, b)
 	if overrideField() == "spec.podSpecOverrides" {
@@ -163,8 +163,8 @@ func TestInitializersThenTrainerNodesUnderTrainersCoscheduling(t *testing.T) {
 	lq := queue(t, ns, ns, p)
 	runtime := func(name string, tol ...corev1.Toleration) *trainer.TrainingRuntime {
 		rt := fixtures.TrainingRuntime(ns, name, fixtures.TorchPolicy(2),
-			fixtures.Role{Name: "dataset-initializer", Ancestor: "dataset-initializer", Requests: fixtures.CPUs("1"), Tolerations: tol, Annotations: kwokRunFor(5 * time.Second)},
-			fixtures.Role{Name: "node", Ancestor: "trainer", Requests: fixtures.GPUs(4), Tolerations: tol, Annotations: kwokRunFor(5 * time.Second), DependsOn: []string{"dataset-initializer"}})
+			fixtures.Role{Name: "dataset-initializer", Ancestor: "dataset-initializer", Requests: fixtures.CPUs("1"), Tolerations: tol, Annotations: fixtures.RunFor(5 * time.Second)},
+			fixtures.Role{Name: "node", Ancestor: "trainer", Requests: fixtures.GPUs(4), Tolerations: tol, Annotations: fixtures.RunFor(5 * time.Second), DependsOn: []string{"dataset-initializer"}})
 		rt.Spec.PodGroupPolicy = coscheduling(60)
 		return rt
 	}
@@ -267,7 +267,7 @@ func TestTopologyAwarePlacementOfTrainerNodes(t *testing.T) {
 	}
 	create(t, cq, lq)
 	runtime := func(name, annotation string, nodes int32) *trainer.TrainingRuntime {
-		annotations := kwokRunFor(10 * time.Second)
+		annotations := fixtures.RunFor(10 * time.Second)
 		annotations[annotation] = rackLabel
 		return fixtures.TrainingRuntime(ns, name, fixtures.TorchPolicy(nodes),
 			fixtures.Role{Name: "node", Ancestor: "trainer", Requests: fixtures.GPUs(4), Tolerations: []corev1.Toleration{runtimeToleration}, Annotations: annotations})

@@ -38,9 +38,9 @@ func TestGangReadmittedAfterSomeIndexesSucceededStartsTheRest(t *testing.T) {
 	tol := []corev1.Toleration{runtimeToleration}
 	create(t,
 		fixtures.TrainingRuntime(ns, "long", fixtures.TorchPolicy(4),
-			fixtures.Role{Name: "node", Ancestor: "trainer", Requests: fixtures.GPUs(8), Tolerations: tol, Priority: ns + "-low", Annotations: kwokRunFor(time.Hour)}),
+			fixtures.Role{Name: "node", Ancestor: "trainer", Requests: fixtures.GPUs(8), Tolerations: tol, Priority: ns + "-low", Annotations: fixtures.RunFor(time.Hour)}),
 		fixtures.TrainingRuntime(ns, "short", fixtures.TorchPolicy(4),
-			fixtures.Role{Name: "node", Ancestor: "trainer", Requests: fixtures.GPUs(8), Tolerations: tol, Priority: ns + "-high", Annotations: kwokRunFor(5 * time.Second)}))
+			fixtures.Role{Name: "node", Ancestor: "trainer", Requests: fixtures.GPUs(8), Tolerations: tol, Priority: ns + "-high", Annotations: fixtures.RunFor(5 * time.Second)}))
 	low := fixtures.TrainJob(ns, "low", "long", lq.Name)
 	create(t, low)
 	if overrideField() == "spec.podSpecOverrides" {

@@ -89,16 +89,6 @@ func queue(t *testing.T, ns, name string, pools ...fixtures.Pool) string {
 	return lq.Name
 }
 
-// kwokRunFor makes kwok complete the role's pods d (up to a second more)
-// after they are running. kwok picks the delay between the two values, so
-// the jitter must not be below the delay.
-func kwokRunFor(d time.Duration) map[string]string {
-	return map[string]string{
-		"pod-complete.stage.kwok.x-k8s.io/delay":        d.String(),
-		"pod-complete.stage.kwok.x-k8s.io/jitter-delay": (d + time.Second).String(),
-	}
-}
-
 func getJob(t *testing.T, tj *trainer.TrainJob) *trainer.TrainJob {
 	t.Helper()
 	got := &trainer.TrainJob{}

@@ -67,7 +67,7 @@ func runningAndPending(t *testing.T) (ns, lq string, running, pending *trainer.T
 	nodesOf(t, ns, pool, 1, 8)
 	lq = queue(t, ns, ns, pool)
 	create(t, fixtures.TrainingRuntime(ns, "torch", fixtures.TorchPolicy(1),
-		fixtures.Role{Name: "node", Ancestor: "trainer", Requests: fixtures.GPUs(8), Tolerations: []corev1.Toleration{runtimeToleration}, Annotations: kwokRunFor(10 * time.Minute)}))
+		fixtures.Role{Name: "node", Ancestor: "trainer", Requests: fixtures.GPUs(8), Tolerations: []corev1.Toleration{runtimeToleration}, Annotations: fixtures.RunFor(10 * time.Minute)}))
 	running = fixtures.TrainJob(ns, "running", "torch", lq)
 	create(t, running)
 	eventually(t, 2*time.Minute, "running started", func() error {

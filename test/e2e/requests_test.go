@@ -48,7 +48,7 @@ func TestAdmissionWritesAsFewRequestsAsTheReleaseAllows(t *testing.T) {
 	nodesOf(t, ns, pool, 1, 8)
 	lq := queue(t, ns, ns, pool)
 	create(t, fixtures.TrainingRuntime(ns, "torch", fixtures.TorchPolicy(1),
-		fixtures.Role{Name: "node", Ancestor: "trainer", Requests: fixtures.GPUs(8), Tolerations: []corev1.Toleration{runtimeToleration}, Annotations: kwokRunFor(2 * time.Second)}))
+		fixtures.Role{Name: "node", Ancestor: "trainer", Requests: fixtures.GPUs(8), Tolerations: []corev1.Toleration{runtimeToleration}, Annotations: fixtures.RunFor(2 * time.Second)}))
 	tj := fixtures.TrainJob(ns, "count", "torch", lq)
 	create(t, tj)
 	waitComplete(t, tj, 3*time.Minute)

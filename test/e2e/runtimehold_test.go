@@ -30,7 +30,7 @@ func TestRuntimeDeletedUnderAQueuedJobHoldsItUntilTheRuntimeIsBack(t *testing.T)
 	p.CPUs = "0" // no quota yet: the job waits in the queue
 	nodesOf(t, ns, p, 1, 0)
 	lq := queue(t, ns, ns, p)
-	role := fixtures.Role{Name: "node", Ancestor: "trainer", Requests: fixtures.CPUs("1"), Tolerations: []corev1.Toleration{runtimeToleration}, Annotations: kwokRunFor(3 * time.Second)}
+	role := fixtures.Role{Name: "node", Ancestor: "trainer", Requests: fixtures.CPUs("1"), Tolerations: []corev1.Toleration{runtimeToleration}, Annotations: fixtures.RunFor(3 * time.Second)}
 	rt := fixtures.TrainingRuntime(ns, "torch", fixtures.TorchPolicy(1), role)
 	create(t, rt)
 	tj := fixtures.TrainJob(ns, "job", "torch", lq)

@@ -52,7 +52,7 @@ func TestGPUTrainJobsRunWholeOnTheirFlavorsAndComplete(t *testing.T) {
 	nodesOf(t, ns, a100, 2, 8)
 	nodesOf(t, ns, h100, 2, 8)
 	lq := queue(t, ns, ns, a100, h100)
-	run := kwokRunFor(5 * time.Second)
+	run := fixtures.RunFor(5 * time.Second)
 	tol := []corev1.Toleration{runtimeToleration}
 	create(t,
 		fixtures.TrainingRuntime(ns, "torch-init", fixtures.TorchPolicy(1),
@@ -136,9 +136,9 @@ func TestPriorityPreemptionSuspendsAndRestores(t *testing.T) {
 	tol := []corev1.Toleration{runtimeToleration}
 	create(t,
 		fixtures.TrainingRuntime(ns, "long", fixtures.TorchPolicy(1),
-			fixtures.Role{Name: "node", Ancestor: "trainer", Requests: fixtures.GPUs(8), Tolerations: tol, Priority: ns + "-low", Annotations: kwokRunFor(10 * time.Minute)}),
+			fixtures.Role{Name: "node", Ancestor: "trainer", Requests: fixtures.GPUs(8), Tolerations: tol, Priority: ns + "-low", Annotations: fixtures.RunFor(10 * time.Minute)}),
 		fixtures.TrainingRuntime(ns, "short", fixtures.TorchPolicy(1),
-			fixtures.Role{Name: "node", Ancestor: "trainer", Requests: fixtures.GPUs(8), Tolerations: tol, Priority: ns + "-high", Annotations: kwokRunFor(5 * time.Second)}))
+			fixtures.Role{Name: "node", Ancestor: "trainer", Requests: fixtures.GPUs(8), Tolerations: tol, Priority: ns + "-high", Annotations: fixtures.RunFor(5 * time.Second)}))
 	// The user's own override entry, in the field the installed Trainer
 	// has, plus a field no Go type of ours models.
 	field, entries := userEntries()
@@ -199,11 +199,11 @@ func TestFinishedInitializersFreeQuotaForAWaitingJob(t *testing.T) {
 	tol := []corev1.Toleration{runtimeToleration}
 	create(t,
 		fixtures.TrainingRuntime(ns, "init", fixtures.TorchPolicy(1),
-			fixtures.Role{Name: "dataset-initializer", Ancestor: "dataset-initializer", Requests: fixtures.CPUs("4"), Tolerations: tol, Annotations: kwokRunFor(5 * time.Second)},
-			fixtures.Role{Name: "model-initializer", Ancestor: "model-initializer", Requests: fixtures.CPUs("4"), Tolerations: tol, Annotations: kwokRunFor(5 * time.Second), DependsOn: []string{"dataset-initializer"}},
-			fixtures.Role{Name: "node", Ancestor: "trainer", Requests: fixtures.CPUs("1"), Tolerations: tol, Annotations: kwokRunFor(10 * time.Minute), DependsOn: []string{"model-initializer"}}),
+			fixtures.Role{Name: "dataset-initializer", Ancestor: "dataset-initializer", Requests: fixtures.CPUs("4"), Tolerations: tol, Annotations: fixtures.RunFor(5 * time.Second)},
+			fixtures.Role{Name: "model-initializer", Ancestor: "model-initializer", Requests: fixtures.CPUs("4"), Tolerations: tol, Annotations: fixtures.RunFor(5 * time.Second), DependsOn: []string{"dataset-initializer"}},
+			fixtures.Role{Name: "node", Ancestor: "trainer", Requests: fixtures.CPUs("1"), Tolerations: tol, Annotations: fixtures.RunFor(10 * time.Minute), DependsOn: []string{"model-initializer"}}),
 		fixtures.TrainingRuntime(ns, "big", fixtures.TorchPolicy(1),
-			fixtures.Role{Name: "node", Ancestor: "trainer", Requests: fixtures.CPUs("8"), Tolerations: tol, Annotations: kwokRunFor(5 * time.Second)}))
+			fixtures.Role{Name: "node", Ancestor: "trainer", Requests: fixtures.CPUs("8"), Tolerations: tol, Annotations: fixtures.RunFor(5 * time.Second)}))
 	first := fixtures.TrainJob(ns, "first", "init", lq)
 	create(t, first)
 	eventually(t, time.Minute, "first admitted", func() error {

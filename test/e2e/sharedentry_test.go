@@ -30,7 +30,7 @@ func TestAnEntrySharedByRolesAdmittedToDifferentFlavors(t *testing.T) {
 	// The CPU pool first: the initializer fits there, the nodes' GPUs
 	// don't.
 	lq := queue(t, ns, ns, cpus, gpus)
-	run := kwokRunFor(3 * time.Second)
+	run := fixtures.RunFor(3 * time.Second)
 	tol := []corev1.Toleration{runtimeToleration}
 	create(t, fixtures.TrainingRuntime(ns, "init", fixtures.TorchPolicy(1),
 		fixtures.Role{Name: "dataset-initializer", Ancestor: "dataset-initializer", Requests: fixtures.CPUs("1"), Tolerations: tol, Annotations: run},

@@ -118,19 +118,11 @@ func queue(t *testing.T, ns string, pools ...fixtures.Pool) (string, *kueue.Clus
 	return lq.Name, cq
 }
 
-// kwokRunFor makes kwok complete the role's pods about d after they run.
-func kwokRunFor(d time.Duration) map[string]string {
-	return map[string]string{
-		"pod-complete.stage.kwok.x-k8s.io/delay":        d.String(),
-		"pod-complete.stage.kwok.x-k8s.io/jitter-delay": (d + time.Second).String(),
-	}
-}
-
 // torchRuntime is a runtime of one trainer role asking for gpus GPUs per
 // node, whose pods run for run.
 func torchRuntime(ns, name string, gpus int64, run time.Duration) *trainer.TrainingRuntime {
 	return fixtures.TrainingRuntime(ns, name, fixtures.TorchPolicy(1),
-		fixtures.Role{Name: "node", Ancestor: "trainer", Requests: fixtures.GPUs(gpus), Tolerations: []corev1.Toleration{runtimeToleration}, Annotations: kwokRunFor(run)})
+		fixtures.Role{Name: "node", Ancestor: "trainer", Requests: fixtures.GPUs(gpus), Tolerations: []corev1.Toleration{runtimeToleration}, Annotations: fixtures.RunFor(run)})
 }
 
 // userEntry is an entry of the user's in the installed Trainer's override

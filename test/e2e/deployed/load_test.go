@@ -72,10 +72,7 @@ func setUp(t *testing.T) (ns, lq string) {
 		return nil
 	})
 	fixtures.Create(t, ctx, k8s, fixtures.TrainingRuntime(ns, "torch", fixtures.TorchPolicy(1),
-		fixtures.Role{Name: "node", Ancestor: "trainer", Requests: fixtures.GPUs(jobGPUs), Annotations: map[string]string{
-			"pod-complete.stage.kwok.x-k8s.io/delay":        jobRuns.String(),
-			"pod-complete.stage.kwok.x-k8s.io/jitter-delay": (jobRuns + time.Second).String(),
-		}}))
+		fixtures.Role{Name: "node", Ancestor: "trainer", Requests: fixtures.GPUs(jobGPUs), Annotations: fixtures.RunFor(jobRuns)}))
 	// Trainer's webhook reads runtimes from its cache: a dry run that
 	// passes means the first real create will not be refused for it.
 	eventually(t, 30*time.Second, "a dry-run TrainJob admitted by the shipped webhooks", func() error {

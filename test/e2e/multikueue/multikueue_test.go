@@ -62,10 +62,7 @@ func setUp(t *testing.T, w1, w2 capacity, run time.Duration) string {
 	ns := nsObj.Name
 	rt := func() client.Object {
 		return fixtures.TrainingRuntime(ns, "torch", fixtures.TorchPolicy(2),
-			fixtures.Role{Name: "node", Ancestor: "trainer", Requests: fixtures.GPUs(4), Annotations: map[string]string{
-				"pod-complete.stage.kwok.x-k8s.io/delay":        run.String(),
-				"pod-complete.stage.kwok.x-k8s.io/jitter-delay": (run + time.Second).String(),
-			}})
+			fixtures.Role{Name: "node", Ancestor: "trainer", Requests: fixtures.GPUs(4), Annotations: fixtures.RunFor(run)})
 	}
 	flavors, cq, lq := fixtures.Queue(ns, ns, fixtures.Pool{Name: "gpu", GPUs: 64})
 	cq.Spec.AdmissionChecksStrategy = &kueue.AdmissionChecksStrategy{AdmissionChecks: []kueue.AdmissionCheckStrategyRule{{Name: localcluster.MultiKueueCheck}}}

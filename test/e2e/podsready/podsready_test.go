@@ -20,7 +20,6 @@ import (
 	"github.com/trainjob-kueue/trainjob-kueue/discovery"
 	"github.com/trainjob-kueue/trainjob-kueue/shape"
 	"github.com/trainjob-kueue/trainjob-kueue/test/fixtures"
-	"github.com/trainjob-kueue/trainjob-kueue/test/localcluster"
 	"github.com/trainjob-kueue/trainjob-kueue/test/poll"
 	"github.com/trainjob-kueue/trainjob-kueue/trainjob"
 )
@@ -32,8 +31,8 @@ func TestInitializerRunningPastThePodsReadyTimeoutIsNotEvicted(t *testing.T) {
 	ns, lq := setUp(t, true)
 	initFor := 3 * podsReadyTimeout
 	create(t, fixtures.TrainingRuntime(ns, "torch-init", fixtures.TorchPolicy(1),
-		fixtures.Role{Name: "dataset-initializer", Ancestor: "dataset-initializer", Requests: fixtures.CPUs("1"), Annotations: runFor(initFor)},
-		fixtures.Role{Name: "node", Ancestor: "trainer", Requests: fixtures.GPUs(4), Annotations: runFor(5 * time.Second), DependsOn: []string{"dataset-initializer"}}))
+		fixtures.Role{Name: "dataset-initializer", Ancestor: "dataset-initializer", Requests: fixtures.CPUs("1"), Annotations: fixtures.RunFor(initFor)},
+		fixtures.Role{Name: "node", Ancestor: "trainer", Requests: fixtures.GPUs(4), Annotations: fixtures.RunFor(5 * time.Second), DependsOn: []string{"dataset-initializer"}}))
 	tj := fixtures.TrainJob(ns, "slow-init", "torch-init", lq)
 	tj.Spec.Trainer = &trainer.Trainer{NumNodes: ptr.To[int32](2)}
 	create(t, tj)
@@ -76,7 +75,7 @@ func TestInitializerRunningPastThePodsReadyTimeoutIsNotEvicted(t *testing.T) {
 func TestJobThatCanNeverBeReadyIsEvictedAndRequeued(t *testing.T) {
 	ns, lq := setUp(t, false)
 	create(t, fixtures.TrainingRuntime(ns, "torch", fixtures.TorchPolicy(1),
-		fixtures.Role{Name: "node", Ancestor: "trainer", Requests: fixtures.GPUs(4), Annotations: runFor(5 * time.Second)}))
+		fixtures.Role{Name: "node", Ancestor: "trainer", Requests: fixtures.GPUs(4), Annotations: fixtures.RunFor(5 * time.Second)}))
 	tj := fixtures.TrainJob(ns, "nowhere", "torch", lq)
 	create(t, tj)
 
@@ -134,50 +133,18 @@ func TestJobThatCanNeverBeReadyIsEvictedAndRequeued(t *testing.T) {
 	})
 }
 
-// setUp is a namespace and a queue whose flavor has nodes (withNodes) or
-// none at all.
+// setUp is a namespace and a queue whose flavor has two 4-GPU nodes
+// (withNodes) or none at all.
 func setUp(t *testing.T, withNodes bool) (ns, lq string) {
 	t.Helper()
-	nsObj := &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{GenerateName: "podsready-"}}
-	if err := k8s.Create(ctx, nsObj); err != nil {
-		t.Fatal(err)
-	}
-	ns = nsObj.Name
-	pool := fixtures.Pool{Name: "gpu", Labels: map[string]string{"e2e.trainjob-kueue.dev/pool": ns}, GPUs: 8}
+	nodes := 0
 	if withNodes {
-		for i := range 2 {
-			if err := localcluster.AddNode(ctx, k8s, fixtures.Node(fmt.Sprintf("%s-%d", ns, i), pool, 4)); err != nil {
-				t.Fatal(err)
-			}
-		}
+		nodes = 2
 	}
-	flavors, cq, q := fixtures.Queue(ns, ns, pool)
-	for _, rf := range flavors {
-		create(t, rf)
-	}
-	create(t, cq, q)
-	poll.Eventually(t, 30*time.Second, "ClusterQueue active", func() error {
-		got := &kueue.ClusterQueue{}
-		if err := k8s.Get(ctx, client.ObjectKeyFromObject(cq), got); err != nil {
-			return err
-		}
-		if !apimeta.IsStatusConditionTrue(got.Status.Conditions, kueue.ClusterQueueActive) {
-			return fmt.Errorf("inactive: %v", got.Status.Conditions)
-		}
-		return nil
-	})
-	return ns, q.Name
+	return fixtures.NamespaceWithQueue(t, ctx, k8s, "podsready", nodes, 4)
 }
 
 func create(t *testing.T, objs ...client.Object) { fixtures.Create(t, ctx, k8s, objs...) }
-
-// runFor makes kwok complete the role's pods d after they run.
-func runFor(d time.Duration) map[string]string {
-	return map[string]string{
-		"pod-complete.stage.kwok.x-k8s.io/delay":        d.String(),
-		"pod-complete.stage.kwok.x-k8s.io/jitter-delay": (d + time.Second).String(),
-	}
-}
 
 func workloadOf(tj *trainer.TrainJob) (*kueue.Workload, bool) {
 	wl, err := fixtures.WorkloadOf(ctx, k8s, tj)

@@ -14,7 +14,6 @@ import (
 	"time"
 
 	"sigs.k8s.io/controller-runtime/pkg/client"
-	"sigs.k8s.io/yaml"
 
 	"github.com/trainjob-kueue/trainjob-kueue/test/fixtures"
 	"github.com/trainjob-kueue/trainjob-kueue/test/localcluster"
@@ -62,15 +61,7 @@ func run(m *testing.M) int {
 // pods are not ready podsReadyTimeout after admission is evicted, and
 // requeued after a 2 s backoff, once.
 func kueueConfig(root string) (string, error) {
-	data, err := os.ReadFile(filepath.Join(root, "config", "kueue", "controller_manager_config.yaml"))
-	if err != nil {
-		return "", err
-	}
-	cfg := map[string]any{}
-	if err := yaml.Unmarshal(data, &cfg); err != nil {
-		return "", err
-	}
-	cfg["waitForPodsReady"] = map[string]any{
+	return localcluster.KueueConfigWith(root, map[string]any{"waitForPodsReady": map[string]any{
 		"timeout":         podsReadyTimeout.String(),
 		"recoveryTimeout": podsReadyTimeout.String(),
 		"blockAdmission":  false,
@@ -79,15 +70,5 @@ func kueueConfig(root string) (string, error) {
 			"backoffBaseSeconds": 2,
 			"backoffLimitCount":  1,
 		},
-	}
-	out, err := yaml.Marshal(cfg)
-	if err != nil {
-		return "", err
-	}
-	dir, err := os.MkdirTemp("", "podsready-")
-	if err != nil {
-		return "", err
-	}
-	path := filepath.Join(dir, "kueue.yaml")
-	return path, os.WriteFile(path, out, 0o644)
+	}})
 }

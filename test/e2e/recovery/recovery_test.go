@@ -1,7 +1,8 @@
-package podsready_test
+package recovery_test
 
 import (
 	"fmt"
+	"strings"
 	"testing"
 	"time"
 
@@ -29,10 +30,10 @@ import (
 // on an evicted job, kueue#15652's class); once the quota is free again
 // the evicted job runs whole.
 func TestRecoveryTimeoutEvictionGivesTheQuotaToAWaitingJob(t *testing.T) {
-	ns, lq := setUp(t, true)
+	ns, lq := fixtures.NamespaceWithQueue(t, ctx, k8s, "recovery", 2, 4)
 	create(t,
 		fixtures.TrainingRuntime(ns, "long", fixtures.TorchPolicy(2),
-			fixtures.Role{Name: "node", Ancestor: "trainer", Requests: fixtures.GPUs(4), Annotations: runFor(time.Hour)}),
+			fixtures.Role{Name: "node", Ancestor: "trainer", Requests: fixtures.GPUs(4), Annotations: fixtures.RunFor(time.Hour)}),
 	)
 	running := fixtures.TrainJob(ns, "running", "long", lq)
 	create(t, running)
@@ -68,7 +69,7 @@ func TestRecoveryTimeoutEvictionGivesTheQuotaToAWaitingJob(t *testing.T) {
 	if err := k8s.Delete(ctx, &lost); err != nil {
 		t.Fatal(err)
 	}
-	poll.Eventually(t, podsReadyTimeout+time.Minute, "evicted for PodsReadyTimeout", func() error {
+	poll.Eventually(t, recoveryTimeout+time.Minute, "evicted for PodsReadyTimeout", func() error {
 		wl, _ := workloadOf(running)
 		c := apimeta.FindStatusCondition(wl.Status.Conditions, kueue.WorkloadEvicted)
 		if c == nil || c.Status != metav1.ConditionTrue || c.Reason != kueue.WorkloadEvictedByPodsReadyTimeout {
@@ -76,9 +77,8 @@ func TestRecoveryTimeoutEvictionGivesTheQuotaToAWaitingJob(t *testing.T) {
 		}
 		return nil
 	})
-	// Capacity returns at once, before the waiting job is admitted: left
-	// cordoned, it could not start either, and a loaded machine could let
-	// its own PodsReady timeout pass before the test saw it admitted.
+	// Capacity returns at once: the waiting job, admitted on the released
+	// quota, starts once the evicted job's pods are gone.
 	for _, n := range nodes {
 		setUnschedulable(t, n, false)
 	}
@@ -103,7 +103,7 @@ func TestRecoveryTimeoutEvictionGivesTheQuotaToAWaitingJob(t *testing.T) {
 	// waits behind it.
 	poll.Eventually(t, 2*time.Minute, "the waiting job runs whole and ready", func() error {
 		if n := runningPods(t, waiting); n != 2 {
-			return fmt.Errorf("%d of 2 pods running", n)
+			return fmt.Errorf("%d of 2 pods running\n%s", n, describe(t, ns, waiting, running))
 		}
 		// Ready: no eviction of its own can come while the manager is
 		// watched.
@@ -134,6 +134,37 @@ func TestRecoveryTimeoutEvictionGivesTheQuotaToAWaitingJob(t *testing.T) {
 		}
 		return nil
 	})
+}
+
+// describe is what a failed wait needs to be understood once the cluster
+// is gone: each job's Workload conditions and every pod of the namespace
+// with its phase, node and deletion.
+func describe(t *testing.T, ns string, jobs ...*trainer.TrainJob) string {
+	t.Helper()
+	var b strings.Builder
+	for _, tj := range jobs {
+		wl, ok := workloadOf(tj)
+		if !ok {
+			fmt.Fprintf(&b, "%s: no Workload\n", tj.Name)
+			continue
+		}
+		fmt.Fprintf(&b, "%s: Workload %s active=%t\n", tj.Name, wl.Name, ptr.Deref(wl.Spec.Active, true))
+		for _, c := range wl.Status.Conditions {
+			fmt.Fprintf(&b, "  %s=%s %s: %s (%s)\n", c.Type, c.Status, c.Reason, c.Message, c.LastTransitionTime.Format(time.TimeOnly))
+		}
+	}
+	var list corev1.PodList
+	if err := k8s.List(ctx, &list, client.InNamespace(ns)); err != nil {
+		return b.String() + "pods: " + err.Error()
+	}
+	for _, p := range list.Items {
+		deleted := ""
+		if p.DeletionTimestamp != nil {
+			deleted = " deleting since " + p.DeletionTimestamp.Format(time.TimeOnly)
+		}
+		fmt.Fprintf(&b, "pod %s %s node=%q gates=%d%s\n", p.Name, p.Status.Phase, p.Spec.NodeName, len(p.Spec.SchedulingGates), deleted)
+	}
+	return b.String()
 }
 
 // The hot-loop bound of the reliability tier: 60 s of idle, at most 20
@@ -167,7 +198,7 @@ func runningPods(t *testing.T, tj *trainer.TrainJob) int {
 func poolNodes(t *testing.T, ns string) []corev1.Node {
 	t.Helper()
 	var list corev1.NodeList
-	if err := k8s.List(ctx, &list, client.MatchingLabels{"e2e.trainjob-kueue.dev/pool": ns}); err != nil {
+	if err := k8s.List(ctx, &list, client.MatchingLabels{fixtures.PoolLabel: ns}); err != nil {
 		t.Fatal(err)
 	}
 	if len(list.Items) == 0 {
@@ -199,4 +230,20 @@ func waitComplete(t *testing.T, tj *trainer.TrainJob, timeout time.Duration) {
 		}
 		return nil
 	})
+}
+
+func create(t *testing.T, objs ...client.Object) { fixtures.Create(t, ctx, k8s, objs...) }
+
+func workloadOf(tj *trainer.TrainJob) (*kueue.Workload, bool) {
+	wl, err := fixtures.WorkloadOf(ctx, k8s, tj)
+	return wl, err == nil
+}
+
+func pods(t *testing.T, tj *trainer.TrainJob, role string) []corev1.Pod {
+	t.Helper()
+	list, err := fixtures.PodsOf(ctx, k8s, tj, role)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return list
 }
