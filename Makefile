@@ -108,6 +108,7 @@ test-smoke: components
 	done
 	@for k in $(SMOKE_KUEUE_VERSIONS); do KUEUE_VERSION=$$k hack/component.sh kueue >/dev/null || exit 1; done
 	hack/smoke.sh $(SMOKE_PARALLEL) \
+	  'recovery-timeout eviction e2e (Trainer $(TRAINER_VERSION))||-timeout 20m ./test/e2e/recovery/' \
 	  'reliability smoke (Trainer $(TRAINER_VERSION))||-timeout 20m -parallel $(RELIABILITY_PARALLEL) -run $(RELIABILITY_SMOKE_TESTS) ./test/reliability/' \
 	  'as-deployed smoke||-timeout 30m -run $(DEPLOYED_SMOKE_TESTS) ./test/e2e/deployed/' \
 	  $(foreach v,$(SMOKE_TRAINER_VERSIONS),'e2e smoke on Trainer $(v)|E2E_TRAINER_VERSION=$(v)|-timeout 20m -run $(SMOKE_TESTS)$(if $(filter v2.3%,$(v)),|$(SMOKE_SNAPSHOT_TESTS))$(if $(filter v2.0%,$(v)),|$(SMOKE_SHARED_ENTRY_TESTS)) ./test/e2e/') \
@@ -223,20 +224,13 @@ cluster-down:
 ## test-e2e: scenarios on the local control plane (its own cluster "e2e",
 ## or the one KUBECONFIG points at).
 test-e2e: test-e2e-main
+	$(GO) test -count=1 -timeout 20m ./test/e2e/recovery/
 	$(MAKE) --no-print-directory test-deployed DEPLOYED_TESTS='$(DEPLOYED_SMOKE_TESTS)'
 
-# The e2e tiers but the as-deployed one, one after another (make test runs
-# its share among the smokes). The waitForPodsReady tier stays here: its
-# 20 s timeouts are its scenarios, and among the parallel smokes a loaded
-# machine let one pass (a job admitted while its nodes were cordoned).
+# The e2e tiers but the as-deployed one and the recovery-timeout one, one
+# after another (make test runs their shares among the smokes).
 test-e2e-main: components
-	$(GO) test -p 1 -count=1 -timeout 40m $(if $(E2E_MAIN_SKIP),-skip '$(E2E_MAIN_SKIP)') $$($(GO) list ./test/e2e/... | grep -v /test/e2e/deployed)
-
-# Left to make test-full (its loop over the Trainer releases runs every e2e
-# test): the recovery-timeout eviction passed in two of four fresh-clone runs
-# and failed in two (the waiting job never ran, sequential and in parallel
-# alike); it stays out of make test until that is understood.
-E2E_MAIN_SKIP ?= TestRecoveryTimeoutEvictionGivesTheQuotaToAWaitingJob
+	$(GO) test -p 1 -count=1 -timeout 40m $$($(GO) list ./test/e2e/... | grep -v -e /test/e2e/deployed -e /test/e2e/recovery)
 
 # The part of test-deployed make test runs: both replicas Ready with
 # internal certificates, and a leader failover mid-burst.
@@ -269,7 +263,7 @@ BENCH_ROUNDS ?= 1
 BENCH_TRAINER ?= v2.3.0
 bench:
 	$(MAKE) --no-print-directory components TRAINER_VERSION=$(BENCH_TRAINER)
-	$(GO) test -run '^$$' -bench . -benchmem ./podsets/ ./shape/ ./integration/ ./cmd/trainjob-kueue/onepass/
+	$(GO) test -run '^$$' -bench . -benchmem ./podsets/ ./shape/ ./integration/ ./runtimesource/ ./webhook/ ./cmd/trainjob-kueue/onepass/
 	$(GO) run ./hack/bench -n $(BENCH_N) -rounds $(BENCH_ROUNDS) -trainer-version $(BENCH_TRAINER) -kueue-version $(KUEUE_VERSION)
 
 ## bench-sweep: the same side by side at each of BENCH_SWEEP job counts, one
@@ -289,13 +283,13 @@ bench-sweep:
 SCALE_N ?= 10000
 scale:
 	$(MAKE) --no-print-directory components TRAINER_VERSION=$(BENCH_TRAINER)
-	$(GO) test -run '^$$' -bench 'BenchmarkPodSetMemo|BenchmarkJobsByState|BenchmarkCachedBytesPerQueuedJob' -benchmem ./integration/ ./cmd/trainjob-kueue/
+	$(GO) test -run '^$$' -bench 'BenchmarkPodSetMemo|BenchmarkJobsByState|BenchmarkCachedBytesPerQueuedJob' -benchmem ./metrics/ ./runtimesource/ ./cmd/trainjob-kueue/
 	$(GO) run ./hack/scale -n $(SCALE_N) -trainer-version $(BENCH_TRAINER) -kueue-version $(KUEUE_VERSION)
 
 ## bench-smoke: the benchmark's whole path on a small load (part of make test).
 bench-smoke:
 	$(MAKE) --no-print-directory components TRAINER_VERSION=$(BENCH_TRAINER)
-	$(GO) test -run '^$$' -bench 'BenchmarkPodSets|BenchmarkInject|BenchmarkWebhook' -benchtime 100x ./podsets/ ./shape/ ./integration/
+	$(GO) test -run '^$$' -bench 'BenchmarkPodSets|BenchmarkInject|BenchmarkWebhook' -benchtime 100x ./podsets/ ./shape/ ./webhook/
 	$(GO) run ./hack/bench -n 24 -rate 8 -out .bench/smoke -trainer-version $(BENCH_TRAINER) -kueue-version $(KUEUE_VERSION)
 
 ## demo: the main job, on the local control plane.

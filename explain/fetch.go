@@ -13,6 +13,7 @@ import (
 	"github.com/trainjob-kueue/trainjob-kueue/discovery"
 	"github.com/trainjob-kueue/trainjob-kueue/integration"
 	"github.com/trainjob-kueue/trainjob-kueue/podsets"
+	"github.com/trainjob-kueue/trainjob-kueue/runtimesource"
 	"github.com/trainjob-kueue/trainjob-kueue/shape"
 	"github.com/trainjob-kueue/trainjob-kueue/trainjob"
 )
@@ -34,7 +35,7 @@ func (e *Explainer) Explain(ctx context.Context, job *trainjob.TrainJob) (Explan
 	}
 	// What the admission books: on Trainer v2.3 the job's snapshot of its
 	// runtime, once taken.
-	rt, snapshotted, err := integration.JobRuntimeSpec(ctx, e.Client, job, s.Rules())
+	rt, snapshotted, err := runtimesource.Read(ctx, e.Client, job, s.Rules())
 	if err != nil {
 		return Explanation{}, err
 	}

@@ -21,7 +21,7 @@ func (r runningJobs) Running(ctx context.Context, key types.NamespacedName) (*ga
 	if err := r.deps.client.Get(ctx, key, job); err != nil {
 		return nil, client.IgnoreNotFound(err)
 	}
-	if runnerOf(job.Spec.ManagedBy) != runLocally || job.Suspended() {
+	if job.Runner() != trainjob.RunLocally || job.Suspended() {
 		return nil, nil
 	}
 	if _, _, finished := job.Finished(); finished {
@@ -37,7 +37,7 @@ func (r runningJobs) Running(ctx context.Context, key types.NamespacedName) (*ga
 	// even need its runtime any more); without roles there is nothing to
 	// size, and nothing to say twice. Roles from a runtime edited since
 	// the admission don't describe the pods that run: leave the gang be.
-	if wl == nil || obs.runtimeErr != nil || !sameDemand(wl.Spec.PodSets, obs.podSets) {
+	if wl == nil || obs.runtimeErr != nil || !sameDemand(wl.Spec.PodSets, obs.PodSets) {
 		return nil, nil
 	}
 	progress, err := r.deps.gangProgress(ctx, job, obs)
@@ -46,8 +46,8 @@ func (r runningJobs) Running(ctx context.Context, key types.NamespacedName) (*ga
 	}
 	return &gang.Running{
 		Job:         job,
-		Roles:       obs.roles,
-		TrainerGang: obs.coscheduling != nil,
+		Roles:       obs.Roles,
+		TrainerGang: obs.Coscheduling != nil,
 		Progress:    progress,
 		AdmittedAt:  obs.admittedAt().Time,
 	}, nil

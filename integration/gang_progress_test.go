@@ -114,7 +114,7 @@ func TestReadmittedGangIsPlannedForThePodsCreatedAgainOnItsNewFlavor(t *testing.
 			t.Fatal(err)
 		}
 	}
-	f.job.obs.roles = []podsets.Role{
+	f.job.obs.Roles = []podsets.Role{
 		{Name: "init", Ancestor: podsets.AncestorDatasetInitializer, Replicas: 1, PodsPerReplica: 1},
 		{Name: "node", Ancestor: podsets.AncestorTrainer, Replicas: 1, PodsPerReplica: 2, DependsOn: []podsets.Dependency{{Name: "init", Complete: true}}},
 	}

@@ -6,8 +6,6 @@ import (
 	"strings"
 	"sync/atomic"
 
-	"golang.org/x/sync/singleflight"
-	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/client-go/tools/events"
 	"k8s.io/utils/ptr"
@@ -17,7 +15,9 @@ import (
 
 	trainer "github.com/kubeflow/trainer/v2/pkg/apis/trainer/v1alpha1"
 
+	"github.com/trainjob-kueue/trainjob-kueue/metrics"
 	"github.com/trainjob-kueue/trainjob-kueue/podsets"
+	"github.com/trainjob-kueue/trainjob-kueue/runtimesource"
 	"github.com/trainjob-kueue/trainjob-kueue/shape"
 	"github.com/trainjob-kueue/trainjob-kueue/trainjob"
 )
@@ -25,10 +25,8 @@ import (
 // GVK of the jobs we integrate.
 var GVK = trainer.GroupVersion.WithKind(trainer.TrainJobKind)
 
-const (
-	// ControllerName is Trainer's default spec.managedBy.
-	ControllerName = "trainer.kubeflow.org/trainjob-controller"
-)
+// ControllerName is Trainer's default spec.managedBy.
+const ControllerName = trainjob.TrainerControllerName
 
 // deps are what a TrainJob needs from its reconciler to answer the job
 // framework: read-only and shared by every job of one reconciler.
@@ -39,19 +37,29 @@ type deps struct {
 	opts      Options
 	// caps are what the installed Trainer can do.
 	caps    shape.Capabilities
-	metrics *Metrics
-	// memo keeps PodSets across reconciles, per job spec and runtime.
-	memo *podSetMemo
-	// snapshots decodes v2.3 runtime snapshots, once per content.
-	snapshots *snapshotDecoder
-	// snapshotReads makes concurrent reads of one job's snapshot one.
-	snapshotReads singleflight.Group
+	metrics *metrics.Metrics
+	// runtimes tell what Trainer will run for a job.
+	runtimes *runtimesource.Source
 	// said keeps permanent refusals to one event per Workload.
 	said *saidOnce
 	// twoRequestStart: the installed Trainer refused an admission's start
 	// in one request and took it in two (v2.2.0, whose CRD is v2.2.1's):
 	// the capability its CRD could not tell, learned once by asking.
 	twoRequestStart atomic.Bool
+}
+
+// newDeps are the deps of one reconciler: c reads from the manager's
+// cache, apiReader from the API server.
+func newDeps(c client.Client, apiReader client.Reader, recorder events.EventRecorder, opts Options) *deps {
+	return &deps{client: c, apiReader: apiReader, recorder: recorder, opts: opts, caps: opts.Shape.Capabilities(),
+		metrics: opts.Metrics, said: newSaidOnce(),
+		runtimes: runtimesource.New(c, apiReader, runtimesource.Options{Shape: opts.Shape, PodSets: opts.PodSets})}
+}
+
+// ForChecks is obj as the job framework's webhook checks see it: they read
+// the job alone, so nothing is observed for it.
+func ForChecks(obj *trainjob.TrainJob, c client.Client, opts Options) *TrainJob {
+	return &TrainJob{TrainJob: *obj, deps: &deps{client: c, opts: opts, caps: opts.Shape.Capabilities()}, obs: &observed{runner: obj.Runner()}}
 }
 
 // TrainJob adapts a Trainer TrainJob to Kueue's job framework. A new one is
@@ -67,23 +75,13 @@ type TrainJob struct {
 	readErr error
 	// notes are what the reconcile has to tell the job's owner, sent once
 	// the job framework is done with it.
-	notes []note
+	notes []utterance
 	// heldFor: the start was refused because the job's runtime does not
 	// exist; the reconcile ends by holding the job for it (holdForRuntime).
-	heldFor *errRuntime
+	heldFor *runtimesource.Error
 	// heldByPolicy: the start was refused by this ValidatingAdmissionPolicy;
 	// the reconcile ends by holding the job (holdForPolicy).
 	heldByPolicy string
-}
-
-// note is a Warning event to send about the job.
-type note struct {
-	reason, action, msg string
-}
-
-// say keeps a Warning event for the end of the reconcile.
-func (t *TrainJob) say(reason, action, msg string) {
-	t.notes = append(t.notes, note{reason: reason, action: action, msg: msg})
 }
 
 var (
@@ -108,20 +106,20 @@ func (t *TrainJob) Suspend()                     { t.Spec.Suspend = ptr.To(true)
 // controller retries with backoff instead of the framework acting on
 // "nothing there".
 func (t *TrainJob) Skip(ctx context.Context) bool {
-	if runnerOf(t.Spec.ManagedBy) == runElsewhere {
+	if t.Runner() == trainjob.RunElsewhere {
 		return true
 	}
 	if t.deps == nil || (!t.deps.opts.ManageJobsWithoutQueueName && jobframework.QueueName(t) == "") {
 		// Not Kueue's (the framework ignores it next): nothing to observe.
-		t.obs = &observed{}
+		t.obs = &observed{runner: t.Runner()}
 		return false
 	}
 	t.obs, t.readErr = t.deps.observe(ctx, &t.TrainJob)
 	if t.readErr != nil {
 		return true
 	}
-	if lost := t.obs.dispatch.lostChecks; len(lost) > 0 && t.obs.runsRemotely() && t.deps.said.first(t.obs.workload.UID, ReasonAdmissionCheckLost) {
-		t.say(ReasonAdmissionCheckLost, actionQueue, fmt.Sprintf("the Workload's admission check(s) %s name AdmissionChecks that no longer exist; the job stays where MultiKueue dispatched it (its Workload is not finished, so its worker copy is kept) until they are back or the job is deleted", strings.Join(lost, ", ")))
+	if lost := t.obs.dispatch.lostChecks; len(lost) > 0 && t.obs.runsRemotely() {
+		t.say(warning(ReasonAdmissionCheckLost, actionQueue, fmt.Sprintf("the Workload's admission check(s) %s name AdmissionChecks that no longer exist; the job stays where MultiKueue dispatched it (its Workload is not finished, so its worker copy is kept) until they are back or the job is deleted", strings.Join(lost, ", "))).once(t.obs.workload.UID))
 	}
 	return false
 }
@@ -130,7 +128,7 @@ func (t *TrainJob) Skip(ctx context.Context) bool {
 // to the job framework it is running while a worker runs it, so the
 // framework never tries to start it on this cluster.
 func (t *TrainJob) IsSuspended() bool {
-	if runnerOf(t.Spec.ManagedBy) == runRemotely {
+	if t.obs.runner == trainjob.RunRemotely {
 		return !t.obs.runsRemotely()
 	}
 	return t.Suspended()
@@ -140,7 +138,7 @@ func (t *TrainJob) IsSuspended() bool {
 // cluster. A dispatched job has none here, whatever the status copied from
 // its worker says.
 func (t *TrainJob) IsActive() bool {
-	if runnerOf(t.Spec.ManagedBy) == runRemotely {
+	if t.obs.runner == trainjob.RunRemotely {
 		return false
 	}
 	for _, s := range t.obs.jobs {
@@ -165,7 +163,7 @@ func (t *TrainJob) PriorityClass() string {
 	if t.obs.runtimeErr != nil {
 		return ""
 	}
-	return podsets.PriorityClass(t.obs.roles)
+	return podsets.PriorityClass(t.obs.Roles)
 }
 
 func (t *TrainJob) CanDefaultManagedBy() bool {
@@ -173,14 +171,3 @@ func (t *TrainJob) CanDefaultManagedBy() bool {
 }
 func (t *TrainJob) ManagedBy() *string             { return t.Spec.ManagedBy }
 func (t *TrainJob) SetManagedBy(managedBy *string) { t.Spec.ManagedBy = managedBy }
-
-// tell sends the reconcile's notes, each once per job: every reconcile of
-// a job its runtime fails finds the same, and says nothing new.
-func (t *TrainJob) tell() {
-	for _, n := range t.notes {
-		if !t.deps.said.first(t.UID, n.reason+": "+n.msg) {
-			continue
-		}
-		t.deps.recorder.Eventf(&t.TrainJob, nil, corev1.EventTypeWarning, n.reason, n.action, "%s", n.msg)
-	}
-}

@@ -6,13 +6,13 @@ import (
 	"fmt"
 	"time"
 
-	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/types"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	kueue "sigs.k8s.io/kueue/apis/kueue/v1beta2"
 	"sigs.k8s.io/kueue/pkg/workload"
 
 	"github.com/trainjob-kueue/trainjob-kueue/names"
+	"github.com/trainjob-kueue/trainjob-kueue/trainjob"
 )
 
 // PolicyHold is what the held-by-policy mark on a Workload records.
@@ -64,7 +64,7 @@ func PolicyHoldOf(wl *kueue.Workload) (PolicyHold, bool) {
 // loop. It returns when the reconcile has to come back. Each write is
 // guarded by the Workload's resourceVersion.
 func (t *TrainJob) holdForPolicy(ctx context.Context, now time.Time) (time.Duration, error) {
-	if t.obs == nil || t.obs.workload == nil || workloadFinished(t.obs.workload) || runnerOf(t.Spec.ManagedBy) != runLocally {
+	if t.obs == nil || t.obs.workload == nil || workloadFinished(t.obs.workload) || t.obs.runner != trainjob.RunLocally {
 		return 0, nil
 	}
 	wl := t.obs.workload
@@ -83,8 +83,8 @@ func (t *TrainJob) holdForPolicy(ctx context.Context, now time.Time) (time.Durat
 		if err := setPolicyHold(ctx, t, wl, &prev, true); err != nil {
 			return 0, err
 		}
-		t.deps.recorder.Eventf(&t.TrainJob, nil, corev1.EventTypeNormal, ReasonPolicyRetry, actionQueue,
-			"Workload %s is queued again to try the start ValidatingAdmissionPolicy %s refused (attempt %d)", wl.Name, prev.Policy, prev.Attempt+1)
+		t.deps.speak(&t.TrainJob, normal(ReasonPolicyRetry, actionQueue, fmt.Sprintf(
+			"Workload %s is queued again to try the start ValidatingAdmissionPolicy %s refused (attempt %d)", wl.Name, prev.Policy, prev.Attempt+1)))
 	case held && !t.IsSuspended():
 		// Started: the policy let it through; the count starts afresh.
 		return 0, setPolicyHold(ctx, t, wl, nil, true)

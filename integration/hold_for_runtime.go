@@ -5,13 +5,14 @@ import (
 	"encoding/json"
 	"fmt"
 
-	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/types"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	kueue "sigs.k8s.io/kueue/apis/kueue/v1beta2"
 	"sigs.k8s.io/kueue/pkg/workload"
 
 	"github.com/trainjob-kueue/trainjob-kueue/names"
+	"github.com/trainjob-kueue/trainjob-kueue/runtimesource"
+	"github.com/trainjob-kueue/trainjob-kueue/trainjob"
 )
 
 // holdForRuntime gives back the quota a job reserved while it can't start
@@ -29,38 +30,38 @@ import (
 // dispatches (the worker's runtime is what counts). Each write is guarded
 // by the Workload's resourceVersion.
 func (t *TrainJob) holdForRuntime(ctx context.Context) error {
-	if t.obs == nil || t.obs.workload == nil || workloadFinished(t.obs.workload) || runnerOf(t.Spec.ManagedBy) != runLocally {
+	if t.obs == nil || t.obs.workload == nil || workloadFinished(t.obs.workload) || t.obs.runner != trainjob.RunLocally {
 		return nil
 	}
 	wl := t.obs.workload
 	_, held := wl.Annotations[names.HeldForRuntimeAnnotation]
 	why := t.obs.outgrown
-	for _, e := range []*errRuntime{t.obs.runtimeErr, t.obs.runtimeGone, t.heldFor} {
-		if e != nil && e.reason == ReasonRuntimeNotFound {
+	for _, e := range []*runtimesource.Error{t.obs.runtimeErr, t.obs.runtimeGone, t.heldFor} {
+		if e != nil && e.Reason == ReasonRuntimeNotFound {
 			why = e
 		}
 	}
 	switch {
 	case why != nil && !held && workload.IsActive(wl) && t.IsSuspended() && t.obs.reserved() != nil:
-		ref, err := refOf(&t.TrainJob)
+		ref, err := runtimesource.RefOf(&t.TrainJob)
 		if err != nil {
 			return nil
 		}
 		if err := setHeld(ctx, t.deps.client, wl, ref.String()); err != nil {
 			return err
 		}
-		if why.reason == ReasonJobSetOutOfDate {
-			t.deps.recorder.Eventf(&t.TrainJob, nil, corev1.EventTypeWarning, ReasonJobSetOutOfDate, actionQueue, "%s", why.msg)
+		if why.Reason == ReasonJobSetOutOfDate {
+			t.deps.speak(&t.TrainJob, warning(ReasonJobSetOutOfDate, actionQueue, why.Message))
 			return nil
 		}
-		t.deps.recorder.Eventf(&t.TrainJob, nil, corev1.EventTypeNormal, ReasonHeldForRuntime, actionQueue,
-			"%s does not exist: Workload %s is deactivated so it neither holds nor gets quota, and is queued again once the runtime exists", ref, wl.Name)
+		t.deps.speak(&t.TrainJob, normal(ReasonHeldForRuntime, actionQueue, fmt.Sprintf(
+			"%s does not exist: Workload %s is deactivated so it neither holds nor gets quota, and is queued again once the runtime exists", ref, wl.Name)))
 	case why == nil && held && !workload.IsActive(wl):
 		if err := setHeld(ctx, t.deps.client, wl, ""); err != nil {
 			return err
 		}
-		t.deps.recorder.Eventf(&t.TrainJob, nil, corev1.EventTypeNormal, ReasonRuntimeBack, actionQueue,
-			"the job can start from %s again: Workload %s is queued again", wl.Annotations[names.HeldForRuntimeAnnotation], wl.Name)
+		t.deps.speak(&t.TrainJob, normal(ReasonRuntimeBack, actionQueue, fmt.Sprintf(
+			"the job can start from %s again: Workload %s is queued again", wl.Annotations[names.HeldForRuntimeAnnotation], wl.Name)))
 	}
 	return nil
 }

@@ -16,6 +16,7 @@ import (
 	trainer "github.com/kubeflow/trainer/v2/pkg/apis/trainer/v1alpha1"
 
 	"github.com/trainjob-kueue/trainjob-kueue/names"
+	"github.com/trainjob-kueue/trainjob-kueue/runtimesource"
 	"github.com/trainjob-kueue/trainjob-kueue/trainjob"
 )
 
@@ -23,17 +24,17 @@ import (
 // marked) while it waits, and reactivated once the runtime is back; nobody
 // else's deactivation is undone, and a running job is left alone.
 func TestAJobWaitsForItsRuntimeOutOfTheQueue(t *testing.T) {
-	missing := &errRuntime{reason: ReasonRuntimeNotFound, msg: "gone"}
-	outOfDate := &errRuntime{reason: ReasonJobSetOutOfDate, msg: "edited"}
+	missing := &runtimesource.Error{Reason: ReasonRuntimeNotFound, Message: "gone"}
+	outOfDate := &runtimesource.Error{Reason: ReasonJobSetOutOfDate, Message: "edited"}
 	cases := map[string]struct {
 		active     bool
 		reserved   bool
 		held       bool
 		running    bool
-		runtimeErr *errRuntime
-		gone       *errRuntime // Trainer v2.3: the snapshot's runtime deleted
-		heldFor    *errRuntime // the start was refused for the runtime
-		outgrown   *errRuntime
+		runtimeErr *runtimesource.Error
+		gone       *runtimesource.Error // Trainer v2.3: the snapshot's runtime deleted
+		heldFor    *runtimesource.Error // the start was refused for the runtime
+		outgrown   *runtimesource.Error
 		wantActive bool
 		wantHeld   bool
 		writes     int
@@ -46,7 +47,7 @@ func TestAJobWaitsForItsRuntimeOutOfTheQueue(t *testing.T) {
 		"the start refused for a runtime the cache still had: held":              {active: true, reserved: true, heldFor: missing, wantHeld: true, writes: 1, event: ReasonHeldForRuntime},
 		"held, runtime still missing: no write":                                  {held: true, runtimeErr: missing, wantHeld: true},
 		"held, runtime back: queued again":                                       {held: true, wantActive: true, writes: 1, event: ReasonRuntimeBack},
-		"held, runtime back but unusable: queued":                                {held: true, runtimeErr: &errRuntime{reason: ReasonInvalidRuntime}, wantActive: true, writes: 1, event: ReasonRuntimeBack},
+		"held, runtime back but unusable: queued":                                {held: true, runtimeErr: &runtimesource.Error{Reason: ReasonInvalidRuntime}, wantActive: true, writes: 1, event: ReasonRuntimeBack},
 		"deactivated by someone else: kept so":                                   {},
 		"JobSet out of date under a reservation: held":                           {active: true, reserved: true, outgrown: outOfDate, wantHeld: true, writes: 1, event: ReasonJobSetOutOfDate},
 		"held, JobSet still out of date: no write":                               {held: true, outgrown: outOfDate, wantHeld: true},

@@ -10,6 +10,7 @@ import (
 
 	"github.com/trainjob-kueue/trainjob-kueue/names"
 	"github.com/trainjob-kueue/trainjob-kueue/podsets"
+	"github.com/trainjob-kueue/trainjob-kueue/runtimesource"
 	"github.com/trainjob-kueue/trainjob-kueue/trainjob"
 )
 
@@ -22,8 +23,8 @@ import (
 // a reservation, or is held by us from one, and the job is suspended; one
 // uncached read (Trainer v2.0 has JobSets in the cache) per reconcile of
 // those few jobs.
-func (d *deps) outgrown(ctx context.Context, job *trainjob.TrainJob, o *observed) (*errRuntime, error) {
-	if d.caps.RuntimeSnapshot || o.runtimeErr != nil || !job.Suspended() || runnerOf(job.Spec.ManagedBy) != runLocally || o.workload == nil {
+func (d *deps) outgrown(ctx context.Context, job *trainjob.TrainJob, o *observed) (*runtimesource.Error, error) {
+	if d.caps.RuntimeSnapshot || o.runtimeErr != nil || !job.Suspended() || o.runner != trainjob.RunLocally || o.workload == nil {
 		return nil, nil
 	}
 	if _, held := o.workload.Annotations[names.HeldForRuntimeAnnotation]; !held && o.reserved() == nil {
@@ -47,15 +48,15 @@ func (d *deps) outgrown(ctx context.Context, job *trainjob.TrainJob, o *observed
 			built[i].PodsPerReplica = *p
 		}
 	}
-	diff := podsets.Outgrown(built, o.roles)
+	diff := podsets.Outgrown(built, o.Roles)
 	if diff == "" {
 		return nil, nil
 	}
-	ref, err := refOf(job)
+	ref, err := runtimesource.RefOf(job)
 	if err != nil {
 		return nil, nil
 	}
-	return &errRuntime{reason: ReasonJobSetOutOfDate, msg: fmt.Sprintf(
+	return &runtimesource.Error{Reason: ReasonJobSetOutOfDate, Message: fmt.Sprintf(
 		"the pods of this job as %s and the job now say differ from the JobSet Trainer built when the job was created (%s), and JobSet refuses changes to its pods: the job can't start as it is. Its Workload is held out of the queue, holding no quota, until they agree again: restore %s to what it was when the job was created, or delete the TrainJob and create it again",
 		ref, diff, ref)}, nil
 }

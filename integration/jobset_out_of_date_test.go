@@ -22,6 +22,7 @@ import (
 
 	"github.com/trainjob-kueue/trainjob-kueue/names"
 	"github.com/trainjob-kueue/trainjob-kueue/podsets"
+	"github.com/trainjob-kueue/trainjob-kueue/runtimesource"
 	"github.com/trainjob-kueue/trainjob-kueue/shape"
 	"github.com/trainjob-kueue/trainjob-kueue/trainjob"
 )
@@ -95,7 +96,7 @@ func TestAJobItsJobSetCantTakeIsNotStarted(t *testing.T) {
 					}
 					return c.Get(ctx, key, obj, opts...)
 				}}).Build()
-			d := &deps{client: c, apiReader: c, opts: Options{Shape: s}, caps: s.Capabilities(), memo: newPodSetMemo(podSetMemoBytes), said: newSaidOnce()}
+			d := newDeps(c, c, nil, Options{Shape: s})
 			adapter := &TrainJob{TrainJob: *job.DeepCopy(), deps: d}
 			if adapter.Skip(t.Context()) {
 				t.Fatalf("skipped: %v", adapter.readErr)
@@ -110,7 +111,7 @@ func TestAJobItsJobSetCantTakeIsNotStarted(t *testing.T) {
 				}
 				return
 			}
-			if got == nil || got.reason != ReasonJobSetOutOfDate || !strings.Contains(got.msg, tc.want) {
+			if got == nil || got.Reason != ReasonJobSetOutOfDate || !strings.Contains(got.Message, tc.want) {
 				t.Fatalf("outgrown: %v, want %s saying %q", got, ReasonJobSetOutOfDate, tc.want)
 			}
 			if tc.workload.Status.Admission == nil {
@@ -120,8 +121,8 @@ func TestAJobItsJobSetCantTakeIsNotStarted(t *testing.T) {
 			// permanent (the Workload is held, not finished).
 			infos := []podset.PodSetInfo{{Name: "node"}}
 			_, _, err := adapter.startPlan(t.Context(), infos)
-			var rt *errRuntime
-			if !errors.As(err, &rt) || rt.reason != ReasonJobSetOutOfDate {
+			var rt *runtimesource.Error
+			if !errors.As(err, &rt) || rt.Reason != ReasonJobSetOutOfDate {
 				t.Errorf("startPlan: %v, want the %s error", err, ReasonJobSetOutOfDate)
 			}
 		})

@@ -6,11 +6,9 @@ import (
 	"fmt"
 	"time"
 
-	corev1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	ctrl "sigs.k8s.io/controller-runtime"
 	"sigs.k8s.io/controller-runtime/pkg/client"
-	"sigs.k8s.io/controller-runtime/pkg/reconcile"
 	kueue "sigs.k8s.io/kueue/apis/kueue/v1beta2"
 	"sigs.k8s.io/kueue/pkg/controller/constants"
 	"sigs.k8s.io/kueue/pkg/controller/jobframework"
@@ -54,23 +52,6 @@ func (r *Reconciler) missingReference(ctx context.Context, req ctrl.Request, err
 		msg = fmt.Sprintf("label %s names WorkloadPriorityClass %q, which does not exist: the job is not queued until it is created (or the label names one that exists)",
 			constants.WorkloadPriorityClassLabel, name)
 	}
-	if r.deps.said.first(job.UID, reason) {
-		r.deps.recorder.Eventf(job, nil, corev1.EventTypeWarning, reason, actionQueue, "%s", msg)
-	}
+	r.deps.speak(job, warning(reason, actionQueue, msg).once(job.UID))
 	return ctrl.Result{RequeueAfter: missingReferenceRetry}, true
-}
-
-// jobsOfPriorityClass: the jobs whose priority-class label names a
-// WorkloadPriorityClass just created.
-func (r *Reconciler) jobsOfPriorityClass(ctx context.Context, o client.Object) []reconcile.Request {
-	var jobs trainjob.TrainJobList
-	if err := r.deps.client.List(ctx, &jobs, client.MatchingLabels{constants.WorkloadPriorityClassLabel: o.GetName()}); err != nil {
-		ctrl.LoggerFrom(ctx).Error(err, "Listing TrainJobs of a WorkloadPriorityClass", "workloadPriorityClass", o.GetName())
-		return nil
-	}
-	reqs := make([]reconcile.Request, 0, len(jobs.Items))
-	for i := range jobs.Items {
-		reqs = append(reqs, reconcile.Request{NamespacedName: client.ObjectKeyFromObject(&jobs.Items[i])})
-	}
-	return reqs
 }

@@ -3,7 +3,6 @@ package integration
 import (
 	"testing"
 
-	"github.com/google/go-cmp/cmp"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/utils/ptr"
 	kueue "sigs.k8s.io/kueue/apis/kueue/v1beta2"
@@ -13,23 +12,18 @@ import (
 	"github.com/trainjob-kueue/trainjob-kueue/trainjob"
 )
 
-func TestRunnerOf(t *testing.T) {
-	cases := map[string]struct {
+// Jobs another controller owns are skipped, Trainer's and MultiKueue's
+// are not.
+func TestSkipLeavesJobsOfAnotherController(t *testing.T) {
+	for name, tc := range map[string]struct {
 		managedBy *string
-		want      runner
 		skip      bool
 	}{
-		"unset: Trainer's":        {nil, runLocally, false},
-		"Trainer's default":       {ptr.To(ControllerName), runLocally, false},
-		"MultiKueue":              {ptr.To(kueue.MultiKueueControllerName), runRemotely, false},
-		"another controller":      {ptr.To("example.com/my-operator"), runElsewhere, true},
-		"empty string is a value": {ptr.To(""), runElsewhere, true},
-	}
-	for name, tc := range cases {
+		"unset: Trainer's":   {nil, false},
+		"MultiKueue":         {ptr.To(kueue.MultiKueueControllerName), false},
+		"another controller": {ptr.To("example.com/my-operator"), true},
+	} {
 		t.Run(name, func(t *testing.T) {
-			if got := runnerOf(tc.managedBy); got != tc.want {
-				t.Errorf("runnerOf = %v, want %v", got, tc.want)
-			}
 			job := &TrainJob{TrainJob: trainjob.TrainJob{ObjectMeta: metav1.ObjectMeta{Name: "j"}, Spec: trainjob.Spec{ManagedBy: tc.managedBy, Suspend: ptr.To(true)}}}
 			if got := job.Skip(t.Context()); got != tc.skip {
 				t.Errorf("Skip = %v, want %v", got, tc.skip)
@@ -62,6 +56,7 @@ func TestDispatchedJob(t *testing.T) {
 			job := &TrainJob{TrainJob: trainjob.TrainJob{Spec: trainjob.Spec{ManagedBy: ptr.To(kueue.MultiKueueControllerName), Suspend: ptr.To(true)}}, obs: &tc.obs}
 			job.Status.JobsStatus = []trainer.JobStatus{{Name: "node", Active: ptr.To[int32](4), Ready: ptr.To[int32](4)}}
 			tc.obs.jobs = job.Status.JobsStatus
+			tc.obs.runner = trainjob.RunRemotely
 			if job.IsActive() {
 				t.Error("IsActive: the worker's pods are not this cluster's")
 			}
@@ -69,17 +64,5 @@ func TestDispatchedJob(t *testing.T) {
 				t.Errorf("IsSuspended = %v, want %v", got, tc.wantSuspended)
 			}
 		})
-	}
-}
-
-func TestAdmissionChecksOf(t *testing.T) {
-	cq := &kueue.ClusterQueue{Spec: kueue.ClusterQueueSpec{AdmissionChecksStrategy: &kueue.AdmissionChecksStrategy{
-		AdmissionChecks: []kueue.AdmissionCheckStrategyRule{{Name: "prov"}, {Name: "mk"}},
-	}}}
-	if diff := cmp.Diff([]string{"prov", "mk"}, AdmissionChecksOf(cq)); diff != "" {
-		t.Error(diff)
-	}
-	if got := AdmissionChecksOf(&kueue.ClusterQueue{}); len(got) != 0 {
-		t.Errorf("no strategy: %v", got)
 	}
 }

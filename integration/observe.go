@@ -17,7 +17,7 @@ import (
 
 	trainer "github.com/kubeflow/trainer/v2/pkg/apis/trainer/v1alpha1"
 
-	"github.com/trainjob-kueue/trainjob-kueue/podsets"
+	"github.com/trainjob-kueue/trainjob-kueue/runtimesource"
 	"github.com/trainjob-kueue/trainjob-kueue/trainjob"
 )
 
@@ -27,25 +27,27 @@ import (
 // with every other, and a read that fails fails the reconcile instead of
 // passing for "nothing there".
 type observed struct {
+	// runner is who runs the job, decided once from its spec.managedBy.
+	runner trainjob.Runner
 	// workload is the job's Workload; nil when it has none (yet).
 	workload *kueue.Workload
-	// projection is the job's roles and PodSets, computed from Trainer's
+	// Projection is the job's roles and PodSets, computed from Trainer's
 	// snapshot of its runtime once taken, from the runtime before; empty
 	// when runtimeErr says why they can't be.
-	projection
+	runtimesource.Projection
 	// runtimeErr: the job's pods can't be computed, for a reason its owner
 	// has to fix (runtime missing or unusable, a field Kueue refuses).
-	runtimeErr *errRuntime
+	runtimeErr *runtimesource.Error
 	// runtimeGone: on Trainer v2.3, the job is projected from its
 	// snapshot but the runtime it names no longer exists, so Trainer's
 	// webhook refuses every update of it, the start's too. Only looked at
 	// while the job is suspended here.
-	runtimeGone *errRuntime
+	runtimeGone *runtimesource.Error
 	// outgrown: before Trainer's runtime snapshots, the job's JobSet was
 	// built for other pods than the job and its runtime now ask for, and
 	// JobSet refuses to change them: the job can't start as it is. Only
 	// looked at while the job holds, or is held from, a reservation.
-	outgrown *errRuntime
+	outgrown *runtimesource.Error
 	// jobs is the state of the job's child Jobs per replicatedJob.
 	jobs []trainer.JobStatus
 	// dispatch is what the Workload says of MultiKueue (jobs for
@@ -60,12 +62,12 @@ type observed struct {
 // for Trainer's runtime snapshot (we keep no ConfigMap cache; a snapshot
 // never changes once taken and its projection is memoised).
 func (d *deps) observe(ctx context.Context, job *trainjob.TrainJob) (*observed, error) {
-	o := &observed{}
+	o := &observed{runner: job.Runner()}
 	var err error
 	if o.workload, err = d.workloadOf(ctx, job); err != nil {
 		return nil, err
 	}
-	o.projection, err = d.project(ctx, job)
+	o.Projection, err = d.runtimes.Project(ctx, job)
 	if err != nil && !errors.As(err, &o.runtimeErr) {
 		return nil, err
 	}
@@ -78,7 +80,7 @@ func (d *deps) observe(ctx context.Context, job *trainjob.TrainJob) (*observed, 
 	if o.outgrown, err = d.outgrown(ctx, job, o); err != nil {
 		return nil, err
 	}
-	if runnerOf(job.Spec.ManagedBy) == runRemotely {
+	if o.runner == trainjob.RunRemotely {
 		if o.dispatch, err = d.dispatchOf(ctx, o.workload); err != nil {
 			return nil, err
 		}
@@ -98,21 +100,21 @@ func (d *deps) observe(ctx context.Context, job *trainjob.TrainJob) (*observed, 
 
 // runtimeGone: a suspended job Trainer v2.3 runs from its snapshot, whose
 // runtime does not exist. One read from the informer cache, no request.
-func (d *deps) runtimeGone(ctx context.Context, job *trainjob.TrainJob, o *observed) (*errRuntime, error) {
-	if !d.caps.RuntimeSnapshot || o.runtimeErr != nil || o.workload == nil || !job.Suspended() || runnerOf(job.Spec.ManagedBy) != runLocally {
+func (d *deps) runtimeGone(ctx context.Context, job *trainjob.TrainJob, o *observed) (*runtimesource.Error, error) {
+	if !d.caps.RuntimeSnapshot || o.runtimeErr != nil || o.workload == nil || !job.Suspended() || o.runner != trainjob.RunLocally {
 		return nil, nil
 	}
-	_, _, err := runtimeVersion(ctx, d.client, job)
-	var rtErr *errRuntime
+	_, _, err := d.runtimes.Live(ctx, job)
+	var rtErr *runtimesource.Error
 	switch {
 	case err == nil:
 		return nil, nil
 	case errors.As(err, &rtErr):
-		if rtErr.reason != ReasonRuntimeNotFound {
+		if rtErr.Reason != ReasonRuntimeNotFound {
 			return nil, nil
 		}
-		ref, _ := refOf(job)
-		return &errRuntime{reason: ReasonRuntimeNotFound, msg: fmt.Sprintf(
+		ref, _ := runtimesource.RefOf(job)
+		return &runtimesource.Error{Reason: ReasonRuntimeNotFound, Message: fmt.Sprintf(
 			"%s named in spec.runtimeRef does not exist. Trainer runs this job from its snapshot of the runtime, but Trainer's webhook refuses to start a job whose runtime is missing: the job is held (if admitted, its Workload is deactivated and its quota released) and queued again once the runtime exists. Create it again, or recreate the job with an existing runtime", ref)}, nil
 	}
 	return nil, err
@@ -192,124 +194,4 @@ func (d *deps) jobsStatus(ctx context.Context, job *trainjob.TrainJob) ([]traine
 		})
 	}
 	return out, nil
-}
-
-// project is the job's projection, memoised per job spec and runtime
-// version: a queued job is reconciled on every status change of its
-// Workload while its PodSets change only with its spec or its runtime.
-func (d *deps) project(ctx context.Context, job *trainjob.TrainJob) (projection, error) {
-	if d.caps.RuntimeSnapshot {
-		// Once Trainer took its snapshot the job is built from it, and it
-		// never changes: one read per job (a spec edit, our start's
-		// included, is projected again from the snapshot read before).
-		key := fmt.Sprintf("%s/%d/snapshot", job.UID, job.Generation)
-		if p, ok := d.memo.get(key); ok {
-			return p, nil
-		}
-		if rt := d.memo.snapshotOf(job.UID); rt != nil {
-			return d.projectFromSnapshot(job, rt, key)
-		}
-		if d.snapshotMayExist(ctx, job) {
-			got, err := d.projectFromSnapshotRead(ctx, job, key)
-			if err != nil || got.taken {
-				return got.projection, err
-			}
-		}
-	}
-	rt, version, err := runtimeVersion(ctx, d.client, job)
-	if err != nil {
-		return projection{}, err
-	}
-	key := fmt.Sprintf("%s/%d/%s", job.UID, job.Generation, version)
-	if p, ok := d.memo.get(key); ok {
-		return p, nil
-	}
-	return d.projectFrom(job, rt, key)
-}
-
-// snapshotProjected is a projection from the job's snapshot; taken is false
-// while Trainer has taken none.
-type snapshotProjected struct {
-	projection
-	taken bool
-}
-
-// projectFromSnapshotRead reads the job's snapshot and projects it, once
-// for all callers at a time: two controllers observe a job at once (the job
-// framework's reconcile and the gang keeper, woken by the same
-// status write of Trainer's), and each read the snapshot (47 reads for 24
-// jobs started together, in the smoke's audit log).
-func (d *deps) projectFromSnapshotRead(ctx context.Context, job *trainjob.TrainJob, key string) (snapshotProjected, error) {
-	v, err, _ := d.snapshotReads.Do(key, func() (any, error) {
-		// A call that just ended projected it.
-		if p, ok := d.memo.get(key); ok {
-			return snapshotProjected{projection: p, taken: true}, nil
-		}
-		rt, found, err := readSnapshot(ctx, d.apiReader, d.snapshots, job)
-		if err != nil || !found {
-			return snapshotProjected{}, err
-		}
-		p, err := d.projectFromSnapshot(job, rt, key)
-		return snapshotProjected{projection: p, taken: true}, err
-	})
-	got, _ := v.(snapshotProjected)
-	return got, err
-}
-
-// projectFromSnapshot projects the job from its snapshot rt, and remembers
-// rt with the job.
-func (d *deps) projectFromSnapshot(job *trainjob.TrainJob, rt *trainer.TrainingRuntimeSpec, key string) (projection, error) {
-	p, err := d.projectFrom(job, rt, key)
-	if err == nil {
-		d.memo.rememberSnapshot(job.UID, rt)
-	}
-	return p, err
-}
-
-// snapshotMayExist: the job's snapshot is worth a read. Trainer v2.3 takes
-// it before the status write of its first reconcile, so until Trainer has
-// written the job's status there is none, or one just taken from the live
-// runtime: the reconciles of a burst's queued jobs were a read each for
-// nothing, and the status write that follows the snapshot reconciles the
-// job again. Unless the runtime changed meanwhile: a job projected before
-// from another version of it is read for at once, so an edit racing
-// Trainer's status write never books the edited runtime. A spec edit is no
-// such reason: our start often comes before Trainer's first reconcile.
-func (d *deps) snapshotMayExist(ctx context.Context, job *trainjob.TrainJob) bool {
-	if len(job.Status.Conditions) > 0 || len(job.Status.JobsStatus) > 0 {
-		return true
-	}
-	_, version, err := runtimeVersion(ctx, d.client, job)
-	if err != nil {
-		// The snapshot read and the live one that follows it tell.
-		return true
-	}
-	return d.memo.projectedFromOther(job.UID, version)
-}
-
-// projectFrom computes the job's projection from runtime rt and memoises it
-// under key.
-func (d *deps) projectFrom(job *trainjob.TrainJob, rt *trainer.TrainingRuntimeSpec, key string) (projection, error) {
-	roles, err := podsets.Roles(job, rt, d.opts.Shape)
-	if err != nil {
-		return projection{}, &errRuntime{
-			reason: ReasonInvalidRuntime,
-			msg:    fmt.Sprintf("cannot compute the pods of this TrainJob: %v", err),
-		}
-	}
-	podSets, err := podsets.FromRoles(roles, d.opts.PodSets)
-	if err != nil {
-		// Pure and deterministic: only an edit of the job or its runtime,
-		// both watched, can change the answer.
-		return projection{}, &errRuntime{
-			reason: ReasonInvalidRuntime,
-			msg:    fmt.Sprintf("cannot compute the PodSets of this TrainJob: %v", err),
-		}
-	}
-	p := projection{roles: roles, podSets: podSets}
-	if rt.PodGroupPolicy != nil && rt.PodGroupPolicy.Coscheduling != nil {
-		p.coscheduling = rt.PodGroupPolicy.Coscheduling.DeepCopy()
-	}
-	d.memo.put(key, p)
-	return p, nil
 }

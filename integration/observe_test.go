@@ -75,7 +75,7 @@ func TestObserveFailsOnAFailedRead(t *testing.T) {
 			j.Spec.ManagedBy = tc.managedBy
 			c := fake.NewClientBuilder().WithScheme(NewScheme()).WithObjects(runtime.DeepCopy(), reserved.DeepCopy()).
 				WithInterceptorFuncs(failing(tc.fail)).Build()
-			d := &deps{client: c, apiReader: c, opts: Options{Shape: s}, caps: s.Capabilities(), memo: newPodSetMemo(podSetMemoBytes), said: newSaidOnce()}
+			d := newDeps(c, c, nil, Options{Shape: s})
 			adapter := &TrainJob{TrainJob: *j, deps: d}
 			if !adapter.Skip(t.Context()) {
 				t.Fatal("Skip = false: the reconcile goes on without what it failed to read")
@@ -95,12 +95,12 @@ func TestObserveFailsOnAFailedRead(t *testing.T) {
 	// Reads that succeed, with nothing there, are no error.
 	c := fake.NewClientBuilder().WithScheme(NewScheme()).Build()
 	s := shape.PodTemplateOverrides{}
-	d := &deps{client: c, apiReader: c, opts: Options{Shape: s}, caps: s.Capabilities(), memo: newPodSetMemo(podSetMemoBytes), said: newSaidOnce()}
+	d := newDeps(c, c, nil, Options{Shape: s})
 	adapter := &TrainJob{TrainJob: *job.DeepCopy(), deps: d}
 	if adapter.Skip(t.Context()) {
 		t.Fatalf("skipped: %v", adapter.readErr)
 	}
-	if adapter.obs.runtimeErr == nil || adapter.obs.runtimeErr.reason != ReasonRuntimeNotFound {
+	if adapter.obs.runtimeErr == nil || adapter.obs.runtimeErr.Reason != ReasonRuntimeNotFound {
 		t.Errorf("runtime: %v, want %s", adapter.obs.runtimeErr, ReasonRuntimeNotFound)
 	}
 	if _, err := adapter.PodSets(t.Context(), nil); err == nil || len(adapter.notes) != 1 || adapter.notes[0].reason != ReasonRuntimeNotFound {

@@ -6,6 +6,7 @@ import (
 	"k8s.io/client-go/tools/events"
 
 	"github.com/trainjob-kueue/trainjob-kueue/discovery"
+	"github.com/trainjob-kueue/trainjob-kueue/metrics"
 	"github.com/trainjob-kueue/trainjob-kueue/podsets"
 	"github.com/trainjob-kueue/trainjob-kueue/shape"
 )
@@ -33,7 +34,7 @@ type Options struct {
 	// 15 minutes; zero means one minute.
 	PolicyRetry time.Duration
 	// Metrics, when set, records the integration's metrics.
-	Metrics *Metrics
+	Metrics *metrics.Metrics
 	// ManagerUsername is the identity our manager writes TrainJobs with; the
 	// webhook lets only it touch entries carrying our ownership marker.
 	ManagerUsername string

@@ -1,11 +1,13 @@
 package integration
 
+import "github.com/trainjob-kueue/trainjob-kueue/runtimesource"
+
 // Reasons of the events we record on TrainJobs. Stable: users and alerts
 // match on them.
 const (
-	ReasonRuntimeNotFound      = "RuntimeNotFound"
-	ReasonUnsupportedRuntime   = "UnsupportedRuntime"
-	ReasonInvalidRuntime       = "InvalidRuntime"
+	ReasonRuntimeNotFound      = runtimesource.ReasonRuntimeNotFound
+	ReasonUnsupportedRuntime   = runtimesource.ReasonUnsupportedRuntime
+	ReasonInvalidRuntime       = runtimesource.ReasonInvalidRuntime
 	ReasonInjected             = "Injected"
 	ReasonRestored             = "Restored"
 	ReasonNodeSelectorConflict = "NodeSelectorConflict"

@@ -13,7 +13,6 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/event"
 	"sigs.k8s.io/controller-runtime/pkg/handler"
 	"sigs.k8s.io/controller-runtime/pkg/predicate"
-	"sigs.k8s.io/controller-runtime/pkg/reconcile"
 	jobsetapi "sigs.k8s.io/jobset/api/jobset/v1alpha2"
 	kueue "sigs.k8s.io/kueue/apis/kueue/v1beta2"
 	schdcache "sigs.k8s.io/kueue/pkg/cache/scheduler"
@@ -43,9 +42,8 @@ func NewReconciler(c client.Client, apiReader client.Reader, recorder events.Eve
 		fwOpts = append(fwOpts, func(o *jobframework.Options) { o.WaitForPodsReady = true })
 	}
 	return &Reconciler{
-		jr: jobframework.NewReconciler(frameworkClient{c}, recorder, fwOpts...),
-		deps: &deps{client: c, apiReader: apiReader, recorder: recorder, opts: opts, caps: opts.Shape.Capabilities(),
-			metrics: opts.Metrics, memo: newPodSetMemo(podSetMemoBytes), snapshots: newSnapshotDecoder(snapshotsRemembered), said: newSaidOnce()},
+		jr:   jobframework.NewReconciler(frameworkClient{c}, recorder, fwOpts...),
+		deps: newDeps(c, apiReader, recorder, opts),
 	}
 }
 
@@ -87,7 +85,7 @@ func (r *Reconciler) Reconcile(ctx context.Context, req ctrl.Request) (ctrl.Resu
 // use: a job created before its runtime, or whose runtime is edited while it
 // queues, is reconciled again when the runtime changes.
 func (r *Reconciler) SetupWithManager(mgr ctrl.Manager) error {
-	if err := r.deps.memo.pruneOnDelete(mgr.GetCache()); err != nil {
+	if err := r.deps.runtimes.PruneOnDelete(mgr.GetCache()); err != nil {
 		return err
 	}
 	manageAll := r.deps.opts.ManageJobsWithoutQueueName
@@ -112,9 +110,9 @@ func (r *Reconciler) SetupWithManager(mgr ctrl.Manager) error {
 		b = b.Watches(&kueue.AdmissionCheck{}, handler.EnqueueRequestsFromMapFunc(r.jobsOfAdmissionCheck), builder.WithPredicates(checkComesOrGoes))
 	}
 	return b.
-		Watches(&trainer.TrainingRuntime{}, newPacedFanOut(r.jobsUsing(kindTrainingRuntime), runtimeFanOutPerSecond),
+		Watches(&trainer.TrainingRuntime{}, newPacedFanOut(r.jobsUsing(trainer.TrainingRuntimeKind), runtimeFanOutPerSecond),
 			builder.WithPredicates(predicate.GenerationChangedPredicate{})).
-		Watches(&trainer.ClusterTrainingRuntime{}, newPacedFanOut(r.jobsUsing(kindClusterTrainingRuntime), runtimeFanOutPerSecond),
+		Watches(&trainer.ClusterTrainingRuntime{}, newPacedFanOut(r.jobsUsing(trainer.ClusterTrainingRuntimeKind), runtimeFanOutPerSecond),
 			builder.WithPredicates(predicate.GenerationChangedPredicate{})).
 		Watches(&kueue.WorkloadPriorityClass{}, handler.EnqueueRequestsFromMapFunc(r.jobsOfPriorityClass),
 			builder.WithPredicates(predicate.Funcs{
@@ -122,27 +120,4 @@ func (r *Reconciler) SetupWithManager(mgr ctrl.Manager) error {
 				DeleteFunc: func(event.DeleteEvent) bool { return false },
 			})).
 		Complete(r)
-}
-
-func (r *Reconciler) jobsUsing(kind string) handler.MapFunc {
-	return func(ctx context.Context, o client.Object) []reconcile.Request {
-		ref := runtimeRef{Kind: kind, Namespace: o.GetNamespace(), Name: o.GetName()}
-		var jobs trainjob.TrainJobList
-		opts := []client.ListOption{client.MatchingFields{runtimeIndex: ref.indexKey()}}
-		if ref.Namespace != "" {
-			opts = append(opts, client.InNamespace(ref.Namespace))
-		}
-		if err := r.deps.client.List(ctx, &jobs, opts...); err != nil {
-			ctrl.LoggerFrom(ctx).Error(err, "Listing TrainJobs of a runtime", "runtime", ref.String())
-			return nil
-		}
-		reqs := make([]reconcile.Request, 0, len(jobs.Items))
-		for i := range jobs.Items {
-			if _, _, done := jobs.Items[i].Finished(); done {
-				continue
-			}
-			reqs = append(reqs, reconcile.Request{NamespacedName: client.ObjectKeyFromObject(&jobs.Items[i])})
-		}
-		return reqs
-	}
 }

@@ -5,6 +5,7 @@ import (
 	"fmt"
 
 	"github.com/trainjob-kueue/trainjob-kueue/names"
+	"github.com/trainjob-kueue/trainjob-kueue/runtimesource"
 	"github.com/trainjob-kueue/trainjob-kueue/trainjob"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/kueue/pkg/controller/jobframework"
@@ -20,11 +21,11 @@ func SetupIndexes(ctx context.Context, indexer client.FieldIndexer) error {
 		return fmt.Errorf("indexing Workloads by TrainJob: %w", err)
 	}
 	if err := indexer.IndexField(ctx, &trainjob.TrainJob{}, runtimeIndex, func(o client.Object) []string {
-		ref, err := refOf(o.(*trainjob.TrainJob))
+		ref, err := runtimesource.RefOf(o.(*trainjob.TrainJob))
 		if err != nil {
 			return nil
 		}
-		return []string{ref.indexKey()}
+		return []string{ref.IndexKey()}
 	}); err != nil {
 		return fmt.Errorf("indexing TrainJobs by runtime: %w", err)
 	}

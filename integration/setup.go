@@ -29,9 +29,9 @@ func NewScheme() *runtime.Scheme {
 	return s
 }
 
-// Setup registers the indexes, the reconciler and, unless disabled, the
-// webhook of the integration with mgr.
-func Setup(ctx context.Context, mgr ctrl.Manager, opts Options, withWebhook bool) error {
+// Setup registers the indexes, the reconciler and the PodGroup keeper of
+// the integration with mgr (package webhook registers its webhook).
+func Setup(ctx context.Context, mgr ctrl.Manager, opts Options) error {
 	if err := SetupIndexes(ctx, mgr.GetFieldIndexer()); err != nil {
 		return err
 	}
@@ -51,17 +51,12 @@ func Setup(ctx context.Context, mgr ctrl.Manager, opts Options, withWebhook bool
 			Client:        mgr.GetClient(),
 			Jobs:          runningJobs{rec.deps},
 			Recorder:      rec.deps.recorder,
-			Counted:       rec.deps.metrics.gang,
+			Counted:       rec.deps.metrics.Gang,
 			RetryInterval: opts.GangRetryInterval,
 			JobSets:       rec.deps.caps.NoJobsStatus,
 		})
 		if err := keeper.SetupWithManager(mgr); err != nil {
 			return fmt.Errorf("setting up the PodGroup keeper: %w", err)
-		}
-	}
-	if withWebhook {
-		if err := SetupWebhook(mgr, opts); err != nil {
-			return fmt.Errorf("setting up the TrainJob webhook: %w", err)
 		}
 	}
 	return nil

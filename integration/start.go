@@ -7,7 +7,6 @@ import (
 	"slices"
 	"strings"
 
-	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/types"
 	ctrl "sigs.k8s.io/controller-runtime"
 	"sigs.k8s.io/controller-runtime/pkg/client"
@@ -15,6 +14,7 @@ import (
 	"sigs.k8s.io/kueue/pkg/podset"
 
 	"github.com/trainjob-kueue/trainjob-kueue/gang"
+	"github.com/trainjob-kueue/trainjob-kueue/metrics"
 	"github.com/trainjob-kueue/trainjob-kueue/shape"
 	"github.com/trainjob-kueue/trainjob-kueue/trainjob"
 )
@@ -27,7 +27,7 @@ import (
 // of them; the framework's patch afterwards changes nothing and is not
 // sent (frameworkClient). Stop mirrors it.
 func (t *TrainJob) RunWithPodSetsInfo(ctx context.Context, _ client.Client, infos []podset.PodSetInfo) error {
-	if runnerOf(t.Spec.ManagedBy) == runRemotely {
+	if t.obs.runner == trainjob.RunRemotely {
 		return t.refuseLocalRun()
 	}
 	err := t.start(ctx, infos)
@@ -37,12 +37,12 @@ func (t *TrainJob) RunWithPodSetsInfo(ctx context.Context, _ client.Client, info
 	var re *reasonError
 	switch {
 	case err == nil:
-		t.deps.metrics.injected("")
-		t.deps.metrics.started(t.obs.admittedAt().Time)
+		t.deps.metrics.Injected("")
+		t.deps.metrics.Started(t.obs.admittedAt().Time)
 	case errors.As(err, &re):
-		t.deps.metrics.injected(re.reason)
+		t.deps.metrics.Injected(re.reason)
 	default:
-		t.deps.metrics.injected(reasonAPIError)
+		t.deps.metrics.Injected(metrics.ReasonAPIError)
 	}
 	return err
 }
@@ -57,7 +57,7 @@ func (t *TrainJob) start(ctx context.Context, infos []podset.PodSetInfo) error {
 		return err
 	}
 	if msg := t.gangTimeoutConflict(plans); msg != "" {
-		t.deps.recorder.Eventf(&t.TrainJob, nil, corev1.EventTypeWarning, gang.ReasonGangTimeoutConflict, actionGang, "%s", msg)
+		t.deps.speak(&t.TrainJob, warning(gang.ReasonGangTimeoutConflict, actionGang, msg))
 	}
 	note := gang.Note(plans)
 	if t.deps.caps.Start != shape.OneRequestUnlessRefused || t.deps.twoRequestStart.Load() {
@@ -142,7 +142,7 @@ func (t *TrainJob) startPlan(ctx context.Context, infos []podset.PodSetInfo) ([]
 		return nil, nil, gone
 	}
 	if rtErr := t.obs.runtimeErr; rtErr != nil {
-		if rtErr.reason == ReasonRuntimeNotFound {
+		if rtErr.Reason == ReasonRuntimeNotFound {
 			// Admitted while its runtime is gone (a forced delete, a
 			// runtime being recreated): not started, and not finished
 			// either. Its Workload is deactivated until the runtime is back
@@ -155,8 +155,8 @@ func (t *TrainJob) startPlan(ctx context.Context, infos []podset.PodSetInfo) ([]
 		// could not run them either. A permanent error: the job
 		// framework finishes the Workload and the quota goes back, instead
 		// of a reservation held by a job that can't start.
-		return nil, nil, permanentRefusal(rtErr.reason,
-			fmt.Sprintf("%s; the job is not started and its quota reservation is released: recreate the TrainJob once its runtime is usable", rtErr.msg))
+		return nil, nil, permanentRefusal(rtErr.Reason,
+			fmt.Sprintf("%s; the job is not started and its quota reservation is released: recreate the TrainJob once its runtime is usable", rtErr.Message))
 	}
 	if o := t.obs.outgrown; o != nil {
 		// Admitted, but Trainer can't apply the job to the JobSet it built
@@ -185,7 +185,7 @@ func (t *TrainJob) refuse(r refusal) error {
 	if r.msg == "" {
 		return nil
 	}
-	t.deps.recorder.Eventf(&t.TrainJob, nil, corev1.EventTypeWarning, r.reason, actionStart, "%s", r.msg)
+	t.deps.speak(&t.TrainJob, warning(r.reason, actionStart, r.msg).once(workloadUID(t.obs.reserved())))
 	return permanentRefusal(r.reason, r.msg)
 }
 
@@ -223,8 +223,8 @@ func (t *TrainJob) write(ctx context.Context, from *trainjob.TrainJob, gen int64
 	}
 	if injected {
 		gen = written.Generation
-		t.deps.recorder.Eventf(&t.TrainJob, nil, corev1.EventTypeNormal, ReasonInjected, actionStart,
-			"Admitted to flavors %s; injected into %s%s", t.obs.admittedFlavors(want), t.deps.caps.Field, note)
+		t.deps.speak(&t.TrainJob, normal(ReasonInjected, actionStart, fmt.Sprintf(
+			"Admitted to flavors %s; injected into %s%s", t.obs.admittedFlavors(want), t.deps.caps.Field, note)))
 	}
 	return written, gen, nil
 }

@@ -5,7 +5,6 @@ import (
 	"fmt"
 	"strings"
 
-	corev1 "k8s.io/api/core/v1"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	"github.com/trainjob-kueue/trainjob-kueue/gang"
@@ -19,7 +18,7 @@ import (
 func (t *TrainJob) gangPlans(ctx context.Context) ([]gang.Plan, error) {
 	setting, warnings := gang.SettingOf(t.Annotations, t.obs.clusterQueue)
 	for _, w := range warnings {
-		t.deps.recorder.Eventf(&t.TrainJob, nil, corev1.EventTypeWarning, gang.ReasonInvalidGangScheduling, actionGang, "%s", w)
+		t.deps.speak(&t.TrainJob, warning(gang.ReasonInvalidGangScheduling, actionGang, w))
 	}
 	var progress map[string]quota.Progress
 	if setting.Mode == gang.Coscheduling {
@@ -32,8 +31,8 @@ func (t *TrainJob) gangPlans(ctx context.Context) ([]gang.Plan, error) {
 		Progress:     progress,
 		Job:          t.Name,
 		Setting:      setting,
-		Roles:        t.obs.roles,
-		TrainerGang:  t.obs.coscheduling != nil,
+		Roles:        t.obs.Roles,
+		TrainerGang:  t.obs.Coscheduling != nil,
 		Capabilities: t.deps.caps,
 		PodGroupCRD:  t.deps.opts.PodGroups,
 	})
@@ -52,7 +51,7 @@ func (t *TrainJob) applyPodGroups(ctx context.Context, plans []gang.Plan) error 
 		if err := t.deps.client.Patch(ctx, pg, client.Apply, client.FieldOwner(fieldOwner), client.ForceOwnership); err != nil {
 			return fmt.Errorf("applying PodGroup %s/%s for roles %s: %w", t.Namespace, p.Name, strings.Join(p.Roles, ","), err)
 		}
-		t.deps.metrics.gang(gang.ActionCreated)
+		t.deps.metrics.Gang(gang.ActionCreated)
 	}
 	return nil
 }
@@ -66,5 +65,5 @@ func (t *TrainJob) gangTimeoutConflict(plans []gang.Plan) string {
 	if !t.deps.opts.WaitForPodsReady {
 		return ""
 	}
-	return gang.TimeoutConflict(t.obs.roles, t.obs.coscheduling, plans, t.deps.opts.PodsReadyTimeouts)
+	return gang.TimeoutConflict(t.obs.Roles, t.obs.Coscheduling, plans, t.deps.opts.PodsReadyTimeouts)
 }

@@ -8,7 +8,7 @@ import (
 	"slices"
 	"strings"
 
-	corev1 "k8s.io/api/core/v1"
+	"github.com/trainjob-kueue/trainjob-kueue/runtimesource"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"sigs.k8s.io/kueue/pkg/podset"
 )
@@ -169,8 +169,8 @@ func (t *TrainJob) startRefused(ctx context.Context, err error) error {
 	switch kind {
 	case refusedForRuntime:
 		reason = ReasonRuntimeNotFound
-		msg = fmt.Sprintf("%s refused the start because %s: %s. The job is held: its Workload is deactivated and its quota released, and it is queued again once the runtime exists", o.refuser(), missing.msg, o.said())
-		t.heldFor = &errRuntime{reason: ReasonRuntimeNotFound, msg: msg}
+		msg = fmt.Sprintf("%s refused the start because %s: %s. The job is held: its Workload is deactivated and its quota released, and it is queued again once the runtime exists", o.refuser(), missing.Message, o.said())
+		t.heldFor = &runtimesource.Error{Reason: ReasonRuntimeNotFound, Message: msg}
 	case refusedByPolicy:
 		reason = ReasonStartRefusedByPolicy
 		msg = fmt.Sprintf("%s refused the start: %s. The job is held: its Workload is deactivated and its quota released, and it is queued again after a backoff (1 minute, doubling up to 15); mend the policy, or what it asks of the job", o.refuser(), o.said())
@@ -179,9 +179,7 @@ func (t *TrainJob) startRefused(ctx context.Context, err error) error {
 		reason = ReasonStartRefused
 		msg = fmt.Sprintf("%s refused the start: %s. The job is not started; its Workload is finished and its quota released. Fix what the message names and create the job again", o.refuser(), o.said())
 	}
-	if t.deps.said.first(workloadUID(t.obs.reserved()), reason) {
-		t.deps.recorder.Eventf(&t.TrainJob, nil, corev1.EventTypeWarning, reason, actionStart, "%s", msg)
-	}
+	t.deps.speak(&t.TrainJob, warning(reason, actionStart, msg).once(workloadUID(t.obs.reserved())))
 	return &reasonError{reason: reason, msg: msg, permanent: kind == refusedForContent}
 }
 
@@ -189,16 +187,16 @@ func (t *TrainJob) startRefused(ctx context.Context, err error) error {
 // cache: Trainer's webhook reads through its own cache, which may have seen
 // a delete ours has not. nil when the runtime exists (or the job names one
 // we don't read: its refusal is the job's).
-func (t *TrainJob) runtimeMissing(ctx context.Context) (*errRuntime, error) {
-	_, _, err := runtimeVersion(ctx, t.deps.apiReader, &t.TrainJob)
-	var rtErr *errRuntime
+func (t *TrainJob) runtimeMissing(ctx context.Context) (*runtimesource.Error, error) {
+	_, _, err := runtimesource.Live(ctx, t.deps.apiReader, &t.TrainJob)
+	var rtErr *runtimesource.Error
 	switch {
 	case err == nil:
 		return nil, nil
 	case errors.As(err, &rtErr):
-		if rtErr.reason == ReasonRuntimeNotFound {
-			ref, _ := refOf(&t.TrainJob)
-			return &errRuntime{reason: ReasonRuntimeNotFound, msg: ref.String() + " named in spec.runtimeRef does not exist"}, nil
+		if rtErr.Reason == ReasonRuntimeNotFound {
+			ref, _ := runtimesource.RefOf(&t.TrainJob)
+			return &runtimesource.Error{Reason: ReasonRuntimeNotFound, Message: ref.String() + " named in spec.runtimeRef does not exist"}, nil
 		}
 		return nil, nil
 	}

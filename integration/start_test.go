@@ -22,7 +22,9 @@ import (
 
 	trainer "github.com/kubeflow/trainer/v2/pkg/apis/trainer/v1alpha1"
 
+	"github.com/trainjob-kueue/trainjob-kueue/metrics"
 	"github.com/trainjob-kueue/trainjob-kueue/podsets"
+	"github.com/trainjob-kueue/trainjob-kueue/runtimesource"
 	"github.com/trainjob-kueue/trainjob-kueue/shape"
 	"github.com/trainjob-kueue/trainjob-kueue/trainjob"
 )
@@ -67,16 +69,15 @@ func newStartFixture(t *testing.T, s shape.Shape, refuse func(patch []byte) erro
 		t.Fatal(err)
 	}
 	rec := events.NewFakeRecorder(16)
-	d := &deps{client: c, apiReader: c, recorder: rec, opts: Options{Shape: s}, caps: s.Capabilities(), metrics: NewMetrics(),
-		memo: newPodSetMemo(podSetMemoBytes), said: newSaidOnce()}
+	d := newDeps(c, c, rec, Options{Shape: s, Metrics: metrics.NewMetrics()})
 	wl := &kueue.Workload{ObjectMeta: metav1.ObjectMeta{UID: "wl"}}
 	wl.Status.Conditions = []metav1.Condition{{Type: kueue.WorkloadQuotaReserved, Status: metav1.ConditionTrue}, {Type: kueue.WorkloadAdmitted, Status: metav1.ConditionTrue}}
 	wl.Status.Admission = &kueue.Admission{ClusterQueue: "cq", PodSetAssignments: []kueue.PodSetAssignment{{Name: "node", Flavors: map[corev1.ResourceName]kueue.ResourceFlavorReference{"nvidia.com/gpu": "gpu"}}}}
 	ps := kueue.PodSet{Name: "node", Count: 2, Template: corev1.PodTemplateSpec{Spec: podSpec}}
 	wl.Spec.PodSets = []kueue.PodSet{ps}
-	obs := &observed{workload: wl, projection: projection{
-		roles:   []podsets.Role{{Name: "node", Ancestor: podsets.AncestorTrainer, Replicas: 1, PodsPerReplica: 2}},
-		podSets: []kueue.PodSet{ps},
+	obs := &observed{workload: wl, Projection: runtimesource.Projection{
+		Roles:   []podsets.Role{{Name: "node", Ancestor: podsets.AncestorTrainer, Replicas: 1, PodsPerReplica: 2}},
+		PodSets: []kueue.PodSet{ps},
 	}}
 	return &startFixture{
 		job: &TrainJob{TrainJob: *stored, deps: d, obs: obs}, c: c, writes: &writes, events: rec, deps: d,
@@ -275,8 +276,8 @@ func TestAdmittedWithoutItsRuntimeGivesTheQuotaBack(t *testing.T) {
 	for _, reason := range []string{ReasonInvalidRuntime} {
 		t.Run(reason, func(t *testing.T) {
 			f := newStartFixture(t, shape.PodTemplateOverrides{}, nil, corev1.PodSpec{})
-			f.job.obs.runtimeErr = &errRuntime{reason: reason, msg: "TrainingRuntime ns/torch: " + reason}
-			f.job.obs.projection = projection{}
+			f.job.obs.runtimeErr = &runtimesource.Error{Reason: reason, Message: "TrainingRuntime ns/torch: " + reason}
+			f.job.obs.Projection = runtimesource.Projection{}
 			ps, err := f.job.PodSets(t.Context(), f.c)
 			if err != nil {
 				t.Fatalf("PodSets of a reserved job: %v, want the reserved ones", err)

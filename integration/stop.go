@@ -2,8 +2,10 @@ package integration
 
 import (
 	"context"
+	"fmt"
 
-	corev1 "k8s.io/api/core/v1"
+	"github.com/trainjob-kueue/trainjob-kueue/metrics"
+	"github.com/trainjob-kueue/trainjob-kueue/trainjob"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/kueue/pkg/controller/jobframework"
 	"sigs.k8s.io/kueue/pkg/podset"
@@ -18,7 +20,7 @@ import (
 // dispatched was never started here: its worker copy is MultiKueue's to
 // remove, and there is nothing to undo.
 func (t *TrainJob) Stop(ctx context.Context, c client.Client, _ []podset.PodSetInfo, _ jobframework.StopReason, _ string) (bool, error) {
-	if runnerOf(t.Spec.ManagedBy) == runRemotely {
+	if t.obs.runner == trainjob.RunRemotely {
 		return false, nil
 	}
 	stoppedNow := false
@@ -34,14 +36,13 @@ func (t *TrainJob) Stop(ctx context.Context, c client.Client, _ []podset.PodSetI
 	}
 	restored, err := patchGuarded(ctx, c, t.deps.apiReader, &t.TrainJob, t.deps.opts.Shape.Restore)
 	if err != nil {
-		t.deps.metrics.restored(reasonAPIError)
+		t.deps.metrics.Restored(metrics.ReasonAPIError)
 		t.stopRefused(err)
 		return stoppedNow, err
 	}
 	if restored {
-		t.deps.metrics.restored("")
-		t.deps.recorder.Eventf(&t.TrainJob, nil, corev1.EventTypeNormal, ReasonRestored, actionStop,
-			"Removed the admission's entries from %s", t.deps.caps.Field)
+		t.deps.metrics.Restored("")
+		t.deps.speak(&t.TrainJob, normal(ReasonRestored, actionStop, "Removed the admission's entries from "+t.deps.caps.Field))
 	}
 	return stoppedNow, nil
 }
@@ -54,8 +55,8 @@ func (t *TrainJob) stopRefused(err error) {
 	if !refused(err) {
 		return
 	}
-	t.deps.recorder.Eventf(&t.TrainJob, nil, corev1.EventTypeWarning, ReasonStopRefused, actionStop,
-		"the API server refused to stop this TrainJob: %v; retrying with backoff. An admission webhook or policy that refuses spec.suspend or changes to %s keeps the job from being preempted", err, t.deps.caps.Field)
+	t.deps.speak(&t.TrainJob, warning(ReasonStopRefused, actionStop, fmt.Sprintf(
+		"the API server refused to stop this TrainJob: %v; retrying with backoff. An admission webhook or policy that refuses spec.suspend or changes to %s keeps the job from being preempted", err, t.deps.caps.Field)).once(t.UID))
 }
 
 // RestorePodSetsInfo restores nothing in memory: the job framework calls it

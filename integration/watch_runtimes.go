@@ -5,7 +5,10 @@ import (
 	"sync"
 	"time"
 
+	"github.com/trainjob-kueue/trainjob-kueue/runtimesource"
+	"github.com/trainjob-kueue/trainjob-kueue/trainjob"
 	"k8s.io/client-go/util/workqueue"
+	ctrl "sigs.k8s.io/controller-runtime"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/controller-runtime/pkg/event"
 	"sigs.k8s.io/controller-runtime/pkg/handler"
@@ -84,5 +87,28 @@ func (p *pacedFanOut) enqueue(ctx context.Context, o client.Object, q requestQue
 			continue
 		}
 		q.AddAfter(r, delays[i])
+	}
+}
+
+func (r *Reconciler) jobsUsing(kind string) handler.MapFunc {
+	return func(ctx context.Context, o client.Object) []reconcile.Request {
+		ref := runtimesource.Ref{Kind: kind, Namespace: o.GetNamespace(), Name: o.GetName()}
+		var jobs trainjob.TrainJobList
+		opts := []client.ListOption{client.MatchingFields{runtimeIndex: ref.IndexKey()}}
+		if ref.Namespace != "" {
+			opts = append(opts, client.InNamespace(ref.Namespace))
+		}
+		if err := r.deps.client.List(ctx, &jobs, opts...); err != nil {
+			ctrl.LoggerFrom(ctx).Error(err, "Listing TrainJobs of a runtime", "runtime", ref.String())
+			return nil
+		}
+		reqs := make([]reconcile.Request, 0, len(jobs.Items))
+		for i := range jobs.Items {
+			if _, _, done := jobs.Items[i].Finished(); done {
+				continue
+			}
+			reqs = append(reqs, reconcile.Request{NamespacedName: client.ObjectKeyFromObject(&jobs.Items[i])})
+		}
+		return reqs
 	}
 }

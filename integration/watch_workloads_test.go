@@ -4,13 +4,17 @@ import (
 	"testing"
 	"time"
 
+	"k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/utils/ptr"
 	"sigs.k8s.io/controller-runtime/pkg/event"
+	"sigs.k8s.io/controller-runtime/pkg/handler"
+	"sigs.k8s.io/controller-runtime/pkg/reconcile"
 	kueue "sigs.k8s.io/kueue/apis/kueue/v1beta2"
 
 	trainer "github.com/kubeflow/trainer/v2/pkg/apis/trainer/v1alpha1"
+	"github.com/trainjob-kueue/trainjob-kueue/trainjob"
 )
 
 // pendingWorkload is a queued TrainJob's Workload as Kueue leaves it after
@@ -110,5 +114,53 @@ func TestOnlyARewordedPendingMessageIsNoReasonToReconcile(t *testing.T) {
 		if !e {
 			t.Errorf("a %s event was dropped", name)
 		}
+	}
+}
+
+// A job whose Workload Kueue just decided on, or whose Workload holds quota
+// and changed, is reconciled before the jobs whose pending Workloads only
+// changed otherwise, and the initial list's come last.
+func TestKueuesDecisionsAreReconciledFirst(t *testing.T) {
+	mapper := meta.NewDefaultRESTMapper(nil)
+	mapper.Add(GVK, meta.RESTScopeNamespace)
+	h := decisionsFirst(handler.EnqueueRequestForOwner(NewScheme(), mapper, &trainjob.TrainJob{}, handler.OnlyControllerOwner()))
+	wl := func(rv string, active bool, conds ...string) *kueue.Workload {
+		w := &kueue.Workload{ObjectMeta: metav1.ObjectMeta{Namespace: "ns", Name: "wl", ResourceVersion: rv, OwnerReferences: []metav1.OwnerReference{{
+			APIVersion: trainer.GroupVersion.String(), Kind: trainer.TrainJobKind, Name: "job", UID: types.UID("uid"), Controller: ptr.To(true)}}}}
+		w.Spec.Active = ptr.To(active)
+		for _, c := range conds {
+			w.Status.Conditions = append(w.Status.Conditions, metav1.Condition{Type: c, Status: metav1.ConditionTrue})
+		}
+		return w
+	}
+	job := reconcile.Request{NamespacedName: types.NamespacedName{Namespace: "ns", Name: "job"}}
+	cases := map[string]struct {
+		old, new *kueue.Workload
+		want     int
+	}{
+		"quota reserved":                   {old: wl("1", true), new: wl("2", true, kueue.WorkloadQuotaReserved), want: decisionPriority},
+		"admitted":                         {old: wl("1", true, kueue.WorkloadQuotaReserved), new: wl("2", true, kueue.WorkloadQuotaReserved, kueue.WorkloadAdmitted), want: decisionPriority},
+		"evicted":                          {old: wl("1", true, kueue.WorkloadQuotaReserved, kueue.WorkloadAdmitted), new: wl("2", true, kueue.WorkloadQuotaReserved, kueue.WorkloadAdmitted, kueue.WorkloadEvicted), want: decisionPriority},
+		"deactivated":                      {old: wl("1", true), new: wl("2", false), want: decisionPriority},
+		"a pending Workload's requeue":     {old: wl("1", true), new: wl("2", true), want: 0},
+		"holding quota, PodsReady written": {old: wl("1", true, kueue.WorkloadQuotaReserved, kueue.WorkloadAdmitted), new: wl("2", true, kueue.WorkloadQuotaReserved, kueue.WorkloadAdmitted, kueue.WorkloadPodsReady), want: decisionPriority},
+		"holding quota, finished":          {old: wl("1", true, kueue.WorkloadQuotaReserved, kueue.WorkloadAdmitted), new: wl("2", true, kueue.WorkloadQuotaReserved, kueue.WorkloadAdmitted, kueue.WorkloadFinished), want: 0},
+		"holding quota, a resync":          {old: wl("1", true, kueue.WorkloadQuotaReserved, kueue.WorkloadAdmitted), new: wl("1", true, kueue.WorkloadQuotaReserved, kueue.WorkloadAdmitted), want: handler.LowPriority},
+		"a resync":                         {old: wl("1", true), new: wl("1", true), want: handler.LowPriority},
+	}
+	for name, tc := range cases {
+		t.Run(name, func(t *testing.T) {
+			q := &priorities{got: map[reconcile.Request]int{}}
+			h.Update(t.Context(), event.UpdateEvent{ObjectOld: tc.old, ObjectNew: tc.new}, q)
+			got, ok := q.got[job]
+			if !ok || got != tc.want {
+				t.Errorf("enqueued %v at priority %d, want priority %d", ok, got, tc.want)
+			}
+		})
+	}
+	q := &priorities{got: map[reconcile.Request]int{}}
+	h.Create(t.Context(), event.CreateEvent{Object: wl("1", true), IsInInitialList: true}, q)
+	if got := q.got[job]; got != handler.LowPriority {
+		t.Errorf("initial list at priority %d, want %d", got, handler.LowPriority)
 	}
 }

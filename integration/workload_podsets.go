@@ -16,6 +16,7 @@ import (
 
 	"github.com/trainjob-kueue/trainjob-kueue/podsets"
 	"github.com/trainjob-kueue/trainjob-kueue/quota"
+	"github.com/trainjob-kueue/trainjob-kueue/runtimesource"
 )
 
 // PodSets are the job's roles as Trainer runs them. A job that holds a quota
@@ -29,13 +30,13 @@ func (t *TrainJob) PodSets(context.Context, client.Client) ([]kueue.PodSet, erro
 	if rtErr := t.obs.runtimeErr; rtErr != nil && !(t.obs.reserved() != nil && !t.IsSuspended()) {
 		// Said while the job waits, reserved or not: a running job does
 		// not need its runtime any more.
-		t.deps.metrics.podSetError(rtErr.reason)
-		t.say(rtErr.reason, actionComputePodSets, rtErr.msg)
+		t.deps.metrics.PodSetError(rtErr.Reason)
+		t.say(warning(rtErr.Reason, actionComputePodSets, rtErr.Message))
 	}
 	if gone := t.obs.runtimeGone; gone != nil {
-		t.say(gone.reason, actionQueue, gone.msg)
+		t.say(warning(gone.Reason, actionQueue, gone.Message))
 	}
-	if err != nil && errors.As(err, new(*errRuntime)) {
+	if err != nil && errors.As(err, new(*runtimesource.Error)) {
 		// The runtime watch requeues the job when the runtime changes:
 		// retrying before that would only spin.
 		return nil, jobframework.UnretryableError(err.Error())
@@ -61,7 +62,7 @@ func (t *TrainJob) currentPodSets() ([]kueue.PodSet, error) {
 		}
 		return nil, t.obs.runtimeErr
 	}
-	computed := t.obs.podSets
+	computed := t.obs.PodSets
 	if reserved != nil && sameDemand(reserved.Spec.PodSets, computed) && samePlacement(reserved.Spec.PodSets, computed) {
 		return reserved.Spec.DeepCopy().PodSets, nil
 	}
@@ -144,9 +145,9 @@ func (t *TrainJob) runningRoles() ([]podsets.Role, bool) {
 		return nil, false
 	}
 	if wl := t.obs.reserved(); wl != nil {
-		return podsets.Admitted(t.obs.roles, wl.Spec.PodSets), true
+		return podsets.Admitted(t.obs.Roles, wl.Spec.PodSets), true
 	}
-	return t.obs.roles, true
+	return t.obs.Roles, true
 }
 
 // progressOf is how far each role got, by name.

@@ -12,6 +12,7 @@ import (
 	trainer "github.com/kubeflow/trainer/v2/pkg/apis/trainer/v1alpha1"
 
 	"github.com/trainjob-kueue/trainjob-kueue/podsets"
+	"github.com/trainjob-kueue/trainjob-kueue/runtimesource"
 	"github.com/trainjob-kueue/trainjob-kueue/trainjob"
 )
 
@@ -48,7 +49,7 @@ func TestReadinessAndReclaimablePodsFollowTheWaves(t *testing.T) {
 		roles      []podsets.Role // the runtime as it is now
 		admitted   []podsets.Role // what the Workload reserved; nil: not reserved
 		jobs       []trainer.JobStatus
-		runtimeErr *errRuntime
+		runtimeErr *runtimesource.Error
 		// what the Workload says from the last reconcile
 		lastReady       bool
 		lastReclaimable []kueue.ReclaimablePod
@@ -81,16 +82,16 @@ func TestReadinessAndReclaimablePodsFollowTheWaves(t *testing.T) {
 		// Kueue refuses).
 		"runtime unusable under a running job": {
 			admitted: twoWaves(), lastReady: true, lastReclaimable: []kueue.ReclaimablePod{{Name: "dataset-initializer", Count: 1}},
-			jobs: jobs(jobStatus("dataset-initializer", 0, 1), jobStatus("node", 1, 0)), runtimeErr: &errRuntime{reason: ReasonInvalidRuntime},
+			jobs: jobs(jobStatus("dataset-initializer", 0, 1), jobStatus("node", 1, 0)), runtimeErr: &runtimesource.Error{Reason: ReasonInvalidRuntime},
 			ready: true, reclaimable: []kueue.ReclaimablePod{{Name: "dataset-initializer", Count: 1}},
 		},
 		"runtime unusable, nothing reserved": {
-			jobs: jobs(jobStatus("dataset-initializer", 1, 0)), runtimeErr: &errRuntime{reason: ReasonInvalidRuntime},
+			jobs: jobs(jobStatus("dataset-initializer", 1, 0)), runtimeErr: &runtimesource.Error{Reason: ReasonInvalidRuntime},
 		},
 	}
 	for name, tc := range cases {
 		t.Run(name, func(t *testing.T) {
-			obs := &observed{projection: projection{roles: tc.roles}, jobs: tc.jobs, runtimeErr: tc.runtimeErr}
+			obs := &observed{Projection: runtimesource.Projection{Roles: tc.roles}, jobs: tc.jobs, runtimeErr: tc.runtimeErr}
 			if tc.admitted != nil {
 				obs.workload = reservedFor(tc.admitted)
 				if tc.lastReady {
@@ -120,12 +121,56 @@ func TestPriorityClassIsTheTrainerStep(t *testing.T) {
 	roles := twoWaves()
 	roles[0].Template.Spec = corev1.PodSpec{PriorityClassName: "low"}
 	roles[1].Template.Spec = corev1.PodSpec{PriorityClassName: "high"}
-	job := &TrainJob{obs: &observed{projection: projection{roles: roles}}}
+	job := &TrainJob{obs: &observed{Projection: runtimesource.Projection{Roles: roles}}}
 	if got := job.PriorityClass(); got != "high" {
 		t.Errorf("PriorityClass = %q, want the trainer step's %q", got, "high")
 	}
-	job.obs.runtimeErr = &errRuntime{reason: ReasonRuntimeNotFound}
+	job.obs.runtimeErr = &runtimesource.Error{Reason: ReasonRuntimeNotFound}
 	if got := job.PriorityClass(); got != "" {
 		t.Errorf("PriorityClass without a runtime = %q, want none", got)
+	}
+}
+
+func TestSamePlacement(t *testing.T) {
+	base := func() []kueue.PodSet {
+		return []kueue.PodSet{{Name: "node", Count: 2, Template: corev1.PodTemplateSpec{Spec: corev1.PodSpec{
+			NodeSelector: map[string]string{"pool": "gpu"},
+			Tolerations: []corev1.Toleration{
+				{Key: "a", Operator: corev1.TolerationOpExists},
+				{Key: "b", Operator: corev1.TolerationOpEqual, Value: "x", Effect: corev1.TaintEffectNoSchedule},
+			},
+		}}}}
+	}
+	cases := map[string]struct {
+		edit func(*kueue.PodSet)
+		same bool
+	}{
+		"unchanged": {edit: func(*kueue.PodSet) {}, same: true},
+		"tolerations reordered": {edit: func(p *kueue.PodSet) {
+			tol := p.Template.Spec.Tolerations
+			tol[0], tol[1] = tol[1], tol[0]
+		}, same: true},
+		"a container's image": {edit: func(p *kueue.PodSet) {
+			p.Template.Spec.Containers = []corev1.Container{{Name: "node", Image: "other"}}
+		}, same: true},
+		"nodeSelector": {edit: func(p *kueue.PodSet) { p.Template.Spec.NodeSelector["disk"] = "ssd" }},
+		"a toleration": {edit: func(p *kueue.PodSet) {
+			p.Template.Spec.Tolerations = p.Template.Spec.Tolerations[:1]
+		}},
+		"affinity": {edit: func(p *kueue.PodSet) {
+			p.Template.Spec.Affinity = &corev1.Affinity{NodeAffinity: &corev1.NodeAffinity{}}
+		}},
+		"topology": {edit: func(p *kueue.PodSet) {
+			p.TopologyRequest = &kueue.PodSetTopologyRequest{Required: ptr.To("rack")}
+		}},
+	}
+	for name, tc := range cases {
+		t.Run(name, func(t *testing.T) {
+			edited := base()
+			tc.edit(&edited[0])
+			if got := samePlacement(base(), edited); got != tc.same {
+				t.Errorf("samePlacement = %v, want %v", got, tc.same)
+			}
+		})
 	}
 }

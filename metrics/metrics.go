@@ -1,14 +1,11 @@
-package integration
+// Package metrics holds trainjob-kueue's Prometheus metrics.
+package metrics
 
 import (
-	"context"
 	"time"
 
 	"github.com/prometheus/client_golang/prometheus"
-	"k8s.io/utils/ptr"
 	"sigs.k8s.io/controller-runtime/pkg/client"
-
-	"github.com/trainjob-kueue/trainjob-kueue/trainjob"
 )
 
 // Metrics of the integration, prefixed trainjob_kueue_. One value per
@@ -26,7 +23,8 @@ const (
 	resultDone   = "done"
 	resultFailed = "failed"
 
-	reasonAPIError = "APIError"
+	// ReasonAPIError: a write failed for the API server, not the job.
+	ReasonAPIError = "APIError"
 )
 
 // NewMetrics makes the integration's metrics; Register exposes them.
@@ -72,14 +70,14 @@ func (m *Metrics) Register(reg prometheus.Registerer, c client.Reader) error {
 
 // The methods below take a nil *Metrics: tests run without.
 
-func (m *Metrics) started(admittedAt time.Time) {
+func (m *Metrics) Started(admittedAt time.Time) {
 	if m == nil || admittedAt.IsZero() {
 		return
 	}
 	m.admissionToStart.Observe(time.Since(admittedAt).Seconds())
 }
 
-func (m *Metrics) injected(failure string) {
+func (m *Metrics) Injected(failure string) {
 	if m == nil {
 		return
 	}
@@ -90,7 +88,7 @@ func (m *Metrics) injected(failure string) {
 	m.injections.WithLabelValues(resultFailed, failure).Inc()
 }
 
-func (m *Metrics) restored(failure string) {
+func (m *Metrics) Restored(failure string) {
 	if m == nil {
 		return
 	}
@@ -101,59 +99,15 @@ func (m *Metrics) restored(failure string) {
 	m.restores.WithLabelValues(resultFailed, failure).Inc()
 }
 
-func (m *Metrics) podSetError(reason string) {
+func (m *Metrics) PodSetError(reason string) {
 	if m == nil {
 		return
 	}
 	m.podSetErrors.WithLabelValues(reason).Inc()
 }
 
-// jobsByState counts TrainJobs from the informer cache when scraped, so it
-// keeps no state of its own.
-type jobsByState struct {
-	client client.Reader
-	desc   *prometheus.Desc
-}
-
-func newJobsByState(c client.Reader) *jobsByState {
-	return &jobsByState{client: c, desc: prometheus.NewDesc("trainjob_kueue_trainjobs",
-		"TrainJobs by state: Queued (suspended, waiting for admission), Running (started on this cluster), Dispatched (handed to MultiKueue: queued here or run by a worker), Finished.",
-		[]string{"state"}, nil)}
-}
-
-func (j *jobsByState) Describe(ch chan<- *prometheus.Desc) { ch <- j.desc }
-
-// Collect counts the cache's own objects: with thousands of TrainJobs a
-// deep copy of each per scrape was the manager's largest allocation. The
-// objects are only read here.
-func (j *jobsByState) Collect(ch chan<- prometheus.Metric) {
-	var jobs trainjob.TrainJobList
-	if err := j.client.List(context.Background(), &jobs, client.UnsafeDisableDeepCopy); err != nil {
-		ch <- prometheus.NewInvalidMetric(j.desc, err)
-		return
-	}
-	counts := map[string]float64{"Queued": 0, "Running": 0, "Dispatched": 0, "Finished": 0}
-	var job TrainJob
-	for i := range jobs.Items {
-		job.TrainJob = jobs.Items[i]
-		switch _, _, finished := job.Finished(context.Background()); {
-		case finished:
-			counts["Finished"]++
-		case runnerOf(job.Spec.ManagedBy) == runRemotely:
-			counts["Dispatched"]++
-		case ptr.Deref(job.Spec.Suspend, false):
-			counts["Queued"]++
-		default:
-			counts["Running"]++
-		}
-	}
-	for state, n := range counts {
-		ch <- prometheus.MustNewConstMetric(j.desc, prometheus.GaugeValue, n, state)
-	}
-}
-
-// gang counts an action on PodGroups (gang.ActionResized, …).
-func (m *Metrics) gang(action string) {
+// Gang counts an action on PodGroups (gang.ActionResized, …).
+func (m *Metrics) Gang(action string) {
 	if m == nil {
 		return
 	}

@@ -1,4 +1,4 @@
-package integration
+package metrics
 
 import (
 	"testing"
@@ -11,19 +11,19 @@ import (
 
 func TestMetricsCountWhatHappened(t *testing.T) {
 	m := NewMetrics()
-	m.injected("")
-	m.injected(ReasonNodeSelectorConflict)
-	m.restored("")
-	m.podSetError(ReasonRuntimeNotFound)
-	m.started(time.Now().Add(-time.Second))
-	m.gang(gang.ActionRetried)
+	m.Injected("")
+	m.Injected("NodeSelectorConflict")
+	m.Restored("")
+	m.PodSetError("RuntimeNotFound")
+	m.Started(time.Now().Add(-time.Second))
+	m.Gang(gang.ActionRetried)
 	for name, c := range map[string]struct {
 		got, want float64
 	}{
 		"injection done":          {testutil.ToFloat64(m.injections.WithLabelValues(resultDone, "")), 1},
-		"injection conflict":      {testutil.ToFloat64(m.injections.WithLabelValues(resultFailed, ReasonNodeSelectorConflict)), 1},
+		"injection conflict":      {testutil.ToFloat64(m.injections.WithLabelValues(resultFailed, "NodeSelectorConflict")), 1},
 		"restore done":            {testutil.ToFloat64(m.restores.WithLabelValues(resultDone, "")), 1},
-		"podset runtime missing":  {testutil.ToFloat64(m.podSetErrors.WithLabelValues(ReasonRuntimeNotFound)), 1},
+		"podset runtime missing":  {testutil.ToFloat64(m.podSetErrors.WithLabelValues("RuntimeNotFound")), 1},
 		"admission to start seen": {float64(testutil.CollectAndCount(m.admissionToStart)), 1},
 		"gang retried":            {testutil.ToFloat64(m.gangs.WithLabelValues(gang.ActionRetried)), 1},
 	} {
@@ -33,5 +33,5 @@ func TestMetricsCountWhatHappened(t *testing.T) {
 	}
 	// A manager without metrics (tests) takes nil.
 	var none *Metrics
-	none.injected("")
+	none.Injected("")
 }

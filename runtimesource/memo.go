@@ -1,4 +1,4 @@
-package integration
+package runtimesource
 
 import (
 	"container/list"
@@ -29,15 +29,6 @@ const podSetMemoBytes = 32 << 20
 // entryOverhead estimates a memo entry without its projection: the key,
 // the list element, the map slot.
 const entryOverhead = 256
-
-// projection is a job's roles and PodSets; shared, so read-only.
-type projection struct {
-	roles   []podsets.Role
-	podSets []kueue.PodSet
-	// coscheduling is the runtime's podGroupPolicy.coscheduling: Trainer
-	// makes the job a PodGroup.
-	coscheduling *trainer.CoschedulingPodGroupPolicySource
-}
 
 // podSetMemo remembers projections by job UID, spec generation and runtime
 // version. A queued job is reconciled on every status change of its
@@ -74,7 +65,7 @@ type memoEntry struct {
 }
 
 type sharedProjection struct {
-	p    projection
+	p    Projection
 	sum  [sha256.Size]byte
 	size int
 	refs int
@@ -90,25 +81,25 @@ func uidOf(key string) types.UID {
 	return types.UID(uid)
 }
 
-func (m *podSetMemo) get(key string) (projection, bool) {
+func (m *podSetMemo) get(key string) (Projection, bool) {
 	if m == nil {
-		return projection{}, false
+		return Projection{}, false
 	}
 	m.mu.Lock()
 	defer m.mu.Unlock()
 	el, ok := m.byJob[uidOf(key)]
 	if !ok {
-		return projection{}, false
+		return Projection{}, false
 	}
 	e := el.Value.(*memoEntry)
 	if e.key != key {
-		return projection{}, false
+		return Projection{}, false
 	}
 	m.lru.MoveToFront(el)
 	return e.p.p, true
 }
 
-func (m *podSetMemo) put(key string, p projection) {
+func (m *podSetMemo) put(key string, p Projection) {
 	if m == nil {
 		return
 	}
@@ -117,7 +108,7 @@ func (m *podSetMemo) put(key string, p projection) {
 		Roles        []podsets.Role
 		PodSets      []kueue.PodSet
 		Coscheduling *trainer.CoschedulingPodGroupPolicySource
-	}{p.roles, p.podSets, p.coscheduling})
+	}{p.Roles, p.PodSets, p.Coscheduling})
 	if err != nil {
 		return
 	}

@@ -1,4 +1,4 @@
-package integration
+package runtimesource
 
 import (
 	"fmt"
@@ -16,11 +16,11 @@ import (
 
 // projectionOf one role whose image is image: distinct images, distinct
 // projections.
-func projectionOf(image string) projection {
+func projectionOf(image string) Projection {
 	tmpl := corev1.PodTemplateSpec{Spec: corev1.PodSpec{Containers: []corev1.Container{{Name: "node", Image: image}}}}
-	return projection{
-		roles:   []podsets.Role{{Name: "node", Replicas: 1, PodsPerReplica: 2, Template: tmpl}},
-		podSets: []kueue.PodSet{{Name: "node", Count: 2, Template: tmpl}},
+	return Projection{
+		Roles:   []podsets.Role{{Name: "node", Replicas: 1, PodsPerReplica: 2, Template: tmpl}},
+		PodSets: []kueue.PodSet{{Name: "node", Count: 2, Template: tmpl}},
 	}
 }
 
@@ -59,7 +59,7 @@ func TestPodSetMemoStoresEqualProjectionsOnce(t *testing.T) {
 	}
 	first, _ := m.get(key("0", 1))
 	last, _ := m.get(key("999", 1))
-	if &first.podSets[0] != &last.podSets[0] {
+	if &first.PodSets[0] != &last.PodSets[0] {
 		t.Error("equal projections are separate copies")
 	}
 	if perJob := m.bytes / 1000; perJob > 2*entryOverhead {
@@ -74,8 +74,8 @@ func TestPodSetMemoKeepsOneEntryPerJob(t *testing.T) {
 	if _, ok := m.get(key("a", 1)); ok {
 		t.Error("the projection of an older generation is still served")
 	}
-	if p, ok := m.get(key("a", 2)); !ok || p.podSets[0].Template.Spec.Containers[0].Image != "v2" {
-		t.Errorf("generation 2: %v, %v", p.podSets, ok)
+	if p, ok := m.get(key("a", 2)); !ok || p.PodSets[0].Template.Spec.Containers[0].Image != "v2" {
+		t.Errorf("generation 2: %v, %v", p.PodSets, ok)
 	}
 	if m.lru.Len() != 1 || len(m.shared) != 1 {
 		t.Errorf("%d entries and %d projections for one job", m.lru.Len(), len(m.shared))
@@ -104,7 +104,7 @@ func TestPodSetMemoForgetsDeletedJobs(t *testing.T) {
 	if _, ok := none.get("a"); ok {
 		t.Fatal("a nil memo remembers nothing")
 	}
-	none.put("a", projection{})
+	none.put("a", Projection{})
 	none.forget("a")
 }
 

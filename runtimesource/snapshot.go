@@ -1,4 +1,4 @@
-package integration
+package runtimesource
 
 import (
 	"context"
@@ -53,9 +53,9 @@ func readSnapshot(ctx context.Context, r client.Reader, dec *snapshotDecoder, jo
 // decodes afresh.
 func decodeSnapshot(cm *corev1.ConfigMap, job *trainjob.TrainJob, dec *snapshotDecoder) (*trainer.TrainingRuntimeSpec, error) {
 	invalid := func(format string, a ...any) error {
-		return &errRuntime{
-			reason: ReasonInvalidRuntime,
-			msg: fmt.Sprintf("the runtime snapshot ConfigMap %s, which Trainer builds this job from, "+format+
+		return &Error{
+			Reason: ReasonInvalidRuntime,
+			Message: fmt.Sprintf("the runtime snapshot ConfigMap %s, which Trainer builds this job from, "+format+
 				"; Trainer will not run the job either: delete the ConfigMap so Trainer takes a new snapshot of the runtime", append([]any{cm.Name}, a...)...),
 		}
 	}

@@ -1,4 +1,4 @@
-package integration
+package runtimesource
 
 import (
 	"context"
@@ -77,8 +77,8 @@ func TestDecodeSnapshot(t *testing.T) {
 	} {
 		t.Run(name, func(t *testing.T) {
 			_, err := decodeSnapshot(tc.cm, job, newSnapshotDecoder(snapshotsRemembered))
-			var rtErr *errRuntime
-			if !errors.As(err, &rtErr) || rtErr.reason != ReasonInvalidRuntime || !strings.Contains(err.Error(), tc.want) || !strings.Contains(err.Error(), "delete the ConfigMap") {
+			var rtErr *Error
+			if !errors.As(err, &rtErr) || rtErr.Reason != ReasonInvalidRuntime || !strings.Contains(err.Error(), tc.want) || !strings.Contains(err.Error(), "delete the ConfigMap") {
 				t.Fatalf("error %v, want an InvalidRuntime one containing %q and the fix", err, tc.want)
 			}
 		})
@@ -121,8 +121,8 @@ func TestJobRuntimeSpecIsWhatTrainerBuildsFrom(t *testing.T) {
 		"v2.3, the snapshot read fails": {rules: v23, objs: []client.Object{live, snapshot}, funcs: configMapsFail(errors.New("etcd is on fire")), err: "reading the runtime snapshot"},
 	} {
 		t.Run(name, func(t *testing.T) {
-			c := fake.NewClientBuilder().WithScheme(NewScheme()).WithObjects(tc.objs...).WithInterceptorFuncs(tc.funcs).Build()
-			rt, snapshotted, err := JobRuntimeSpec(t.Context(), c, job, tc.rules)
+			c := fake.NewClientBuilder().WithScheme(testScheme()).WithObjects(tc.objs...).WithInterceptorFuncs(tc.funcs).Build()
+			rt, snapshotted, err := Read(t.Context(), c, job, tc.rules)
 			if tc.err != "" {
 				if err == nil || !strings.Contains(err.Error(), tc.err) {
 					t.Fatalf("got %v, want an error saying %q", err, tc.err)
@@ -227,7 +227,7 @@ func TestTheSnapshotIsReadOnceTrainerReported(t *testing.T) {
 	live, snapped := runtimeOf(3), runtimeOf(1)
 	snapshot := snapshotConfigMap(t, job, snapped)
 	reads := 0
-	c := fake.NewClientBuilder().WithScheme(NewScheme()).WithObjects(live, snapshot).WithInterceptorFuncs(interceptor.Funcs{
+	c := fake.NewClientBuilder().WithScheme(testScheme()).WithObjects(live, snapshot).WithInterceptorFuncs(interceptor.Funcs{
 		Get: func(ctx context.Context, c client.WithWatch, key client.ObjectKey, obj client.Object, opts ...client.GetOption) error {
 			if _, ok := obj.(*corev1.ConfigMap); ok {
 				reads++
@@ -240,9 +240,9 @@ func TestTheSnapshotIsReadOnceTrainerReported(t *testing.T) {
 	if !caps.RuntimeSnapshot {
 		t.Fatal("the v2.3 shape takes no snapshot")
 	}
-	d := &deps{client: c, apiReader: c, opts: Options{Shape: s}, caps: caps, memo: newPodSetMemo(podSetMemoBytes), snapshots: newSnapshotDecoder(snapshotsRemembered), said: newSaidOnce()}
-	nodes := func(p projection) int32 {
-		for _, ps := range p.podSets {
+	d := New(c, c, Options{Shape: s})
+	nodes := func(p Projection) int32 {
+		for _, ps := range p.PodSets {
 			if ps.Name == "node" {
 				return ps.Count
 			}
@@ -250,7 +250,7 @@ func TestTheSnapshotIsReadOnceTrainerReported(t *testing.T) {
 		return -1
 	}
 
-	p, err := d.project(t.Context(), job)
+	p, err := d.Project(t.Context(), job)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -259,14 +259,14 @@ func TestTheSnapshotIsReadOnceTrainerReported(t *testing.T) {
 	}
 
 	for range 2 {
-		if p, err = d.project(t.Context(), job); err != nil {
+		if p, err = d.Project(t.Context(), job); err != nil {
 			t.Fatal(err)
 		}
 	}
 	// Admitted and started before Trainer's first reconcile: a spec edit.
 	started := job.DeepCopy()
 	started.Generation = 2
-	if p, err = d.project(t.Context(), started); err != nil {
+	if p, err = d.Project(t.Context(), started); err != nil {
 		t.Fatal(err)
 	}
 	if reads != 0 {
@@ -283,19 +283,19 @@ func TestTheSnapshotIsReadOnceTrainerReported(t *testing.T) {
 	if err := c.Update(t.Context(), racing); err != nil {
 		t.Fatal(err)
 	}
-	if p, err = d.project(t.Context(), job); err != nil {
+	if p, err = d.Project(t.Context(), job); err != nil {
 		t.Fatal(err)
 	}
 	if reads != 1 || nodes(p) != 1 {
 		t.Errorf("a runtime edit before Trainer reported: %d snapshot reads, %d nodes; want 1 read, the snapshot's 1", reads, nodes(p))
 	}
-	d.memo.forget(job.UID)
+	d.Forget(job.UID)
 	reads = 0
 
 	reported := job.DeepCopy()
 	reported.Status.Conditions = []metav1.Condition{{Type: trainer.TrainJobSuspended, Status: metav1.ConditionTrue}}
 	for range 3 {
-		if p, err = d.project(t.Context(), reported); err != nil {
+		if p, err = d.Project(t.Context(), reported); err != nil {
 			t.Fatal(err)
 		}
 	}
@@ -307,15 +307,15 @@ func TestTheSnapshotIsReadOnceTrainerReported(t *testing.T) {
 	edited := reported.DeepCopy()
 	edited.Generation = 2
 	edited.Spec.Trainer = &trainjob.Trainer{NumNodes: ptr.To[int32](2)}
-	if p, err = d.project(t.Context(), edited); err != nil {
+	if p, err = d.Project(t.Context(), edited); err != nil {
 		t.Fatal(err)
 	}
 	if reads != 1 || nodes(p) != 2 {
 		t.Errorf("a spec edit: %d snapshot reads, %d nodes; want still 1 read, the edit's 2", reads, nodes(p))
 	}
 	// A deleted job is forgotten, its snapshot with it.
-	d.memo.forget(job.UID)
-	if _, err = d.project(t.Context(), edited); err != nil {
+	d.Forget(job.UID)
+	if _, err = d.Project(t.Context(), edited); err != nil {
 		t.Fatal(err)
 	}
 	if reads != 2 {
@@ -327,7 +327,7 @@ func TestTheSnapshotIsReadOnceTrainerReported(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	for _, shared := range d.snapshots.byContent {
+	for _, shared := range d.decoder.byContent {
 		if diff := cmp.Diff(fresh, shared); diff != "" {
 			t.Errorf("projecting changed the shared runtime (-decoded +now):\n%s", diff)
 		}
@@ -370,7 +370,7 @@ func TestConcurrentObserversReadTheSnapshotOnce(t *testing.T) {
 	// ample time to come), so the two observers overlap.
 	var reads atomic.Int32
 	second := make(chan struct{})
-	c := fake.NewClientBuilder().WithScheme(NewScheme()).WithObjects(rt, snapshotConfigMap(t, job, rt)).WithInterceptorFuncs(interceptor.Funcs{
+	c := fake.NewClientBuilder().WithScheme(testScheme()).WithObjects(rt, snapshotConfigMap(t, job, rt)).WithInterceptorFuncs(interceptor.Funcs{
 		Get: func(ctx context.Context, c client.WithWatch, key client.ObjectKey, obj client.Object, opts ...client.GetOption) error {
 			if _, ok := obj.(*corev1.ConfigMap); ok {
 				switch reads.Add(1) {
@@ -387,13 +387,13 @@ func TestConcurrentObserversReadTheSnapshotOnce(t *testing.T) {
 		},
 	}).Build()
 	s := shape.RuntimePatches{UnsuspendsInOnePatch: true, Release: podsets.Rules{RuntimeSnapshot: true}}
-	d := &deps{client: c, apiReader: c, opts: Options{Shape: s}, caps: s.Capabilities(), memo: newPodSetMemo(podSetMemoBytes), snapshots: newSnapshotDecoder(snapshotsRemembered), said: newSaidOnce()}
+	d := New(c, c, Options{Shape: s})
 
 	var wg sync.WaitGroup
-	got := make([]projection, 2)
+	got := make([]Projection, 2)
 	errs := make([]error, 2)
 	for i := range got {
-		wg.Go(func() { got[i], errs[i] = d.project(t.Context(), job.DeepCopy()) })
+		wg.Go(func() { got[i], errs[i] = d.Project(t.Context(), job.DeepCopy()) })
 	}
 	wg.Wait()
 	for _, err := range errs {
@@ -404,10 +404,10 @@ func TestConcurrentObserversReadTheSnapshotOnce(t *testing.T) {
 	if n := reads.Load(); n != 1 {
 		t.Errorf("two observers at once: %d snapshot reads, want 1", n)
 	}
-	if diff := cmp.Diff(got[0].podSets, got[1].podSets); diff != "" {
+	if diff := cmp.Diff(got[0].PodSets, got[1].PodSets); diff != "" {
 		t.Errorf("the observers' PodSets differ (-first +second):\n%s", diff)
 	}
-	if len(got[0].podSets) == 0 {
+	if len(got[0].PodSets) == 0 {
 		t.Error("no PodSets projected")
 	}
 }

@@ -1,4 +1,4 @@
-package integration
+package webhook
 
 import (
 	"fmt"
@@ -7,6 +7,7 @@ import (
 	"k8s.io/apimachinery/pkg/util/validation/field"
 	"sigs.k8s.io/kueue/pkg/controller/jobframework"
 
+	"github.com/trainjob-kueue/trainjob-kueue/integration"
 	"github.com/trainjob-kueue/trainjob-kueue/trainjob"
 )
 
@@ -17,8 +18,8 @@ import (
 // it afterwards comes too late on Trainer v2.3, whose JobSet is already
 // built and unsuspended with it, so pods bind outside every flavor before
 // the reconcile catches up.
-func (w *Webhook) queuedStart(old, job *TrainJob) field.ErrorList {
-	if !old.Suspended() || job.Suspended() || runnerOf(job.Spec.ManagedBy) != runLocally {
+func (w *Webhook) queuedStart(old, job *integration.TrainJob) field.ErrorList {
+	if !old.Suspended() || job.Suspended() || job.Runner() != trainjob.RunLocally {
 		return nil
 	}
 	if !w.opts.ManageJobsWithoutQueueName && jobframework.QueueName(job) == "" {

@@ -1,4 +1,8 @@
-package integration
+// Package webhook defaults and validates TrainJobs for Kueue: queued jobs
+// are suspended and handed to the queue (or to MultiKueue) at create, and
+// what would leave a job holding quota it can never use is refused with
+// the field and the fix.
+package webhook
 
 import (
 	"context"
@@ -19,8 +23,11 @@ import (
 	"sigs.k8s.io/kueue/pkg/controller/constants"
 	"sigs.k8s.io/kueue/pkg/controller/jobframework"
 
+	trainer "github.com/kubeflow/trainer/v2/pkg/apis/trainer/v1alpha1"
 	"github.com/trainjob-kueue/trainjob-kueue/gang"
+	"github.com/trainjob-kueue/trainjob-kueue/integration"
 	"github.com/trainjob-kueue/trainjob-kueue/podsets"
+	"github.com/trainjob-kueue/trainjob-kueue/runtimesource"
 	"github.com/trainjob-kueue/trainjob-kueue/trainjob"
 )
 
@@ -29,11 +36,11 @@ import (
 // unqueued because the webhook was down.
 type Webhook struct {
 	client client.Client // cached reads
-	opts   Options
+	opts   integration.Options
 }
 
-// SetupWebhook registers the TrainJob webhook with the manager's server.
-func SetupWebhook(mgr ctrl.Manager, opts Options) error {
+// Setup registers the TrainJob webhook with the manager's server.
+func Setup(mgr ctrl.Manager, opts integration.Options) error {
 	wh := &Webhook{client: mgr.GetClient(), opts: opts}
 	return ctrl.NewWebhookManagedBy(mgr, &trainjob.TrainJob{}).
 		WithDefaulter(wh).
@@ -50,8 +57,8 @@ var (
 
 // job wraps a TrainJob for the job framework's checks, which read the job
 // alone: a webhook observes nothing for it.
-func (w *Webhook) job(obj *trainjob.TrainJob) *TrainJob {
-	return &TrainJob{TrainJob: *obj, deps: &deps{client: w.client, opts: w.opts, caps: w.opts.Shape.Capabilities()}, obs: &observed{}}
+func (w *Webhook) job(obj *trainjob.TrainJob) *integration.TrainJob {
+	return integration.ForChecks(obj, w.client, w.opts)
 }
 
 // Default queues the job: default LocalQueue if the namespace has one,
@@ -100,7 +107,7 @@ func (w *Webhook) defaultQueueExists(ctx context.Context) func(namespace string)
 
 func (w *Webhook) ValidateCreate(ctx context.Context, obj *trainjob.TrainJob) (admission.Warnings, error) {
 	job := w.job(obj)
-	if runnerOf(job.Spec.ManagedBy) == runElsewhere {
+	if job.Runner() == trainjob.RunElsewhere {
 		return nil, nil
 	}
 	errs := jobframework.ValidateJobOnCreate(job)
@@ -129,7 +136,7 @@ func (w *Webhook) ValidateCreate(ctx context.Context, obj *trainjob.TrainJob) (a
 func (w *Webhook) ValidateUpdate(ctx context.Context, oldObj, newObj *trainjob.TrainJob) (admission.Warnings, error) {
 	oldJob := w.job(oldObj)
 	newJob := w.job(newObj)
-	if runnerOf(newJob.Spec.ManagedBy) == runElsewhere {
+	if newJob.Runner() == trainjob.RunElsewhere {
 		return nil, nil
 	}
 	errs := jobframework.ValidateJobOnCreate(newJob)
@@ -228,7 +235,7 @@ func (w *Webhook) noRoom(job *trainjob.TrainJob) field.ErrorList {
 // unmanagedNamespace refuses a queue name in a namespace Kueue does not
 // manage (managedJobsNamespaceSelector): Kueue would never admit the job,
 // and the suspend the queue name brings would hold it for ever.
-func (w *Webhook) unmanagedNamespace(ctx context.Context, job *TrainJob) (field.ErrorList, error) {
+func (w *Webhook) unmanagedNamespace(ctx context.Context, job *integration.TrainJob) (field.ErrorList, error) {
 	queue := jobframework.QueueName(job)
 	if queue == "" || w.opts.ManagedJobsNamespaceSelector == nil {
 		return nil, nil
@@ -250,17 +257,17 @@ func (w *Webhook) unmanagedNamespace(ctx context.Context, job *TrainJob) (field.
 // more roles than the installed Kueue's PodSet limit). A runtime that does
 // not exist yet is no refusal: the job waits for it.
 func (w *Webhook) unrunnable(ctx context.Context, job *trainjob.TrainJob) (field.ErrorList, error) {
-	rt, err := runtimeSpec(ctx, w.client, job)
+	rt, _, err := runtimesource.Live(ctx, w.client, job)
 	if err != nil {
-		var rtErr *errRuntime
+		var rtErr *runtimesource.Error
 		if !errors.As(err, &rtErr) {
 			// A read that failed says nothing of the job: answered as an
 			// error, which the API server retries or reports, never as
 			// "nothing to refuse".
 			return nil, err
 		}
-		if rtErr.reason == ReasonUnsupportedRuntime {
-			return field.ErrorList{field.NotSupported(field.NewPath("spec", "runtimeRef", "kind"), ptr.Deref(job.Spec.RuntimeRef.Kind, ""), []string{kindTrainingRuntime, kindClusterTrainingRuntime})}, nil
+		if rtErr.Reason == runtimesource.ReasonUnsupportedRuntime {
+			return field.ErrorList{field.NotSupported(field.NewPath("spec", "runtimeRef", "kind"), ptr.Deref(job.Spec.RuntimeRef.Kind, ""), []string{trainer.TrainingRuntimeKind, trainer.ClusterTrainingRuntimeKind})}, nil
 		}
 		return nil, nil
 	}

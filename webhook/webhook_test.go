@@ -1,4 +1,4 @@
-package integration
+package webhook
 
 import (
 	"context"
@@ -23,6 +23,7 @@ import (
 
 	"github.com/trainjob-kueue/trainjob-kueue/discovery"
 	"github.com/trainjob-kueue/trainjob-kueue/gang"
+	"github.com/trainjob-kueue/trainjob-kueue/integration"
 	"github.com/trainjob-kueue/trainjob-kueue/podsets"
 	"github.com/trainjob-kueue/trainjob-kueue/shape"
 	"github.com/trainjob-kueue/trainjob-kueue/trainjob"
@@ -81,7 +82,7 @@ func TestWebhookValidateCreate(t *testing.T) {
 	}
 	for name, tc := range cases {
 		t.Run(name, func(t *testing.T) {
-			b := fake.NewClientBuilder().WithScheme(NewScheme()).WithObjects(tc.objs...)
+			b := fake.NewClientBuilder().WithScheme(integration.NewScheme()).WithObjects(tc.objs...)
 			if tc.failGet {
 				b = b.WithInterceptorFuncs(interceptor.Funcs{Get: func(ctx context.Context, c client.WithWatch, key client.ObjectKey, obj client.Object, opts ...client.GetOption) error {
 					if _, ok := obj.(*trainer.TrainingRuntime); ok {
@@ -91,7 +92,7 @@ func TestWebhookValidateCreate(t *testing.T) {
 				}})
 			}
 			s := shape.PodTemplateOverrides{}
-			w := &Webhook{client: b.Build(), opts: Options{
+			w := &Webhook{client: b.Build(), opts: integration.Options{
 				Shape:         s,
 				PodSets:       podsets.Options{},
 				KueueSettings: discovery.KueueSettings{ManagedJobsNamespaceSelector: labels.SelectorFromSet(labels.Set{"kueue": "yes"})},
@@ -176,7 +177,7 @@ func TestWebhookValidateUpdate(t *testing.T) {
 			if s == nil {
 				s = shape.PodTemplateOverrides{}
 			}
-			w := &Webhook{client: fake.NewClientBuilder().WithScheme(NewScheme()).Build(), opts: Options{Shape: s, ManagerUsername: us}}
+			w := &Webhook{client: fake.NewClientBuilder().WithScheme(integration.NewScheme()).Build(), opts: integration.Options{Shape: s, ManagerUsername: us}}
 			ctx := admission.NewContextWithRequest(t.Context(), admission.Request{AdmissionRequest: admissionv1.AdmissionRequest{UserInfo: authenticationv1.UserInfo{Username: tc.user}}})
 			old := tc.old
 			if old == nil {

@@ -14,6 +14,9 @@ import (
 	"strings"
 	"time"
 
+	"github.com/trainjob-kueue/trainjob-kueue/metrics"
+	tjwebhook "github.com/trainjob-kueue/trainjob-kueue/webhook"
+
 	authenticationv1 "k8s.io/api/authentication/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/client-go/kubernetes"
@@ -214,7 +217,7 @@ func run(ctx context.Context, f flags) error {
 	}); err != nil {
 		return err
 	}
-	opts.Metrics = integration.NewMetrics()
+	opts.Metrics = metrics.NewMetrics()
 	if err := opts.Metrics.Register(ctrlmetrics.Registry, mgr.GetClient()); err != nil {
 		return fmt.Errorf("registering metrics: %w", err)
 	}
@@ -231,7 +234,7 @@ func run(ctx context.Context, f flags) error {
 	setupErr := make(chan error, 1)
 	go func() {
 		<-certsReady
-		setupErr <- integration.Setup(ctx, mgr, opts, !f.disableWebhook)
+		setupErr <- setup(ctx, mgr, opts, !f.disableWebhook)
 	}()
 	if err := mgr.AddHealthzCheck("healthz", healthz.Ping); err != nil {
 		return err
@@ -281,4 +284,18 @@ func whoAmI(ctx context.Context, cfg *rest.Config) (string, error) {
 		return "", fmt.Errorf("asking the API server who we are (SelfSubjectReview): %w", err)
 	}
 	return review.Status.UserInfo.Username, nil
+}
+
+// setup registers the integration and, unless disabled, its webhook.
+func setup(ctx context.Context, mgr ctrl.Manager, opts integration.Options, withWebhook bool) error {
+	if err := integration.Setup(ctx, mgr, opts); err != nil {
+		return err
+	}
+	if !withWebhook {
+		return nil
+	}
+	if err := tjwebhook.Setup(mgr, opts); err != nil {
+		return fmt.Errorf("setting up the TrainJob webhook: %w", err)
+	}
+	return nil
 }

@@ -2,6 +2,7 @@ package e2e_test
 
 import (
 	"fmt"
+	"strings"
 	"testing"
 	"time"
 
@@ -13,6 +14,7 @@ import (
 	"sigs.k8s.io/kueue/pkg/workload"
 
 	"github.com/trainjob-kueue/trainjob-kueue/discovery"
+	"github.com/trainjob-kueue/trainjob-kueue/explain"
 	"github.com/trainjob-kueue/trainjob-kueue/integration"
 	"github.com/trainjob-kueue/trainjob-kueue/names"
 	"github.com/trainjob-kueue/trainjob-kueue/test/fixtures"
@@ -48,7 +50,7 @@ func TestRuntimeEditedWhileQueuedBooksWhatThePodsGet(t *testing.T) {
 	lq := queue(t, ns, ns, p)
 	tol := []corev1.Toleration{runtimeToleration}
 	rt := fixtures.TrainingRuntime(ns, "torch", fixtures.TorchPolicy(1),
-		fixtures.Role{Name: "node", Ancestor: "trainer", Requests: fixtures.CPUs("1"), Tolerations: tol, Annotations: kwokRunFor(time.Hour)})
+		fixtures.Role{Name: "node", Ancestor: "trainer", Requests: fixtures.CPUs("1"), Tolerations: tol, Annotations: fixtures.RunFor(time.Hour)})
 	create(t, rt)
 	tj := fixtures.TrainJob(ns, "job", "torch", lq)
 	create(t, tj)
@@ -88,6 +90,21 @@ func TestRuntimeEditedWhileQueuedBooksWhatThePodsGet(t *testing.T) {
 		}
 		return nil
 	})
+	// explain shows what the pods will get too: on v2.3 the snapshot's
+	// requests, not the edited runtime's.
+	ex, err := (&explain.Explainer{Client: k8s}).Explain(ctx, fixtures.Ours(getJob(t, tj)))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(ex.Roles) != 1 {
+		t.Fatalf("explain shows roles %+v, want node alone", ex.Roles)
+	}
+	if got := ex.Roles[0].PerPod[corev1.ResourceCPU]; got.Cmp(want) != 0 {
+		t.Errorf("explain shows cpu %s per pod, want %s (snapshot: %v)", got.String(), want.String(), snapshots)
+	}
+	if fromSnapshot := strings.Contains(ex.RuntimeFrom, "snapshot"); fromSnapshot != snapshots {
+		t.Errorf("explain says the roles come from %q; Trainer snapshots runtimes: %v", ex.RuntimeFrom, snapshots)
+	}
 
 	eventually(t, 30*time.Second, "quota given", func() error {
 		cq := &kueue.ClusterQueue{}

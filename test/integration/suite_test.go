@@ -10,6 +10,8 @@ package integration_test
 import (
 	"time"
 
+	tjwebhook "github.com/trainjob-kueue/trainjob-kueue/webhook"
+
 	"context"
 	"fmt"
 	"os"
@@ -446,7 +448,10 @@ func startTrainJobKueue(ctx context.Context, cfg *rest.Config, port int, certDir
 		return err
 	}
 	opts.Recorder = countingRecorder{EventRecorder: recorder, counter: ourEvents}
-	if err := integration.Setup(ctx, mgr, opts, true); err != nil {
+	if err := integration.Setup(ctx, mgr, opts); err != nil {
+		return err
+	}
+	if err := tjwebhook.Setup(mgr, opts); err != nil {
 		return err
 	}
 	go func() {

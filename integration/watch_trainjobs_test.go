@@ -1,0 +1,62 @@
+package integration
+
+import (
+	"testing"
+
+	trainer "github.com/kubeflow/trainer/v2/pkg/apis/trainer/v1alpha1"
+	"github.com/trainjob-kueue/trainjob-kueue/trainjob"
+	"k8s.io/apimachinery/pkg/types"
+	"k8s.io/utils/ptr"
+	"sigs.k8s.io/controller-runtime/pkg/event"
+	"sigs.k8s.io/controller-runtime/pkg/reconcile"
+	"sigs.k8s.io/kueue/pkg/controller/constants"
+)
+
+// Updates of a TrainJob that runs under Kueue go ahead of the queued jobs;
+// every other update, and resyncs, keep the default path.
+func TestStartedJobsUpdatesAreReconciledFirst(t *testing.T) {
+	job := func(rv string, suspended bool, queue string, activePods ...int32) *trainjob.TrainJob {
+		j := &trainjob.TrainJob{}
+		j.Namespace, j.Name, j.ResourceVersion = "ns", "job", rv
+		j.Spec.Suspend = ptr.To(suspended)
+		if queue != "" {
+			j.Labels = map[string]string{constants.QueueLabel: queue}
+		}
+		for _, n := range activePods {
+			j.Status.JobsStatus = append(j.Status.JobsStatus, trainer.JobStatus{Name: "node", Active: ptr.To(n)})
+		}
+		return j
+	}
+	cases := map[string]struct {
+		old, new  *trainjob.TrainJob
+		manageAll bool
+		want      bool
+	}{
+		"running, queued in Kueue, status changed": {old: job("1", false, "lq"), new: job("2", false, "lq"), want: true},
+		"just unsuspended":                         {old: job("1", true, "lq"), new: job("2", false, "lq"), want: true},
+		"suspended (queued)":                       {old: job("1", true, "lq"), new: job("2", true, "lq"), want: false},
+		"just suspended (preempted)":               {old: job("1", false, "lq", 2), new: job("2", true, "lq", 2), want: true},
+		"stopped, its last pods gone":              {old: job("1", true, "lq", 1), new: job("2", true, "lq", 0), want: true},
+		"stopped long ago, status changed":         {old: job("1", true, "lq", 0), new: job("2", true, "lq", 0), want: false},
+		"running, a resync":                        {old: job("2", false, "lq"), new: job("2", false, "lq"), want: false},
+		"running without a queue":                  {old: job("1", false, ""), new: job("2", false, ""), want: false},
+		"running without a queue, all managed":     {old: job("1", false, ""), new: job("2", false, ""), manageAll: true, want: true},
+	}
+	req := reconcile.Request{NamespacedName: types.NamespacedName{Namespace: "ns", Name: "job"}}
+	for name, tc := range cases {
+		t.Run(name, func(t *testing.T) {
+			e := event.UpdateEvent{ObjectOld: tc.old, ObjectNew: tc.new}
+			if got := startedUnderKueue(e, tc.manageAll); got != tc.want {
+				t.Fatalf("startedUnderKueue = %v, want %v", got, tc.want)
+			}
+			if !tc.want {
+				return
+			}
+			q := &priorities{got: map[reconcile.Request]int{}}
+			startedFirst().Update(t.Context(), e, q)
+			if got, ok := q.got[req]; !ok || got != decisionPriority {
+				t.Errorf("enqueued %v at priority %d, want %d", ok, got, decisionPriority)
+			}
+		})
+	}
+}
