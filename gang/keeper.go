@@ -8,11 +8,9 @@ import (
 	"strings"
 	"time"
 
-	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/api/equality"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/types"
-	"k8s.io/client-go/tools/events"
 	"k8s.io/utils/ptr"
 	ctrl "sigs.k8s.io/controller-runtime"
 	"sigs.k8s.io/controller-runtime/pkg/builder"
@@ -53,9 +51,10 @@ type Jobs interface {
 // KeeperOptions wire a Keeper.
 type KeeperOptions struct {
 	// Client reads PodGroups from the cache and writes them.
-	Client   client.Client
-	Jobs     Jobs
-	Recorder events.EventRecorder
+	Client client.Client
+	Jobs   Jobs
+	// Say tells a job's owner what was done to its gang (an event).
+	Say func(job *trainjob.TrainJob, reason, msg string)
 	// Counted, when set, is told every action on a PodGroup (resized,
 	// retried).
 	Counted func(action string)
@@ -153,13 +152,11 @@ func (k *Keeper) size(ctx context.Context, r *Running, pg *schedv1alpha1.PodGrou
 		return nil, fmt.Errorf("sizing PodGroup %s/%s: %w", pg.Namespace, pg.Name, err)
 	}
 	k.count(ActionResized)
-	k.opts.Recorder.Eventf(r.Job, nil, corev1.EventTypeNormal, ReasonGangResized, actionGang,
-		"PodGroup %s: minMember %d → %d for %s, the pods that start now", pg.Name, pg.Spec.MinMember, want.MinMember, placingRoles(r))
+	if k.opts.Say != nil {
+		k.opts.Say(r.Job, ReasonGangResized, fmt.Sprintf("PodGroup %s: minMember %d → %d for %s, the pods that start now", pg.Name, pg.Spec.MinMember, want.MinMember, placingRoles(r)))
+	}
 	return patched, nil
 }
-
-// actionGang is the action of our gang events (events.k8s.io/v1).
-const actionGang = "GangSchedule"
 
 func (k *Keeper) count(action string) {
 	if k.opts.Counted != nil {

@@ -12,26 +12,6 @@ import (
 	"github.com/trainjob-kueue/trainjob-kueue/trainjob"
 )
 
-// Jobs another controller owns are skipped, Trainer's and MultiKueue's
-// are not.
-func TestSkipLeavesJobsOfAnotherController(t *testing.T) {
-	for name, tc := range map[string]struct {
-		managedBy *string
-		skip      bool
-	}{
-		"unset: Trainer's":   {nil, false},
-		"MultiKueue":         {ptr.To(kueue.MultiKueueControllerName), false},
-		"another controller": {ptr.To("example.com/my-operator"), true},
-	} {
-		t.Run(name, func(t *testing.T) {
-			job := &TrainJob{TrainJob: trainjob.TrainJob{ObjectMeta: metav1.ObjectMeta{Name: "j"}, Spec: trainjob.Spec{ManagedBy: tc.managedBy, Suspend: ptr.To(true)}}}
-			if got := job.Skip(t.Context()); got != tc.skip {
-				t.Errorf("Skip = %v, want %v", got, tc.skip)
-			}
-		})
-	}
-}
-
 // A dispatched job is never active here, whatever status its worker
 // reports, and runs (is unsuspended, to the job framework) exactly while its
 // Workload is admitted through MultiKueue, or through a check whose

@@ -5,7 +5,6 @@ import (
 	"errors"
 	"time"
 
-	"k8s.io/apimachinery/pkg/util/sets"
 	"k8s.io/client-go/tools/events"
 	ctrl "sigs.k8s.io/controller-runtime"
 	"sigs.k8s.io/controller-runtime/pkg/builder"
@@ -15,9 +14,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/predicate"
 	jobsetapi "sigs.k8s.io/jobset/api/jobset/v1alpha2"
 	kueue "sigs.k8s.io/kueue/apis/kueue/v1beta2"
-	schdcache "sigs.k8s.io/kueue/pkg/cache/scheduler"
 	"sigs.k8s.io/kueue/pkg/controller/jobframework"
-	"sigs.k8s.io/kueue/pkg/metrics"
 
 	trainer "github.com/kubeflow/trainer/v2/pkg/apis/trainer/v1alpha1"
 	"github.com/trainjob-kueue/trainjob-kueue/trainjob"
@@ -32,29 +29,10 @@ type Reconciler struct {
 // NewReconciler builds a reconciler; c reads from the manager's cache,
 // apiReader from the API server.
 func NewReconciler(c client.Client, apiReader client.Reader, recorder events.EventRecorder, opts Options) *Reconciler {
-	fwOpts := []jobframework.Option{
-		jobframework.WithManageJobsWithoutQueueName(opts.ManageJobsWithoutQueueName),
-		jobframework.WithManagedJobsNamespaceSelector(opts.ManagedJobsNamespaceSelector),
-		jobframework.WithLabelKeysToCopy(sets.New(opts.LabelKeysToCopy...)),
-		jobframework.WithCache(frameworkCache(c)),
-	}
-	if opts.WaitForPodsReady {
-		fwOpts = append(fwOpts, func(o *jobframework.Options) { o.WaitForPodsReady = true })
-	}
 	return &Reconciler{
-		jr:   jobframework.NewReconciler(frameworkClient{c}, recorder, fwOpts...),
+		jr:   newFrameworkReconciler(c, recorder, opts),
 		deps: newDeps(c, apiReader, recorder, opts),
 	}
-}
-
-// frameworkCache is the Kueue scheduler cache the job framework asks, when a
-// Workload becomes PodsReady, whether to report LocalQueue metrics (a nil
-// one panics there). Ours holds no queues, and Kueue's own process reports
-// those metrics: the answer is no. Left at its default (on with Kueue
-// v0.19's LocalQueueMetrics gate) it looked the queue up and logged "Failed
-// to get LocalQueue for metrics" at error level for every job started.
-func frameworkCache(c client.Client) *schdcache.Cache {
-	return schdcache.New(c, schdcache.WithLocalQueueMetrics(&metrics.LocalQueueMetricsConfig{Enabled: false}))
 }
 
 // Reconcile implements reconcile.Reconciler.

@@ -8,7 +8,6 @@ import (
 	"github.com/trainjob-kueue/trainjob-kueue/runtimesource"
 	"github.com/trainjob-kueue/trainjob-kueue/trainjob"
 	"sigs.k8s.io/controller-runtime/pkg/client"
-	"sigs.k8s.io/kueue/pkg/controller/jobframework"
 )
 
 // runtimeIndex finds the TrainJobs that use a runtime.
@@ -17,17 +16,21 @@ const runtimeIndex = names.RuntimeIndex
 // SetupIndexes registers the field indexes the reconciler reads through:
 // Workloads by owning TrainJob (the job framework's), TrainJobs by runtime.
 func SetupIndexes(ctx context.Context, indexer client.FieldIndexer) error {
-	if err := jobframework.SetupWorkloadOwnerIndex(ctx, indexer, GVK); err != nil {
-		return fmt.Errorf("indexing Workloads by TrainJob: %w", err)
+	if err := setupFrameworkIndexes(ctx, indexer); err != nil {
+		return err
 	}
-	if err := indexer.IndexField(ctx, &trainjob.TrainJob{}, runtimeIndex, func(o client.Object) []string {
-		ref, err := runtimesource.RefOf(o.(*trainjob.TrainJob))
-		if err != nil {
-			return nil
-		}
-		return []string{ref.IndexKey()}
-	}); err != nil {
+	if err := indexer.IndexField(ctx, &trainjob.TrainJob{}, runtimeIndex, runtimeIndexKeys); err != nil {
 		return fmt.Errorf("indexing TrainJobs by runtime: %w", err)
 	}
 	return nil
+}
+
+// runtimeIndexKeys index a TrainJob by the runtime it names; a job naming
+// no kind of runtime is not indexed (no runtime event concerns it).
+func runtimeIndexKeys(o client.Object) []string {
+	ref, err := runtimesource.RefOf(o.(*trainjob.TrainJob))
+	if err != nil {
+		return nil
+	}
+	return []string{ref.IndexKey()}
 }

@@ -48,9 +48,11 @@ func Setup(ctx context.Context, mgr ctrl.Manager, opts Options) error {
 	}
 	if opts.PodGroups {
 		keeper := gang.NewKeeper(gang.KeeperOptions{
-			Client:        mgr.GetClient(),
-			Jobs:          runningJobs{rec.deps},
-			Recorder:      rec.deps.recorder,
+			Client: mgr.GetClient(),
+			Jobs:   runningJobs{rec.deps},
+			Say: func(job *trainjob.TrainJob, reason, msg string) {
+				rec.deps.speak(job, normal(reason, actionGang, msg))
+			},
 			Counted:       rec.deps.metrics.Gang,
 			RetryInterval: opts.GangRetryInterval,
 			JobSets:       rec.deps.caps.NoJobsStatus,

@@ -220,41 +220,6 @@ func TestStart(t *testing.T) {
 	}
 }
 
-// Stop mirrors the start: suspend, then, once no Job is active, remove the
-// entries; a job still draining keeps them until its Jobs stop.
-func TestStopMirrorsTheStart(t *testing.T) {
-	for name, tc := range map[string]struct {
-		active      int32
-		wantEntries bool
-	}{
-		"drained: entries removed":                {},
-		"Jobs still active: entries kept for now": {active: 1, wantEntries: true},
-	} {
-		t.Run(name, func(t *testing.T) {
-			s := shape.PodTemplateOverrides{}
-			f := newStartFixture(t, s, nil, corev1.PodSpec{})
-			if err := f.job.RunWithPodSetsInfo(t.Context(), f.c, f.infos); err != nil {
-				t.Fatal(err)
-			}
-			running := &TrainJob{TrainJob: *f.stored(t), deps: f.deps, obs: &observed{jobs: []trainer.JobStatus{{Name: "node", Active: ptr.To(tc.active)}}}}
-			stopped, err := running.Stop(t.Context(), f.c, nil, "", "")
-			if err != nil || !stopped {
-				t.Fatalf("Stop = %v, %v", stopped, err)
-			}
-			stored := f.stored(t)
-			if !ptr.Deref(stored.Spec.Suspend, false) {
-				t.Error("not suspended")
-			}
-			if got := s.Injected(stored); got != tc.wantEntries {
-				t.Errorf("entries: %v, want %v", got, tc.wantEntries)
-			}
-			if !tc.wantEntries && len(stored.Spec.PodTemplateOverrides) != 0 {
-				t.Errorf("left %v behind", stored.Spec.PodTemplateOverrides)
-			}
-		})
-	}
-}
-
 func drain(r *events.FakeRecorder) []string {
 	var out []string
 	for {

@@ -3,14 +3,18 @@ package integration
 import (
 	"context"
 	"fmt"
+	"slices"
 	"testing"
 	"time"
 
 	"github.com/google/go-cmp/cmp"
+	"github.com/trainjob-kueue/trainjob-kueue/trainjob"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/client-go/util/workqueue"
+	"k8s.io/utils/ptr"
 	"sigs.k8s.io/controller-runtime/pkg/client"
+	"sigs.k8s.io/controller-runtime/pkg/client/fake"
 	"sigs.k8s.io/controller-runtime/pkg/event"
 	"sigs.k8s.io/controller-runtime/pkg/reconcile"
 
@@ -77,5 +81,47 @@ func TestRuntimeFanOutIsPacedAcrossEvents(t *testing.T) {
 	p.Create(context.Background(), event.CreateEvent{Object: rt}, q)
 	if diff := cmp.Diff(ms(0, 500, 1000, 1500), q.delays); diff != "" {
 		t.Errorf("an event after a quiet minute (-want +got):\n%s", diff)
+	}
+}
+
+// A runtime's event concerns the unfinished jobs that name it, by kind,
+// namespace and name; a ClusterTrainingRuntime's, those of every namespace.
+func TestRuntimeEventsBringTheJobsThatUseIt(t *testing.T) {
+	job := func(ns, name, kind, runtime string, finished bool) *trainjob.TrainJob {
+		j := &trainjob.TrainJob{ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: name}}
+		j.Spec.RuntimeRef = trainer.RuntimeRef{Name: runtime, Kind: ptr.To(kind)}
+		if finished {
+			j.Status.Conditions = []metav1.Condition{{Type: trainer.TrainJobComplete, Status: metav1.ConditionTrue}}
+		}
+		return j
+	}
+	c := fake.NewClientBuilder().WithScheme(NewScheme()).WithIndex(&trainjob.TrainJob{}, runtimeIndex, runtimeIndexKeys).WithObjects(
+		job("a", "torch-a", trainer.TrainingRuntimeKind, "torch", false),
+		job("b", "torch-b", trainer.TrainingRuntimeKind, "torch", false),
+		job("a", "done", trainer.TrainingRuntimeKind, "torch", true),
+		job("a", "cluster-a", trainer.ClusterTrainingRuntimeKind, "torch", false),
+		job("b", "cluster-b", trainer.ClusterTrainingRuntimeKind, "torch", false),
+		job("a", "mpi", trainer.TrainingRuntimeKind, "mpi", false),
+	).Build()
+	r := &Reconciler{deps: &deps{client: c}}
+	for name, tc := range map[string]struct {
+		kind, ns string
+		want     []string
+	}{
+		"TrainingRuntime a/torch":       {kind: trainer.TrainingRuntimeKind, ns: "a", want: []string{"a/torch-a"}},
+		"ClusterTrainingRuntime torch":  {kind: trainer.ClusterTrainingRuntimeKind, want: []string{"a/cluster-a", "b/cluster-b"}},
+		"TrainingRuntime c/torch: none": {kind: trainer.TrainingRuntimeKind, ns: "c"},
+	} {
+		t.Run(name, func(t *testing.T) {
+			rt := &trainer.TrainingRuntime{ObjectMeta: metav1.ObjectMeta{Namespace: tc.ns, Name: "torch"}}
+			var got []string
+			for _, req := range r.jobsUsing(tc.kind)(t.Context(), rt) {
+				got = append(got, req.String())
+			}
+			slices.Sort(got)
+			if diff := cmp.Diff(tc.want, got); diff != "" {
+				t.Errorf("(-want +got):\n%s", diff)
+			}
+		})
 	}
 }
