@@ -11,7 +11,6 @@ import (
 	"sigs.k8s.io/kueue/pkg/controller/jobframework"
 
 	"github.com/trainjob-kueue/trainjob-kueue/discovery"
-	"github.com/trainjob-kueue/trainjob-kueue/integration"
 	"github.com/trainjob-kueue/trainjob-kueue/podsets"
 	"github.com/trainjob-kueue/trainjob-kueue/runtimesource"
 	"github.com/trainjob-kueue/trainjob-kueue/shape"
@@ -148,7 +147,7 @@ func (e *Explainer) workload(ctx context.Context, job *trainjob.TrainJob) (*kueu
 	name := jobframework.PrebuiltWorkloadNameFor(job)
 	prebuilt := name != ""
 	if !prebuilt {
-		name = jobframework.GetWorkloadNameForOwnerWithGVK(job.Name, job.UID, integration.GVK)
+		name = jobframework.GetWorkloadNameForOwnerWithGVK(job.Name, job.UID, trainjob.GVK)
 	}
 	wl := &kueue.Workload{}
 	if err := e.Client.Get(ctx, client.ObjectKey{Namespace: job.Namespace, Name: name}, wl); err != nil {

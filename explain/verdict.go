@@ -13,7 +13,6 @@ import (
 	"k8s.io/utils/ptr"
 	kueue "sigs.k8s.io/kueue/apis/kueue/v1beta2"
 
-	"github.com/trainjob-kueue/trainjob-kueue/integration"
 	"github.com/trainjob-kueue/trainjob-kueue/names"
 	"github.com/trainjob-kueue/trainjob-kueue/quota"
 )
@@ -48,7 +47,7 @@ func Explain(in Input) Explanation {
 			ex.Verdict = fmt.Sprintf("held out of the queue by trainjob-kueue: the job can't start from %s (it does not exist, or was edited since Trainer built the job's JobSet: the job's HeldForRuntime or JobSetOutOfDate event says which); it is queued again once it can", rt)
 			return ex
 		}
-		if h, held := integration.PolicyHoldOf(wl); held {
+		if h, held := names.PolicyHoldOf(wl.Annotations); held {
 			ex.Verdict = fmt.Sprintf("held out of the queue by trainjob-kueue: ValidatingAdmissionPolicy %s refused the job's start (refusal %d, since %s: the job's StartRefusedByPolicy event has the policy's words); it is queued again after a backoff, and starts once the policy lets it", h.Policy, h.Attempt, h.Since.Format(time.RFC3339))
 			return ex
 		}

@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 
+	"github.com/trainjob-kueue/trainjob-kueue/trainjob"
 	"k8s.io/apimachinery/pkg/util/sets"
 	"k8s.io/client-go/tools/events"
 	"sigs.k8s.io/controller-runtime/pkg/client"
@@ -50,7 +51,7 @@ func frameworkCache(c client.Client) *schdcache.Cache {
 // setupFrameworkIndexes registers the index the job framework reads
 // Workloads through: by owning TrainJob.
 func setupFrameworkIndexes(ctx context.Context, indexer client.FieldIndexer) error {
-	if err := jobframework.SetupWorkloadOwnerIndex(ctx, indexer, GVK); err != nil {
+	if err := jobframework.SetupWorkloadOwnerIndex(ctx, indexer, trainjob.GVK); err != nil {
 		return fmt.Errorf("indexing Workloads by TrainJob: %w", err)
 	}
 	return nil

@@ -35,7 +35,7 @@ func TestTheGangKeeperSeesOnlyJobsRunningAsAdmitted(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	admitted := &kueue.Workload{ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: jobframework.GetWorkloadNameForOwnerWithGVK(running.Name, running.UID, GVK),
+	admitted := &kueue.Workload{ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: jobframework.GetWorkloadNameForOwnerWithGVK(running.Name, running.UID, trainjob.GVK),
 		OwnerReferences: []metav1.OwnerReference{{APIVersion: trainer.GroupVersion.String(), Kind: trainer.TrainJobKind, Name: running.Name, UID: running.UID, Controller: ptr.To(true)}}}}
 	admitted.Spec.PodSets = projected.PodSets
 	admitted.Status.Conditions = []metav1.Condition{{Type: kueue.WorkloadQuotaReserved, Status: metav1.ConditionTrue}, {Type: kueue.WorkloadAdmitted, Status: metav1.ConditionTrue}}

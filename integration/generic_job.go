@@ -13,17 +13,12 @@ import (
 	jobsetapi "sigs.k8s.io/jobset/api/jobset/v1alpha2"
 	"sigs.k8s.io/kueue/pkg/controller/jobframework"
 
-	trainer "github.com/kubeflow/trainer/v2/pkg/apis/trainer/v1alpha1"
-
 	"github.com/trainjob-kueue/trainjob-kueue/metrics"
 	"github.com/trainjob-kueue/trainjob-kueue/podsets"
 	"github.com/trainjob-kueue/trainjob-kueue/runtimesource"
 	"github.com/trainjob-kueue/trainjob-kueue/shape"
 	"github.com/trainjob-kueue/trainjob-kueue/trainjob"
 )
-
-// GVK of the jobs we integrate.
-var GVK = trainer.GroupVersion.WithKind(trainer.TrainJobKind)
 
 // ControllerName is Trainer's default spec.managedBy.
 const ControllerName = trainjob.TrainerControllerName
@@ -95,7 +90,7 @@ var (
 )
 
 func (t *TrainJob) Object() client.Object        { return &t.TrainJob }
-func (t *TrainJob) GVK() schema.GroupVersionKind { return GVK }
+func (t *TrainJob) GVK() schema.GroupVersionKind { return trainjob.GVK }
 func (t *TrainJob) Suspend()                     { t.Spec.Suspend = ptr.To(true) }
 
 // Skip is the first thing the job framework asks once it has read the job,

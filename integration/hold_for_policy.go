@@ -15,13 +15,6 @@ import (
 	"github.com/trainjob-kueue/trainjob-kueue/trainjob"
 )
 
-// PolicyHold is what the held-by-policy mark on a Workload records.
-type PolicyHold struct {
-	Policy  string    `json:"policy"`
-	Since   time.Time `json:"since"`
-	Attempt int       `json:"attempt"`
-}
-
 // Backoff of a job held for an admission policy: the first retry after
 // policyRetryFirst, each further one twice as late, up to policyRetryMax.
 const (
@@ -30,7 +23,7 @@ const (
 )
 
 // due is when a job held so is queued again, first the first wait.
-func (h PolicyHold) due(first time.Duration) time.Time {
+func due(h names.PolicyHold, first time.Duration) time.Time {
 	if first <= 0 {
 		first = policyRetryFirst
 	}
@@ -39,20 +32,6 @@ func (h PolicyHold) due(first time.Duration) time.Time {
 		wait *= 2
 	}
 	return h.Since.Add(min(wait, max(policyRetryMax, first)))
-}
-
-// PolicyHoldOf reads wl's mark; ok is false when it has none (or one that
-// can't be read, which is then overwritten by the next hold).
-func PolicyHoldOf(wl *kueue.Workload) (PolicyHold, bool) {
-	v, ok := wl.Annotations[names.HeldByPolicyAnnotation]
-	if !ok {
-		return PolicyHold{}, false
-	}
-	var h PolicyHold
-	if json.Unmarshal([]byte(v), &h) != nil {
-		return PolicyHold{}, false
-	}
-	return h, true
 }
 
 // holdForPolicy gives back the quota of a job whose start an admission
@@ -68,16 +47,16 @@ func (t *TrainJob) holdForPolicy(ctx context.Context, now time.Time) (time.Durat
 		return 0, nil
 	}
 	wl := t.obs.workload
-	prev, held := PolicyHoldOf(wl)
+	prev, held := names.PolicyHoldOf(wl.Annotations)
 	switch {
 	case t.heldByPolicy != "" && workload.IsActive(wl) && t.IsSuspended():
-		next := PolicyHold{Policy: t.heldByPolicy, Since: now.UTC().Truncate(time.Second), Attempt: prev.Attempt + 1}
+		next := names.PolicyHold{Policy: t.heldByPolicy, Since: now.UTC().Truncate(time.Second), Attempt: prev.Attempt + 1}
 		if err := setPolicyHold(ctx, t, wl, &next, false); err != nil {
 			return 0, err
 		}
-		return next.due(t.deps.opts.PolicyRetry).Sub(now), nil
+		return due(next, t.deps.opts.PolicyRetry).Sub(now), nil
 	case held && !workload.IsActive(wl):
-		if wait := prev.due(t.deps.opts.PolicyRetry).Sub(now); wait > 0 {
+		if wait := due(prev, t.deps.opts.PolicyRetry).Sub(now); wait > 0 {
 			return wait, nil
 		}
 		if err := setPolicyHold(ctx, t, wl, &prev, true); err != nil {
@@ -94,7 +73,7 @@ func (t *TrainJob) holdForPolicy(ctx context.Context, now time.Time) (time.Durat
 
 // setPolicyHold writes mark h (nil: none) and spec.active in one merge
 // patch guarded by the resourceVersion read.
-func setPolicyHold(ctx context.Context, t *TrainJob, wl *kueue.Workload, h *PolicyHold, active bool) error {
+func setPolicyHold(ctx context.Context, t *TrainJob, wl *kueue.Workload, h *names.PolicyHold, active bool) error {
 	var mark any
 	if h != nil {
 		v, err := json.Marshal(h)

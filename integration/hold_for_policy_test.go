@@ -22,7 +22,7 @@ import (
 func TestAJobRefusedByAPolicyIsHeldAndRetriedWithBackoff(t *testing.T) {
 	now := time.Date(2026, 11, 27, 12, 0, 0, 0, time.UTC)
 	mark := func(attempt int, ago time.Duration) string {
-		v, _ := json.Marshal(PolicyHold{Policy: "require-team", Since: now.Add(-ago), Attempt: attempt})
+		v, _ := json.Marshal(names.PolicyHold{Policy: "require-team", Since: now.Add(-ago), Attempt: attempt})
 		return string(v)
 	}
 	cases := map[string]struct {
@@ -77,7 +77,7 @@ func TestAJobRefusedByAPolicyIsHeldAndRetriedWithBackoff(t *testing.T) {
 			if got := ptr.Deref(read.Spec.Active, true); got != tc.wantActive {
 				t.Errorf("active %v, want %v", got, tc.wantActive)
 			}
-			h, ok := PolicyHoldOf(read)
+			h, ok := names.PolicyHoldOf(read.Annotations)
 			if got := map[bool]int{true: h.Attempt}[ok]; got != tc.wantAttempt {
 				t.Errorf("attempt %d, want %d (mark %q)", got, tc.wantAttempt, read.Annotations[names.HeldByPolicyAnnotation])
 			}

@@ -50,7 +50,7 @@ func TestAJobItsJobSetCantTakeIsNotStarted(t *testing.T) {
 		return js
 	}
 	wl := func(reserved, held bool) *kueue.Workload {
-		w := &kueue.Workload{ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: jobframework.GetWorkloadNameForOwnerWithGVK(job.Name, job.UID, GVK),
+		w := &kueue.Workload{ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: jobframework.GetWorkloadNameForOwnerWithGVK(job.Name, job.UID, trainjob.GVK),
 			OwnerReferences: []metav1.OwnerReference{{APIVersion: trainer.GroupVersion.String(), Kind: trainer.TrainJobKind, Name: job.Name, UID: job.UID, Controller: ptr.To(true)}}}}
 		if reserved {
 			w.Status.Conditions = []metav1.Condition{{Type: kueue.WorkloadQuotaReserved, Status: metav1.ConditionTrue}}

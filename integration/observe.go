@@ -155,7 +155,7 @@ func (d *deps) workloadOf(ctx context.Context, job *trainjob.TrainJob) (*kueue.W
 	name := jobframework.PrebuiltWorkloadNameFor(job)
 	prebuilt := name != ""
 	if !prebuilt {
-		name = jobframework.GetWorkloadNameForOwnerWithGVK(job.Name, job.UID, GVK)
+		name = jobframework.GetWorkloadNameForOwnerWithGVK(job.Name, job.UID, trainjob.GVK)
 	}
 	wl := &kueue.Workload{}
 	if err := d.client.Get(ctx, client.ObjectKey{Namespace: job.Namespace, Name: name}, wl); err != nil {

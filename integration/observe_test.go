@@ -36,7 +36,7 @@ func TestObserveFailsOnAFailedRead(t *testing.T) {
 	runtime := &trainer.TrainingRuntime{ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: "torch"}}
 	runtime.Spec.Template.Spec.ReplicatedJobs = []jobsetapi.ReplicatedJob{{Name: "node", Replicas: 1}}
 	runtime.Spec.Template.Spec.ReplicatedJobs[0].Template.Spec.Template.Spec.Containers = []corev1.Container{{Name: "node", Image: "x"}}
-	wlName := jobframework.GetWorkloadNameForOwnerWithGVK(job.Name, job.UID, GVK)
+	wlName := jobframework.GetWorkloadNameForOwnerWithGVK(job.Name, job.UID, trainjob.GVK)
 	reserved := &kueue.Workload{ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: wlName, OwnerReferences: []metav1.OwnerReference{{
 		APIVersion: trainer.GroupVersion.String(), Kind: trainer.TrainJobKind, Name: job.Name, UID: job.UID, Controller: ptr.To(true),
 	}}}}

@@ -122,7 +122,7 @@ func TestOnlyARewordedPendingMessageIsNoReasonToReconcile(t *testing.T) {
 // changed otherwise, and the initial list's come last.
 func TestKueuesDecisionsAreReconciledFirst(t *testing.T) {
 	mapper := meta.NewDefaultRESTMapper(nil)
-	mapper.Add(GVK, meta.RESTScopeNamespace)
+	mapper.Add(trainjob.GVK, meta.RESTScopeNamespace)
 	h := decisionsFirst(handler.EnqueueRequestForOwner(NewScheme(), mapper, &trainjob.TrainJob{}, handler.OnlyControllerOwner()))
 	wl := func(rv string, active bool, conds ...string) *kueue.Workload {
 		w := &kueue.Workload{ObjectMeta: metav1.ObjectMeta{Namespace: "ns", Name: "wl", ResourceVersion: rv, OwnerReferences: []metav1.OwnerReference{{

@@ -1,7 +1,8 @@
 // Package names declares every name trainjob-kueue owns on the API server
 // — labels, annotations, keys, its field manager — and the names of Kueue's
-// in-tree integration it recognises. One file, so README's "Names we own"
-// can be checked against it (names_test.go) and nothing is named twice.
+// in-tree integration it recognises. Every name in one file, names.go, so
+// README's "Names we own" can be checked against it (names_test.go) and
+// nothing is named twice; what a mark carries is read beside it.
 package names
 
 // Ours, under the trainjob-kueue.dev/ domain.

@@ -1,6 +1,13 @@
 package trainjob
 
-import "k8s.io/utils/ptr"
+import (
+	"k8s.io/utils/ptr"
+
+	trainer "github.com/kubeflow/trainer/v2/pkg/apis/trainer/v1alpha1"
+)
+
+// GVK of TrainJobs.
+var GVK = trainer.GroupVersion.WithKind(trainer.TrainJobKind)
 
 const (
 	// TrainerControllerName is Trainer's default spec.managedBy: Trainer's

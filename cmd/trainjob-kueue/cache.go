@@ -17,7 +17,6 @@ import (
 
 	trainer "github.com/kubeflow/trainer/v2/pkg/apis/trainer/v1alpha1"
 
-	"github.com/trainjob-kueue/trainjob-kueue/integration"
 	"github.com/trainjob-kueue/trainjob-kueue/trainjob"
 )
 
@@ -77,7 +76,7 @@ func controlledByOtherJob(wl *kueue.Workload) bool {
 	if err != nil {
 		return false
 	}
-	return gv.Group != integration.GVK.Group || owner.Kind != integration.GVK.Kind
+	return gv.Group != trainjob.GVK.Group || owner.Kind != trainjob.GVK.Kind
 }
 
 // maxShared bounds the distinct values kept for sharing, of each kind.

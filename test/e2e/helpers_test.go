@@ -19,10 +19,10 @@ import (
 	trainer "github.com/kubeflow/trainer/v2/pkg/apis/trainer/v1alpha1"
 
 	"github.com/trainjob-kueue/trainjob-kueue/discovery"
-	"github.com/trainjob-kueue/trainjob-kueue/integration"
 	"github.com/trainjob-kueue/trainjob-kueue/test/fixtures"
 	"github.com/trainjob-kueue/trainjob-kueue/test/localcluster"
 	"github.com/trainjob-kueue/trainjob-kueue/test/poll"
+	"github.com/trainjob-kueue/trainjob-kueue/trainjob"
 )
 
 var (
@@ -104,7 +104,7 @@ func workloadOf(t *testing.T, tj *trainer.TrainJob) *kueue.Workload {
 	eventually(t, 30*time.Second, "Workload of "+tj.Name, func() error {
 		job := getJob(t, tj)
 		w := &kueue.Workload{}
-		key := client.ObjectKey{Namespace: job.Namespace, Name: jobframework.GetWorkloadNameForOwnerWithGVK(job.Name, job.UID, integration.GVK)}
+		key := client.ObjectKey{Namespace: job.Namespace, Name: jobframework.GetWorkloadNameForOwnerWithGVK(job.Name, job.UID, trainjob.GVK)}
 		if err := k8s.Get(ctx, key, w); err != nil {
 			return err
 		}

@@ -20,9 +20,9 @@ import (
 
 	trainer "github.com/kubeflow/trainer/v2/pkg/apis/trainer/v1alpha1"
 
-	"github.com/trainjob-kueue/trainjob-kueue/integration"
 	"github.com/trainjob-kueue/trainjob-kueue/test/fixtures"
 	testpoll "github.com/trainjob-kueue/trainjob-kueue/test/poll"
+	"github.com/trainjob-kueue/trainjob-kueue/trainjob"
 )
 
 const (
@@ -131,7 +131,7 @@ func workloadOf(t *testing.T, tj *trainer.TrainJob) *kueue.Workload {
 			return err
 		}
 		w := &kueue.Workload{}
-		name := jobframework.GetWorkloadNameForOwnerWithGVK(got.Name, got.UID, integration.GVK)
+		name := jobframework.GetWorkloadNameForOwnerWithGVK(got.Name, got.UID, trainjob.GVK)
 		if err := k8s.Get(ctx, client.ObjectKey{Namespace: got.Namespace, Name: name}, w); err != nil {
 			return err
 		}

@@ -21,9 +21,9 @@ import (
 
 	trainer "github.com/kubeflow/trainer/v2/pkg/apis/trainer/v1alpha1"
 
-	"github.com/trainjob-kueue/trainjob-kueue/integration"
 	"github.com/trainjob-kueue/trainjob-kueue/shape"
 	testpoll "github.com/trainjob-kueue/trainjob-kueue/test/poll"
+	"github.com/trainjob-kueue/trainjob-kueue/trainjob"
 )
 
 // inTreeRun records what Kueue's in-tree TrainJob integration left behind
@@ -129,7 +129,7 @@ func runInTreePhase(parent context.Context, cfg *rest.Config) (err error) {
 				return err
 			}
 			wl := &kueue.Workload{}
-			key := client.ObjectKey{Namespace: inTreeNamespace, Name: jobframework.GetWorkloadNameForOwnerWithGVK(got.Name, got.UID, integration.GVK)}
+			key := client.ObjectKey{Namespace: inTreeNamespace, Name: jobframework.GetWorkloadNameForOwnerWithGVK(got.Name, got.UID, trainjob.GVK)}
 			if err := k8s.Get(ctx, key, wl); err != nil {
 				return err
 			}

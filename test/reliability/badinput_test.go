@@ -523,7 +523,11 @@ func badInputs() []badInput {
 
 // TestBadInput runs the table; each row in a namespace of its own, in
 // parallel.
-func TestBadInput(t *testing.T) {
+func TestBadInput(t *testing.T) { badInputTable(t) }
+
+// badInputTable runs the table's rows as subtests of t, and returns once
+// they are done.
+func badInputTable(t *testing.T) {
 	env := newBadEnv(t)
 	for _, tc := range badInputs() {
 		if tc.only != "" && tc.only != overrides {

@@ -23,6 +23,7 @@ import (
 	"github.com/trainjob-kueue/trainjob-kueue/test/fixtures"
 	"github.com/trainjob-kueue/trainjob-kueue/test/localcluster"
 	"github.com/trainjob-kueue/trainjob-kueue/test/poll"
+	"github.com/trainjob-kueue/trainjob-kueue/trainjob"
 )
 
 const (
@@ -152,7 +153,7 @@ func get(t *testing.T, c *cluster, tj *trainer.TrainJob) *trainer.TrainJob {
 func managerWorkload(t *testing.T, tj *trainer.TrainJob) string {
 	t.Helper()
 	got := get(t, manager, tj)
-	return jobframework.GetWorkloadNameForOwnerWithGVK(got.Name, got.UID, integration.GVK)
+	return jobframework.GetWorkloadNameForOwnerWithGVK(got.Name, got.UID, trainjob.GVK)
 }
 
 // runsOn waits until the job's pods run on w's nodes, and checks the
