@@ -46,6 +46,10 @@ type KueueSettings struct {
 	// The webhook then hands jobs on queues with a MultiKueue admission
 	// check to MultiKueue through spec.managedBy.
 	MultiKueue bool
+	// PriorityBoost: Kueue honours kueue.x-k8s.io/priority-boost (its
+	// PriorityBoost gate, alpha and off by default since v0.17), so a
+	// ClusterQueue's preemption-cost policy has an effect.
+	PriorityBoost bool
 }
 
 // SettingsOf takes the settings that must agree with the deployed Kueue
@@ -93,6 +97,7 @@ func SettingsOf(cfg *configapi.Configuration) (KueueSettings, error) {
 	out.MultiKueue = cfg.MultiKueue != nil && slices.ContainsFunc(cfg.MultiKueue.ExternalFrameworks, func(f configapi.MultiKueueExternalFramework) bool {
 		return f.Name == TrainJobExternalFramework
 	}) && features.Enabled(features.MultiKueue) && features.Enabled(features.MultiKueueAdaptersForCustomJobs)
+	out.PriorityBoost = features.Enabled(features.PriorityBoost)
 	return out, nil
 }
 

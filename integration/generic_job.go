@@ -16,6 +16,7 @@ import (
 	"github.com/trainjob-kueue/trainjob-kueue/metrics"
 	"github.com/trainjob-kueue/trainjob-kueue/podsets"
 	"github.com/trainjob-kueue/trainjob-kueue/runtimesource"
+	"github.com/trainjob-kueue/trainjob-kueue/saidonce"
 	"github.com/trainjob-kueue/trainjob-kueue/shape"
 	"github.com/trainjob-kueue/trainjob-kueue/trainjob"
 )
@@ -36,7 +37,7 @@ type deps struct {
 	// runtimes tell what Trainer will run for a job.
 	runtimes *runtimesource.Source
 	// said keeps permanent refusals to one event per Workload.
-	said *saidOnce
+	said *saidonce.Memory
 	// twoRequestStart: the installed Trainer refused an admission's start
 	// in one request and took it in two (v2.2.0, whose CRD is v2.2.1's):
 	// the capability its CRD could not tell, learned once by asking.
@@ -47,7 +48,7 @@ type deps struct {
 // cache, apiReader from the API server.
 func newDeps(c client.Client, apiReader client.Reader, recorder events.EventRecorder, opts Options) *deps {
 	return &deps{client: c, apiReader: apiReader, recorder: recorder, opts: opts, caps: opts.Shape.Capabilities(),
-		metrics: opts.Metrics, said: newSaidOnce(),
+		metrics: opts.Metrics, said: saidonce.New(),
 		runtimes: runtimesource.New(c, apiReader, runtimesource.Options{Shape: opts.Shape, PodSets: opts.PodSets})}
 }
 

@@ -1,8 +1,6 @@
 package integration
 
 import (
-	"sync"
-
 	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/types"
 
@@ -43,7 +41,7 @@ func (u utterance) once(subject types.UID) utterance {
 
 // speak records u about job, unless it was said before about its subject.
 func (d *deps) speak(job *trainjob.TrainJob, u utterance) {
-	if u.oncePer != "" && !d.said.first(u.oncePer, u.reason+": "+u.msg) {
+	if u.oncePer != "" && !d.said.First(u.oncePer, u.reason+": "+u.msg) {
 		return
 	}
 	d.recorder.Eventf(job, nil, u.eventType, u.reason, u.action, "%s", u.msg)
@@ -63,41 +61,4 @@ func (t *TrainJob) tell() {
 	for _, u := range t.notes {
 		t.deps.speak(&t.TrainJob, u)
 	}
-}
-
-// saidOnceSize bounds what is remembered: past it, it starts over (and a
-// warning may be said once more).
-const saidOnceSize = 4096
-
-// saidOnce remembers what was said about a subject (a Workload whose start
-// we refused for good, a job whose runtime fails).
-type saidOnce struct {
-	mu   sync.Mutex
-	said map[saidKey]bool
-}
-
-type saidKey struct {
-	subject types.UID
-	text    string
-}
-
-func newSaidOnce() *saidOnce { return &saidOnce{said: map[saidKey]bool{}} }
-
-// first reports whether text is said for the first time about subject, and
-// remembers it. Without a subject it is always the first time.
-func (s *saidOnce) first(subject types.UID, text string) bool {
-	if s == nil || subject == "" {
-		return true
-	}
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	k := saidKey{subject, text}
-	if s.said[k] {
-		return false
-	}
-	if len(s.said) >= saidOnceSize {
-		s.said = map[saidKey]bool{}
-	}
-	s.said[k] = true
-	return true
 }

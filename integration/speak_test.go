@@ -6,21 +6,9 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/client-go/tools/events"
 
+	"github.com/trainjob-kueue/trainjob-kueue/saidonce"
 	"github.com/trainjob-kueue/trainjob-kueue/trainjob"
 )
-
-func TestSaidOnce(t *testing.T) {
-	s := newSaidOnce()
-	if !s.first("wl-1", ReasonStartRefused) || s.first("wl-1", ReasonStartRefused) {
-		t.Error("the same refusal of the same Workload was not said exactly once")
-	}
-	if !s.first("wl-1", ReasonNoMultiKueueCheck) || !s.first("wl-2", ReasonStartRefused) {
-		t.Error("another reason, or another Workload, was taken as said")
-	}
-	if !s.first("", ReasonStartRefused) || !s.first("", ReasonStartRefused) {
-		t.Error("without a Workload to remember, a refusal must be said every time")
-	}
-}
 
 // Every event goes through speak: an action's event each time it is
 // taken, a warning once per subject and text when it has one.
@@ -38,7 +26,7 @@ func TestSpeak(t *testing.T) {
 	} {
 		t.Run(name, func(t *testing.T) {
 			rec := events.NewFakeRecorder(8)
-			d := &deps{recorder: rec, said: newSaidOnce()}
+			d := &deps{recorder: rec, said: saidonce.New()}
 			for _, u := range tc.said {
 				d.speak(job, u)
 			}
@@ -53,7 +41,7 @@ func TestSpeak(t *testing.T) {
 // problem is told again.
 func TestARuntimeProblemIsSaidOncePerJob(t *testing.T) {
 	rec := events.NewFakeRecorder(8)
-	d := &deps{recorder: rec, said: newSaidOnce()}
+	d := &deps{recorder: rec, said: saidonce.New()}
 	job := trainjob.TrainJob{ObjectMeta: metav1.ObjectMeta{Namespace: "ns", Name: "j", UID: "job-1"}}
 	reconcile := func(reason, msg string) {
 		t.Helper()

@@ -16,6 +16,7 @@ type Metrics struct {
 	restores         *prometheus.CounterVec
 	podSetErrors     *prometheus.CounterVec
 	gangs            *prometheus.CounterVec
+	boosts           *prometheus.CounterVec
 }
 
 // Label values of the result and reason labels.
@@ -54,13 +55,17 @@ func NewMetrics() *Metrics {
 			Name: "trainjob_kueue_gang_actions_total",
 			Help: "What was done to PodGroups, by action: resized (Trainer's, for the wave being placed), created (ours, at admission), retried (a gang waiting for room).",
 		}, []string{"action"}),
+		boosts: prometheus.NewCounterVec(prometheus.CounterOpts{
+			Name: "trainjob_kueue_priority_boost_writes_total",
+			Help: "Writes of a TrainJob Workload's priority boost under a ClusterQueue's preemption-cost policy, by action (set, removed).",
+		}, []string{"action"}),
 	}
 }
 
 // Register exposes the metrics, and the TrainJobs by state counted from c
 // at every scrape, on reg.
 func (m *Metrics) Register(reg prometheus.Registerer, c client.Reader) error {
-	for _, col := range []prometheus.Collector{m.admissionToStart, m.injections, m.restores, m.podSetErrors, m.gangs, newJobsByState(c)} {
+	for _, col := range []prometheus.Collector{m.admissionToStart, m.injections, m.restores, m.podSetErrors, m.gangs, m.boosts, newJobsByState(c)} {
 		if err := reg.Register(col); err != nil {
 			return err
 		}
@@ -112,4 +117,13 @@ func (m *Metrics) Gang(action string) {
 		return
 	}
 	m.gangs.WithLabelValues(action).Inc()
+}
+
+// BoostWritten counts a write of a Workload's priority boost (set,
+// removed).
+func (m *Metrics) BoostWritten(action string) {
+	if m == nil {
+		return
+	}
+	m.boosts.WithLabelValues(action).Inc()
 }

@@ -17,6 +17,7 @@ func TestMetricsCountWhatHappened(t *testing.T) {
 	m.PodSetError("RuntimeNotFound")
 	m.Started(time.Now().Add(-time.Second))
 	m.Gang(gang.ActionRetried)
+	m.BoostWritten("set")
 	for name, c := range map[string]struct {
 		got, want float64
 	}{
@@ -26,6 +27,7 @@ func TestMetricsCountWhatHappened(t *testing.T) {
 		"podset runtime missing":  {testutil.ToFloat64(m.podSetErrors.WithLabelValues("RuntimeNotFound")), 1},
 		"admission to start seen": {float64(testutil.CollectAndCount(m.admissionToStart)), 1},
 		"gang retried":            {testutil.ToFloat64(m.gangs.WithLabelValues(gang.ActionRetried)), 1},
+		"boost set":               {testutil.ToFloat64(m.boosts.WithLabelValues("set")), 1},
 	} {
 		if c.got != c.want {
 			t.Errorf("%s: %v, want %v", name, c.got, c.want)

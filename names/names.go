@@ -43,6 +43,13 @@ const (
 	// policy, since, attempt) is kept when the Workload is queued again
 	// after the backoff, so each further refusal waits longer.
 	HeldByPolicyAnnotation = "trainjob-kueue.dev/held-by-policy"
+	// PreemptionCostAnnotation on a ClusterQueue: the batch admin's
+	// preemption-cost policy (JSON, package preemptcost), by which the
+	// Workloads of its TrainJobs get Kueue's priority boost.
+	PreemptionCostAnnotation = "trainjob-kueue.dev/preemption-cost"
+	// PriorityBoostAnnotation on a Workload: the parts (JSON) of the
+	// kueue.x-k8s.io/priority-boost we set; it marks that boost as ours.
+	PriorityBoostAnnotation = "trainjob-kueue.dev/priority-boost"
 	// RuntimeIndex is the manager's field index of TrainJobs by runtime.
 	RuntimeIndex = "trainjob-kueue.dev/runtime"
 	// FieldManager applies our PodGroups (server-side apply).

@@ -10,11 +10,11 @@ import (
 // only packages of lower layers, so the graph has no cycle and no upward
 // edge (docs/development.md says where a new feature goes).
 var layers = [][]string{
-	{"names", "trainjob"},
+	{"names", "trainjob", "saidonce", "preemptcost"},
 	{"podsets"},
 	{"quota", "shape"},
 	{"gang", "runtimesource", "discovery", "metrics"},
-	{"integration"},
+	{"integration", "priorityboost"},
 	{"webhook", "explain", "overview"},
 	{"cmd/trainjob-kueue/onepass"},
 	{"cmd/trainjob-kueue"},

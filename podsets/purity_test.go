@@ -12,7 +12,7 @@ import (
 // decides is given to it (Options).
 func TestThePureCoreLinksNoClientAndNoKueueProcessState(t *testing.T) {
 	forbidden := []string{"sigs.k8s.io/controller-runtime", "k8s.io/client-go", "sigs.k8s.io/kueue/pkg/"}
-	for _, pkg := range []string{"../podsets", "../quota", "../shape"} {
+	for _, pkg := range []string{"../podsets", "../quota", "../shape", "../preemptcost"} {
 		out, err := exec.Command("go", "list", "-deps", pkg).CombinedOutput()
 		if err != nil {
 			t.Fatalf("go list -deps %s: %v\n%s", pkg, err, out)

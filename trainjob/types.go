@@ -50,6 +50,9 @@ type Spec struct {
 type Status struct {
 	Conditions []metav1.Condition  `json:"conditions,omitempty"`
 	JobsStatus []trainer.JobStatus `json:"jobsStatus,omitempty"`
+	// TrainerStatus is what Trainer's status server reports of the
+	// trainer step (v2.2+): progress and time left.
+	TrainerStatus *trainer.TrainerStatus `json:"trainerStatus,omitempty"`
 }
 
 // PodSpecOverride is an entry of Trainer v2.0's spec.podSpecOverrides,

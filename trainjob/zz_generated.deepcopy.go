@@ -7,7 +7,7 @@ package trainjob
 import (
 	"github.com/kubeflow/trainer/v2/pkg/apis/trainer/v1alpha1"
 	corev1 "k8s.io/api/core/v1"
-	v1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/util/intstr"
 )
@@ -287,6 +287,11 @@ func (in *Status) DeepCopyInto(out *Status) {
 		for i := range *in {
 			(*in)[i].DeepCopyInto(&(*out)[i])
 		}
+	}
+	if in.TrainerStatus != nil {
+		in, out := &in.TrainerStatus, &out.TrainerStatus
+		*out = new(v1alpha1.TrainerStatus)
+		(*in).DeepCopyInto(*out)
 	}
 }
 

@@ -112,6 +112,11 @@ func (s *sharing) share(obj any) {
 	case *trainjob.TrainJob:
 		o.Status.JobsStatus = s.jobs.intern(o.Status.JobsStatus)
 		canonicalConditions(o.Status.Conditions)
+		if ts := o.Status.TrainerStatus; ts != nil {
+			// Only progress and time left are read (preemption cost); a
+			// training's metrics would cost memory per running job.
+			ts.Metrics = nil
+		}
 	}
 }
 

@@ -15,6 +15,8 @@ import (
 	"time"
 
 	"github.com/trainjob-kueue/trainjob-kueue/metrics"
+	"github.com/trainjob-kueue/trainjob-kueue/priorityboost"
+	"github.com/trainjob-kueue/trainjob-kueue/runtimesource"
 	tjwebhook "github.com/trainjob-kueue/trainjob-kueue/webhook"
 
 	authenticationv1 "k8s.io/api/authentication/v1"
@@ -286,10 +288,28 @@ func whoAmI(ctx context.Context, cfg *rest.Config) (string, error) {
 	return review.Status.UserInfo.Username, nil
 }
 
-// setup registers the integration and, unless disabled, its webhook.
+// setup registers the integration, the priority boost of preemption-cost
+// policies and, unless disabled, the webhook.
 func setup(ctx context.Context, mgr ctrl.Manager, opts integration.Options, withWebhook bool) error {
+	if opts.Recorder == nil {
+		r, err := integration.NewEventRecorder(mgr)
+		if err != nil {
+			return err
+		}
+		opts.Recorder = r
+	}
 	if err := integration.Setup(ctx, mgr, opts); err != nil {
 		return err
+	}
+	// A source of its own: its memo holds only the jobs of ClusterQueues
+	// with a policy.
+	runtimes := runtimesource.New(mgr.GetClient(), mgr.GetAPIReader(), runtimesource.Options{Shape: opts.Shape, PodSets: opts.PodSets})
+	if err := runtimes.PruneOnDelete(mgr.GetCache()); err != nil {
+		return err
+	}
+	boosts := priorityboost.New(priorityboost.Options{Client: mgr.GetClient(), Runtimes: runtimes, Recorder: opts.Recorder, Metrics: opts.Metrics, GateOn: opts.PriorityBoost})
+	if err := boosts.SetupWithManager(mgr); err != nil {
+		return fmt.Errorf("setting up the priority boost: %w", err)
 	}
 	if !withWebhook {
 		return nil

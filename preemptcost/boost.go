@@ -1,0 +1,46 @@
+package preemptcost
+
+// Signals are what is known of one job for its boost.
+type Signals struct {
+	// Training: the job's trainer phase began (its trainer nodes were
+	// started, no initializer left to run). Progress and time left count
+	// only then: a job in its initializer wave has lost nothing of
+	// training.
+	Training bool
+	// ProgressPercent and RemainingSeconds, as Trainer's status reports
+	// them (v2.2+); nil when not reported.
+	ProgressPercent  *int32
+	RemainingSeconds *int32
+	// Preemptions is how often Kueue evicted the job's Workload for
+	// preemption.
+	Preemptions int32
+}
+
+// Boost is a job's boost under a policy, and its parts.
+type Boost struct {
+	Total       int32 `json:"total"`
+	Progress    int32 `json:"progress"`
+	Preemptions int32 `json:"preemptions"`
+	TimeLeft    int32 `json:"timeLeft"`
+}
+
+// Of is the boost of a job with signals s under a valid policy p. Each part
+// is a whole number of steps, so it changes only when a step is crossed.
+func Of(p Policy, s Signals) Boost {
+	var b Boost
+	if pr := p.Progress; pr != nil && s.Training && s.ProgressPercent != nil {
+		pct := min(max(*s.ProgressPercent, 0), 100)
+		steps := 100 / pr.StepPercent
+		step := min(pct/pr.StepPercent, steps)
+		b.Progress = int32(int64(pr.Points) * int64(step) / int64(steps))
+	}
+	if pe := p.Preemptions; pe != nil && s.Preemptions > 0 {
+		b.Preemptions = int32(min(int64(pe.Points)*int64(s.Preemptions/pe.Every), int64(pe.MaxPoints)))
+	}
+	if tl := p.TimeLeft; tl != nil && s.Training && s.RemainingSeconds != nil && *s.RemainingSeconds >= 0 && *s.RemainingSeconds < tl.UnderSeconds {
+		b.TimeLeft = tl.Points
+	}
+	// Validate bounds the sum by MaxInt32.
+	b.Total = b.Progress + b.Preemptions + b.TimeLeft
+	return b
+}

@@ -1,0 +1,66 @@
+package preemptcost
+
+import (
+	"testing"
+
+	"github.com/google/go-cmp/cmp"
+)
+
+func TestOf(t *testing.T) {
+	p := Policy{
+		Progress:    &ProgressPart{Points: 1000, StepPercent: 10},
+		Preemptions: &PreemptionsPart{Points: 300, Every: 2, MaxPoints: 600},
+		TimeLeft:    &TimeLeftPart{Points: 50, UnderSeconds: 600},
+	}
+	for name, tc := range map[string]struct {
+		p    Policy
+		s    Signals
+		want Boost
+	}{
+		"nothing known":                  {p: p, want: Boost{}},
+		"training at 10%":                {p: p, s: Signals{Training: true, ProgressPercent: ptr(10)}, want: Boost{Total: 100, Progress: 100}},
+		"training at 19%: the same step": {p: p, s: Signals{Training: true, ProgressPercent: ptr(19)}, want: Boost{Total: 100, Progress: 100}},
+		"training at 90%":                {p: p, s: Signals{Training: true, ProgressPercent: ptr(90)}, want: Boost{Total: 900, Progress: 900}},
+		"training at 100%":               {p: p, s: Signals{Training: true, ProgressPercent: ptr(100)}, want: Boost{Total: 1000, Progress: 1000}},
+		"progress claimed beyond 100%":   {p: p, s: Signals{Training: true, ProgressPercent: ptr(250)}, want: Boost{Total: 1000, Progress: 1000}},
+		"progress claimed below 0%":      {p: p, s: Signals{Training: true, ProgressPercent: ptr(-5)}, want: Boost{}},
+		"in the initializer wave: no progress boost, whatever it claims": {p: p, s: Signals{ProgressPercent: ptr(90), RemainingSeconds: ptr(10)}, want: Boost{}},
+		"preempted once: below every":                                    {p: p, s: Signals{Preemptions: 1}, want: Boost{}},
+		"preempted twice":                                                {p: p, s: Signals{Preemptions: 2}, want: Boost{Total: 300, Preemptions: 300}},
+		"preempted 9 times: capped":                                      {p: p, s: Signals{Preemptions: 9}, want: Boost{Total: 600, Preemptions: 600}},
+		"preemptions count while queued":                                 {p: p, s: Signals{Preemptions: 4, ProgressPercent: ptr(50)}, want: Boost{Total: 600, Preemptions: 600}},
+		"little time left":                                               {p: p, s: Signals{Training: true, RemainingSeconds: ptr(599)}, want: Boost{Total: 50, TimeLeft: 50}},
+		"time left at the threshold":                                     {p: p, s: Signals{Training: true, RemainingSeconds: ptr(600)}, want: Boost{}},
+		"everything": {p: p, s: Signals{Training: true, ProgressPercent: ptr(95), RemainingSeconds: ptr(30), Preemptions: 3},
+			want: Boost{Total: 1250, Progress: 900, Preemptions: 300, TimeLeft: 50}},
+		"no policy part: nothing": {s: Signals{Training: true, ProgressPercent: ptr(95), RemainingSeconds: ptr(30), Preemptions: 3}, want: Boost{}},
+	} {
+		t.Run(name, func(t *testing.T) {
+			if diff := cmp.Diff(tc.want, Of(tc.p, tc.s)); diff != "" {
+				t.Errorf("(-want +got):\n%s", diff)
+			}
+		})
+	}
+}
+
+// However often progress is reported, a job's boost takes at most
+// Steps()+1 values in order (the bound on the Workload writes).
+func TestABoostChangesAtMostOncePerStep(t *testing.T) {
+	p := Policy{Progress: &ProgressPart{Points: 1000, StepPercent: 10}, Preemptions: &PreemptionsPart{Points: 100, Every: 1, MaxPoints: 300},
+		TimeLeft: &TimeLeftPart{Points: 10, UnderSeconds: 100}}
+	changes := 0
+	last := Of(p, Signals{})
+	for pct := int32(0); pct <= 100; pct++ {
+		preemptions := pct / 20 // preempted now and then along the way
+		s := Signals{Training: true, ProgressPercent: ptr(pct), RemainingSeconds: ptr(1000 - 10*pct), Preemptions: preemptions}
+		for range 5 { // the same report, again
+			if b := Of(p, s); b != last {
+				changes++
+				last = b
+			}
+		}
+	}
+	if limit := p.Steps(); int32(changes) > limit {
+		t.Errorf("%d changes of the boost, want at most %d", changes, limit)
+	}
+}

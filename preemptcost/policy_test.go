@@ -1,0 +1,96 @@
+package preemptcost
+
+import (
+	"errors"
+	"math"
+	"strings"
+	"testing"
+
+	"github.com/google/go-cmp/cmp"
+)
+
+func TestParse(t *testing.T) {
+	for name, tc := range map[string]struct {
+		value string
+		want  Policy
+		field string // the field a refusal names; "-" for none in particular
+	}{
+		"the example": {value: Example, want: Policy{Progress: &ProgressPart{Points: 1000, StepPercent: 10},
+			Preemptions: &PreemptionsPart{Points: 500, Every: 1, MaxPoints: 2000}}},
+		"empty: no part":                {value: `{}`, want: Policy{}},
+		"take over":                     {value: `{"timeLeft":{"points":7,"underSeconds":600},"takeOver":true}`, want: Policy{TimeLeft: &TimeLeftPart{Points: 7, UnderSeconds: 600}, TakeOver: true}},
+		"not JSON":                      {value: `progress=10`, field: "-"},
+		"two values":                    {value: `{} {}`, field: "-"},
+		"a misspelt part":               {value: `{"progres":{"points":1,"stepPercent":10}}`, field: "-"},
+		"negative progress points":      {value: `{"progress":{"points":-1,"stepPercent":10}}`, field: "progress.points"},
+		"a step of 0":                   {value: `{"progress":{"points":1,"stepPercent":0}}`, field: "progress.stepPercent"},
+		"a step over 100":               {value: `{"progress":{"points":1,"stepPercent":101}}`, field: "progress.stepPercent"},
+		"every 0 preemptions":           {value: `{"preemptions":{"points":1,"every":0,"maxPoints":1}}`, field: "preemptions.every"},
+		"no cap":                        {value: `{"preemptions":{"points":1,"every":1}}`, field: "preemptions.maxPoints"},
+		"negative cap":                  {value: `{"preemptions":{"points":1,"every":1,"maxPoints":-5}}`, field: "preemptions.maxPoints"},
+		"no threshold":                  {value: `{"timeLeft":{"points":1}}`, field: "timeLeft.underSeconds"},
+		"beyond an int32":               {value: `{"progress":{"points":3000000000,"stepPercent":10}}`, field: "-"},
+		"overflowing int32 when summed": {value: `{"progress":{"points":2000000000,"stepPercent":10},"preemptions":{"points":1,"every":1,"maxPoints":2000000000}}`, field: "-"},
+		"int32 exactly when summed": {value: `{"progress":{"points":2147483000,"stepPercent":10},"timeLeft":{"points":647,"underSeconds":1}}`,
+			want: Policy{Progress: &ProgressPart{Points: 2147483000, StepPercent: 10}, TimeLeft: &TimeLeftPart{Points: 647, UnderSeconds: 1}}},
+	} {
+		t.Run(name, func(t *testing.T) {
+			got, err := Parse(tc.value)
+			if tc.field != "" {
+				var pe *Error
+				if !errors.As(err, &pe) {
+					t.Fatalf("error %v, want a policy error", err)
+				}
+				if tc.field != "-" && pe.Field != tc.field {
+					t.Errorf("refusal names %q, want %q: %v", pe.Field, tc.field, err)
+				}
+				return
+			}
+			if err != nil {
+				t.Fatal(err)
+			}
+			if diff := cmp.Diff(tc.want, got); diff != "" {
+				t.Errorf("(-want +got):\n%s", diff)
+			}
+		})
+	}
+}
+
+// The largest boost a valid policy gives fits an int32, however the parts
+// add up.
+func TestTheLargestBoostFitsAnInt32(t *testing.T) {
+	p, err := Parse(`{"progress":{"points":2147483000,"stepPercent":1},"timeLeft":{"points":647,"underSeconds":10}}`)
+	if err != nil {
+		t.Fatal(err)
+	}
+	b := Of(p, Signals{Training: true, ProgressPercent: ptr(100), RemainingSeconds: ptr(1), Preemptions: math.MaxInt32})
+	if b.Total != math.MaxInt32 {
+		t.Errorf("total %d, want %d", b.Total, int32(math.MaxInt32))
+	}
+	if _, err := Parse(`{"progress":{"points":2147483000,"stepPercent":1},"timeLeft":{"points":648,"underSeconds":10}}`); err == nil || !strings.Contains(err.Error(), "int32") {
+		t.Errorf("one point more: %v, want a refusal naming int32", err)
+	}
+}
+
+func TestSteps(t *testing.T) {
+	for name, tc := range map[string]struct {
+		p    Policy
+		want int32
+	}{
+		"none":                      {want: 0},
+		"progress every 10%":        {p: Policy{Progress: &ProgressPart{Points: 100, StepPercent: 10}}, want: 10},
+		"progress every 30%":        {p: Policy{Progress: &ProgressPart{Points: 100, StepPercent: 30}}, want: 3},
+		"progress of 0 points":      {p: Policy{Progress: &ProgressPart{Points: 0, StepPercent: 10}}, want: 0},
+		"preemptions, 50 up to 120": {p: Policy{Preemptions: &PreemptionsPart{Points: 50, Every: 2, MaxPoints: 120}}, want: 3},
+		"time left":                 {p: Policy{TimeLeft: &TimeLeftPart{Points: 5, UnderSeconds: 60}}, want: 1},
+		"all":                       {p: Policy{Progress: &ProgressPart{Points: 100, StepPercent: 25}, Preemptions: &PreemptionsPart{Points: 10, Every: 1, MaxPoints: 30}, TimeLeft: &TimeLeftPart{Points: 5, UnderSeconds: 60}}, want: 8},
+	} {
+		t.Run(name, func(t *testing.T) {
+			if got := tc.p.Steps(); got != tc.want {
+				t.Errorf("Steps = %d, want %d", got, tc.want)
+			}
+		})
+	}
+}
+
+func ptr(v int32) *int32 { return &v }

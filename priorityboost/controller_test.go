@@ -1,0 +1,149 @@
+package priorityboost
+
+import (
+	"context"
+	"strings"
+	"testing"
+
+	corev1 "k8s.io/api/core/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/runtime"
+	"k8s.io/apimachinery/pkg/runtime/schema"
+	utilruntime "k8s.io/apimachinery/pkg/util/runtime"
+	"k8s.io/apimachinery/pkg/util/validation/field"
+	clientgoscheme "k8s.io/client-go/kubernetes/scheme"
+	"k8s.io/client-go/tools/events"
+	"k8s.io/utils/ptr"
+	ctrl "sigs.k8s.io/controller-runtime"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+	"sigs.k8s.io/controller-runtime/pkg/client/fake"
+	"sigs.k8s.io/controller-runtime/pkg/client/interceptor"
+	jobsetapi "sigs.k8s.io/jobset/api/jobset/v1alpha2"
+	kueue "sigs.k8s.io/kueue/apis/kueue/v1beta2"
+	"sigs.k8s.io/kueue/pkg/controller/constants"
+	"sigs.k8s.io/kueue/pkg/controller/jobframework"
+
+	trainer "github.com/kubeflow/trainer/v2/pkg/apis/trainer/v1alpha1"
+
+	"github.com/trainjob-kueue/trainjob-kueue/metrics"
+	"github.com/trainjob-kueue/trainjob-kueue/names"
+	"github.com/trainjob-kueue/trainjob-kueue/runtimesource"
+	"github.com/trainjob-kueue/trainjob-kueue/shape"
+	"github.com/trainjob-kueue/trainjob-kueue/trainjob"
+)
+
+func testScheme() *runtime.Scheme {
+	s := runtime.NewScheme()
+	utilruntime.Must(clientgoscheme.AddToScheme(s))
+	utilruntime.Must(kueue.AddToScheme(s))
+	utilruntime.Must(trainjob.AddToScheme(s))
+	return s
+}
+
+const policy90 = `{"progress":{"points":1000,"stepPercent":10}}`
+
+// What one reconcile writes on the Workload of a job at 90% in its trainer
+// phase, by what its ClusterQueue and the Workload say.
+func TestReconcileWritesOnlyWhatThePolicyAndTheStepSay(t *testing.T) {
+	const ns = "ns"
+	job := &trainjob.TrainJob{ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: "j", UID: "uid"}}
+	job.Spec.RuntimeRef = trainer.RuntimeRef{Name: "torch", Kind: ptr.To(trainer.TrainingRuntimeKind)}
+	job.Status.TrainerStatus = &trainer.TrainerStatus{ProgressPercentage: ptr.To[int32](93), LastUpdatedTime: metav1.Now()}
+	rt := &trainer.TrainingRuntime{ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: "torch"}}
+	rt.Spec.Template.Spec.ReplicatedJobs = []jobsetapi.ReplicatedJob{{Name: "node", Replicas: 1}}
+	rt.Spec.Template.Spec.ReplicatedJobs[0].Template.Spec.Template.Spec.Containers = []corev1.Container{{Name: "node", Image: "x"}}
+	lq := &kueue.LocalQueue{ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: "lq"}, Spec: kueue.LocalQueueSpec{ClusterQueue: "cq"}}
+	cq := func(policy string) *kueue.ClusterQueue {
+		c := &kueue.ClusterQueue{ObjectMeta: metav1.ObjectMeta{Name: "cq"}}
+		if policy != "" {
+			c.Annotations = map[string]string{names.PreemptionCostAnnotation: policy}
+		}
+		return c
+	}
+	workload := func(annotations map[string]string, admitted bool) *kueue.Workload {
+		wl := &kueue.Workload{ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: jobframework.GetWorkloadNameForOwnerWithGVK(job.Name, job.UID, trainjob.GVK),
+			UID: "wl", Annotations: annotations}}
+		wl.Spec.QueueName = "lq"
+		if admitted {
+			wl.Status.Admission = &kueue.Admission{ClusterQueue: "cq"}
+		}
+		return wl
+	}
+	ours := map[string]string{constants.PriorityBoostAnnotationKey: "900", names.PriorityBoostAnnotation: `{"total":900,"progress":900,"preemptions":0,"timeLeft":0}`}
+	stale := map[string]string{constants.PriorityBoostAnnotationKey: "500", names.PriorityBoostAnnotation: `{"total":500,"progress":500,"preemptions":0,"timeLeft":0}`}
+	foreign := map[string]string{constants.PriorityBoostAnnotationKey: "7"}
+	refuse := func(ctx context.Context, c client.WithWatch, obj client.Object, patch client.Patch, opts ...client.PatchOption) error {
+		return apierrors.NewInvalid(schema.GroupKind{Group: "kueue.x-k8s.io", Kind: "Workload"}, "wl", field.ErrorList{field.Invalid(field.NewPath("metadata"), "x", "no")})
+	}
+	for name, tc := range map[string]struct {
+		cq       *kueue.ClusterQueue
+		wl       *kueue.Workload
+		gateOff  bool
+		patch    func(context.Context, client.WithWatch, client.Object, client.Patch, ...client.PatchOption) error
+		want     map[string]string // the Workload's annotations after
+		writes   int
+		wantSaid string
+	}{
+		"no policy, no boost: nothing":            {cq: cq(""), wl: workload(nil, true)},
+		"no policy, our boost: removed":           {cq: cq(""), wl: workload(ours, true), want: map[string]string{}, writes: 1},
+		"no policy, someone's boost: left":        {cq: cq(""), wl: workload(foreign, true), want: foreign},
+		"a policy: 90% set, once":                 {cq: cq(policy90), wl: workload(nil, true), want: ours, writes: 1},
+		"a policy, queued through its LocalQueue": {cq: cq(policy90), wl: workload(nil, false), want: ours, writes: 1},
+		"a policy, the step already written":      {cq: cq(policy90), wl: workload(ours, true), want: ours},
+		"a policy, an older step of ours":         {cq: cq(policy90), wl: workload(stale, true), want: ours, writes: 1},
+		"a policy, someone's boost: left, said":   {cq: cq(policy90), wl: workload(foreign, true), want: foreign, wantSaid: ReasonBoostNotOurs},
+		"a policy taking over someone's boost":    {cq: cq(`{"progress":{"points":1000,"stepPercent":10},"takeOver":true}`), wl: workload(foreign, true), want: ours, writes: 1},
+		"a policy, Kueue's gate off: nothing":     {cq: cq(policy90), wl: workload(nil, true), gateOff: true},
+		"an invalid policy: nothing":              {cq: cq(`{"progress":{"points":-1,"stepPercent":10}}`), wl: workload(ours, true), want: ours},
+		"a policy giving 0, nothing set":          {cq: cq(`{"preemptions":{"points":5,"every":1,"maxPoints":5}}`), wl: workload(nil, true)},
+		"a policy giving 0, ours set: removed":    {cq: cq(`{"preemptions":{"points":5,"every":1,"maxPoints":5}}`), wl: workload(ours, true), want: map[string]string{}, writes: 1},
+		"the write refused: no retry":             {cq: cq(policy90), wl: workload(nil, true), patch: refuse},
+	} {
+		t.Run(name, func(t *testing.T) {
+			writes := 0
+			c := fake.NewClientBuilder().WithScheme(testScheme()).WithObjects(job.DeepCopy(), rt.DeepCopy(), lq.DeepCopy(), tc.cq, tc.wl).
+				WithInterceptorFuncs(interceptor.Funcs{Patch: func(ctx context.Context, c client.WithWatch, obj client.Object, patch client.Patch, opts ...client.PatchOption) error {
+					if tc.patch != nil {
+						return tc.patch(ctx, c, obj, patch, opts...)
+					}
+					writes++
+					return c.Patch(ctx, obj, patch, opts...)
+				}}).Build()
+			rec := events.NewFakeRecorder(8)
+			m := metrics.NewMetrics()
+			r := New(Options{Client: c, Runtimes: runtimesource.New(c, c, runtimesource.Options{Shape: shape.PodTemplateOverrides{}}), Recorder: rec, Metrics: m, GateOn: !tc.gateOff})
+			for range 2 {
+				if _, err := r.Reconcile(t.Context(), ctrl.Request{NamespacedName: client.ObjectKeyFromObject(job)}); err != nil {
+					t.Fatal(err)
+				}
+			}
+			if writes != tc.writes {
+				t.Errorf("%d writes over two reconciles, want %d", writes, tc.writes)
+			}
+			got := &kueue.Workload{}
+			if err := c.Get(t.Context(), client.ObjectKeyFromObject(tc.wl), got); err != nil {
+				t.Fatal(err)
+			}
+			want := tc.want
+			if want == nil {
+				want = tc.wl.Annotations
+			}
+			if len(want) != len(got.Annotations) {
+				t.Errorf("annotations %v, want %v", got.Annotations, want)
+			}
+			for k, v := range want {
+				if got.Annotations[k] != v {
+					t.Errorf("annotation %s = %q, want %q", k, got.Annotations[k], v)
+				}
+			}
+			var said []string
+			for len(rec.Events) > 0 {
+				said = append(said, <-rec.Events)
+			}
+			if tc.wantSaid == "" && len(said) > 0 || tc.wantSaid != "" && (len(said) != 1 || !strings.Contains(said[0], tc.wantSaid)) {
+				t.Errorf("events %v, want one %q", said, tc.wantSaid)
+			}
+		})
+	}
+}

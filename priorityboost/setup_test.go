@@ -1,0 +1,46 @@
+package priorityboost
+
+import (
+	"slices"
+	"testing"
+
+	"github.com/google/go-cmp/cmp"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/utils/ptr"
+	"sigs.k8s.io/controller-runtime/pkg/client/fake"
+	kueue "sigs.k8s.io/kueue/apis/kueue/v1beta2"
+
+	"github.com/trainjob-kueue/trainjob-kueue/trainjob"
+)
+
+// A ClusterQueue's policy changed: the TrainJobs of the Workloads admitted
+// to it or queued in it through a LocalQueue are looked at again, and no
+// other.
+func TestAPolicyChangeBringsTheJobsOfItsClusterQueue(t *testing.T) {
+	owned := func(name, job, kind string) *kueue.Workload {
+		wl := &kueue.Workload{ObjectMeta: metav1.ObjectMeta{Namespace: "ns", Name: name, OwnerReferences: []metav1.OwnerReference{{
+			APIVersion: trainjob.GVK.GroupVersion().String(), Kind: kind, Name: job, UID: "u", Controller: ptr.To(true)}}}}
+		return wl
+	}
+	admitted := owned("wl-a", "a", "TrainJob")
+	admitted.Status.Admission = &kueue.Admission{ClusterQueue: "cq"}
+	queued := owned("wl-b", "b", "TrainJob")
+	queued.Spec.QueueName = "lq"
+	elsewhere := owned("wl-c", "c", "TrainJob")
+	elsewhere.Status.Admission = &kueue.Admission{ClusterQueue: "other"}
+	notAJob := owned("wl-d", "d", "Deployment")
+	notAJob.Status.Admission = &kueue.Admission{ClusterQueue: "cq"}
+	cq := &kueue.ClusterQueue{ObjectMeta: metav1.ObjectMeta{Name: "cq"}}
+	lq := &kueue.LocalQueue{ObjectMeta: metav1.ObjectMeta{Namespace: "ns", Name: "lq"}, Spec: kueue.LocalQueueSpec{ClusterQueue: "cq"}}
+	c := fake.NewClientBuilder().WithScheme(testScheme()).WithObjects(admitted, queued, elsewhere, notAJob, cq, lq,
+		&kueue.ClusterQueue{ObjectMeta: metav1.ObjectMeta{Name: "other"}}).Build()
+	r := New(Options{Client: c})
+	var got []string
+	for _, req := range r.jobsOf(t.Context(), cq) {
+		got = append(got, req.String())
+	}
+	slices.Sort(got)
+	if diff := cmp.Diff([]string{"ns/a", "ns/b"}, got); diff != "" {
+		t.Errorf("(-want +got):\n%s", diff)
+	}
+}

@@ -1,0 +1,54 @@
+package priorityboost
+
+import (
+	"k8s.io/utils/ptr"
+	kueue "sigs.k8s.io/kueue/apis/kueue/v1beta2"
+
+	"github.com/trainjob-kueue/trainjob-kueue/podsets"
+	"github.com/trainjob-kueue/trainjob-kueue/preemptcost"
+	"github.com/trainjob-kueue/trainjob-kueue/trainjob"
+)
+
+// signalsOf are what job, its roles (nil when they can't be computed) and
+// its Workload tell of what losing the job would cost.
+func signalsOf(job *trainjob.TrainJob, roles []podsets.Role, wl *kueue.Workload) preemptcost.Signals {
+	s := preemptcost.Signals{Training: training(job, roles), Preemptions: preemptions(wl)}
+	if ts := job.Status.TrainerStatus; ts != nil {
+		s.ProgressPercent = ts.ProgressPercentage
+		s.RemainingSeconds = ts.EstimatedRemainingSeconds
+	}
+	return s
+}
+
+// training: every initializer of the job completed, so its trainer phase
+// began. A job whose roles can't be computed is taken as not training:
+// its progress is not believed.
+func training(job *trainjob.TrainJob, roles []podsets.Role) bool {
+	if roles == nil {
+		return false
+	}
+	succeeded := map[string]int32{}
+	for _, s := range job.Status.JobsStatus {
+		succeeded[s.Name] = ptr.Deref(s.Succeeded, 0)
+	}
+	for _, r := range roles {
+		if r.IsInitializer() && succeeded[r.Name] < r.Replicas {
+			return false
+		}
+	}
+	return true
+}
+
+// preemptions counts the Workload's evictions for preemption.
+func preemptions(wl *kueue.Workload) int32 {
+	if wl.Status.SchedulingStats == nil {
+		return 0
+	}
+	var n int32
+	for _, e := range wl.Status.SchedulingStats.Evictions {
+		if e.Reason == kueue.WorkloadEvictedByPreemption {
+			n += e.Count
+		}
+	}
+	return n
+}
