@@ -11,6 +11,7 @@ TRAINER_VERSION ?= v2.1.0
 KUEUE_VERSION ?= v0.19.2
 INTEGRATION ?= ours
 KUEUE_CONFIG ?=
+KUEUE_FEATURE_GATES ?=
 
 .PHONY: prefetch generate verify-generate all build plugin image image-push deploy bench bench-sweep bench-smoke scale test test-install test-image test-smoke test-full test-unit test-integration test-e2e test-e2e-main test-deployed test-deployed-helm test-reliability test-reliability-smoke fuzz vet envtest-assets components cluster-up cluster-down multikueue-up demo clean
 
@@ -95,6 +96,9 @@ SMOKE_PARALLEL ?= 3
 # Trainer v2.3's runtime snapshot (the main e2e tier runs the same test on
 # v2.1.0, where Trainer has none).
 SMOKE_SNAPSHOT_TESTS := TestRuntimeEditedWhileQueuedBooksWhatThePodsGet|TestRuntimeDeletedUnderAQueuedJobHoldsItUntilTheRuntimeIsBack
+# The preemption-cost policy's share of make test (make test-full runs the
+# whole suite).
+SMOKE_PREEMPTION_COST_TESTS := TestTheVictimFlipsWithThePolicy|TestBoostWritesAreBoundedByThePolicysSteps
 # Trainer v2.0 shares one override entry between roles: its own answer.
 SMOKE_SHARED_ENTRY_TESTS := TestAnEntrySharedByRolesAdmittedToDifferentFlavors
 ## test-smoke: the e2e scenarios that matter most, on each other Trainer
@@ -109,6 +113,7 @@ test-smoke: components
 	@for k in $(SMOKE_KUEUE_VERSIONS); do KUEUE_VERSION=$$k hack/component.sh kueue >/dev/null || exit 1; done
 	hack/smoke.sh $(SMOKE_PARALLEL) \
 	  'recovery-timeout eviction e2e (Trainer $(TRAINER_VERSION))||-timeout 20m ./test/e2e/recovery/' \
+	  'preemption-cost e2e (Trainer v2.3.0, Kueue PriorityBoost on)||-timeout 20m -run $(SMOKE_PREEMPTION_COST_TESTS) ./test/e2e/preemptioncost/' \
 	  'reliability smoke (Trainer $(TRAINER_VERSION))||-timeout 20m -parallel $(RELIABILITY_PARALLEL) -run $(RELIABILITY_SMOKE_TESTS) ./test/reliability/' \
 	  'as-deployed smoke||-timeout 30m -run $(DEPLOYED_SMOKE_TESTS) ./test/e2e/deployed/' \
 	  $(foreach v,$(SMOKE_TRAINER_VERSIONS),'e2e smoke on Trainer $(v)|E2E_TRAINER_VERSION=$(v)|-timeout 20m -run $(SMOKE_TESTS)$(if $(filter v2.3%,$(v)),|$(SMOKE_SNAPSHOT_TESTS))$(if $(filter v2.0%,$(v)),|$(SMOKE_SHARED_ENTRY_TESTS)) ./test/e2e/') \
@@ -210,7 +215,7 @@ components:
 
 ## cluster-up: the whole local control plane in the background.
 cluster-up:
-	$(GO) run ./hack/cluster up -name $(CLUSTER) -trainer-version $(TRAINER_VERSION) -kueue-version $(KUEUE_VERSION) -integration $(INTEGRATION) $(if $(KUEUE_CONFIG),-kueue-config $(KUEUE_CONFIG))
+	$(GO) run ./hack/cluster up -name $(CLUSTER) -trainer-version $(TRAINER_VERSION) -kueue-version $(KUEUE_VERSION) -integration $(INTEGRATION) $(if $(KUEUE_CONFIG),-kueue-config $(KUEUE_CONFIG)) $(if $(KUEUE_FEATURE_GATES),-kueue-feature-gates $(KUEUE_FEATURE_GATES))
 
 ## multikueue-up: a MultiKueue manager (mk-manager) and two workers
 ## (mk-worker1, mk-worker2), connected.
@@ -225,12 +230,14 @@ cluster-down:
 ## or the one KUBECONFIG points at).
 test-e2e: test-e2e-main
 	$(GO) test -count=1 -timeout 20m ./test/e2e/recovery/
+	$(GO) test -count=1 -timeout 25m ./test/e2e/preemptioncost/
 	$(MAKE) --no-print-directory test-deployed DEPLOYED_TESTS='$(DEPLOYED_SMOKE_TESTS)'
 
-# The e2e tiers but the as-deployed one and the recovery-timeout one, one
-# after another (make test runs their shares among the smokes).
+# The e2e tiers but the as-deployed, recovery-timeout and preemption-cost
+# ones (clusters of their own), one after another (make test runs their
+# shares among the smokes).
 test-e2e-main: components
-	$(GO) test -p 1 -count=1 -timeout 40m $$($(GO) list ./test/e2e/... | grep -v -e /test/e2e/deployed -e /test/e2e/recovery)
+	$(GO) test -p 1 -count=1 -timeout 40m $$($(GO) list ./test/e2e/... | grep -v -e /test/e2e/deployed -e /test/e2e/recovery -e /test/e2e/preemptioncost)
 
 # The part of test-deployed make test runs: both replicas Ready with
 # internal certificates, and a leader failover mid-burst.

@@ -43,6 +43,9 @@ type Input struct {
 	// RuntimeFrom names where Roles came from when it is not the live
 	// runtime: Trainer's snapshot of it (v2.3).
 	RuntimeFrom string
+	// Priority: the ClusterQueue's preemption-cost policy and its peers;
+	// nil when not read.
+	Priority *PriorityInput
 }
 
 // Explanation answers a batch admin's questions about one TrainJob.
@@ -61,7 +64,9 @@ type Explanation struct {
 	PositionNote string            `json:"positionNote,omitempty"`
 	// KueueSays is Kueue's own message on the Workload, when pending.
 	KueueSays string `json:"kueueSays,omitempty"`
-	Verdict   string `json:"verdict"`
+	// Priority under the ClusterQueue's preemption-cost policy.
+	Priority *PriorityExplanation `json:"priority,omitempty"`
+	Verdict  string               `json:"verdict"`
 }
 
 // RoleExplanation is one role's demand and where it goes.

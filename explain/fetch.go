@@ -4,14 +4,20 @@ import (
 	"context"
 	"fmt"
 
+	corev1 "k8s.io/api/core/v1"
+
 	apiextensionsv1 "k8s.io/apiextensions-apiserver/pkg/apis/apiextensions/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	apimeta "k8s.io/apimachinery/pkg/api/meta"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	kueue "sigs.k8s.io/kueue/apis/kueue/v1beta2"
+	"sigs.k8s.io/kueue/pkg/controller/constants"
 	"sigs.k8s.io/kueue/pkg/controller/jobframework"
 
 	"github.com/trainjob-kueue/trainjob-kueue/discovery"
+	"github.com/trainjob-kueue/trainjob-kueue/names"
 	"github.com/trainjob-kueue/trainjob-kueue/podsets"
+	"github.com/trainjob-kueue/trainjob-kueue/priorityboost"
 	"github.com/trainjob-kueue/trainjob-kueue/runtimesource"
 	"github.com/trainjob-kueue/trainjob-kueue/shape"
 	"github.com/trainjob-kueue/trainjob-kueue/trainjob"
@@ -53,6 +59,11 @@ func (e *Explainer) Explain(ctx context.Context, job *trainjob.TrainJob) (Explan
 	}
 	if job.UID != "" {
 		if in.Workload, err = e.workload(ctx, job); err != nil {
+			return Explanation{}, err
+		}
+	}
+	if in.Queue != nil && in.Workload != nil {
+		if in.Priority, err = e.priority(ctx, in.Queue.ClusterQueue, in.Workload); err != nil {
 			return Explanation{}, err
 		}
 	}
@@ -157,4 +168,51 @@ func (e *Explainer) workload(ctx context.Context, job *trainjob.TrainJob) (*kueu
 		return nil, fmt.Errorf("reading Workload %s/%s: %w", job.Namespace, name, err)
 	}
 	return wl, nil
+}
+
+// priority reads what explains the job's priority under its ClusterQueue's
+// preemption-cost policy: the policy, why it does nothing if the manager
+// said so on the ClusterQueue, and the ClusterQueue's admitted Workloads.
+// nil when there is no policy and no boost. A user who may not list
+// Workloads or Events everywhere gets what is left.
+func (e *Explainer) priority(ctx context.Context, cq *kueue.ClusterQueue, wl *kueue.Workload) (*PriorityInput, error) {
+	policy := cq.Annotations[names.PreemptionCostAnnotation]
+	if _, boosted := wl.Annotations[constants.PriorityBoostAnnotationKey]; policy == "" && !boosted {
+		return nil, nil
+	}
+	in := &PriorityInput{Policy: policy}
+	if policy != "" {
+		// An invalid policy is told from the policy itself; Kueue's gate
+		// only from what the manager said (it reads Kueue's Configuration).
+		if reason, msg := priorityboost.Inactive(cq, true); reason != "" {
+			in.Inactive = msg
+		} else {
+			var events corev1.EventList
+			err := e.Client.List(ctx, &events, client.MatchingFields{"involvedObject.kind": "ClusterQueue", "involvedObject.name": cq.Name})
+			switch {
+			case err == nil:
+				for _, ev := range events.Items {
+					if ev.Reason == priorityboost.ReasonGateOff {
+						in.Inactive = ev.Message
+					}
+				}
+			case !apierrors.IsForbidden(err):
+				return nil, fmt.Errorf("reading the events of ClusterQueue %s: %w", cq.Name, err)
+			}
+		}
+	}
+	var wls kueue.WorkloadList
+	err := e.Client.List(ctx, &wls)
+	switch {
+	case apierrors.IsForbidden(err):
+		return in, nil
+	case err != nil:
+		return nil, fmt.Errorf("listing the Workloads of ClusterQueue %s: %w", cq.Name, err)
+	}
+	for _, o := range wls.Items {
+		if o.Status.Admission != nil && string(o.Status.Admission.ClusterQueue) == cq.Name && !apimeta.IsStatusConditionTrue(o.Status.Conditions, kueue.WorkloadFinished) {
+			in.Admitted = append(in.Admitted, o)
+		}
+	}
+	return in, nil
 }

@@ -53,6 +53,11 @@ func eligible(tmpl *corev1.PodSpec, rf *kueue.ResourceFlavor) string {
 		}
 	}
 	for _, taint := range rf.Spec.NodeTaints {
+		// Kueue, like the scheduler's filter, weighs only the taints that
+		// keep pods off: a PreferNoSchedule taint is a preference.
+		if taint.Effect != corev1.TaintEffectNoSchedule && taint.Effect != corev1.TaintEffectNoExecute {
+			continue
+		}
 		if !slices.ContainsFunc(tmpl.Tolerations, func(t corev1.Toleration) bool { return t.ToleratesTaint(logr.Discard(), &taint, false) }) &&
 			!slices.ContainsFunc(rf.Spec.Tolerations, func(t corev1.Toleration) bool { return t.ToleratesTaint(logr.Discard(), &taint, false) }) {
 			return "the pods don't tolerate the flavor's node taint " + taint.ToString()

@@ -56,6 +56,15 @@ func NewLedger(q *Queue) *Ledger {
 						lend = r.BorrowingLimit.DeepCopy()
 					}
 				}
+				// What the queue borrows already counts against both its
+				// borrowing limit and what the cohort has free, as Kueue
+				// counts it.
+				if free.Sign() < 0 {
+					lend.Add(free)
+					if lend.Sign() < 0 {
+						lend = resource.Quantity{}
+					}
+				}
 				l.borrow[f][r.Name] = lend.DeepCopy()
 			}
 		}

@@ -5,6 +5,8 @@ import (
 	"encoding/json"
 	"fmt"
 
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	clientgoscheme "k8s.io/client-go/kubernetes/scheme"
 	"k8s.io/client-go/rest"
@@ -72,6 +74,12 @@ func (v *VisibilityPositions) pending(ctx context.Context, path ...string) (*vis
 	full := append([]string{"/apis", visibility.SchemeGroupVersion.Group, visibility.SchemeGroupVersion.Version}, path...)
 	raw, err := v.REST.Get().AbsPath(append(full, "pendingworkloads")...).DoRaw(ctx)
 	if err != nil {
+		// The API server's Status says who may not read what; the client
+		// keeps only its reason.
+		var st metav1.Status
+		if json.Unmarshal(raw, &st) == nil && st.Kind == "Status" && st.Message != "" {
+			err = &apierrors.StatusError{ErrStatus: st}
+		}
 		if apierrors.IsNotFound(err) {
 			return nil, fmt.Errorf("Kueue's visibility API is not served on this cluster")
 		}

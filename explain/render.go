@@ -51,6 +51,9 @@ func (ex *Explanation) WriteText(w io.Writer) error {
 		}
 	}
 	fmt.Fprintln(tw)
+	if p := ex.Priority; p != nil {
+		writePriority(tw, p)
+	}
 	if ex.KueueSays != "" {
 		fmt.Fprintf(tw, "Kueue says:\t%s\n", ex.KueueSays)
 	}
@@ -100,4 +103,34 @@ func compact(l corev1.ResourceList) string {
 		return "-"
 	}
 	return strings.Join(parts, " ")
+}
+
+// writePriority says the job's effective priority, its boost's parts, and
+// where it stands among the ClusterQueue's candidates for preemption.
+func writePriority(w io.Writer, p *PriorityExplanation) {
+	line := fmt.Sprintf("%d (base %d + boost %d", p.Effective, p.Base, p.Boost)
+	if b := p.Parts; b != nil {
+		line += fmt.Sprintf(": progress %d, preemptions %d, time left %d", b.Progress, b.Preemptions, b.TimeLeft)
+	}
+	if p.BoostBy != "" {
+		line += ", set by " + p.BoostBy
+	}
+	fmt.Fprintf(w, "Priority:\t%s)\n", line)
+	if p.Policy != "" {
+		fmt.Fprintf(w, "Preemption cost:\t%s\n", p.Policy)
+	}
+	if p.Inactive != "" {
+		fmt.Fprintf(w, "Policy inactive:\t%s\n", p.Inactive)
+	}
+	if len(p.Candidates) > 0 {
+		var order []string
+		for _, c := range p.Candidates {
+			name := fmt.Sprintf("%s (%d)", c.Workload, c.Effective)
+			if c.This {
+				name = "this job " + name
+			}
+			order = append(order, name)
+		}
+		fmt.Fprintf(w, "Preempted first:\t%s\n", strings.Join(order, ", "))
+	}
 }

@@ -31,6 +31,7 @@ func Explain(in Input) Explanation {
 		ex.Quota = quotaLines(in.Queue)
 	}
 	wl := in.Workload
+	ex.Priority = explainPriority(wl, in.Priority)
 	switch {
 	case in.LocalQueue == "":
 		ex.State = StateNotQueued

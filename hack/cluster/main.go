@@ -28,6 +28,7 @@ func main() {
 	kueueVersion := fs.String("kueue-version", localcluster.DefaultKueueVersion, "Kueue release (v0.19.2 or v0.16.2)")
 	integ := fs.String("integration", localcluster.IntegrationOurs, "ours (trainjob-kueue) or intree (Kueue's built-in TrainJob integration)")
 	kueueConfig := fs.String("kueue-config", "", "Kueue Configuration replacing config/kueue/controller_manager_config.yaml")
+	kueueGates := fs.String("kueue-feature-gates", "", "Kueue feature gates over its Configuration's, e.g. PriorityBoost=true")
 	multiKueue := fs.String("multikueue", "", "\"manager\" for the manager cluster of a MultiKueue set-up")
 	_ = fs.Parse(os.Args[2:])
 	root, err := os.Getwd()
@@ -40,7 +41,7 @@ func main() {
 	case "up":
 		_, err = localcluster.Up(ctx, localcluster.Options{
 			Name: *name, Root: root, Progress: os.Stdout, KueueConfigFile: *kueueConfig,
-			Settings: localcluster.Settings{TrainerVersion: *trainer, KueueVersion: *kueueVersion, Integration: *integ, MultiKueue: *multiKueue},
+			Settings: localcluster.Settings{TrainerVersion: *trainer, KueueVersion: *kueueVersion, Integration: *integ, MultiKueue: *multiKueue, KueueFeatureGates: *kueueGates},
 		})
 	case "multikueue":
 		err = upMultiKueue(ctx, root, *trainer, *kueueVersion)

@@ -710,6 +710,13 @@ func (b *bringUp) kueueConfig() (string, error) {
 		// visibility server through no Service it can resolve.
 		gates["VisibilityOnDemand"] = visibilityPortConfigurable(b.o.KueueVersion) && !b.o.EndpointRouting
 	}
+	set, err := parseGates(b.o.KueueFeatureGates)
+	if err != nil {
+		return "", err
+	}
+	for g, on := range set {
+		gates[g] = on
+	}
 	cfg["featureGates"] = gates
 	if visibilityPortConfigurable(b.o.KueueVersion) {
 		cfg["visibilityServer"] = map[string]any{"bindAddress": "127.0.0.1", "bindPort": b.ports["kueue-visibility"]}

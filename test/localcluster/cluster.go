@@ -35,6 +35,10 @@ type Settings struct {
 	// MultiKueue is MultiKueueManager for the manager cluster of a
 	// MultiKueue set-up; workers are ordinary clusters.
 	MultiKueue string `json:"multiKueue,omitempty"`
+	// KueueFeatureGates set Kueue's feature gates over its Configuration's
+	// ("PriorityBoost=true,…"); trainjob-kueue reads the same
+	// Configuration, so it sees them too.
+	KueueFeatureGates string `json:"kueueFeatureGates,omitempty"`
 	// KueueConfigSHA identifies a replacement Kueue Configuration ("" for
 	// the one in config/kueue).
 	KueueConfigSHA string `json:"kueueConfigSHA,omitempty"`
@@ -136,6 +140,9 @@ func Up(ctx context.Context, o Options) (*Cluster, error) {
 	}
 	if o.MultiKueue != "" && o.MultiKueue != MultiKueueManager {
 		return nil, fmt.Errorf("MultiKueue role %q: use %q or nothing", o.MultiKueue, MultiKueueManager)
+	}
+	if _, err := parseGates(o.KueueFeatureGates); err != nil {
+		return nil, fmt.Errorf("KUEUE_FEATURE_GATES: %w", err)
 	}
 	if o.KueueConfigFile != "" {
 		data, err := os.ReadFile(o.KueueConfigFile)

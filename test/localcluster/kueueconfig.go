@@ -4,6 +4,8 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"strconv"
+	"strings"
 
 	"sigs.k8s.io/yaml"
 )
@@ -33,4 +35,22 @@ func KueueConfigWith(root string, set map[string]any) (path string, err error) {
 	}
 	path = filepath.Join(dir, "kueue.yaml")
 	return path, os.WriteFile(path, out, 0o644)
+}
+
+// parseGates reads "A=true,B=false" (Kueue's --feature-gates syntax).
+func parseGates(list string) (map[string]bool, error) {
+	out := map[string]bool{}
+	for _, kv := range strings.Split(list, ",") {
+		kv = strings.TrimSpace(kv)
+		if kv == "" {
+			continue
+		}
+		name, value, ok := strings.Cut(kv, "=")
+		on, err := strconv.ParseBool(value)
+		if !ok || name == "" || err != nil {
+			return nil, fmt.Errorf("%q is not GATE=true or GATE=false", kv)
+		}
+		out[name] = on
+	}
+	return out, nil
 }

@@ -1,0 +1,108 @@
+package explain
+
+import (
+	"cmp"
+	"encoding/json"
+	"slices"
+	"strconv"
+	"time"
+
+	apimeta "k8s.io/apimachinery/pkg/api/meta"
+	"k8s.io/utils/ptr"
+	kueue "sigs.k8s.io/kueue/apis/kueue/v1beta2"
+	"sigs.k8s.io/kueue/pkg/controller/constants"
+
+	"github.com/trainjob-kueue/trainjob-kueue/names"
+	"github.com/trainjob-kueue/trainjob-kueue/preemptcost"
+)
+
+// PriorityInput is what explains a job's priority under its ClusterQueue's
+// preemption-cost policy.
+type PriorityInput struct {
+	// Policy is the ClusterQueue's policy annotation; "" for none.
+	Policy string
+	// Inactive is why a policy does nothing, as the manager said on the
+	// ClusterQueue (an invalid policy, Kueue's gate off); "" when it acts
+	// or nothing was said.
+	Inactive string
+	// Admitted are the Workloads holding quota in the ClusterQueue: the
+	// candidates a preemption there chooses among.
+	Admitted []kueue.Workload
+}
+
+// PriorityExplanation is a job's priority as Kueue weighs it.
+type PriorityExplanation struct {
+	Base int32 `json:"base"`
+	// Boost is kueue.x-k8s.io/priority-boost on the Workload; Parts are
+	// ours when trainjob-kueue set it.
+	Boost     int32              `json:"boost"`
+	Parts     *preemptcost.Boost `json:"parts,omitempty"`
+	BoostBy   string             `json:"boostBy,omitempty"`
+	Effective int64              `json:"effective"`
+	Policy    string             `json:"policy,omitempty"`
+	Inactive  string             `json:"inactive,omitempty"`
+	// Candidates are the ClusterQueue's admitted Workloads in the order a
+	// preemption in it picks victims: lowest effective priority first,
+	// then the most recently admitted.
+	Candidates []PriorityPeer `json:"candidates,omitempty"`
+}
+
+// PriorityPeer is one admitted Workload of the ClusterQueue.
+type PriorityPeer struct {
+	Workload  string `json:"workload"`
+	Effective int64  `json:"effective"`
+	// This: the job explained.
+	This bool `json:"this,omitempty"`
+}
+
+// explainPriority is nil for a job whose ClusterQueue has no policy and
+// whose Workload has no boost: there is nothing to say beyond Kueue's.
+func explainPriority(wl *kueue.Workload, in *PriorityInput) *PriorityExplanation {
+	if wl == nil || in == nil {
+		return nil
+	}
+	_, boosted := wl.Annotations[constants.PriorityBoostAnnotationKey]
+	if in.Policy == "" && !boosted {
+		return nil
+	}
+	p := &PriorityExplanation{Base: ptr.Deref(wl.Spec.Priority, 0), Policy: in.Policy, Inactive: in.Inactive}
+	p.Boost = boostOf(wl)
+	p.Effective = int64(p.Base) + int64(p.Boost)
+	if parts := wl.Annotations[names.PriorityBoostAnnotation]; parts != "" {
+		var b preemptcost.Boost
+		if json.Unmarshal([]byte(parts), &b) == nil {
+			p.Parts, p.BoostBy = &b, "trainjob-kueue"
+		}
+	} else if boosted {
+		p.BoostBy = "someone else (not trainjob-kueue)"
+	}
+	type peer struct {
+		PriorityPeer
+		admitted time.Time
+	}
+	var peers []peer
+	for i := range in.Admitted {
+		o := &in.Admitted[i]
+		pp := peer{PriorityPeer: PriorityPeer{Workload: o.Namespace + "/" + o.Name, Effective: int64(ptr.Deref(o.Spec.Priority, 0)) + int64(boostOf(o)), This: o.UID == wl.UID}}
+		if c := apimeta.FindStatusCondition(o.Status.Conditions, kueue.WorkloadQuotaReserved); c != nil {
+			pp.admitted = c.LastTransitionTime.Time
+		}
+		peers = append(peers, pp)
+	}
+	slices.SortStableFunc(peers, func(a, b peer) int {
+		return cmp.Or(cmp.Compare(a.Effective, b.Effective), b.admitted.Compare(a.admitted), cmp.Compare(a.Workload, b.Workload))
+	})
+	for _, pp := range peers {
+		p.Candidates = append(p.Candidates, pp.PriorityPeer)
+	}
+	return p
+}
+
+// boostOf is wl's boost as Kueue reads it; 0 when absent or unreadable.
+func boostOf(wl *kueue.Workload) int32 {
+	v, err := strconv.ParseInt(wl.Annotations[constants.PriorityBoostAnnotationKey], 10, 32)
+	if err != nil {
+		return 0
+	}
+	return int32(v)
+}

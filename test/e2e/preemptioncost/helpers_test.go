@@ -1,0 +1,217 @@
+package preemptioncost_test
+
+import (
+	"fmt"
+	"strconv"
+	"testing"
+	"time"
+
+	corev1 "k8s.io/api/core/v1"
+	schedulingv1 "k8s.io/api/scheduling/v1"
+	"k8s.io/apimachinery/pkg/api/resource"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/types"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+	kueue "sigs.k8s.io/kueue/apis/kueue/v1beta2"
+	"sigs.k8s.io/kueue/pkg/controller/constants"
+
+	trainer "github.com/kubeflow/trainer/v2/pkg/apis/trainer/v1alpha1"
+
+	"github.com/trainjob-kueue/trainjob-kueue/names"
+	"github.com/trainjob-kueue/trainjob-kueue/test/fixtures"
+	"github.com/trainjob-kueue/trainjob-kueue/test/poll"
+)
+
+// The priorities of the jobs: equal ones that run, and a higher one that
+// preempts.
+const (
+	lowPriority  = 100
+	highPriority = 10000
+)
+
+// A policy whose progress part alone decides: 800 points at 100%, every
+// 10%; and one counting preemptions.
+const (
+	progressPolicy    = `{"progress":{"points":800,"stepPercent":10}}`
+	preemptionsPolicy = `{"preemptions":{"points":500,"every":1,"maxPoints":1000}}`
+)
+
+// queueOf is a namespace with a ClusterQueue of two 4-GPU nodes, the
+// priority classes of its jobs, and runtimes "long" (a 4-GPU trainer
+// node that runs for an hour), "init" (a long dataset initializer, then
+// that node) and "short" (the high-priority node, done in seconds). policy
+// "" leaves the ClusterQueue without one.
+func queueOf(t *testing.T, policy string) (ns, lq string) {
+	t.Helper()
+	ns, lq = fixtures.NamespaceWithQueue(t, ctx, k8s, "cost", 2, 4)
+	if policy != "" {
+		setPolicy(t, ns, policy)
+	}
+	for name, value := range map[string]int32{ns + "-low": lowPriority, ns + "-high": highPriority} {
+		fixtures.Create(t, ctx, k8s, &schedulingv1.PriorityClass{ObjectMeta: metav1.ObjectMeta{Name: name}, Value: value})
+	}
+	fixtures.Create(t, ctx, k8s,
+		fixtures.TrainingRuntime(ns, "long", fixtures.TorchPolicy(1),
+			fixtures.Role{Name: "node", Ancestor: "trainer", Requests: fixtures.GPUs(4), Priority: ns + "-low", Annotations: fixtures.RunFor(time.Hour)}),
+		fixtures.TrainingRuntime(ns, "init", fixtures.TorchPolicy(1),
+			fixtures.Role{Name: "dataset-initializer", Ancestor: "dataset-initializer", Requests: fixtures.CPUs("1"), Priority: ns + "-low", Annotations: fixtures.RunFor(time.Hour)},
+			fixtures.Role{Name: "node", Ancestor: "trainer", Requests: fixtures.GPUs(4), Priority: ns + "-low", DependsOn: []string{"dataset-initializer"}, Annotations: fixtures.RunFor(time.Hour)}),
+		fixtures.TrainingRuntime(ns, "short", fixtures.TorchPolicy(1),
+			fixtures.Role{Name: "node", Ancestor: "trainer", Requests: fixtures.GPUs(4), Priority: ns + "-high", Annotations: fixtures.RunFor(3 * time.Second)}))
+	return ns, lq
+}
+
+// setPolicy sets (or, for "", removes) the ClusterQueue's policy.
+func setPolicy(t *testing.T, cq, policy string) {
+	t.Helper()
+	value := "null"
+	if policy != "" {
+		value = strconv.Quote(policy)
+	}
+	patch := fmt.Appendf(nil, `{"metadata":{"annotations":{%q:%s}}}`, names.PreemptionCostAnnotation, value)
+	if err := k8s.Patch(ctx, &kueue.ClusterQueue{ObjectMeta: metav1.ObjectMeta{Name: cq}}, client.RawPatch(types.MergePatchType, patch)); err != nil {
+		t.Fatal(err)
+	}
+}
+
+// report sets the job's progress as Trainer's status server does: a
+// status patch of trainerStatus.
+func report(t *testing.T, tj *trainer.TrainJob, percent int32) {
+	t.Helper()
+	patch := fmt.Appendf(nil, `{"status":{"trainerStatus":{"progressPercentage":%d,"lastUpdatedTime":%q}}}`, percent, time.Now().UTC().Format(time.RFC3339))
+	if err := k8s.Status().Patch(ctx, tj.DeepCopy(), client.RawPatch(types.MergePatchType, patch)); err != nil {
+		t.Fatalf("reporting %d%% of %s: %v", percent, tj.Name, err)
+	}
+}
+
+func workloadOf(t *testing.T, tj *trainer.TrainJob) *kueue.Workload {
+	t.Helper()
+	wl, err := fixtures.WorkloadOf(ctx, k8s, tj)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return wl
+}
+
+// running waits for tj's trainer pods to run.
+func running(t *testing.T, tj *trainer.TrainJob) {
+	t.Helper()
+	poll.Eventually(t, 2*time.Minute, tj.Name+" running", func() error {
+		pods, err := fixtures.PodsOf(ctx, k8s, tj, "node")
+		if err != nil {
+			return err
+		}
+		for _, p := range pods {
+			if p.Status.Phase == corev1.PodRunning {
+				return nil
+			}
+		}
+		return fmt.Errorf("%d trainer pods, none running", len(pods))
+	})
+}
+
+// boostOf is the boost on tj's Workload, "" when none.
+func boostOf(t *testing.T, tj *trainer.TrainJob) string {
+	t.Helper()
+	return workloadOf(t, tj).Annotations[constants.PriorityBoostAnnotationKey]
+}
+
+// waitBoost waits until tj's Workload has boost want ("" for none).
+func waitBoost(t *testing.T, tj *trainer.TrainJob, want string) {
+	t.Helper()
+	poll.Eventually(t, time.Minute, fmt.Sprintf("%s boosted %q", tj.Name, want), func() error {
+		if got := boostOf(t, tj); got != want {
+			return fmt.Errorf("boost %q", got)
+		}
+		return nil
+	})
+}
+
+// preempted waits until exactly one of jobs is evicted for preemption and
+// returns it.
+func preempted(t *testing.T, jobs ...*trainer.TrainJob) *trainer.TrainJob {
+	t.Helper()
+	var victim *trainer.TrainJob
+	poll.Eventually(t, 2*time.Minute, "a victim", func() error {
+		victim = nil
+		for _, tj := range jobs {
+			if preemptions(workloadOf(t, tj)) > 0 {
+				if victim != nil {
+					t.Fatalf("both %s and %s preempted for one job", victim.Name, tj.Name)
+				}
+				victim = tj
+			}
+		}
+		if victim == nil {
+			return fmt.Errorf("none preempted yet")
+		}
+		return nil
+	})
+	return victim
+}
+
+// succeed reports tj's trainer pods Succeeded, as their kubelet would.
+func succeed(t *testing.T, tj *trainer.TrainJob) {
+	t.Helper()
+	pods, err := fixtures.PodsOf(ctx, k8s, tj, "node")
+	if err != nil {
+		t.Fatal(err)
+	}
+	for i := range pods {
+		patch := []byte(`{"status":{"phase":"Succeeded","conditions":[{"type":"Ready","status":"False","reason":"PodCompleted"}]}}`)
+		if err := k8s.Status().Patch(ctx, &pods[i], client.RawPatch(types.StrategicMergePatchType, patch)); err != nil {
+			t.Fatal(err)
+		}
+	}
+}
+
+func complete(t *testing.T, tj *trainer.TrainJob) {
+	t.Helper()
+	poll.Eventually(t, 2*time.Minute, tj.Name+" complete", func() error {
+		got := &trainer.TrainJob{}
+		if err := k8s.Get(ctx, client.ObjectKeyFromObject(tj), got); err != nil {
+			return err
+		}
+		for _, c := range got.Status.Conditions {
+			if c.Type == trainer.TrainJobComplete && c.Status == metav1.ConditionTrue {
+				return nil
+			}
+		}
+		return fmt.Errorf("conditions %v", got.Status.Conditions)
+	})
+}
+
+// clusterQueue is the ClusterQueue NamespaceWithQueue made for ns.
+func clusterQueue(ns string) *kueue.ClusterQueue {
+	return &kueue.ClusterQueue{ObjectMeta: metav1.ObjectMeta{Name: ns}}
+}
+
+// setQuota gives the ClusterQueue of ns gpus GPUs.
+func setQuota(t *testing.T, ns string, gpus int64) {
+	t.Helper()
+	poll.Eventually(t, 30*time.Second, "quota set", func() error {
+		cq := clusterQueue(ns)
+		if err := k8s.Get(ctx, client.ObjectKeyFromObject(cq), cq); err != nil {
+			return err
+		}
+		for i, r := range cq.Spec.ResourceGroups[0].Flavors[0].Resources {
+			if r.Name == fixtures.GPU {
+				cq.Spec.ResourceGroups[0].Flavors[0].Resources[i].NominalQuota = *resource.NewQuantity(gpus, resource.DecimalSI)
+			}
+		}
+		return k8s.Update(ctx, cq)
+	})
+}
+
+// preemptions counts wl's evictions for preemption.
+func preemptions(wl *kueue.Workload) int32 {
+	var n int32
+	if wl.Status.SchedulingStats != nil {
+		for _, e := range wl.Status.SchedulingStats.Evictions {
+			if e.Reason == kueue.WorkloadEvictedByPreemption {
+				n += e.Count
+			}
+		}
+	}
+	return n
+}

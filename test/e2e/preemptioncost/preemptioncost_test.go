@@ -1,0 +1,185 @@
+package preemptioncost_test
+
+import (
+	"fmt"
+	"strings"
+	"testing"
+	"time"
+
+	"sigs.k8s.io/kueue/pkg/workload"
+
+	trainer "github.com/kubeflow/trainer/v2/pkg/apis/trainer/v1alpha1"
+	"github.com/trainjob-kueue/trainjob-kueue/names"
+	"github.com/trainjob-kueue/trainjob-kueue/test/fixtures"
+	"github.com/trainjob-kueue/trainjob-kueue/test/localcluster"
+	"github.com/trainjob-kueue/trainjob-kueue/test/poll"
+)
+
+// Two equal-priority jobs fill a ClusterQueue: A admitted first, at 10%;
+// B second, at 90%. A higher-priority job needs one of them to go. Kueue
+// alone preempts B, the most recently admitted, and loses 90% of a
+// training; under the progress policy it preempts A, and B completes.
+func TestTheVictimFlipsWithThePolicy(t *testing.T) {
+	for name, tc := range map[string]struct {
+		policy string
+		victim string
+	}{
+		"without a policy": {victim: "b"},
+		"with the policy":  {policy: progressPolicy, victim: "a"},
+	} {
+		t.Run(name, func(t *testing.T) {
+			t.Parallel()
+			ns, lq := queueOf(t, tc.policy)
+			a, b := fixtures.TrainJob(ns, "a", "long", lq), fixtures.TrainJob(ns, "b", "long", lq)
+			for _, tj := range []*trainer.TrainJob{a, b} {
+				fixtures.Create(t, ctx, k8s, tj)
+				running(t, tj)
+			}
+			report(t, a, 10)
+			report(t, b, 90)
+			if tc.policy != "" {
+				waitBoost(t, a, "80")
+				waitBoost(t, b, "720")
+			}
+			high := fixtures.TrainJob(ns, "high", "short", lq)
+			fixtures.Create(t, ctx, k8s, high)
+			if got := preempted(t, a, b); got.Name != tc.victim {
+				t.Fatalf("%s preempted, want %s", got.Name, tc.victim)
+			}
+			complete(t, high)
+			if tc.victim == "a" {
+				succeed(t, b)
+				complete(t, b)
+			}
+		})
+	}
+}
+
+// However often a running job reports progress, its Workload is written
+// once per step of the policy: 50 reports from 1% to 50% under a policy of
+// 10% steps are at most 5 writes.
+func TestBoostWritesAreBoundedByThePolicysSteps(t *testing.T) {
+	ns, lq := queueOf(t, progressPolicy)
+	tj := fixtures.TrainJob(ns, "j", "long", lq)
+	fixtures.Create(t, ctx, k8s, tj)
+	running(t, tj)
+	wl := workloadOf(t, tj)
+	start := time.Now()
+	for pct := int32(1); pct <= 50; pct++ {
+		report(t, tj, pct)
+		time.Sleep(100 * time.Millisecond) // a status server reporting often
+	}
+	waitBoost(t, tj, "400")
+	// What the last reports set in motion is done once the boost is right
+	// and stays so.
+	poll.Consistently(t, 5*time.Second, "the boost stays", func() error {
+		if got := boostOf(t, tj); got != "400" {
+			return fmt.Errorf("boost %q", got)
+		}
+		return nil
+	})
+	writes := workloadWrites(t, ns, wl.Name, start)
+	if writes < 1 || writes > 5 {
+		t.Errorf("%d writes of the Workload for 50 progress reports, want 1 to 5 (one per 10%% step)", writes)
+	}
+}
+
+// A job preempted before climbs above an equal-priority newcomer: when the
+// quota frees it is admitted first, though the newcomer waited longer.
+func TestAPreemptedJobIsAdmittedBeforeANewcomer(t *testing.T) {
+	ns, lq := queueOf(t, preemptionsPolicy)
+	// The quota of one job at a time.
+	setQuota(t, ns, 4)
+	victim := fixtures.TrainJob(ns, "victim", "long", lq)
+	fixtures.Create(t, ctx, k8s, victim)
+	running(t, victim)
+	newcomer := fixtures.TrainJob(ns, "newcomer", "long", lq)
+	fixtures.Create(t, ctx, k8s, newcomer)
+	high := fixtures.TrainJob(ns, "high", "short", lq)
+	fixtures.Create(t, ctx, k8s, high)
+	preempted(t, victim)
+	waitBoost(t, victim, "500")
+	complete(t, high)
+	poll.Eventually(t, 2*time.Minute, "the victim admitted again", func() error {
+		if wl := workloadOf(t, newcomer); workload.HasQuotaReservation(wl) {
+			t.Fatalf("the newcomer was admitted before the job preempted for it")
+		}
+		if wl := workloadOf(t, victim); !workload.IsAdmitted(wl) {
+			return fmt.Errorf("not admitted: %v", wl.Status.Conditions)
+		}
+		return nil
+	})
+}
+
+// A job in its initializer wave has lost no training: its progress, even
+// claimed, boosts nothing.
+func TestAJobInItsInitializerWaveGetsNoProgressBoost(t *testing.T) {
+	ns, lq := queueOf(t, progressPolicy)
+	tj := fixtures.TrainJob(ns, "j", "init", lq)
+	fixtures.Create(t, ctx, k8s, tj)
+	poll.Eventually(t, 2*time.Minute, "the initializer running", func() error {
+		pods, err := fixtures.PodsOf(ctx, k8s, tj, "dataset-initializer")
+		if err != nil || len(pods) == 0 {
+			return fmt.Errorf("no initializer pod: %v", err)
+		}
+		return nil
+	})
+	report(t, tj, 90)
+	poll.Consistently(t, 10*time.Second, "no boost", func() error {
+		if got := boostOf(t, tj); got != "" {
+			return fmt.Errorf("boost %q", got)
+		}
+		return nil
+	})
+}
+
+// The policy removed, the boosts it set are taken back, and nothing is
+// written after; a policy that can't be read is said on the ClusterQueue
+// and writes nothing.
+func TestPolicyRemovedOrUnreadable(t *testing.T) {
+	ns, lq := queueOf(t, progressPolicy)
+	tj := fixtures.TrainJob(ns, "j", "long", lq)
+	fixtures.Create(t, ctx, k8s, tj)
+	running(t, tj)
+	report(t, tj, 50)
+	waitBoost(t, tj, "400")
+	setPolicy(t, ns, "")
+	waitBoost(t, tj, "")
+	if _, ours := workloadOf(t, tj).Annotations[names.PriorityBoostAnnotation]; ours {
+		t.Error("our mark left on the Workload")
+	}
+	since := time.Now()
+	setPolicy(t, ns, `{"progress":{"points":3000000000,"stepPercent":10}}`)
+	report(t, tj, 60)
+	poll.Eventually(t, 30*time.Second, "a Warning on the ClusterQueue", func() error {
+		return fixtures.EventOn(ctx, k8s, clusterQueue(ns), "InvalidPreemptionCostPolicy", "not a policy")
+	})
+	poll.Consistently(t, 5*time.Second, "no boost", func() error {
+		if got := boostOf(t, tj); got != "" {
+			return fmt.Errorf("boost %q", got)
+		}
+		return nil
+	})
+	if n := workloadWrites(t, ns, workloadOf(t, tj).Name, since); n != 0 {
+		t.Errorf("%d writes of the Workload under an unreadable policy", n)
+	}
+}
+
+// workloadWrites counts our manager's writes of Workload name since.
+func workloadWrites(t *testing.T, ns, name string, since time.Time) int {
+	t.Helper()
+	events, err := localcluster.AuditEvents(cluster.AuditLog(), func(e *localcluster.AuditEvent) bool {
+		return e.User.Username == localcluster.ManagerUser && !e.Received.Before(since) && e.ObjectRef != nil &&
+			e.ObjectRef.Resource == "workloads" && e.ObjectRef.Namespace == ns && e.ObjectRef.Name == name &&
+			e.ObjectRef.Subresource == "" && (e.Verb == "patch" || e.Verb == "update")
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	var lines []string
+	for _, e := range events {
+		lines = append(lines, e.Verb+" "+e.RequestURI)
+	}
+	t.Logf("writes of Workload %s/%s: %s", ns, name, strings.Join(lines, "; "))
+	return len(events)
+}
