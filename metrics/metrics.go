@@ -17,6 +17,7 @@ type Metrics struct {
 	podSetErrors     *prometheus.CounterVec
 	gangs            *prometheus.CounterVec
 	boosts           *prometheus.CounterVec
+	refusals         *prometheus.CounterVec
 }
 
 // Label values of the result and reason labels.
@@ -59,13 +60,24 @@ func NewMetrics() *Metrics {
 			Name: "trainjob_kueue_priority_boost_writes_total",
 			Help: "Writes of a TrainJob Workload's priority boost under a ClusterQueue's preemption-cost policy, by action (set, removed).",
 		}, []string{"action"}),
+		refusals: prometheus.NewCounterVec(prometheus.CounterOpts{
+			Name: "trainjob_kueue_webhook_refusals_total",
+			Help: "TrainJob creates and updates the webhook refused, by operation (create, update) and the field refused first.",
+		}, []string{"operation", "field"}),
+	}
+}
+
+// describe sends the descriptions of the manager's own metrics.
+func (m *Metrics) describe(ch chan<- *prometheus.Desc) {
+	for _, c := range []prometheus.Collector{m.admissionToStart, m.injections, m.restores, m.podSetErrors, m.gangs, m.boosts, m.refusals, newQueueState(nil, nil)} {
+		c.Describe(ch)
 	}
 }
 
 // Register exposes the metrics, and the TrainJobs by state counted from c
 // at every scrape, on reg.
 func (m *Metrics) Register(reg prometheus.Registerer, c client.Reader) error {
-	for _, col := range []prometheus.Collector{m.admissionToStart, m.injections, m.restores, m.podSetErrors, m.gangs, m.boosts, newJobsByState(c)} {
+	for _, col := range []prometheus.Collector{m.admissionToStart, m.injections, m.restores, m.podSetErrors, m.gangs, m.boosts, m.refusals, newQueueState(c, time.Now)} {
 		if err := reg.Register(col); err != nil {
 			return err
 		}
@@ -126,4 +138,13 @@ func (m *Metrics) BoostWritten(action string) {
 		return
 	}
 	m.boosts.WithLabelValues(action).Inc()
+}
+
+// WebhookRefused counts a create or update the webhook refused, by the
+// field it named first.
+func (m *Metrics) WebhookRefused(operation, field string) {
+	if m == nil {
+		return
+	}
+	m.refusals.WithLabelValues(operation, field).Inc()
 }

@@ -18,6 +18,7 @@ func TestMetricsCountWhatHappened(t *testing.T) {
 	m.Started(time.Now().Add(-time.Second))
 	m.Gang(gang.ActionRetried)
 	m.BoostWritten("set")
+	m.WebhookRefused("create", "spec.trainer")
 	for name, c := range map[string]struct {
 		got, want float64
 	}{
@@ -28,6 +29,7 @@ func TestMetricsCountWhatHappened(t *testing.T) {
 		"admission to start seen": {float64(testutil.CollectAndCount(m.admissionToStart)), 1},
 		"gang retried":            {testutil.ToFloat64(m.gangs.WithLabelValues(gang.ActionRetried)), 1},
 		"boost set":               {testutil.ToFloat64(m.boosts.WithLabelValues("set")), 1},
+		"a create refused":        {testutil.ToFloat64(m.refusals.WithLabelValues("create", "spec.trainer")), 1},
 	} {
 		if c.got != c.want {
 			t.Errorf("%s: %v, want %v", name, c.got, c.want)

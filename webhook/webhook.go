@@ -130,6 +130,7 @@ func (w *Webhook) ValidateCreate(ctx context.Context, obj *trainjob.TrainJob) (a
 		return nil, err
 	}
 	errs = append(errs, dispatch...)
+	w.refused("create", errs)
 	return nil, errs.ToAggregate()
 }
 
@@ -183,7 +184,16 @@ func (w *Webhook) ValidateUpdate(ctx context.Context, oldObj, newObj *trainjob.T
 			}
 		}
 	}
+	w.refused("update", errs)
 	return nil, errs.ToAggregate()
+}
+
+// refused counts a refusal by the field it names first, for the
+// dashboard's refusals by reason.
+func (w *Webhook) refused(operation string, errs field.ErrorList) {
+	if len(errs) > 0 {
+		w.opts.Metrics.WebhookRefused(operation, errs[0].Field)
+	}
 }
 
 func (w *Webhook) ValidateDelete(context.Context, *trainjob.TrainJob) (admission.Warnings, error) {

@@ -20,10 +20,13 @@ import (
 	jobsetapi "sigs.k8s.io/jobset/api/jobset/v1alpha2"
 
 	trainer "github.com/kubeflow/trainer/v2/pkg/apis/trainer/v1alpha1"
+	"github.com/prometheus/client_golang/prometheus"
+	"github.com/prometheus/client_golang/prometheus/testutil"
 
 	"github.com/trainjob-kueue/trainjob-kueue/discovery"
 	"github.com/trainjob-kueue/trainjob-kueue/gang"
 	"github.com/trainjob-kueue/trainjob-kueue/integration"
+	"github.com/trainjob-kueue/trainjob-kueue/metrics"
 	"github.com/trainjob-kueue/trainjob-kueue/podsets"
 	"github.com/trainjob-kueue/trainjob-kueue/shape"
 	"github.com/trainjob-kueue/trainjob-kueue/trainjob"
@@ -92,12 +95,27 @@ func TestWebhookValidateCreate(t *testing.T) {
 				}})
 			}
 			s := shape.PodTemplateOverrides{}
-			w := &Webhook{client: b.Build(), opts: integration.Options{
+			c := b.Build()
+			m := metrics.NewMetrics()
+			reg := prometheus.NewPedanticRegistry()
+			if err := m.Register(reg, c); err != nil {
+				t.Fatal(err)
+			}
+			w := &Webhook{client: c, opts: integration.Options{
 				Shape:         s,
 				PodSets:       podsets.Options{},
 				KueueSettings: discovery.KueueSettings{ManagedJobsNamespaceSelector: labels.SelectorFromSet(labels.Set{"kueue": "yes"})},
+				Metrics:       m,
 			}}
 			_, err := w.ValidateCreate(t.Context(), tc.job)
+			// Every denial is counted for the dashboard; an error is no denial.
+			counted, gerr := testutil.GatherAndCount(reg, "trainjob_kueue_webhook_refusals_total")
+			if gerr != nil {
+				t.Fatal(gerr)
+			}
+			if want := map[bool]int{true: 1, false: 0}[tc.denied != ""]; counted != want {
+				t.Errorf("%d refusals counted, want %d", counted, want)
+			}
 			switch {
 			case tc.err != "":
 				if err == nil || !strings.Contains(err.Error(), tc.err) {

@@ -1,6 +1,7 @@
 package install
 
 import (
+	"encoding/json"
 	"fmt"
 	"maps"
 	"os"
@@ -24,6 +25,61 @@ type valueCase struct {
 // Every value of values.yaml, set to something other than its default, and
 // what it must change. TestEveryValueIsExercised keeps this complete.
 var valueCases = []valueCase{
+	{
+		name: "a PodMonitor scraping the secure metrics with a token",
+		values: map[string]any{"monitoring": map[string]any{"podMonitor": map[string]any{"enabled": true, "labels": map[string]any{"release": "prom"}, "interval": "15s",
+			"bearerTokenSecret": map[string]any{"name": "prometheus-token", "key": "bearer"}}}},
+		check: func(t *testing.T, objs []*unstructured.Unstructured, _ manager) {
+			pm := find(t, objs, "PodMonitor", "trainjob-kueue")
+			ep := pm.Object["spec"].(map[string]any)["podMetricsEndpoints"].([]any)[0].(map[string]any)
+			creds := ep["authorization"].(map[string]any)["credentials"].(map[string]any)
+			if ep["port"] != "metrics" || ep["interval"] != "15s" || ep["scheme"] != "https" || creds["name"] != "prometheus-token" || creds["key"] != "bearer" {
+				t.Errorf("endpoint %v", ep)
+			}
+			if pm.GetLabels()["release"] != "prom" {
+				t.Errorf("labels %v", pm.GetLabels())
+			}
+		},
+	},
+	{
+		name: "alerts with their thresholds",
+		values: map[string]any{"monitoring": map[string]any{"prometheusRule": map[string]any{"enabled": true, "labels": map[string]any{"release": "prom"},
+			"heldForRuntimeMinutes": 30, "admittedNotStartedMinutes": 5}}},
+		check: func(t *testing.T, objs []*unstructured.Unstructured, _ manager) {
+			rule := find(t, objs, "PrometheusRule", "trainjob-kueue")
+			rules := rule.Object["spec"].(map[string]any)["groups"].([]any)[0].(map[string]any)["rules"].([]any)
+			got := map[string]map[string]any{}
+			for _, r := range rules {
+				r := r.(map[string]any)
+				got[r["alert"].(string)] = r
+			}
+			if len(got) != 4 || got["TrainJobHeldForMissingRuntime"]["for"] != "30m" || !strings.Contains(got["TrainJobAdmittedNotStarted"]["expr"].(string), "> 300") {
+				t.Errorf("alerts %v", got)
+			}
+			for name, r := range got {
+				if d := r["annotations"].(map[string]any)["description"].(string); !strings.Contains(d, "Fix:") {
+					t.Errorf("alert %s names no fix: %s", name, d)
+				}
+			}
+			if rule.GetLabels()["release"] != "prom" {
+				t.Errorf("labels %v", rule.GetLabels())
+			}
+		},
+	},
+	{
+		name:   "the Grafana dashboard",
+		values: map[string]any{"monitoring": map[string]any{"dashboard": map[string]any{"enabled": true, "labels": map[string]any{"grafana_dashboard": "team"}}}},
+		check: func(t *testing.T, objs []*unstructured.Unstructured, _ manager) {
+			cm := find(t, objs, "ConfigMap", "trainjob-kueue-dashboard")
+			var dash map[string]any
+			if err := json.Unmarshal([]byte(cm.Object["data"].(map[string]any)["trainjob-kueue.json"].(string)), &dash); err != nil || dash["uid"] != "trainjob-kueue" {
+				t.Errorf("dashboard %v: %v", dash["uid"], err)
+			}
+			if cm.GetLabels()["grafana_dashboard"] != "team" {
+				t.Errorf("labels %v", cm.GetLabels())
+			}
+		},
+	},
 	{
 		name:   "image repository, tag and pull policy",
 		values: map[string]any{"image": map[string]any{"repository": "registry.example.com/team/trainjob-kueue", "tag": "v9.9.9", "pullPolicy": "IfNotPresent"}},
@@ -256,11 +312,13 @@ func TestHelmRefusesInconsistentValues(t *testing.T) {
 		values map[string]any
 		says   string
 	}{
-		"several replicas without leader election": {map[string]any{"replicas": 2, "leaderElection": false}, "leaderElection"},
-		"inline and existing Kueue configuration":  {map[string]any{"kueueConfig": map[string]any{"inline": inlineKueueConfig, "existingConfigMap": "x"}}, "not both"},
-		"unknown certificate management":           {map[string]any{"webhook": map[string]any{"certManagement": "manual"}}, "internal or external"},
-		"metrics address without a port":           {map[string]any{"metrics": map[string]any{"bindAddress": "localhost"}}, "metrics.bindAddress"},
-		"no image repository":                      {map[string]any{"image": map[string]any{"repository": ""}}, "image.repository"},
+		"several replicas without leader election":       {map[string]any{"replicas": 2, "leaderElection": false}, "leaderElection"},
+		"inline and existing Kueue configuration":        {map[string]any{"kueueConfig": map[string]any{"inline": inlineKueueConfig, "existingConfigMap": "x"}}, "not both"},
+		"unknown certificate management":                 {map[string]any{"webhook": map[string]any{"certManagement": "manual"}}, "internal or external"},
+		"metrics address without a port":                 {map[string]any{"metrics": map[string]any{"bindAddress": "localhost"}}, "metrics.bindAddress"},
+		"no image repository":                            {map[string]any{"image": map[string]any{"repository": ""}}, "image.repository"},
+		"a PodMonitor of secure metrics without a token": {map[string]any{"monitoring": map[string]any{"podMonitor": map[string]any{"enabled": true}}}, "bearerTokenSecret.name"},
+		"a PodMonitor without metrics":                   {map[string]any{"metrics": map[string]any{"bindAddress": "0"}, "monitoring": map[string]any{"podMonitor": map[string]any{"enabled": true}}}, "needs metrics"},
 	} {
 		t.Run(name, func(t *testing.T) {
 			_, err := renderHelm(namespace, tc.values)
