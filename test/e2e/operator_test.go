@@ -236,7 +236,7 @@ func scrapeOurMetrics(t *testing.T, ns string) map[string]float64 {
 
 // Counters are cumulative over the cluster's life: other tests add to them.
 func TestMetricsCountWhatHappened(t *testing.T) {
-	ns, _, _, _ := runningAndPending(t)
+	ns, lq, _, _ := runningAndPending(t)
 
 	// `kubectl describe` tells the story with our events.
 	cluster, err := localcluster.Open(filepath.Dir(kubeconfigPath))
@@ -260,11 +260,11 @@ func TestMetricsCountWhatHappened(t *testing.T) {
 
 	m := scrapeOurMetrics(t, ns)
 	for name, min := range map[string]float64{
-		`trainjob_kueue_injections_total{reason="",result="done"}`:                   1,
-		`controller_runtime_reconcile_total{controller="trainjob",result="success"}`: 1,
-		`trainjob_kueue_admission_to_start_seconds_count`:                            1,
-		`trainjob_kueue_trainjobs{state="Running"}`:                                  1,
-		`trainjob_kueue_trainjobs{state="Queued"}`:                                   1,
+		`trainjob_kueue_injections_total{reason="",result="done"}`:                                   1,
+		`controller_runtime_reconcile_total{controller="trainjob",result="success"}`:                 1,
+		`trainjob_kueue_admission_to_start_seconds_count`:                                            1,
+		fmt.Sprintf(`trainjob_kueue_trainjobs{local_queue=%q,namespace=%q,state="Running"}`, lq, ns): 1,
+		fmt.Sprintf(`trainjob_kueue_trainjobs{local_queue=%q,namespace=%q,state="Queued"}`, lq, ns):  1,
 	} {
 		if m[name] < min {
 			t.Errorf("%s = %v, want ≥ %v", name, m[name], min)
