@@ -14,6 +14,7 @@ import (
 	"sigs.k8s.io/kueue/pkg/controller/constants"
 
 	"github.com/trainjob-kueue/trainjob-kueue/names"
+	"github.com/trainjob-kueue/trainjob-kueue/preemptcost"
 	"github.com/trainjob-kueue/trainjob-kueue/trainjob"
 )
 
@@ -120,7 +121,7 @@ func row(job *trainjob.TrainJob, wl *kueue.Workload, in Input) Row {
 	admittedAt := time.Time{}
 	if wl != nil {
 		r.Pods, r.GPUs = booked(wl)
-		r.Preemptions = preemptions(wl)
+		r.Preemptions = preemptcost.Preemptions(wl)
 		if adm := wl.Status.Admission; adm != nil {
 			r.ClusterQueue = string(adm.ClusterQueue)
 			r.Flavors = flavors(adm)
@@ -179,7 +180,7 @@ func state(job *trainjob.TrainJob, wl *kueue.Workload) (State, string) {
 		return StateAdmitted, ""
 	case !ptr.Deref(wl.Spec.Active, true):
 		return StateNotQueued, "Workload deactivated"
-	case preemptions(wl) > 0 || apimeta.IsStatusConditionTrue(wl.Status.Conditions, kueue.WorkloadEvicted):
+	case preemptcost.Preemptions(wl) > 0 || apimeta.IsStatusConditionTrue(wl.Status.Conditions, kueue.WorkloadEvicted):
 		return StatePreempted, ""
 	}
 	return StateQueued, ""
@@ -210,20 +211,6 @@ func gpusOf(requests corev1.ResourceList) int64 {
 	for _, name := range gpuResources {
 		if q, ok := requests[name]; ok {
 			n += q.Value()
-		}
-	}
-	return n
-}
-
-// preemptions counts the Workload's evictions by preemption.
-func preemptions(wl *kueue.Workload) int32 {
-	if wl.Status.SchedulingStats == nil {
-		return 0
-	}
-	var n int32
-	for _, e := range wl.Status.SchedulingStats.Evictions {
-		if e.Reason == kueue.WorkloadEvictedByPreemption {
-			n += e.Count
 		}
 	}
 	return n

@@ -1,5 +1,7 @@
 package preemptcost
 
+import kueue "sigs.k8s.io/kueue/apis/kueue/v1beta2"
+
 // Signals are what is known of one job for its boost.
 type Signals struct {
 	// Training: the job's trainer phase began (its trainer nodes were
@@ -43,4 +45,19 @@ func Of(p Policy, s Signals) Boost {
 	// Validate bounds the sum by MaxInt32.
 	b.Total = b.Progress + b.Preemptions + b.TimeLeft
 	return b
+}
+
+// Preemptions counts wl's evictions for preemption (its
+// status.schedulingStats): what the policy's preemption part counts.
+func Preemptions(wl *kueue.Workload) int32 {
+	if wl.Status.SchedulingStats == nil {
+		return 0
+	}
+	var n int32
+	for _, e := range wl.Status.SchedulingStats.Evictions {
+		if e.Reason == kueue.WorkloadEvictedByPreemption {
+			n += e.Count
+		}
+	}
+	return n
 }

@@ -3,6 +3,8 @@ package preemptcost
 import (
 	"testing"
 
+	kueue "sigs.k8s.io/kueue/apis/kueue/v1beta2"
+
 	"github.com/google/go-cmp/cmp"
 )
 
@@ -62,5 +64,20 @@ func TestABoostChangesAtMostOncePerStep(t *testing.T) {
 	}
 	if limit := p.Steps(); int32(changes) > limit {
 		t.Errorf("%d changes of the boost, want at most %d", changes, limit)
+	}
+}
+
+func TestPreemptions(t *testing.T) {
+	wl := &kueue.Workload{}
+	if got := Preemptions(wl); got != 0 {
+		t.Errorf("no stats: %d", got)
+	}
+	wl.Status.SchedulingStats = &kueue.SchedulingStats{Evictions: []kueue.WorkloadSchedulingStatsEviction{
+		{Reason: kueue.WorkloadEvictedByPreemption, UnderlyingCause: "InClusterQueue", Count: 2},
+		{Reason: kueue.WorkloadEvictedByPreemption, UnderlyingCause: "InCohortReclamation", Count: 1},
+		{Reason: kueue.WorkloadEvictedByPodsReadyTimeout, Count: 4},
+	}}
+	if got := Preemptions(wl); got != 3 {
+		t.Errorf("%d preemptions, want 3 (every cause of preemption, no other eviction)", got)
 	}
 }

@@ -12,7 +12,7 @@ import (
 // signalsOf are what job, its roles (nil when they can't be computed) and
 // its Workload tell of what losing the job would cost.
 func signalsOf(job *trainjob.TrainJob, roles []podsets.Role, wl *kueue.Workload) preemptcost.Signals {
-	s := preemptcost.Signals{Training: training(job, roles), Preemptions: preemptions(wl)}
+	s := preemptcost.Signals{Training: training(job, roles), Preemptions: preemptcost.Preemptions(wl)}
 	if ts := job.Status.TrainerStatus; ts != nil {
 		s.ProgressPercent = ts.ProgressPercentage
 		s.RemainingSeconds = ts.EstimatedRemainingSeconds
@@ -37,18 +37,4 @@ func training(job *trainjob.TrainJob, roles []podsets.Role) bool {
 		}
 	}
 	return true
-}
-
-// preemptions counts the Workload's evictions for preemption.
-func preemptions(wl *kueue.Workload) int32 {
-	if wl.Status.SchedulingStats == nil {
-		return 0
-	}
-	var n int32
-	for _, e := range wl.Status.SchedulingStats.Evictions {
-		if e.Reason == kueue.WorkloadEvictedByPreemption {
-			n += e.Count
-		}
-	}
-	return n
 }

@@ -4,13 +4,22 @@ import (
 	"context"
 	"fmt"
 	"os"
+
+	"k8s.io/apimachinery/pkg/runtime"
+	"sigs.k8s.io/controller-runtime/pkg/client"
 )
 
 // ForTests names a test suite's cluster after base and the releases the
-// suite runs on (E2E_TRAINER_VERSION, E2E_KUEUE_VERSION), so suites and
-// releases never share one, and fills o's settings with those releases.
+// suite runs on (E2E_TRAINER_VERSION, E2E_KUEUE_VERSION, unless the suite
+// pins a release in o), so suites and releases never share one, and fills
+// o's settings with those releases.
 func ForTests(base string, o Options) Options {
-	o.TrainerVersion, o.KueueVersion = os.Getenv("E2E_TRAINER_VERSION"), os.Getenv("E2E_KUEUE_VERSION")
+	if o.TrainerVersion == "" {
+		o.TrainerVersion = os.Getenv("E2E_TRAINER_VERSION")
+	}
+	if o.KueueVersion == "" {
+		o.KueueVersion = os.Getenv("E2E_KUEUE_VERSION")
+	}
 	o.Name = base
 	for _, v := range []string{o.TrainerVersion, o.KueueVersion} {
 		if v != "" {
@@ -40,4 +49,24 @@ func UpForTests(ctx context.Context, o Options) (*Cluster, func(), error) {
 		}
 	}
 	return c, down, nil
+}
+
+// RunTests brings up a suite's cluster (ForTests(base, o)), hands it and a
+// client of scheme to use, runs m, and takes the cluster down (but with
+// E2E_KEEP). It returns m's exit code, or 1 when the cluster can't be had.
+func RunTests(m interface{ Run() int }, base string, o Options, scheme *runtime.Scheme, use func(*Cluster, client.Client)) int {
+	ctx := context.Background()
+	c, down, err := UpForTests(ctx, ForTests(base, o))
+	if err != nil {
+		fmt.Fprintf(os.Stderr, "%s: %v\n", base, err)
+		return 1
+	}
+	defer down()
+	k8s, err := c.Client(scheme)
+	if err != nil {
+		fmt.Fprintf(os.Stderr, "%s: %v\n", base, err)
+		return 1
+	}
+	use(c, k8s)
+	return m.Run()
 }

@@ -43,18 +43,8 @@ func run(m *testing.M) int {
 		return 1
 	}
 	defer os.RemoveAll(filepath.Dir(cfg))
-	var down func()
-	cluster, down, err = localcluster.UpForTests(ctx, localcluster.ForTests("e2e-podsready", localcluster.Options{Root: root, KueueConfigFile: cfg}))
-	if err != nil {
-		fmt.Fprintf(os.Stderr, "podsready: %v\n", err)
-		return 1
-	}
-	defer down()
-	if k8s, err = cluster.Client(fixtures.Scheme()); err != nil {
-		fmt.Fprintf(os.Stderr, "podsready: %v\n", err)
-		return 1
-	}
-	return m.Run()
+	return localcluster.RunTests(m, "e2e-podsready", localcluster.Options{Root: root, KueueConfigFile: cfg}, fixtures.Scheme(),
+		func(c *localcluster.Cluster, k client.Client) { cluster, k8s = c, k })
 }
 
 // kueueConfig is config/kueue with a short waitForPodsReady: a job whose

@@ -18,6 +18,7 @@ import (
 	trainer "github.com/kubeflow/trainer/v2/pkg/apis/trainer/v1alpha1"
 
 	"github.com/trainjob-kueue/trainjob-kueue/names"
+	"github.com/trainjob-kueue/trainjob-kueue/preemptcost"
 	"github.com/trainjob-kueue/trainjob-kueue/test/fixtures"
 	"github.com/trainjob-kueue/trainjob-kueue/test/poll"
 )
@@ -135,7 +136,7 @@ func preempted(t *testing.T, jobs ...*trainer.TrainJob) *trainer.TrainJob {
 	poll.Eventually(t, 2*time.Minute, "a victim", func() error {
 		victim = nil
 		for _, tj := range jobs {
-			if preemptions(workloadOf(t, tj)) > 0 {
+			if preemptcost.Preemptions(workloadOf(t, tj)) > 0 {
 				if victim != nil {
 					t.Fatalf("both %s and %s preempted for one job", victim.Name, tj.Name)
 				}
@@ -201,17 +202,4 @@ func setQuota(t *testing.T, ns string, gpus int64) {
 		}
 		return k8s.Update(ctx, cq)
 	})
-}
-
-// preemptions counts wl's evictions for preemption.
-func preemptions(wl *kueue.Workload) int32 {
-	var n int32
-	if wl.Status.SchedulingStats != nil {
-		for _, e := range wl.Status.SchedulingStats.Evictions {
-			if e.Reason == kueue.WorkloadEvictedByPreemption {
-				n += e.Count
-			}
-		}
-	}
-	return n
 }

@@ -24,28 +24,16 @@ var (
 	cluster *localcluster.Cluster
 )
 
-func TestMain(m *testing.M) { os.Exit(run(m)) }
-
-func run(m *testing.M) int {
+func TestMain(m *testing.M) {
 	root, err := filepath.Abs(filepath.Join("..", "..", ".."))
 	if err != nil {
 		fmt.Fprintln(os.Stderr, err)
-		return 1
+		os.Exit(1)
 	}
-	o := localcluster.ForTests("e2e-preemption-cost", localcluster.Options{Root: root})
 	// Progress is reported from Trainer v2.2; the policy is shown on the
 	// newest release whatever the suite's E2E_TRAINER_VERSION.
+	o := localcluster.Options{Root: root}
 	o.TrainerVersion, o.KueueFeatureGates = "v2.3.0", "PriorityBoost=true"
-	var down func()
-	cluster, down, err = localcluster.UpForTests(ctx, o)
-	if err != nil {
-		fmt.Fprintf(os.Stderr, "preemptioncost: %v\n", err)
-		return 1
-	}
-	defer down()
-	if k8s, err = cluster.Client(fixtures.Scheme()); err != nil {
-		fmt.Fprintf(os.Stderr, "preemptioncost: %v\n", err)
-		return 1
-	}
-	return m.Run()
+	os.Exit(localcluster.RunTests(m, "e2e-preemption-cost", o, fixtures.Scheme(),
+		func(c *localcluster.Cluster, k client.Client) { cluster, k8s = c, k }))
 }
