@@ -1,12 +1,16 @@
 // Package integration is the Kueue job-framework integration for Kubeflow
-// Trainer's TrainJob: the jobframework.GenericJob adapter, its reconciler
-// and webhook, and the writes that start and stop a TrainJob on admission
-// and eviction.
+// Trainer's TrainJob: the jobframework.GenericJob adapter and its
+// reconciler, which start a TrainJob on admission and stop it on eviction.
 //
-// The rule of the layout: integration/ is the only package that writes to
-// the API server (with gang's keeper, which keeps the PodGroups of running
-// jobs); explain/ reads; podsets, quota, shape and gang's plans compute from
-// data alone. Within a reconcile, observe.go reads everything once and the
-// adapter's answers are functions of the job and that observation;
-// start.go and stop.go are where writes happen.
+// A reconcile observes once (observe.go, from the informer cache, Trainer's
+// runtime snapshot through package runtimesource), and every answer the
+// job framework asks for is a function of the job and that observation.
+// The files that write are named for what they write: start.go,
+// start_gangs.go (our PodGroups) and stop.go write the TrainJob through
+// guarded_patch.go; hold_for_runtime.go and hold_for_policy.go hold a
+// Workload out of the queue. Every event goes through speak.go.
+//
+// The webhook is package webhook's, the metrics package metrics', the
+// preemption-cost boosts package priorityboost's; cmd/trainjob-kueue wires
+// them.
 package integration
