@@ -112,12 +112,12 @@ test-smoke: components
 	done
 	@for k in $(SMOKE_KUEUE_VERSIONS); do KUEUE_VERSION=$$k hack/component.sh kueue >/dev/null || exit 1; done
 	hack/smoke.sh $(SMOKE_PARALLEL) \
+	  $(foreach v,$(SMOKE_MULTIKUEUE_VERSIONS),'MultiKueue e2e with Trainer $(v) (its full controller on the manager)|E2E_TRAINER_VERSION=$(v)|-timeout 30m ./test/e2e/multikueue/') \
 	  'recovery-timeout eviction e2e (Trainer $(TRAINER_VERSION))||-timeout 20m ./test/e2e/recovery/' \
 	  'preemption-cost e2e (Trainer v2.3.0, Kueue PriorityBoost on)||-timeout 20m -run $(SMOKE_PREEMPTION_COST_TESTS) ./test/e2e/preemptioncost/' \
 	  'reliability smoke (Trainer $(TRAINER_VERSION))||-timeout 20m -parallel $(RELIABILITY_PARALLEL) -run $(RELIABILITY_SMOKE_TESTS) ./test/reliability/' \
 	  'as-deployed smoke||-timeout 30m -run $(DEPLOYED_SMOKE_TESTS) ./test/e2e/deployed/' \
 	  $(foreach v,$(SMOKE_TRAINER_VERSIONS),'e2e smoke on Trainer $(v)|E2E_TRAINER_VERSION=$(v)|-timeout 20m -run $(SMOKE_TESTS)$(if $(filter v2.3%,$(v)),|$(SMOKE_SNAPSHOT_TESTS))$(if $(filter v2.0%,$(v)),|$(SMOKE_SHARED_ENTRY_TESTS)) ./test/e2e/') \
-	  $(foreach v,$(SMOKE_MULTIKUEUE_VERSIONS),'MultiKueue e2e with Trainer $(v) (its full controller on the manager)|E2E_TRAINER_VERSION=$(v)|-timeout 20m -run TestDispatchedTrainJobRunsOnTheWorkerWithQuotaAndCompletes ./test/e2e/multikueue/') \
 	  $(foreach k,$(SMOKE_KUEUE_VERSIONS),'e2e smoke on Kueue $(k) (Trainer v2.1.0)|E2E_KUEUE_VERSION=$(k)|-timeout 20m -run $(SMOKE_TESTS) ./test/e2e/')
 
 ## test-full: everything, fully: all tiers on every Trainer release, and
@@ -186,8 +186,10 @@ test-install:
 test-image:
 	cd hack/tools/image && $(GO) vet ./... && $(GO) test -count=1 -timeout 30m ./...
 
+# Every package but the tiers that need a control plane: a new package is
+# tested without being listed.
 test-unit:
-	$(GO) test -count=1 ./podsets/... ./quota/... ./explain/... ./shape/... ./trainjob/... ./gang/... ./names/... ./discovery/... ./overview/... ./integration/... ./cmd/... ./hack/bench/ ./hack/scale/ ./test/localcluster/
+	$(GO) test -count=1 $$($(GO) list ./... | grep -v -e /test/integration -e /test/e2e -e /test/reliability)
 
 ## test-integration: real kube-apiserver + etcd, Kueue core and Trainer v2.2.1
 ## in process, JobSet v0.12.0 as a process.
@@ -229,15 +231,16 @@ cluster-down:
 ## test-e2e: scenarios on the local control plane (its own cluster "e2e",
 ## or the one KUBECONFIG points at).
 test-e2e: test-e2e-main
+	$(GO) test -count=1 -timeout 30m ./test/e2e/multikueue/
 	$(GO) test -count=1 -timeout 20m ./test/e2e/recovery/
 	$(GO) test -count=1 -timeout 25m ./test/e2e/preemptioncost/
 	$(MAKE) --no-print-directory test-deployed DEPLOYED_TESTS='$(DEPLOYED_SMOKE_TESTS)'
 
-# The e2e tiers but the as-deployed, recovery-timeout and preemption-cost
-# ones (clusters of their own), one after another (make test runs their
-# shares among the smokes).
+# The e2e tiers but the as-deployed, recovery-timeout, preemption-cost and
+# MultiKueue ones (clusters of their own), one after another (make test
+# runs them, or their shares, among the smokes).
 test-e2e-main: components
-	$(GO) test -p 1 -count=1 -timeout 40m $$($(GO) list ./test/e2e/... | grep -v -e /test/e2e/deployed -e /test/e2e/recovery -e /test/e2e/preemptioncost)
+	$(GO) test -p 1 -count=1 -timeout 40m $$($(GO) list ./test/e2e/... | grep -v -e /test/e2e/deployed -e /test/e2e/recovery -e /test/e2e/preemptioncost -e /test/e2e/multikueue)
 
 # The part of test-deployed make test runs: both replicas Ready with
 # internal certificates, and a leader failover mid-burst.
