@@ -9,9 +9,7 @@ import (
 	"k8s.io/utils/ptr"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/controller-runtime/pkg/client/fake"
-	jobsetapi "sigs.k8s.io/jobset/api/jobset/v1alpha2"
 	kueue "sigs.k8s.io/kueue/apis/kueue/v1beta2"
-	"sigs.k8s.io/kueue/pkg/controller/jobframework"
 
 	trainer "github.com/kubeflow/trainer/v2/pkg/apis/trainer/v1alpha1"
 
@@ -23,23 +21,18 @@ import (
 // as admitted, and of no other.
 func TestTheGangKeeperSeesOnlyJobsRunningAsAdmitted(t *testing.T) {
 	const ns = "ns"
-	running := &trainjob.TrainJob{ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: "j", UID: "uid", Labels: map[string]string{"kueue.x-k8s.io/queue-name": "lq"}}}
+	running := queuedJob(ns)
 	running.Spec.Suspend = ptr.To(false)
-	running.Spec.RuntimeRef = trainer.RuntimeRef{Name: "torch", Kind: ptr.To(trainer.TrainingRuntimeKind)}
-	rt := &trainer.TrainingRuntime{ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: "torch"}}
-	rt.Spec.Template.Spec.ReplicatedJobs = []jobsetapi.ReplicatedJob{{Name: "node", Replicas: 1}}
-	rt.Spec.Template.Spec.ReplicatedJobs[0].Template.Spec.Template.Spec.Containers = []corev1.Container{{Name: "node", Image: "x"}}
+	rt := torchRuntime(ns, corev1.ResourceRequirements{})
 	s := shape.PodTemplateOverrides{}
 	c0 := fake.NewClientBuilder().WithScheme(NewScheme()).WithObjects(rt).Build()
 	projected, err := newDeps(c0, c0, nil, Options{Shape: s}).runtimes.Project(t.Context(), running)
 	if err != nil {
 		t.Fatal(err)
 	}
-	admitted := &kueue.Workload{ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: jobframework.GetWorkloadNameForOwnerWithGVK(running.Name, running.UID, trainjob.GVK),
-		OwnerReferences: []metav1.OwnerReference{{APIVersion: trainer.GroupVersion.String(), Kind: trainer.TrainJobKind, Name: running.Name, UID: running.UID, Controller: ptr.To(true)}}}}
+	admitted := ownedWorkload(running, true)
 	admitted.Spec.PodSets = projected.PodSets
-	admitted.Status.Conditions = []metav1.Condition{{Type: kueue.WorkloadQuotaReserved, Status: metav1.ConditionTrue}, {Type: kueue.WorkloadAdmitted, Status: metav1.ConditionTrue}}
-	admitted.Status.Admission = &kueue.Admission{ClusterQueue: "cq"}
+	admitted.Status.Conditions = append(admitted.Status.Conditions, metav1.Condition{Type: kueue.WorkloadAdmitted, Status: metav1.ConditionTrue})
 
 	for name, tc := range map[string]struct {
 		job     func(*trainjob.TrainJob)

@@ -15,16 +15,12 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client/interceptor"
 	jobsetapi "sigs.k8s.io/jobset/api/jobset/v1alpha2"
 	kueue "sigs.k8s.io/kueue/apis/kueue/v1beta2"
-	"sigs.k8s.io/kueue/pkg/controller/jobframework"
 	"sigs.k8s.io/kueue/pkg/podset"
-
-	trainer "github.com/kubeflow/trainer/v2/pkg/apis/trainer/v1alpha1"
 
 	"github.com/trainjob-kueue/trainjob-kueue/names"
 	"github.com/trainjob-kueue/trainjob-kueue/podsets"
 	"github.com/trainjob-kueue/trainjob-kueue/runtimesource"
 	"github.com/trainjob-kueue/trainjob-kueue/shape"
-	"github.com/trainjob-kueue/trainjob-kueue/trainjob"
 )
 
 // Before Trainer v2.3, a job whose runtime was edited (in what its pods ask
@@ -33,15 +29,11 @@ import (
 // to start or held.
 func TestAJobItsJobSetCantTakeIsNotStarted(t *testing.T) {
 	const ns = "ns"
-	job := &trainjob.TrainJob{ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: "j", UID: "uid", Labels: map[string]string{"kueue.x-k8s.io/queue-name": "lq"}}}
-	job.Spec.Suspend = ptr.To(true)
-	job.Spec.RuntimeRef = trainer.RuntimeRef{Name: "torch", Kind: ptr.To(trainer.TrainingRuntimeKind)}
+	job := queuedJob(ns)
 	cpu := func(q string) corev1.ResourceRequirements {
 		return corev1.ResourceRequirements{Requests: corev1.ResourceList{corev1.ResourceCPU: resource.MustParse(q)}}
 	}
-	runtime := &trainer.TrainingRuntime{ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: "torch"}}
-	runtime.Spec.Template.Spec.ReplicatedJobs = []jobsetapi.ReplicatedJob{{Name: "node", Replicas: 1}}
-	runtime.Spec.Template.Spec.ReplicatedJobs[0].Template.Spec.Template.Spec.Containers = []corev1.Container{{Name: "node", Image: "x", Resources: cpu("3")}}
+	runtime := torchRuntime(ns, cpu("3"))
 	jobSet := func(q string) *jobsetapi.JobSet {
 		js := &jobsetapi.JobSet{ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: job.Name}}
 		js.Spec.ReplicatedJobs = []jobsetapi.ReplicatedJob{{Name: "node", Replicas: 1}}
@@ -50,12 +42,7 @@ func TestAJobItsJobSetCantTakeIsNotStarted(t *testing.T) {
 		return js
 	}
 	wl := func(reserved, held bool) *kueue.Workload {
-		w := &kueue.Workload{ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: jobframework.GetWorkloadNameForOwnerWithGVK(job.Name, job.UID, trainjob.GVK),
-			OwnerReferences: []metav1.OwnerReference{{APIVersion: trainer.GroupVersion.String(), Kind: trainer.TrainJobKind, Name: job.Name, UID: job.UID, Controller: ptr.To(true)}}}}
-		if reserved {
-			w.Status.Conditions = []metav1.Condition{{Type: kueue.WorkloadQuotaReserved, Status: metav1.ConditionTrue}}
-			w.Status.Admission = &kueue.Admission{ClusterQueue: "cq"}
-		}
+		w := ownedWorkload(job, reserved)
 		if held {
 			w.Annotations = map[string]string{names.HeldForRuntimeAnnotation: "TrainingRuntime ns/torch"}
 			w.Spec.Active = ptr.To(false)

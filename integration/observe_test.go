@@ -8,7 +8,6 @@ import (
 	"testing"
 
 	corev1 "k8s.io/api/core/v1"
-	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/utils/ptr"
 	"sigs.k8s.io/controller-runtime/pkg/client"
@@ -16,12 +15,10 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client/interceptor"
 	jobsetapi "sigs.k8s.io/jobset/api/jobset/v1alpha2"
 	kueue "sigs.k8s.io/kueue/apis/kueue/v1beta2"
-	"sigs.k8s.io/kueue/pkg/controller/jobframework"
 
 	trainer "github.com/kubeflow/trainer/v2/pkg/apis/trainer/v1alpha1"
 
 	"github.com/trainjob-kueue/trainjob-kueue/shape"
-	"github.com/trainjob-kueue/trainjob-kueue/trainjob"
 )
 
 // A read that fails is an error of the reconcile, never "nothing there":
@@ -30,18 +27,9 @@ import (
 // which the job framework or the gang keeper would then have acted.
 func TestObserveFailsOnAFailedRead(t *testing.T) {
 	const ns = "ns"
-	job := &trainjob.TrainJob{ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: "j", UID: "uid", Labels: map[string]string{"kueue.x-k8s.io/queue-name": "lq"}}}
-	job.Spec.Suspend = ptr.To(true)
-	job.Spec.RuntimeRef = trainer.RuntimeRef{Name: "torch", Kind: ptr.To(trainer.TrainingRuntimeKind)}
-	runtime := &trainer.TrainingRuntime{ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: "torch"}}
-	runtime.Spec.Template.Spec.ReplicatedJobs = []jobsetapi.ReplicatedJob{{Name: "node", Replicas: 1}}
-	runtime.Spec.Template.Spec.ReplicatedJobs[0].Template.Spec.Template.Spec.Containers = []corev1.Container{{Name: "node", Image: "x"}}
-	wlName := jobframework.GetWorkloadNameForOwnerWithGVK(job.Name, job.UID, trainjob.GVK)
-	reserved := &kueue.Workload{ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: wlName, OwnerReferences: []metav1.OwnerReference{{
-		APIVersion: trainer.GroupVersion.String(), Kind: trainer.TrainJobKind, Name: job.Name, UID: job.UID, Controller: ptr.To(true),
-	}}}}
-	reserved.Status.Conditions = []metav1.Condition{{Type: kueue.WorkloadQuotaReserved, Status: metav1.ConditionTrue}}
-	reserved.Status.Admission = &kueue.Admission{ClusterQueue: "cq"}
+	job := queuedJob(ns)
+	runtime := torchRuntime(ns, corev1.ResourceRequirements{})
+	reserved := ownedWorkload(job, true)
 	reserved.Status.AdmissionChecks = []kueue.AdmissionCheckState{{Name: "mk"}}
 
 	failing := func(kind any) interceptor.Funcs {

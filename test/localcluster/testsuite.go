@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"os"
+	"path/filepath"
 
 	"k8s.io/apimachinery/pkg/runtime"
 	"sigs.k8s.io/controller-runtime/pkg/client"
@@ -51,11 +52,30 @@ func UpForTests(ctx context.Context, o Options) (*Cluster, func(), error) {
 	return c, down, nil
 }
 
-// RunTests brings up a suite's cluster (ForTests(base, o)), hands it and a
-// client of scheme to use, runs m, and takes the cluster down (but with
-// E2E_KEEP). It returns m's exit code, or 1 when the cluster can't be had.
-func RunTests(m interface{ Run() int }, base string, o Options, scheme *runtime.Scheme, use func(*Cluster, client.Client)) int {
+// RunTests brings up a suite's cluster (ForTests(base, o)), its Kueue's
+// Configuration config/kueue's with the fields of kueue set (none when
+// nil), hands it and a client of scheme to use, runs m, and takes the
+// cluster down (but with E2E_KEEP). o.Root defaults to the module's root.
+// It returns m's exit code, or 1 when the cluster can't be had.
+func RunTests(m interface{ Run() int }, base string, o Options, kueue map[string]any, scheme *runtime.Scheme, use func(*Cluster, client.Client)) int {
 	ctx := context.Background()
+	if o.Root == "" {
+		root, err := moduleRoot()
+		if err != nil {
+			fmt.Fprintf(os.Stderr, "%s: %v\n", base, err)
+			return 1
+		}
+		o.Root = root
+	}
+	if kueue != nil {
+		cfg, err := KueueConfigWith(o.Root, kueue)
+		if err != nil {
+			fmt.Fprintf(os.Stderr, "%s: Kueue's configuration: %v\n", base, err)
+			return 1
+		}
+		defer os.RemoveAll(filepath.Dir(cfg))
+		o.KueueConfigFile = cfg
+	}
 	c, down, err := UpForTests(ctx, ForTests(base, o))
 	if err != nil {
 		fmt.Fprintf(os.Stderr, "%s: %v\n", base, err)
@@ -69,4 +89,23 @@ func RunTests(m interface{ Run() int }, base string, o Options, scheme *runtime.
 	}
 	use(c, k8s)
 	return m.Run()
+}
+
+// moduleRoot is the directory of the go.mod above the working directory
+// (a test's package directory).
+func moduleRoot() (string, error) {
+	dir, err := os.Getwd()
+	if err != nil {
+		return "", err
+	}
+	for {
+		if _, err := os.Stat(filepath.Join(dir, "go.mod")); err == nil {
+			return dir, nil
+		}
+		parent := filepath.Dir(dir)
+		if parent == dir {
+			return "", fmt.Errorf("no go.mod above the working directory")
+		}
+		dir = parent
+	}
 }

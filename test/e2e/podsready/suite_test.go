@@ -7,9 +7,7 @@ package podsready_test
 
 import (
 	"context"
-	"fmt"
 	"os"
-	"path/filepath"
 	"testing"
 	"time"
 
@@ -29,29 +27,17 @@ var (
 	cluster *localcluster.Cluster
 )
 
-func TestMain(m *testing.M) { os.Exit(run(m)) }
-
-func run(m *testing.M) int {
-	root, err := filepath.Abs(filepath.Join("..", "..", ".."))
-	if err != nil {
-		fmt.Fprintln(os.Stderr, err)
-		return 1
-	}
-	cfg, err := kueueConfig(root)
-	if err != nil {
-		fmt.Fprintf(os.Stderr, "podsready: %v\n", err)
-		return 1
-	}
-	defer os.RemoveAll(filepath.Dir(cfg))
-	return localcluster.RunTests(m, "e2e-podsready", localcluster.Options{Root: root, KueueConfigFile: cfg}, fixtures.Scheme(),
-		func(c *localcluster.Cluster, k client.Client) { cluster, k8s = c, k })
+func TestMain(m *testing.M) {
+	os.Exit(localcluster.RunTests(m, "e2e-podsready", localcluster.Options{}, kueueSettings(), fixtures.Scheme(),
+		func(c *localcluster.Cluster, k client.Client) { cluster, k8s = c, k }))
 }
 
-// kueueConfig is config/kueue with a short waitForPodsReady: a job whose
-// pods are not ready podsReadyTimeout after admission is evicted, and
-// requeued after a 2 s backoff, once.
-func kueueConfig(root string) (string, error) {
-	return localcluster.KueueConfigWith(root, map[string]any{"waitForPodsReady": map[string]any{
+// kueueSettings are this suite's Kueue Configuration over config/kueue's:
+// a short waitForPodsReady. A job whose pods are not ready
+// podsReadyTimeout after admission is evicted, and requeued after a 2 s
+// backoff, once.
+func kueueSettings() map[string]any {
+	return map[string]any{"waitForPodsReady": map[string]any{
 		"timeout":         podsReadyTimeout.String(),
 		"recoveryTimeout": podsReadyTimeout.String(),
 		"blockAdmission":  false,
@@ -60,5 +46,5 @@ func kueueConfig(root string) (string, error) {
 			"backoffBaseSeconds": 2,
 			"backoffLimitCount":  1,
 		},
-	}})
+	}}
 }

@@ -6,9 +6,7 @@ package preemptioncost_test
 
 import (
 	"context"
-	"fmt"
 	"os"
-	"path/filepath"
 	"testing"
 
 	"sigs.k8s.io/controller-runtime/pkg/client"
@@ -25,15 +23,10 @@ var (
 )
 
 func TestMain(m *testing.M) {
-	root, err := filepath.Abs(filepath.Join("..", "..", ".."))
-	if err != nil {
-		fmt.Fprintln(os.Stderr, err)
-		os.Exit(1)
-	}
 	// Progress is reported from Trainer v2.2; the policy is shown on the
 	// newest release whatever the suite's E2E_TRAINER_VERSION.
-	o := localcluster.Options{Root: root}
+	o := localcluster.Options{}
 	o.TrainerVersion, o.KueueFeatureGates = "v2.3.0", "PriorityBoost=true"
-	os.Exit(localcluster.RunTests(m, "e2e-preemption-cost", o, fixtures.Scheme(),
+	os.Exit(localcluster.RunTests(m, "e2e-preemption-cost", o, nil, fixtures.Scheme(),
 		func(c *localcluster.Cluster, k client.Client) { cluster, k8s = c, k }))
 }

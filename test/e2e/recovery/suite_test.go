@@ -10,9 +10,7 @@ package recovery_test
 
 import (
 	"context"
-	"fmt"
 	"os"
-	"path/filepath"
 	"testing"
 	"time"
 
@@ -38,28 +36,16 @@ var (
 	cluster *localcluster.Cluster
 )
 
-func TestMain(m *testing.M) { os.Exit(run(m)) }
-
-func run(m *testing.M) int {
-	root, err := filepath.Abs(filepath.Join("..", "..", ".."))
-	if err != nil {
-		fmt.Fprintln(os.Stderr, err)
-		return 1
-	}
-	cfg, err := kueueConfig(root)
-	if err != nil {
-		fmt.Fprintf(os.Stderr, "recovery: %v\n", err)
-		return 1
-	}
-	defer os.RemoveAll(filepath.Dir(cfg))
-	return localcluster.RunTests(m, "e2e-recovery", localcluster.Options{Root: root, KueueConfigFile: cfg}, fixtures.Scheme(),
-		func(c *localcluster.Cluster, k client.Client) { cluster, k8s = c, k })
+func TestMain(m *testing.M) {
+	os.Exit(localcluster.RunTests(m, "e2e-recovery", localcluster.Options{}, kueueSettings(), fixtures.Scheme(),
+		func(c *localcluster.Cluster, k client.Client) { cluster, k8s = c, k }))
 }
 
-// kueueConfig is config/kueue with waitForPodsReady's timeouts above, and
-// an evicted job requeued after a 2 s backoff, as often as it takes.
-func kueueConfig(root string) (string, error) {
-	return localcluster.KueueConfigWith(root, map[string]any{"waitForPodsReady": map[string]any{
+// kueueSettings are this suite's Kueue Configuration over config/kueue's:
+// waitForPodsReady's timeouts above, and an evicted job requeued after a
+// 2 s backoff, as often as it takes.
+func kueueSettings() map[string]any {
+	return map[string]any{"waitForPodsReady": map[string]any{
 		"timeout":         startTimeout.String(),
 		"recoveryTimeout": recoveryTimeout.String(),
 		"blockAdmission":  false,
@@ -67,5 +53,5 @@ func kueueConfig(root string) (string, error) {
 			"timestamp":          "Eviction",
 			"backoffBaseSeconds": 2,
 		},
-	}})
+	}}
 }
