@@ -12,6 +12,7 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
+	"sync/atomic"
 	"time"
 
 	"github.com/trainjob-kueue/trainjob-kueue/metrics"
@@ -61,6 +62,7 @@ type flags struct {
 	pprofAddr         string
 	enableHTTP2       bool
 	printVersion      bool
+	shutdownDelay     time.Duration
 }
 
 // version and commit are stamped by the build (-ldflags -X main.version=…
@@ -102,6 +104,7 @@ func main() {
 	flag.BoolVar(&f.enableHTTP2, "enable-http2", false, "Serve the webhook and metrics over HTTP/2 too (off: HTTP/2 rapid-reset attacks, CVE-2023-44487).")
 	flag.BoolVar(&f.printVersion, "version", false, "Print the version and commit, and exit.")
 	flag.DurationVar(&f.gangRetryInterval, "gang-retry-interval", gang.DefaultRetryInterval, "How often a started job's gang that waits for room is retried (its PodGroup touched): coscheduling itself only retries it on new pods, PodGroup changes and kube-scheduler's 5-minute flush.")
+	flag.DurationVar(&f.shutdownDelay, "shutdown-delay", 5*time.Second, "After SIGTERM, keep serving this long (readiness failing) before stopping: the API server keeps sending webhook calls to a terminating pod until its endpoint's change reaches it. Keep it under the pod's terminationGracePeriodSeconds.")
 	flag.BoolVar(&f.disableWebhook, "disable-webhook", false, "Do not serve the TrainJob webhook (testing only: queued jobs could start unqueued).")
 	zapOpts := zap.Options{}
 	zapOpts.BindFlags(flag.CommandLine)
@@ -112,13 +115,14 @@ func main() {
 	}
 	ctrl.SetLogger(zap.New(zap.UseFlagOptions(&zapOpts)))
 
-	if err := run(ctrl.SetupSignalHandler(), f); err != nil {
+	ctx, draining := drainAfter(ctrl.SetupSignalHandler(), f.shutdownDelay, time.After)
+	if err := run(ctx, f, draining); err != nil {
 		fmt.Fprintf(os.Stderr, "trainjob-kueue: %v\n", err)
 		os.Exit(1)
 	}
 }
 
-func run(ctx context.Context, f flags) error {
+func run(ctx context.Context, f flags, draining *atomic.Bool) error {
 	log := ctrl.Log.WithName("setup")
 	log.Info("Starting", "version", version, "commit", commit)
 	scheme := integration.NewScheme()
@@ -242,6 +246,9 @@ func run(ctx context.Context, f flags) error {
 		return err
 	}
 	if err := mgr.AddReadyzCheck("readyz", func(req *http.Request) error {
+		if draining.Load() {
+			return errors.New("shutting down")
+		}
 		select {
 		case <-certsReady:
 		default:

@@ -607,6 +607,9 @@ certManagement:
 			fmt.Sprintf("--health-probe-bind-address=127.0.0.1:%d", b.ports["ours-health"]),
 			fmt.Sprintf("--pprof-bind-address=127.0.0.1:%d", b.ports["ours-pprof"]),
 			"--leader-elect", "--leader-election-namespace="+ourNamespace, "--namespace="+ourNamespace,
+			// The API server calls this webhook at a loopback URL, not
+			// through endpoints that lag a stop: nothing to drain.
+			"--shutdown-delay=0s",
 		); err != nil {
 			return err
 		}
