@@ -211,12 +211,18 @@ envtest-assets:
 	@# gates collide with Kueue v0.19's in one binary.
 	@TRAINER_VERSION=v2.3.0 hack/component.sh jobset-controller-manager >/dev/null
 
+# Every component's modules, fetched in the background while the first
+# builds compile (hack/download-modules.sh; its log in bin/download.log).
+DOWNLOAD_MODULES = mkdir -p bin && (hack/download-modules.sh '$(TRAINER_VERSION)' '$(KUEUE_VERSION)' >bin/download.log 2>&1 &)
+
 ## components: build every control-plane binary into the cache (progress shown).
 components:
+	@$(DOWNLOAD_MODULES)
 	@for c in $$(hack/component.sh --list); do TRAINER_VERSION=$(TRAINER_VERSION) KUEUE_VERSION=$(KUEUE_VERSION) hack/component.sh $$c >/dev/null || exit 1; done
 
 ## cluster-up: the whole local control plane in the background.
 cluster-up:
+	@$(DOWNLOAD_MODULES)
 	$(GO) run ./hack/cluster up -name $(CLUSTER) -trainer-version $(TRAINER_VERSION) -kueue-version $(KUEUE_VERSION) -integration $(INTEGRATION) $(if $(KUEUE_CONFIG),-kueue-config $(KUEUE_CONFIG)) $(if $(KUEUE_FEATURE_GATES),-kueue-feature-gates $(KUEUE_FEATURE_GATES))
 
 ## multikueue-up: a MultiKueue manager (mk-manager) and two workers
@@ -304,6 +310,7 @@ bench-smoke:
 
 ## demo: the main job, on the local control plane.
 demo:
+	@$(DOWNLOAD_MODULES)
 	$(GO) run ./hack/demo -cluster $(CLUSTER)
 
 clean:

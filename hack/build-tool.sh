@@ -7,27 +7,51 @@
 #   hack/build-tool.sh TOOL PACKAGE NAME [extra go build args...]
 #
 # With BUILD_TOOL_LOOKUP=1 it only looks: it prints the path and exits 0 when
-# the binary is cached, and exits 1 without building when it is not.
+# the binary is cached, and exits 1 without building when it is not. With
+# BUILD_TOOL_WHERE=1 it prints the path the binary has (or will have).
+#
+# Tools build with the go command's defaults (cgo as `go env` says, no
+# -trimpath), as the main module's own builds and tests do: the Go build
+# cache then compiles a package once for the tools and the main module of
+# one family (hack/align), instead of once per set of flags.
 set -euo pipefail
 tool=$1 pkg=$2 name=$3; shift 3
 root=$(cd "$(dirname "$0")/.." && pwd)
 dir=$root/hack/tools/$tool
 cache=${TRAINJOB_KUEUE_CACHE:-${XDG_CACHE_HOME:-$HOME/.cache}/trainjob-kueue}
-key=$( (cat "$dir/go.mod" "$dir/go.sum"; echo "$pkg $*"; go env GOVERSION) | sha256sum | cut -c1-16)
+key=$( (cat "$dir/go.mod" "$dir/go.sum"; echo "$pkg $*"; go env GOVERSION CGO_ENABLED) | sha256sum | cut -c1-16)
 out=$cache/bin/$tool-$key/$name
+if [ "${BUILD_TOOL_WHERE:-}" = 1 ]; then echo "$out"; exit 0; fi
 if [ -x "$out" ]; then echo "$out"; exit 0; fi
 if [ "${BUILD_TOOL_LOOKUP:-}" = 1 ]; then exit 1; fi
-mkdir -p "$(dirname "$out")"
+mkdir -p "$(dirname "$out")" "$cache/timings"
+
+# How long it took last time on this machine, else a typical first build on
+# two cores with nothing shared yet (docs/development.md).
+typical() {
+  case $1 in
+    kube-apiserver) echo 270 ;; kueue) echo 240 ;; kube-scheduler) echo 180 ;;
+    etcd) echo 100 ;; jobset-controller-manager) echo 100 ;; kwok) echo 90 ;;
+    kube-controller-manager) echo 60 ;; trainer-controller-manager) echo 60 ;;
+    kubectl) echo 30 ;; *) echo 60 ;;
+  esac
+}
+timing=$cache/timings/$name
+if [ -s "$timing" ]; then estimate=$(cat "$timing") from="its last build here"
+else estimate=$(typical "$name") from="typical first build on 2 cores"; fi
+
 start=$(date +%s)
-echo ">> building $name from hack/tools/$tool (first time on this machine; cached afterwards)" >&2
+echo ">> building $name from hack/tools/$tool: about ${estimate}s ($from); cached afterwards" >&2
 # A progress line every 30s so a long cold build is never a silent wait.
-( while sleep 30; do echo "   ... still building $name ($(( $(date +%s) - start ))s)" >&2; done ) &
+( while sleep 30; do echo "   ... $name: $(( $(date +%s) - start ))s of about ${estimate}s" >&2; done ) &
 ticker=$!
 trap 'kill $ticker 2>/dev/null || true' EXIT
 # A file of this process's own: a build of the same binary by a caller that
 # holds no lock (controller-gen) can't interleave with it.
 tmp=$out.tmp.$$
-(cd "$dir" && CGO_ENABLED=0 go build -trimpath "$@" -o "$tmp" "$pkg")
+(cd "$dir" && go build "$@" -o "$tmp" "$pkg")
 mv "$tmp" "$out"
-echo ">> built $name in $(( $(date +%s) - start ))s" >&2
+took=$(( $(date +%s) - start ))
+echo "$took" > "$timing"
+echo ">> built $name in ${took}s" >&2
 echo "$out"

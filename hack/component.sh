@@ -2,7 +2,8 @@
 # Prints the path of a control-plane component's binary, building it from its
 # pinned Go module into the per-machine binary cache first if needed.
 #
-#   hack/component.sh NAME     (hack/component.sh --list for the names)
+#   hack/component.sh NAME          (hack/component.sh --list for the names)
+#   hack/component.sh --dir NAME    the tools module it is built from
 set -euo pipefail
 here=$(cd "$(dirname "$0")" && pwd)
 KUBE_VERSION=${KUBE_VERSION:-v1.35.4}
@@ -24,6 +25,8 @@ jobset_for() {
 # args: build-tool.sh's arguments for the component; prepare: what must run
 # before building it (a derived main).
 prepare=()
+dir_only=
+if [ "${1:-}" = --dir ]; then dir_only=1; shift; fi
 case ${1:-} in
   --list) echo etcd kube-apiserver kube-controller-manager kubectl kube-scheduler kwok trainer-controller-manager jobset-controller-manager kueue; exit 0 ;;
   etcd) args=(etcd go.etcd.io/etcd/server/v3 etcd) ;;
@@ -49,6 +52,8 @@ case ${1:-} in
     args=("kueue-$KUEUE_VERSION" ./cmd kueue "-ldflags=-X=main.derivedBy=$derived") ;;
   *) echo "usage: $0 NAME|--list" >&2; exit 2 ;;
 esac
+
+if [ -n "$dir_only" ]; then echo "$here/tools/${args[0]}"; exit 0; fi
 
 # A cached binary needs no lock: clusters of parallel test packages start
 # while another process may hold it for a long build.
