@@ -175,9 +175,12 @@ test-reliability-smoke: components
 	$(GO) test -count=1 -timeout 20m -parallel $(RELIABILITY_PARALLEL) -run '$(RELIABILITY_SMOKE_TESTS)' ./test/reliability/
 
 ## test-install: the Helm chart and config/default render the same objects
-## (rendered with Helm's and kustomize's Go libraries, a module of its own).
+## (rendered with Helm's and kustomize's Go libraries, a module of its own);
+## the chart's alerts and dashboard parse as PromQL (Prometheus' parser, a
+## module of its own too) and query only exported metrics.
 test-install:
 	cd test/install && $(GO) test -count=1 ./...
+	cd test/monitoring && $(GO) test -count=1 ./...
 
 ## test-image: make image's build for both platforms, checked (non-root,
 ## entrypoint, labels, /manager 0755 65532, the binary's --version, the
