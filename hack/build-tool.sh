@@ -43,7 +43,10 @@ else estimate=$(typical "$name") from="typical first build on 2 cores"; fi
 start=$(date +%s)
 echo ">> building $name from hack/tools/$tool: about ${estimate}s ($from); cached afterwards" >&2
 # A progress line every 30s so a long cold build is never a silent wait.
-( while sleep 30; do echo "   ... $name: $(( $(date +%s) - start ))s of about ${estimate}s" >&2; done ) &
+# Its sleep must die with it: a sleep left behind would hold the caller's
+# stdout pipe open, and the caller would wait out the rest of its 30s.
+( trap 'kill $s 2>/dev/null; exit 0' TERM
+  while :; do sleep 30 & s=$!; wait $s; echo "   ... $name: $(( $(date +%s) - start ))s of about ${estimate}s" >&2; done ) >/dev/null &
 ticker=$!
 trap 'kill $ticker 2>/dev/null || true' EXIT
 # A file of this process's own: a build of the same binary by a caller that

@@ -59,10 +59,12 @@ if [ -n "$dir_only" ]; then echo "$here/tools/${args[0]}"; exit 0; fi
 # while another process may hold it for a long build.
 if BUILD_TOOL_LOOKUP=1 "$here/build-tool.sh" "${args[@]}"; then exit 0; fi
 
-# One build at a time per machine: two builds of one component would race on
-# its files (and its derived main), and two of different ones only share the
-# CPU. Whoever waited finds the binary the holder built.
-exec 9>"${TMPDIR:-/tmp}/trainjob-kueue-components-$(id -u).lock"
+# One build at a time per tools module: two builds of one component would
+# race on its files (and its derived main), and two of one module would
+# compile the same packages twice. Whoever waited finds the binary the
+# holder built. Builds from different modules run side by side: a cold
+# cluster start builds its module families in parallel (localcluster).
+exec 9>"${TMPDIR:-/tmp}/trainjob-kueue-components-$(id -u)-${args[0]}.lock"
 flock 9
 if [ ${#prepare[@]} -gt 0 ]; then "${prepare[@]}"; fi
 exec "$here/build-tool.sh" "${args[@]}"

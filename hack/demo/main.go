@@ -42,16 +42,17 @@ const ns = "demo"
 func main() {
 	name := flag.String("cluster", "local", "cluster name")
 	timeout := flag.Duration("timeout", 15*time.Minute, "give up after this long")
+	record := flag.String("record-metrics", "", "keep a scrape of the manager's metrics every 5s in this directory")
 	flag.Parse()
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 	defer stop()
-	if err := run(ctx, *name, *timeout); err != nil {
+	if err := run(ctx, *name, *timeout, *record); err != nil {
 		fmt.Fprintf(os.Stderr, "demo: %v\n", err)
 		os.Exit(1)
 	}
 }
 
-func run(ctx context.Context, name string, timeout time.Duration) error {
+func run(ctx context.Context, name string, timeout time.Duration, record string) error {
 	root, err := os.Getwd()
 	if err != nil {
 		return err
@@ -82,6 +83,15 @@ func run(ctx context.Context, name string, timeout time.Duration) error {
 	}
 	if err := d.setUp(ctx); err != nil {
 		return err
+	}
+	if record != "" {
+		r, err := newRecorder(ctx, c, record, 5*time.Second)
+		if err != nil {
+			return fmt.Errorf("recording metrics: %w", err)
+		}
+		rctx, stop := context.WithCancel(ctx)
+		defer func() { stop(); _ = r.scrape() }()
+		go r.run(rctx)
 	}
 	deadline := time.Now().Add(timeout)
 	start := time.Now()

@@ -107,7 +107,7 @@ func run(ctx context.Context, o options) error {
 	if err := rec.watch(wctx, cfg, k); err != nil {
 		return err
 	}
-	token, err := metricsToken(ctx, cfg, k)
+	token, err := c.MetricsToken(ctx)
 	if err != nil {
 		return err
 	}

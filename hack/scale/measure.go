@@ -12,12 +12,7 @@ import (
 	"sync"
 	"time"
 
-	authenticationv1 "k8s.io/api/authentication/v1"
-	corev1 "k8s.io/api/core/v1"
-	rbacv1 "k8s.io/api/rbac/v1"
 	apimeta "k8s.io/apimachinery/pkg/api/meta"
-	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
-	"k8s.io/client-go/kubernetes"
 	"k8s.io/client-go/rest"
 	toolscache "k8s.io/client-go/tools/cache"
 	"k8s.io/utils/ptr"
@@ -349,35 +344,6 @@ func total(byVerb map[string]int) int {
 		n += k
 	}
 	return n
-}
-
-// metricsToken is a token of a service account bound to the shipped
-// metrics-reader role's rule (GET /metrics).
-func metricsToken(ctx context.Context, cfg *rest.Config, c client.Client) (string, error) {
-	const name = "scale-metrics-reader"
-	objs := []client.Object{
-		&corev1.ServiceAccount{ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: name}},
-		&rbacv1.ClusterRole{ObjectMeta: metav1.ObjectMeta{Name: name}, Rules: []rbacv1.PolicyRule{{NonResourceURLs: []string{"/metrics"}, Verbs: []string{"get"}}}},
-		&rbacv1.ClusterRoleBinding{ObjectMeta: metav1.ObjectMeta{Name: name},
-			RoleRef:  rbacv1.RoleRef{APIGroup: rbacv1.GroupName, Kind: "ClusterRole", Name: name},
-			Subjects: []rbacv1.Subject{{Kind: rbacv1.ServiceAccountKind, Namespace: ns, Name: name}}},
-	}
-	for _, o := range objs {
-		if err := c.Create(ctx, o); err != nil {
-			return "", fmt.Errorf("creating %s: %w", name, err)
-		}
-	}
-	cs, err := kubernetes.NewForConfig(cfg)
-	if err != nil {
-		return "", err
-	}
-	tok, err := cs.CoreV1().ServiceAccounts(ns).CreateToken(ctx, name, &authenticationv1.TokenRequest{
-		Spec: authenticationv1.TokenRequestSpec{ExpirationSeconds: ptr.To[int64](6 * 3600)},
-	}, metav1.CreateOptions{})
-	if err != nil {
-		return "", fmt.Errorf("a token for %s: %w", name, err)
-	}
-	return tok.Status.Token, nil
 }
 
 // ourReconciles sums controller-runtime's reconcile counter of the TrainJob

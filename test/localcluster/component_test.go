@@ -2,14 +2,19 @@ package localcluster
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"os"
 	"os/exec"
 	"path/filepath"
+	"slices"
 	"strings"
 	"syscall"
 	"testing"
 	"time"
+
+	"github.com/google/go-cmp/cmp"
+	"github.com/google/go-cmp/cmp/cmpopts"
 )
 
 // A cached binary is found while another process holds the machine's build
@@ -40,7 +45,7 @@ func TestACachedComponentIsFoundWhileTheBuildLockIsHeld(t *testing.T) {
 		t.Fatal(err)
 	}
 
-	lock, err := os.Create(filepath.Join(tmp, fmt.Sprintf("trainjob-kueue-components-%d.lock", os.Getuid())))
+	lock, err := os.Create(filepath.Join(tmp, fmt.Sprintf("trainjob-kueue-components-%d-etcd.lock", os.Getuid())))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -64,5 +69,71 @@ func TestACachedComponentIsFoundWhileTheBuildLockIsHeld(t *testing.T) {
 	}
 	if got := strings.TrimSpace(string(out)); got != bin {
 		t.Errorf("hack/component.sh etcd = %q, want the cached %q", got, bin)
+	}
+}
+
+// A build's progress ticker dies with the build: a sleep left behind would
+// hold the caller's stdout pipe open, and each component of a cold cluster
+// start waited out up to 30 s of it after its build had ended.
+func TestABuildHandsOverItsBinaryAsSoonAsItIsBuilt(t *testing.T) {
+	root, err := filepath.Abs("../..")
+	if err != nil {
+		t.Fatal(err)
+	}
+	repo := t.TempDir()
+	for _, f := range []struct{ path, body string }{
+		{"hack/tools/hello/go.mod", "module example.com/hello\n\ngo 1.25\n"},
+		{"hack/tools/hello/go.sum", ""},
+		{"hack/tools/hello/main.go", "package main\n\nfunc main() {}\n"},
+	} {
+		p := filepath.Join(repo, f.path)
+		if err := os.MkdirAll(filepath.Dir(p), 0o755); err != nil {
+			t.Fatal(err)
+		}
+		if err := os.WriteFile(p, []byte(f.body), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	script, err := os.ReadFile(filepath.Join(root, "hack/build-tool.sh"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(filepath.Join(repo, "hack/build-tool.sh"), script, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	// Well under the ticker's 30 s, well over a build of an empty main.
+	ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
+	defer cancel()
+	cmd := exec.CommandContext(ctx, filepath.Join(repo, "hack/build-tool.sh"), "hello", ".", "hello")
+	cmd.Env = append(os.Environ(), "TRAINJOB_KUEUE_CACHE="+t.TempDir())
+	cmd.WaitDelay = time.Second
+	out, err := cmd.Output() // a pipe, as localcluster's build reads it
+	if ctx.Err() != nil || errors.Is(err, exec.ErrWaitDelay) {
+		t.Fatal("hack/build-tool.sh kept its stdout open after the build: its progress ticker outlived it")
+	}
+	if err != nil {
+		t.Fatal(err)
+	}
+	if bin := strings.TrimSpace(string(out)); filepath.Base(bin) != "hello" {
+		t.Errorf("hack/build-tool.sh printed %q, want the binary's path", bin)
+	}
+}
+
+// The cluster builds every component hack/component.sh knows, each once.
+func TestBuildStreamsHoldEveryComponentOnce(t *testing.T) {
+	out, err := exec.Command("../../hack/component.sh", "--list").Output()
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := strings.Fields(string(out))
+	slices.Sort(want)
+	b := &bringUp{o: Options{Settings: Settings{Integration: IntegrationOurs}}}
+	var got []string
+	for _, s := range b.buildStreams() {
+		got = append(got, s...)
+	}
+	slices.Sort(got)
+	if diff := cmp.Diff(append(want, "trainjob-kueue"), got, cmpopts.SortSlices(func(a, b string) bool { return a < b })); diff != "" {
+		t.Errorf("build streams (-component.sh +streams):\n%s", diff)
 	}
 }

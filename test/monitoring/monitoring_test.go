@@ -2,7 +2,6 @@ package monitoring
 
 import (
 	"bytes"
-	"encoding/json"
 	"os"
 	"os/exec"
 	"strings"
@@ -118,11 +117,11 @@ func chartQueries(t *testing.T) []query {
 				if !strings.HasSuffix(key, ".json") {
 					continue
 				}
-				var d dashboard
-				if err := json.Unmarshal([]byte(data), &d); err != nil {
+				d, err := ParseDashboard([]byte(data))
+				if err != nil {
 					t.Fatalf("ConfigMap %s %s: %v", obj.Metadata.Name, key, err)
 				}
-				for _, p := range d.allPanels() {
+				for _, p := range d.QueryPanels() {
 					for _, target := range p.Targets {
 						qs = append(qs, query{where: "panel " + p.Title, expr: target.Expr})
 					}
@@ -131,32 +130,6 @@ func chartQueries(t *testing.T) []query {
 		}
 	}
 	return qs
-}
-
-// dashboard is the part of a Grafana dashboard's JSON that holds queries.
-type dashboard struct {
-	Panels []panel `json:"panels"`
-}
-
-type panel struct {
-	Title   string  `json:"title"`
-	Panels  []panel `json:"panels"` // a collapsed row's
-	Targets []struct {
-		Expr string `json:"expr"`
-	} `json:"targets"`
-}
-
-func (d dashboard) allPanels() []panel {
-	var all []panel
-	var walk func([]panel)
-	walk = func(ps []panel) {
-		for _, p := range ps {
-			all = append(all, p)
-			walk(p.Panels)
-		}
-	}
-	walk(d.Panels)
-	return all
 }
 
 // metricNames are the series names an expression selects.
