@@ -65,6 +65,9 @@ if BUILD_TOOL_LOOKUP=1 "$here/build-tool.sh" "${args[@]}"; then exit 0; fi
 # holder built. Builds from different modules run side by side: a cold
 # cluster start builds its module families in parallel (localcluster).
 exec 9>"${TMPDIR:-/tmp}/trainjob-kueue-components-$(id -u)-${args[0]}.lock"
-flock 9
+if ! flock -n 9; then
+  echo ">> $1: waiting for another process's build from hack/tools/${args[0]} (make demo's warm-up, make test's prefetch: bin/*.log)" >&2
+  flock 9
+fi
 if [ ${#prepare[@]} -gt 0 ]; then "${prepare[@]}"; fi
 exec "$here/build-tool.sh" "${args[@]}"
