@@ -214,19 +214,18 @@ envtest-assets:
 	@# gates collide with Kueue v0.19's in one binary.
 	@TRAINER_VERSION=v2.3.0 hack/component.sh jobset-controller-manager >/dev/null
 
-# On a cold machine: every component's modules fetched, and the longest
-# chain of component builds started, in the background while go run
-# compiles the command (hack/warm-up.sh; its log in bin/warm-up.log).
-WARM_UP = mkdir -p bin && (hack/warm-up.sh '$(TRAINER_VERSION)' '$(KUEUE_VERSION)' >bin/warm-up.log 2>&1 &)
+# Every component's modules, fetched in the background while the first
+# builds compile (hack/download-modules.sh; its log in bin/download.log).
+DOWNLOAD_MODULES = mkdir -p bin && (hack/download-modules.sh '$(TRAINER_VERSION)' '$(KUEUE_VERSION)' >bin/download.log 2>&1 &)
 
 ## components: build every control-plane binary into the cache (progress shown).
 components:
-	@$(WARM_UP)
+	@$(DOWNLOAD_MODULES)
 	@for c in $$(hack/component.sh --list); do TRAINER_VERSION=$(TRAINER_VERSION) KUEUE_VERSION=$(KUEUE_VERSION) hack/component.sh $$c >/dev/null || exit 1; done
 
 ## cluster-up: the whole local control plane in the background.
 cluster-up:
-	@$(WARM_UP)
+	@$(DOWNLOAD_MODULES)
 	$(GO) run ./hack/cluster up -name $(CLUSTER) -trainer-version $(TRAINER_VERSION) -kueue-version $(KUEUE_VERSION) -integration $(INTEGRATION) $(if $(KUEUE_CONFIG),-kueue-config $(KUEUE_CONFIG)) $(if $(KUEUE_FEATURE_GATES),-kueue-feature-gates $(KUEUE_FEATURE_GATES))
 
 ## multikueue-up: a MultiKueue manager (mk-manager) and two workers
@@ -314,7 +313,7 @@ bench-smoke:
 
 ## demo: the main job, on the local control plane.
 demo:
-	@$(WARM_UP)
+	@$(DOWNLOAD_MODULES)
 	$(GO) run ./hack/demo -cluster $(CLUSTER)
 
 ## dashboard-picture: docs/dashboard.png, the chart's Grafana dashboard drawn
@@ -322,7 +321,7 @@ demo:
 ## (Prometheus' engine evaluates each panel's queries; test/monitoring).
 DASHBOARD_SCRAPES = $(CURDIR)/.cache/dashboard-scrapes
 dashboard-picture:
-	@$(WARM_UP)
+	@$(DOWNLOAD_MODULES)
 	$(GO) run ./hack/demo -cluster $(CLUSTER) -record-metrics $(DASHBOARD_SCRAPES)
 	cd test/monitoring && $(GO) run ./dashboardpng -scrapes $(DASHBOARD_SCRAPES) -o $(CURDIR)/docs/dashboard.png
 

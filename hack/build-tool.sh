@@ -26,19 +26,20 @@ if [ -x "$out" ]; then echo "$out"; exit 0; fi
 if [ "${BUILD_TOOL_LOOKUP:-}" = 1 ]; then exit 1; fi
 mkdir -p "$(dirname "$out")" "$cache/timings"
 
-# How long it took last time on this machine, else a typical first build on
-# two cores with nothing shared yet (docs/development.md).
+# How long it took last time on this machine, else how long it takes in a
+# cold make demo on two cores, built alone after the main module, sharing
+# its family's packages (docs/development.md).
 typical() {
   case $1 in
-    kube-apiserver) echo 270 ;; kueue) echo 240 ;; kube-scheduler) echo 180 ;;
-    etcd) echo 100 ;; jobset-controller-manager) echo 100 ;; kwok) echo 90 ;;
-    kube-controller-manager) echo 60 ;; trainer-controller-manager) echo 60 ;;
-    kubectl) echo 30 ;; *) echo 60 ;;
+    kube-apiserver) echo 190 ;; kube-scheduler) echo 190 ;; kueue) echo 100 ;;
+    kube-controller-manager) echo 60 ;; etcd) echo 30 ;; kubectl) echo 30 ;;
+    kwok) echo 20 ;; jobset-controller-manager) echo 10 ;;
+    trainer-controller-manager) echo 10 ;; *) echo 60 ;;
   esac
 }
 timing=$cache/timings/$name
 if [ -s "$timing" ]; then estimate=$(cat "$timing") from="its last build here"
-else estimate=$(typical "$name") from="typical first build on 2 cores"; fi
+else estimate=$(typical "$name") from="typical on 2 cores"; fi
 
 start=$(date +%s)
 echo ">> building $name from hack/tools/$tool: about ${estimate}s ($from); cached afterwards" >&2
