@@ -69,7 +69,7 @@ test: prefetch vet test-unit test-install test-image test-integration test-e2e-m
 ## every component binary make test needs later (hack/prefetch-components.sh,
 ## log in bin/prefetch.log). On a cold machine the builds use the CPU the
 ## first tiers leave idle; a tier needing a binary still being built waits
-## for it (one lock per machine), never builds it twice. Returns at once.
+## for it (one lock per tools module), never builds it twice. Returns at once.
 prefetch:
 	@mkdir -p bin
 	@nohup nice -n 19 hack/prefetch-components.sh '$(TRAINER_VERSION)' '$(sort $(SMOKE_TRAINER_VERSIONS) $(SMOKE_MULTIKUEUE_VERSIONS) $(BENCH_TRAINER))' '$(KUEUE_VERSION) $(SMOKE_KUEUE_VERSIONS)' >bin/prefetch.log 2>&1 </dev/null &

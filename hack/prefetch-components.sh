@@ -6,7 +6,7 @@
 # on pods) instead of running one after another between tiers. A warm
 # machine finds every binary cached and this ends at once.
 #
-# Each build goes through hack/component.sh and so holds the machine's
+# Each build goes through hack/component.sh and so holds its tools module's
 # component lock: a tier that needs a binary this is building waits for it
 # rather than building it twice. A build that fails here is only logged; the
 # tier that needs the binary builds it again and fails with the error.

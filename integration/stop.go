@@ -5,6 +5,7 @@ import (
 	"fmt"
 
 	"github.com/trainjob-kueue/trainjob-kueue/metrics"
+	"github.com/trainjob-kueue/trainjob-kueue/shape"
 	"github.com/trainjob-kueue/trainjob-kueue/trainjob"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/kueue/pkg/controller/jobframework"
@@ -34,11 +35,21 @@ func (t *TrainJob) Stop(ctx context.Context, c client.Client, _ []podset.PodSetI
 	if t.IsActive() {
 		return stoppedNow, nil
 	}
-	restored, err := patchGuarded(ctx, c, t.deps.apiReader, &t.TrainJob, t.deps.opts.Shape.Restore)
+	restored, err := patchGuarded(ctx, c, t.deps.apiReader, &t.TrainJob, restoreSuspended(t.deps.opts.Shape.Restore))
 	if err != nil {
 		t.deps.metrics.Restored(metrics.ReasonAPIError)
 		t.stopRefused(err)
 		return stoppedNow, err
+	}
+	if !t.IsSuspended() {
+		// Our cache was a write behind: the server has the job started (by
+		// our own start, a moment ago). Stop it from the top; its entries
+		// go once it drains, on the reconcile its status update brings.
+		if err := setSuspend(ctx, c, &t.TrainJob, true); err != nil {
+			t.stopRefused(err)
+			return false, err
+		}
+		return true, nil
 	}
 	if restored {
 		t.deps.metrics.Restored("")
@@ -65,4 +76,16 @@ func (t *TrainJob) stopRefused(err error) {
 // server has it.
 func (t *TrainJob) RestorePodSetsInfo(context.Context, []podset.PodSetInfo) bool {
 	return false
+}
+
+// restoreSuspended renders the restore only on a suspended job: the guarded
+// patch renders again from the server's copy after a stale write, and
+// Trainer refuses override changes on a running job.
+func restoreSuspended(restore func(*trainjob.TrainJob) []shape.Op) func(*trainjob.TrainJob) []shape.Op {
+	return func(j *trainjob.TrainJob) []shape.Op {
+		if !j.Suspended() {
+			return nil
+		}
+		return restore(j)
+	}
 }

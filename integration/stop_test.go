@@ -1,6 +1,8 @@
 package integration
 
 import (
+	"errors"
+	"net/http"
 	"strings"
 	"testing"
 
@@ -94,5 +96,54 @@ func TestStopOfADispatchedJobOrARefusedOne(t *testing.T) {
 				t.Errorf("events (-want +got):\n%s", diff)
 			}
 		})
+	}
+}
+
+// A stop rendered from a cache one write behind: it still shows the job
+// suspended with its entries, while the server has it started by our own
+// start a moment before (seen on the demo: a job preempted as it
+// started). The restore must not strip a running job's entries, which
+// Trainer refuses ("can only be modified when the TrainJob is suspended")
+// and no one could fix: the stop suspends the job again instead, and the
+// entries go once it drains.
+func TestStopOfAJobStartedBehindTheCache(t *testing.T) {
+	var f *startFixture
+	trainerRule := func(patch []byte) error {
+		if !strings.Contains(string(patch), "podTemplateOverrides") || strings.Contains(string(patch), "suspend") {
+			return nil
+		}
+		cur := f.stored(t)
+		if !strings.Contains(string(patch), `"value":"`+cur.ResourceVersion+`"`) {
+			// The API server fails the patch's test first, with a bare 422.
+			return apierrors.NewGenericServerResponse(http.StatusUnprocessableEntity, "", schema.GroupResource{}, "", "testing value /metadata/resourceVersion failed: test failed", 0, false)
+		}
+		if !ptr.Deref(cur.Spec.Suspend, false) {
+			return apierrors.NewForbidden(schema.GroupResource{Group: "trainer.kubeflow.org", Resource: "trainjobs"}, "j",
+				errors.New(`admission webhook "validator.trainjob.trainer.kubeflow.org" denied the request: spec.podTemplateOverrides: Forbidden: PodTemplateOverrides can only be modified when the TrainJob is suspended`))
+		}
+		return nil
+	}
+	f = newStartFixture(t, shape.PodTemplateOverrides{}, trainerRule, corev1.PodSpec{})
+	if err := f.job.RunWithPodSetsInfo(t.Context(), f.c, f.infos); err != nil {
+		t.Fatal(err)
+	}
+	drain(f.events) // the start's
+	behind := f.stored(t)
+	behind.Spec.Suspend = ptr.To(true)
+	behind.ResourceVersion = "1"
+	job := &TrainJob{TrainJob: *behind, deps: f.deps, obs: &observed{}}
+	stopped, err := job.Stop(t.Context(), f.c, nil, "", "")
+	if err != nil || !stopped {
+		t.Fatalf("Stop = %v, %v; want the job stopped now, without an error", stopped, err)
+	}
+	stored := f.stored(t)
+	if !ptr.Deref(stored.Spec.Suspend, false) {
+		t.Error("the job runs on: not suspended")
+	}
+	if !(shape.PodTemplateOverrides{}).Injected(stored) {
+		t.Error("entries removed before the job drained")
+	}
+	if got := drain(f.events); len(got) != 0 {
+		t.Errorf("events %v, want none: a race is no one's to fix", got)
 	}
 }

@@ -3,6 +3,7 @@ package main
 import (
 	"context"
 	"fmt"
+	"math"
 	"regexp"
 	"strings"
 	"time"
@@ -61,9 +62,16 @@ func evaluate(ctx context.Context, q storage.Queryable, d monitoring.Dashboard, 
 			for _, s := range m {
 				c := curve{legend: legend(t.LegendFormat, s.Metric.Map())}
 				for _, f := range s.Floats {
+					// Grafana leaves a gap where a query has no number
+					// (a quantile of no observations is NaN).
+					if math.IsNaN(f.F) || math.IsInf(f.F, 0) {
+						continue
+					}
 					c.points = append(c.points, point{time.UnixMilli(f.T), f.F})
 				}
-				pd.curves = append(pd.curves, c)
+				if len(c.points) > 0 {
+					pd.curves = append(pd.curves, c)
+				}
 			}
 			query.Close()
 		}

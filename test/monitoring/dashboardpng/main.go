@@ -13,6 +13,7 @@ import (
 	"flag"
 	"fmt"
 	"os"
+	"path/filepath"
 	"time"
 
 	"github.com/trainjob-kueue/trainjob-kueue/test/monitoring"
@@ -56,13 +57,21 @@ func run(ctx context.Context, scrapes, dashboardFile, out string, step time.Dura
 	if err != nil {
 		return err
 	}
-	f, err := os.Create(out)
+	// Written aside and renamed: a failed drawing leaves the last picture.
+	f, err := os.CreateTemp(filepath.Dir(out), ".dashboard-*.png")
 	if err != nil {
 		return err
 	}
+	defer os.Remove(f.Name())
 	if err := drawPanels(f, d.Title, panels, span); err != nil {
 		f.Close()
 		return err
 	}
-	return f.Close()
+	if err := f.Close(); err != nil {
+		return err
+	}
+	if err := os.Chmod(f.Name(), 0o644); err != nil {
+		return err
+	}
+	return os.Rename(f.Name(), out)
 }
