@@ -385,12 +385,69 @@ func TestRollingRestartLosesAndDuplicatesNoJob(t *testing.T) {
 	ns, lq := setUp(t)
 	probe := startWebhookProbe(ns, lq)
 	jobs := submit(t, ns, lq, "roll", 16)
+	someAdmitted(t, ns)
+	roll(t, old, ns, len(jobs))
+	if n := len(dep.Live()); n != 2 {
+		t.Errorf("%d replicas after the restart, want 2", n)
+	}
+	allCompleteOnce(t, ns, jobs, 3*time.Minute)
+	probe.Stop(t)
+}
+
+// An upgrade to a new release as `helm upgrade` (or `make deploy
+// IMG=…:next`) runs one: the install rendered again for a new image and
+// applied over the old one, and the Deployment rolled onto the new template
+// (a new replica surges, an old one goes once it is Ready, twice) while
+// jobs are queued and running: no job is lost or duplicated, no webhook
+// call fails, and every replica left runs the new release.
+func TestUpgradeToANewReleaseRollsOntoIt(t *testing.T) {
+	old := twoReady(t)
+	ns, lq := setUp(t)
+	probe := startWebhookProbe(ns, lq)
+	jobs := submit(t, ns, lq, "upgrade", 12)
+	someAdmitted(t, ns)
+	const next = "trainjob-kueue:e2e-deployed-next"
+	objs, err := release.render(next)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := release.apply(objs); err != nil {
+		t.Fatal(err)
+	}
+	if err := dep.Upgrade(objs); err != nil {
+		t.Fatal(err)
+	}
+	roll(t, old, ns, len(jobs))
+	live := dep.Live()
+	if len(live) != 2 {
+		t.Errorf("%d replicas after the upgrade, want 2", len(live))
+	}
+	for _, p := range live {
+		if p.image != next {
+			t.Errorf("%s runs %s after the upgrade, want %s", p.name, p.image, next)
+		}
+	}
+	allCompleteOnce(t, ns, jobs, 3*time.Minute)
+	probe.Stop(t)
+}
+
+// someAdmitted waits until jobs run while others queue.
+func someAdmitted(t *testing.T, ns string) {
+	t.Helper()
 	eventually(t, time.Minute, "jobs running and queued", func() error {
 		if admitted, _ := progress(t, ns); admitted < 2 {
 			return fmt.Errorf("%d admitted", admitted)
 		}
 		return nil
 	})
+}
+
+// roll replaces each of old as the Deployment controller does with the
+// shipped strategy (of 2 replicas one surges, none may be unavailable): a
+// new replica starts from the current template, and an old one goes once
+// the new one is Ready.
+func roll(t *testing.T, old []*pod, ns string, jobs int) {
+	t.Helper()
 	for _, p := range old {
 		next, err := dep.Start()
 		if err != nil {
@@ -398,16 +455,11 @@ func TestRollingRestartLosesAndDuplicatesNoJob(t *testing.T) {
 		}
 		waitReady(t, next)
 		admitted, complete := progress(t, ns)
-		t.Logf("%s Ready; deleting %s (%d of %d jobs admitted, %d complete)", next.name, p.name, admitted, len(jobs), complete)
+		t.Logf("%s (%s) Ready; deleting %s (%s; %d of %d jobs admitted, %d complete)", next.name, next.image, p.name, p.image, admitted, jobs, complete)
 		if err := dep.Delete(p); err != nil {
 			t.Fatal(err)
 		}
 	}
-	if n := len(dep.Live()); n != 2 {
-		t.Errorf("%d replicas after the restart, want 2", n)
-	}
-	allCompleteOnce(t, ns, jobs, 3*time.Minute)
-	probe.Stop(t)
 }
 
 // keyPair is a PEM certificate and key.

@@ -109,11 +109,27 @@ func newDeployment(dir string, img *image, objs []*unstructured.Unstructured, ap
 	return d, nil
 }
 
+// Upgrade takes the Deployment's template from a new rendering, as a
+// changed Deployment does: replicas started from now on run it, those
+// running keep theirs until they are replaced.
+func (d *deployment) Upgrade(objs []*unstructured.Unstructured) error {
+	next, err := newDeployment(d.dir, d.img, objs, d.api)
+	if err != nil {
+		return err
+	}
+	d.mu.Lock()
+	defer d.mu.Unlock()
+	d.pod, d.container = next.pod, next.container
+	return nil
+}
+
 // pod is one replica: the image's binary running chrooted in its own root,
 // where its volumes are.
 type pod struct {
 	name string
 	dir  string
+	// image is the template's image the replica was started from.
+	image string
 	// hostPorts: the container's ports (and its probes') as this host
 	// gives them to this replica.
 	hostPorts map[int32]int32
@@ -179,7 +195,7 @@ func (d *deployment) Live() []*pod {
 func (d *deployment) Start() (*pod, error) {
 	d.mu.Lock()
 	d.seq++
-	p := &pod{name: fmt.Sprintf("%s-%d", d.container.Name, d.seq), exited: make(chan struct{}), stopKubelet: make(chan struct{}), hostPorts: map[int32]int32{}}
+	p := &pod{name: fmt.Sprintf("%s-%d", d.container.Name, d.seq), image: d.container.Image, exited: make(chan struct{}), stopKubelet: make(chan struct{}), hostPorts: map[int32]int32{}}
 	d.pods = append(d.pods, p)
 	d.mu.Unlock()
 	p.dir = filepath.Join(d.dir, "pods", p.name)

@@ -37,6 +37,8 @@ import (
 var (
 	ctx = context.Background()
 	k8s client.Client
+	// release renders and applies the install (an upgrade renders again).
+	release *installer
 	// dep is the shipped Deployment as this host plays it.
 	dep *deployment
 )
@@ -100,45 +102,65 @@ func ship(root string, c *localcluster.Cluster) (*deployment, error) {
 	if err := json.Unmarshal(out, img); err != nil {
 		return nil, fmt.Errorf("the image's settings %q: %w", out, err)
 	}
-	rendered := filepath.Join(work, "deploy.yaml")
-	const ref = "trainjob-kueue:e2e-deployed"
-	switch from := os.Getenv("DEPLOYED_FROM"); from {
-	case "", "kustomize":
-		fmt.Fprintln(os.Stderr, "deployed: rendering config/default (make deploy)")
-		if _, err := goRun(imageTool, "./render", "-config", filepath.Join(root, "config", "default"), "-image", ref, "-o", rendered); err != nil {
-			return nil, err
-		}
-	case "helm":
-		// The chart with its default values, as `helm install -n
-		// trainjob-kueue-system --create-namespace` renders it;
-		// DEPLOYED_HELM_SET: comma-separated KEY=VALUE on top of them.
-		args := []string{"./helmrender", "-chart", filepath.Join(root, "charts", "trainjob-kueue"), "-image", ref, "-o", rendered}
-		for kv := range strings.SplitSeq(os.Getenv("DEPLOYED_HELM_SET"), ",") {
-			if kv != "" {
-				args = append(args, "-set", kv)
-			}
-		}
-		fmt.Fprintf(os.Stderr, "deployed: rendering the Helm chart with its defaults, and %v\n", args[7:])
-		if _, err := goRun(filepath.Join(root, "test", "install"), args...); err != nil {
-			return nil, err
-		}
-	default:
-		return nil, fmt.Errorf("DEPLOYED_FROM=%q: kustomize (config/default) or helm (the chart)", from)
-	}
-	objs, err := readObjects(rendered)
+	release = &installer{root: root, work: work}
+	objs, err := release.render("trainjob-kueue:e2e-deployed")
 	if err != nil {
 		return nil, err
 	}
-	for _, o := range objs {
-		if err := k8s.Patch(ctx, o, client.Apply, client.FieldOwner("e2e-deployed"), client.ForceOwnership); err != nil {
-			return nil, fmt.Errorf("applying %s %s: %w", o.GetKind(), o.GetName(), err)
-		}
+	if err := release.apply(objs); err != nil {
+		return nil, err
 	}
 	cfg, err := clientcmd.BuildConfigFromFlags("", c.Kubeconfig)
 	if err != nil {
 		return nil, err
 	}
 	return newDeployment(work, img, objs, apiServer(cfg))
+}
+
+// installer renders and applies the install as `make deploy` or `helm
+// install`/`helm upgrade` do, from config/default or the chart
+// (DEPLOYED_FROM).
+type installer struct{ root, work string }
+
+// render renders the install for the image ref.
+func (i *installer) render(ref string) ([]*unstructured.Unstructured, error) {
+	imageTool := filepath.Join(i.root, "hack", "tools", "image")
+	rendered := filepath.Join(i.work, "deploy.yaml")
+	switch from := os.Getenv("DEPLOYED_FROM"); from {
+	case "", "kustomize":
+		fmt.Fprintf(os.Stderr, "deployed: rendering config/default (make deploy) for %s\n", ref)
+		if _, err := goRun(imageTool, "./render", "-config", filepath.Join(i.root, "config", "default"), "-image", ref, "-o", rendered); err != nil {
+			return nil, err
+		}
+	case "helm":
+		// The chart with its default values, as `helm install -n
+		// trainjob-kueue-system --create-namespace` renders it;
+		// DEPLOYED_HELM_SET: comma-separated KEY=VALUE on top of them.
+		args := []string{"./helmrender", "-chart", filepath.Join(i.root, "charts", "trainjob-kueue"), "-image", ref, "-o", rendered}
+		for kv := range strings.SplitSeq(os.Getenv("DEPLOYED_HELM_SET"), ",") {
+			if kv != "" {
+				args = append(args, "-set", kv)
+			}
+		}
+		fmt.Fprintf(os.Stderr, "deployed: rendering the Helm chart with its defaults, and %v\n", args[7:])
+		if _, err := goRun(filepath.Join(i.root, "test", "install"), args...); err != nil {
+			return nil, err
+		}
+	default:
+		return nil, fmt.Errorf("DEPLOYED_FROM=%q: kustomize (config/default) or helm (the chart)", from)
+	}
+	return readObjects(rendered)
+}
+
+// apply applies a rendering over what is installed, with one field owner
+// as helm and kubectl apply keep one.
+func (i *installer) apply(objs []*unstructured.Unstructured) error {
+	for _, o := range objs {
+		if err := k8s.Patch(ctx, o, client.Apply, client.FieldOwner("e2e-deployed"), client.ForceOwnership); err != nil {
+			return fmt.Errorf("applying %s %s: %w", o.GetKind(), o.GetName(), err)
+		}
+	}
+	return nil
 }
 
 // goRun runs `go run . ARGS` (or the package in args[0] when it starts
