@@ -24,13 +24,13 @@ import (
 	jobsetapi "sigs.k8s.io/jobset/api/jobset/v1alpha2"
 	kueue "sigs.k8s.io/kueue/apis/kueue/v1beta2"
 	"sigs.k8s.io/kueue/pkg/controller/jobframework"
-	"sigs.k8s.io/yaml"
 
 	trainer "github.com/kubeflow/trainer/v2/pkg/apis/trainer/v1alpha1"
 
 	"github.com/trainjob-kueue/trainjob-kueue/discovery"
 	"github.com/trainjob-kueue/trainjob-kueue/podsets"
 	"github.com/trainjob-kueue/trainjob-kueue/shape"
+	"github.com/trainjob-kueue/trainjob-kueue/test/fixtures"
 	"github.com/trainjob-kueue/trainjob-kueue/trainjob"
 )
 
@@ -106,22 +106,6 @@ func llamaJob() *trainjob.TrainJob {
 	return job
 }
 
-// runtimeSnapshot is job's snapshot of rt as Trainer v2.3 writes it: the
-// runtime as YAML under "runtime", in a ConfigMap the job controls.
-func runtimeSnapshot(t *testing.T, job *trainjob.TrainJob, rt *trainer.TrainingRuntime) *corev1.ConfigMap {
-	t.Helper()
-	data, err := yaml.Marshal(rt)
-	if err != nil {
-		t.Fatal(err)
-	}
-	return &corev1.ConfigMap{
-		ObjectMeta: metav1.ObjectMeta{Namespace: job.Namespace, Name: job.Name + "-runtime-snapshot", OwnerReferences: []metav1.OwnerReference{{
-			APIVersion: trainer.GroupVersion.String(), Kind: trainer.TrainJobKind, Name: job.Name, UID: job.UID, Controller: ptr.To(true),
-		}}},
-		Data: map[string]string{"runtime": string(data)},
-	}
-}
-
 func localQueue(clusterQueue string) *kueue.LocalQueue {
 	return &kueue.LocalQueue{ObjectMeta: metav1.ObjectMeta{Namespace: "ml", Name: "team-a"},
 		Spec: kueue.LocalQueueSpec{ClusterQueue: kueue.ClusterQueueReference(clusterQueue)}}
@@ -189,7 +173,7 @@ func TestExplainerBooksWhatTrainerBuildsTheJobFrom(t *testing.T) {
 	job := llamaJob()
 	// Edited after the job was created: 2 GPUs per node then, 8 now.
 	live, then := torchRuntime(2, "8"), torchRuntime(2, "2")
-	snapshot := runtimeSnapshot(t, job, then)
+	snapshot := fixtures.RuntimeSnapshot(t, job, then)
 	manifest := job.DeepCopy()
 	manifest.UID = ""
 	fromSnapshot := []RoleExplanation{{Name: "node", Count: 2,

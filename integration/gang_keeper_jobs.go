@@ -21,13 +21,14 @@ func (r runningJobs) Running(ctx context.Context, key types.NamespacedName) (*ga
 	if err := r.deps.client.Get(ctx, key, job); err != nil {
 		return nil, client.IgnoreNotFound(err)
 	}
-	if job.Runner() != trainjob.RunLocally || job.Suspended() {
+	runner := job.Runner()
+	if runner != trainjob.RunLocally || job.Suspended() {
 		return nil, nil
 	}
 	if _, _, finished := job.Finished(); finished {
 		return nil, nil
 	}
-	obs, err := r.deps.observe(ctx, job)
+	obs, err := r.deps.observe(ctx, job, runner)
 	if err != nil {
 		return nil, err
 	}

@@ -102,15 +102,16 @@ func (t *TrainJob) Suspend()                     { t.Spec.Suspend = ptr.To(true)
 // controller retries with backoff instead of the framework acting on
 // "nothing there".
 func (t *TrainJob) Skip(ctx context.Context) bool {
-	if t.Runner() == trainjob.RunElsewhere {
+	runner := t.Runner()
+	if runner == trainjob.RunElsewhere {
 		return true
 	}
 	if t.deps == nil || (!t.deps.opts.ManageJobsWithoutQueueName && jobframework.QueueName(t) == "") {
 		// Not Kueue's (the framework ignores it next): nothing to observe.
-		t.obs = &observed{runner: t.Runner()}
+		t.obs = &observed{runner: runner}
 		return false
 	}
-	t.obs, t.readErr = t.deps.observe(ctx, &t.TrainJob)
+	t.obs, t.readErr = t.deps.observe(ctx, &t.TrainJob, runner)
 	if t.readErr != nil {
 		return true
 	}

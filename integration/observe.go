@@ -17,6 +17,8 @@ import (
 
 	trainer "github.com/kubeflow/trainer/v2/pkg/apis/trainer/v1alpha1"
 
+	"github.com/trainjob-kueue/trainjob-kueue/names"
+	"github.com/trainjob-kueue/trainjob-kueue/podsets"
 	"github.com/trainjob-kueue/trainjob-kueue/runtimesource"
 	"github.com/trainjob-kueue/trainjob-kueue/trainjob"
 )
@@ -58,11 +60,13 @@ type observed struct {
 	clusterQueue *kueue.ClusterQueue
 }
 
-// observe reads what a reconcile of job needs, from the informer cache but
-// for Trainer's runtime snapshot (we keep no ConfigMap cache; a snapshot
-// never changes once taken and its projection is memoised).
-func (d *deps) observe(ctx context.Context, job *trainjob.TrainJob) (*observed, error) {
-	o := &observed{runner: job.Runner()}
+// observe reads what a reconcile of job, run by runner, needs: from the
+// informer cache but for Trainer's runtime snapshot (we keep no ConfigMap
+// cache; a snapshot never changes once taken and its projection is
+// memoised). The caller decided who runs the job before it asked: the
+// observation carries that decision, so it is made once per reconcile.
+func (d *deps) observe(ctx context.Context, job *trainjob.TrainJob, runner trainjob.Runner) (*observed, error) {
+	o := &observed{runner: runner}
 	var err error
 	if o.workload, err = d.workloadOf(ctx, job); err != nil {
 		return nil, err
@@ -71,8 +75,11 @@ func (d *deps) observe(ctx context.Context, job *trainjob.TrainJob) (*observed, 
 	if err != nil && !errors.As(err, &o.runtimeErr) {
 		return nil, err
 	}
-	if o.runtimeGone, err = d.runtimeGone(ctx, job, o); err != nil {
-		return nil, err
+	if o.runtimeErr == nil && o.workload != nil && job.Suspended() && o.runner == trainjob.RunLocally {
+		// Only a start is at stake, and only we start the job here.
+		if o.runtimeGone, err = d.runtimes.Gone(ctx, job); err != nil {
+			return nil, err
+		}
 	}
 	if o.jobs, err = d.jobsStatus(ctx, job); err != nil {
 		return nil, err
@@ -96,28 +103,6 @@ func (d *deps) observe(ctx context.Context, job *trainjob.TrainJob) (*observed, 
 		}
 	}
 	return o, nil
-}
-
-// runtimeGone: a suspended job Trainer v2.3 runs from its snapshot, whose
-// runtime does not exist. One read from the informer cache, no request.
-func (d *deps) runtimeGone(ctx context.Context, job *trainjob.TrainJob, o *observed) (*runtimesource.Error, error) {
-	if !d.caps.RuntimeSnapshot || o.runtimeErr != nil || o.workload == nil || !job.Suspended() || o.runner != trainjob.RunLocally {
-		return nil, nil
-	}
-	_, _, err := d.runtimes.Live(ctx, job)
-	var rtErr *runtimesource.Error
-	switch {
-	case err == nil:
-		return nil, nil
-	case errors.As(err, &rtErr):
-		if rtErr.Reason != ReasonRuntimeNotFound {
-			return nil, nil
-		}
-		ref, _ := runtimesource.RefOf(job)
-		return &runtimesource.Error{Reason: ReasonRuntimeNotFound, Message: fmt.Sprintf(
-			"%s named in spec.runtimeRef does not exist. Trainer runs this job from its snapshot of the runtime, but Trainer's webhook refuses to start a job whose runtime is missing: the job is held (if admitted, its Workload is deactivated and its quota released) and queued again once the runtime exists. Create it again, or recreate the job with an existing runtime", ref)}, nil
-	}
-	return nil, err
 }
 
 // reserved is the job's Workload when it holds a quota reservation.
@@ -194,4 +179,48 @@ func (d *deps) jobsStatus(ctx context.Context, job *trainjob.TrainJob) ([]traine
 		})
 	}
 	return out, nil
+}
+
+// outgrown tells whether job, about to start, can't: before its runtime
+// snapshots (v2.3), Trainer built the job's JobSet when the job arrived and
+// re-applies it from the live runtime, and JobSet refuses changes to its
+// pods. A runtime edited since, in what decides quota, leaves the job
+// unable to start, its unsuspend refused with the rest ("field is
+// immutable"). The JobSet is read only then: while the job's Workload holds
+// a reservation, or is held by us from one, and the job is suspended; one
+// uncached read (Trainer v2.0 has JobSets in the cache) per reconcile of
+// those few jobs.
+func (d *deps) outgrown(ctx context.Context, job *trainjob.TrainJob, o *observed) (*runtimesource.Error, error) {
+	if d.caps.RuntimeSnapshot || o.runtimeErr != nil || !job.Suspended() || o.runner != trainjob.RunLocally || o.workload == nil {
+		return nil, nil
+	}
+	if _, held := o.workload.Annotations[names.HeldForRuntimeAnnotation]; !held && o.reserved() == nil {
+		return nil, nil
+	}
+	reader := d.apiReader
+	if d.caps.NoJobsStatus {
+		reader = d.client
+	}
+	js := &jobsetapi.JobSet{}
+	if err := reader.Get(ctx, client.ObjectKeyFromObject(job), js); err != nil {
+		if apierrors.IsNotFound(err) {
+			return nil, nil // Trainer builds it from what it reads now
+		}
+		return nil, fmt.Errorf("reading the JobSet of the job: %w", err)
+	}
+	built := make([]podsets.Built, len(js.Spec.ReplicatedJobs))
+	for i, rj := range js.Spec.ReplicatedJobs {
+		built[i] = podsets.Built{Name: rj.Name, Replicas: rj.Replicas, Template: rj.Template.Spec.Template}
+		if p := rj.Template.Spec.Parallelism; p != nil {
+			built[i].PodsPerReplica = *p
+		}
+	}
+	diff := podsets.Outgrown(built, o.Roles)
+	if diff == "" {
+		return nil, nil
+	}
+	ref := o.Ref
+	return &runtimesource.Error{Reason: ReasonJobSetOutOfDate, Message: fmt.Sprintf(
+		"the pods of this job as %s and the job now say differ from the JobSet Trainer built when the job was created (%s), and JobSet refuses changes to its pods: the job can't start as it is. Its Workload is held out of the queue, holding no quota, until they agree again: restore %s to what it was when the job was created, or delete the TrainJob and create it again",
+		ref, diff, ref)}, nil
 }

@@ -270,14 +270,14 @@ func TestAdmittedWithoutItsRuntimeGivesTheQuotaBack(t *testing.T) {
 // without sending the write that would be refused.
 func TestAV23JobWhoseRuntimeIsGoneIsHeldWithoutAWrite(t *testing.T) {
 	f := newStartFixture(t, shape.RuntimePatches{UnsuspendsInOnePatch: true, Release: podsets.Rules{RuntimeSnapshot: true}}, nil, corev1.PodSpec{})
-	gone, err := f.deps.runtimeGone(t.Context(), &f.job.TrainJob, f.job.obs)
+	gone, err := f.deps.runtimes.Gone(t.Context(), &f.job.TrainJob)
 	if err != nil || gone != nil {
 		t.Fatalf("runtime there: %v, %v; want nothing gone", gone, err)
 	}
 	if err := f.c.Delete(t.Context(), &trainer.ClusterTrainingRuntime{ObjectMeta: metav1.ObjectMeta{Name: "torch"}}); err != nil {
 		t.Fatal(err)
 	}
-	if f.job.obs.runtimeGone, err = f.deps.runtimeGone(t.Context(), &f.job.TrainJob, f.job.obs); err != nil || f.job.obs.runtimeGone == nil {
+	if f.job.obs.runtimeGone, err = f.deps.runtimes.Gone(t.Context(), &f.job.TrainJob); err != nil || f.job.obs.runtimeGone == nil {
 		t.Fatalf("runtime deleted: %v, %v; want it gone", f.job.obs.runtimeGone, err)
 	}
 	err = f.job.RunWithPodSetsInfo(t.Context(), f.c, f.infos)
@@ -296,8 +296,8 @@ func TestAV23JobWhoseRuntimeIsGoneIsHeldWithoutAWrite(t *testing.T) {
 	}
 
 	// Before v2.3 the projection itself reads the runtime: nothing else.
-	f.deps.caps = shape.PodTemplateOverrides{}.Capabilities()
-	if gone, err := f.deps.runtimeGone(t.Context(), &f.job.TrainJob, f.job.obs); err != nil || gone != nil {
+	v21 := runtimesource.New(f.c, f.c, runtimesource.Options{Shape: shape.PodTemplateOverrides{}})
+	if gone, err := v21.Gone(t.Context(), &f.job.TrainJob); err != nil || gone != nil {
 		t.Errorf("Trainer v2.1: %v, %v; want no second look", gone, err)
 	}
 }

@@ -3,9 +3,14 @@ package podsets
 import (
 	"errors"
 	"fmt"
+	"maps"
 	"math"
+	"slices"
+	"strings"
 
+	batchv1 "k8s.io/api/batch/v1"
 	corev1 "k8s.io/api/core/v1"
+	"k8s.io/utils/ptr"
 	jobset "sigs.k8s.io/jobset/api/jobset/v1alpha2"
 	kueue "sigs.k8s.io/kueue/apis/kueue/v1beta2"
 
@@ -218,4 +223,142 @@ func PriorityClass(roles []Role) string {
 		}
 	}
 	return ""
+}
+
+// podsPerReplica is the parallelism Trainer gives replicatedJob rj, following
+// the rules of Trainer's runtime core and its torch, mpi and plainml plugins:
+//   - every job starts from its own parallelism (default 1);
+//   - the trainer-ancestor job of a runtime with an mlPolicy starts from
+//     mlPolicy.numNodes (default 1) instead;
+//   - that start is at least 1: Trainer rewrites a parallelism of 0 to 1
+//     (runtime.WithPodSet), so such a job runs one pod and books one;
+//   - torch and plain runtimes: spec.trainer.numNodes, when set, replaces the
+//     trainer-ancestor job's count;
+//   - MPI: spec.trainer.numNodes goes to the job named "node" (minus the
+//     launcher with runLauncherAsNode, at least 1); the launcher, which is the
+//     trainer ancestor, keeps mlPolicy.numNodes.
+func podsPerReplica(job *trainjob.TrainJob, rt *trainer.TrainingRuntimeSpec, name, ancestor string, parallelism *int32) (int32, error) {
+	count := ptr.Deref(parallelism, 1)
+	if ancestor == AncestorTrainer && rt.MLPolicy != nil {
+		count = ptr.Deref(rt.MLPolicy.NumNodes, 1)
+	}
+	count = max(count, 1)
+	if numNodes := trainerNumNodes(job); numNodes != nil {
+		if *numNodes < 1 {
+			return 0, fmt.Errorf("spec.trainer.numNodes is %d: it must be at least 1", *numNodes)
+		}
+		switch {
+		case isMPI(rt):
+			if name == NodeName {
+				count = *numNodes
+				if runLauncherAsNode(rt) {
+					count = max(*numNodes-1, 1)
+				}
+			}
+		case ancestor == AncestorTrainer:
+			count = *numNodes
+		}
+	}
+	return count, nil
+}
+
+// replicas is how many Jobs JobSet creates for the role. Trainer pins its
+// own steps (initializers and trainer) to one; custom jobs keep theirs.
+func replicas(name, ancestor string, declared int32) (int32, error) {
+	switch ancestor {
+	case AncestorTrainer, AncestorDatasetInitializer, AncestorModelInitializer:
+		return 1, nil
+	}
+	if declared == 0 {
+		// JobSet defaults an unset replicas to 1.
+		return 1, nil
+	}
+	if declared < 1 {
+		return 0, fmt.Errorf("replicatedJob %q has replicas %d: it must be at least 1", name, declared)
+	}
+	return declared, nil
+}
+
+func podCount(name string, replicas, perReplica int32) (int32, error) {
+	total := int64(replicas) * int64(perReplica)
+	if total > math.MaxInt32 {
+		return 0, fmt.Errorf("replicatedJob %q would run %d pods, more than a PodSet can hold", name, total)
+	}
+	return int32(total), nil
+}
+
+// maxIndexedParallelism is Kubernetes' limit on an Indexed Job's
+// parallelism (pkg/apis/batch/validation): JobSet's Job would be refused,
+// and the job would hold its quota without a pod.
+const maxIndexedParallelism = 100000
+
+func indexedJobLimit(name string, mode *batchv1.CompletionMode, perReplica int32) error {
+	if mode != nil && *mode == batchv1.IndexedCompletion && perReplica > maxIndexedParallelism {
+		return fmt.Errorf("replicatedJob %q would run %d pods in one Indexed Job: Kubernetes allows at most %d", name, perReplica, maxIndexedParallelism)
+	}
+	return nil
+}
+
+func trainerNumNodes(job *trainjob.TrainJob) *int32 {
+	if job.Spec.Trainer == nil {
+		return nil
+	}
+	return job.Spec.Trainer.NumNodes
+}
+
+func isMPI(rt *trainer.TrainingRuntimeSpec) bool {
+	return rt.MLPolicy != nil && rt.MLPolicy.MPI != nil
+}
+
+func runLauncherAsNode(rt *trainer.TrainingRuntimeSpec) bool {
+	return isMPI(rt) && ptr.Deref(rt.MLPolicy.MPI.RunLauncherAsNode, false)
+}
+
+// checkQuantities refuses requests and limits pods could never be given: a
+// negative one would book negative quota (and let other jobs over-admit);
+// a fractional extended resource (nvidia.com/gpu: 0.5) is refused by
+// Kubernetes on pods, so the job would hold quota and never run.
+func checkQuantities(where string, list corev1.ResourceList) error {
+	for _, name := range sortedResourceNames(list) {
+		q := list[name]
+		if q.Sign() < 0 {
+			return fmt.Errorf("%s %s is %s: quantities must not be negative", where, name, q.String())
+		}
+		if extended(name) && q.MilliValue()%1000 != 0 {
+			return fmt.Errorf("%s %s is %s: extended resources take whole numbers (Kubernetes refuses fractions on pods)", where, name, q.String())
+		}
+	}
+	return nil
+}
+
+// checkPodQuantities checks every container's requests and limits.
+func checkPodQuantities(role string, spec *corev1.PodSpec) error {
+	for _, list := range [][]corev1.Container{spec.InitContainers, spec.Containers} {
+		for i := range list {
+			c := &list[i]
+			where := fmt.Sprintf("replicatedJob %q container %q", role, c.Name)
+			if err := checkQuantities(where+" requests", c.Resources.Requests); err != nil {
+				return err
+			}
+			if err := checkQuantities(where+" limits", c.Resources.Limits); err != nil {
+				return err
+			}
+		}
+	}
+	return nil
+}
+
+// extended: a resource named outside the kubernetes.io namespace, as
+// Kubernetes tells extended resources from native ones.
+func extended(name corev1.ResourceName) bool {
+	s := string(name)
+	if !strings.Contains(s, "/") || strings.HasPrefix(s, corev1.DefaultResourceRequestsPrefix) {
+		return false
+	}
+	domain := s[:strings.Index(s, "/")]
+	return domain != "kubernetes.io" && !strings.HasSuffix(domain, ".kubernetes.io")
+}
+
+func sortedResourceNames(list corev1.ResourceList) []corev1.ResourceName {
+	return slices.Sorted(maps.Keys(list))
 }

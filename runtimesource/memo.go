@@ -105,10 +105,11 @@ func (m *podSetMemo) put(key string, p Projection) {
 	}
 	// Outside the lock: the encoding is the expensive part.
 	data, err := json.Marshal(struct {
+		Ref          Ref
 		Roles        []podsets.Role
 		PodSets      []kueue.PodSet
 		Coscheduling *trainer.CoschedulingPodGroupPolicySource
-	}{p.Roles, p.PodSets, p.Coscheduling})
+	}{p.Ref, p.Roles, p.PodSets, p.Coscheduling})
 	if err != nil {
 		return
 	}

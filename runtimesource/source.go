@@ -5,14 +5,24 @@
 // PodSets and memoised per job spec and runtime version. The reconciler
 // and explain ask it alike, so an explanation books what the admission
 // books.
+//
+// source.go holds all the source does with a job: the runtime it names
+// (RefOf), reading that runtime (Live) or the job's snapshot of it,
+// projecting the job, and what keeps it from starting (Gone). Beside it,
+// the data structures it keeps: memo.go the projections, snapshot_decoder.go
+// the decoded snapshots; ref.go the Ref and Error it answers with.
 package runtimesource
 
 import (
 	"context"
+	"errors"
 	"fmt"
 
+	corev1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/types"
+	"k8s.io/utils/ptr"
 	"sigs.k8s.io/controller-runtime/pkg/cache"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	kueue "sigs.k8s.io/kueue/apis/kueue/v1beta2"
@@ -28,6 +38,8 @@ import (
 
 // Projection is a job's roles and PodSets; shared, so read-only.
 type Projection struct {
+	// Ref is the runtime the job names, which its messages name.
+	Ref     Ref
 	Roles   []podsets.Role
 	PodSets []kueue.PodSet
 	// Coscheduling is the runtime's podGroupPolicy.coscheduling: Trainer
@@ -121,6 +133,30 @@ func (s *Source) Project(ctx context.Context, job *trainjob.TrainJob) (Projectio
 	return s.projectFrom(job, rt, key)
 }
 
+// Gone is what keeps a job Trainer runs from its snapshot from starting:
+// the runtime it names no longer exists, and Trainer's webhook refuses
+// every update of such a job, the start's too. nil when the runtime exists,
+// and on a Trainer that takes no snapshots (there the projection itself
+// reads the runtime). One read from the informer cache, no request.
+func (s *Source) Gone(ctx context.Context, job *trainjob.TrainJob) (*Error, error) {
+	if !s.snapshots {
+		return nil, nil
+	}
+	_, _, err := s.Live(ctx, job)
+	switch {
+	case err == nil:
+		return nil, nil
+	case IsNotFound(err):
+		ref, _ := RefOf(job)
+		return &Error{Reason: ReasonRuntimeNotFound, Message: fmt.Sprintf(
+			"%s named in spec.runtimeRef does not exist. Trainer runs this job from its snapshot of the runtime, but Trainer's webhook refuses to start a job whose runtime is missing: the job is held (if admitted, its Workload is deactivated and its quota released) and queued again once the runtime exists. Create it again, or recreate the job with an existing runtime", ref)}, nil
+	case errors.As(err, new(*Error)):
+		// Another fault of the reference: the projection says it.
+		return nil, nil
+	}
+	return nil, err
+}
+
 // snapshotProjected is a projection from the job's snapshot; taken is false
 // while Trainer has taken none.
 type snapshotProjected struct {
@@ -184,6 +220,7 @@ func (s *Source) snapshotMayExist(ctx context.Context, job *trainjob.TrainJob) b
 // projectFrom computes the job's projection from runtime rt and memoises it
 // under key.
 func (s *Source) projectFrom(job *trainjob.TrainJob, rt *trainer.TrainingRuntimeSpec, key string) (Projection, error) {
+	ref, _ := RefOf(job) // checked by the read of rt, or by Trainer's webhook
 	roles, err := podsets.Roles(job, rt, s.opts.Shape)
 	if err != nil {
 		return Projection{}, &Error{
@@ -200,7 +237,7 @@ func (s *Source) projectFrom(job *trainjob.TrainJob, rt *trainer.TrainingRuntime
 			Message: fmt.Sprintf("cannot compute the PodSets of this TrainJob: %v", err),
 		}
 	}
-	p := Projection{Roles: roles, PodSets: podSets}
+	p := Projection{Ref: ref, Roles: roles, PodSets: podSets}
 	if rt.PodGroupPolicy != nil && rt.PodGroupPolicy.Coscheduling != nil {
 		p.Coscheduling = rt.PodGroupPolicy.Coscheduling.DeepCopy()
 	}
@@ -226,4 +263,115 @@ func Read(ctx context.Context, c client.Reader, job *trainjob.TrainJob, rules po
 	}
 	rt, _, err := Live(ctx, c, job)
 	return rt, false, err
+}
+
+// RefOf is the runtime job names; an *Error when it names a kind Trainer
+// has no runtime of.
+func RefOf(job *trainjob.TrainJob) (Ref, error) {
+	group := ptr.Deref(job.Spec.RuntimeRef.APIGroup, trainer.GroupVersion.Group)
+	kind := ptr.Deref(job.Spec.RuntimeRef.Kind, kindClusterTrainingRuntime)
+	if group != trainer.GroupVersion.Group || (kind != kindTrainingRuntime && kind != kindClusterTrainingRuntime) {
+		return Ref{}, &Error{
+			Reason: ReasonUnsupportedRuntime,
+			Message: fmt.Sprintf("spec.runtimeRef names %s.%s: only %s and %s of group %s are supported",
+				kind, group, kindTrainingRuntime, kindClusterTrainingRuntime, trainer.GroupVersion.Group),
+		}
+	}
+	ref := Ref{Kind: kind, Name: job.Spec.RuntimeRef.Name}
+	if kind == kindTrainingRuntime {
+		ref.Namespace = job.Namespace
+	}
+	return ref, nil
+}
+
+// Live reads the runtime job names as it is now, through c, and names its
+// version: its reference and resourceVersion. A runtime that does not exist
+// is an *Error of ReasonRuntimeNotFound.
+func Live(ctx context.Context, c client.Reader, job *trainjob.TrainJob) (spec *trainer.TrainingRuntimeSpec, version string, err error) {
+	ref, err := RefOf(job)
+	if err != nil {
+		return nil, "", err
+	}
+	var rv string
+	if ref.Kind == kindTrainingRuntime {
+		var rt trainer.TrainingRuntime
+		err = c.Get(ctx, client.ObjectKey{Namespace: ref.Namespace, Name: ref.Name}, &rt)
+		spec, rv = &rt.Spec, rt.ResourceVersion
+	} else {
+		var rt trainer.ClusterTrainingRuntime
+		err = c.Get(ctx, client.ObjectKey{Name: ref.Name}, &rt)
+		spec, rv = &rt.Spec, rt.ResourceVersion
+	}
+	if apierrors.IsNotFound(err) {
+		return nil, "", &Error{
+			Reason:  ReasonRuntimeNotFound,
+			Message: fmt.Sprintf("%s named in spec.runtimeRef does not exist: create it (the job stays queued and proceeds once it exists) or point spec.runtimeRef at an existing runtime", ref),
+		}
+	}
+	if err != nil {
+		return nil, "", fmt.Errorf("reading %s: %w", ref, err)
+	}
+	return spec, ref.String() + "@" + rv, nil
+}
+
+// Trainer v2.3's runtime snapshot (pkg/runtime/core/snapshot.go): at a
+// job's first reconcile it copies the runtime, as YAML under one key, into
+// a ConfigMap the job controls, and builds the job from that copy ever
+// after. A runtime edited while the job queues changes nothing about the
+// pods, so neither may it change the quota booked for them.
+const (
+	snapshotSuffix = "-runtime-snapshot"
+	snapshotKey    = "runtime"
+)
+
+// readSnapshot reads the job's runtime snapshot from the API server (we keep
+// no ConfigMap cache: a cluster's ConfigMaps are many and ours are few, and
+// a snapshot never changes once taken, so its projection is memoised).
+// found is false while Trainer has not taken one yet.
+func readSnapshot(ctx context.Context, r client.Reader, dec *snapshotDecoder, job *trainjob.TrainJob) (spec *trainer.TrainingRuntimeSpec, found bool, err error) {
+	cm := &corev1.ConfigMap{}
+	err = r.Get(ctx, client.ObjectKey{Namespace: job.Namespace, Name: job.Name + snapshotSuffix}, cm)
+	if apierrors.IsNotFound(err) {
+		return nil, false, nil
+	}
+	if err != nil {
+		return nil, false, fmt.Errorf("reading the runtime snapshot of TrainJob %s/%s: %w", job.Namespace, job.Name, err)
+	}
+	spec, err = decodeSnapshot(cm, job, dec)
+	if err != nil {
+		return nil, false, err
+	}
+	return spec, true, nil
+}
+
+// decodeSnapshot checks the snapshot the way Trainer does before it uses
+// one, so a snapshot Trainer would refuse is refused here too, and returns
+// the runtime's spec, shared with dec's other readers: read-only. A nil dec
+// decodes afresh.
+func decodeSnapshot(cm *corev1.ConfigMap, job *trainjob.TrainJob, dec *snapshotDecoder) (*trainer.TrainingRuntimeSpec, error) {
+	invalid := func(format string, a ...any) error {
+		return &Error{
+			Reason: ReasonInvalidRuntime,
+			Message: fmt.Sprintf("the runtime snapshot ConfigMap %s, which Trainer builds this job from, "+format+
+				"; Trainer will not run the job either: delete the ConfigMap so Trainer takes a new snapshot of the runtime", append([]any{cm.Name}, a...)...),
+		}
+	}
+	if owner := metav1.GetControllerOfNoCopy(cm); owner == nil || owner.UID != job.UID {
+		return nil, invalid("is not controlled by this TrainJob")
+	}
+	data, ok := cm.Data[snapshotKey]
+	if !ok {
+		return nil, invalid("has no %q key", snapshotKey)
+	}
+	rt, err := dec.decode(data)
+	if err != nil {
+		return nil, invalid("does not hold a runtime: %v", err)
+	}
+	if rt.Name != job.Spec.RuntimeRef.Name {
+		return nil, invalid("holds runtime %q, but spec.runtimeRef names %q", rt.Name, job.Spec.RuntimeRef.Name)
+	}
+	if kind := job.Spec.RuntimeRef.Kind; kind != nil && rt.Kind != "" && rt.Kind != *kind {
+		return nil, invalid("holds a %s, but spec.runtimeRef names a %s", rt.Kind, *kind)
+	}
+	return &rt.Spec, nil
 }

@@ -14,15 +14,21 @@ import (
 	trainer "github.com/kubeflow/trainer/v2/pkg/apis/trainer/v1alpha1"
 	"github.com/trainjob-kueue/trainjob-kueue/podsets"
 	"github.com/trainjob-kueue/trainjob-kueue/shape"
+	"github.com/trainjob-kueue/trainjob-kueue/test/fixtures"
 	"github.com/trainjob-kueue/trainjob-kueue/trainjob"
 	corev1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/runtime"
+	"k8s.io/apimachinery/pkg/types"
+	utilruntime "k8s.io/apimachinery/pkg/util/runtime"
+	clientgoscheme "k8s.io/client-go/kubernetes/scheme"
 	"k8s.io/utils/ptr"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/controller-runtime/pkg/client/fake"
 	"sigs.k8s.io/controller-runtime/pkg/client/interceptor"
 	jobsetapi "sigs.k8s.io/jobset/api/jobset/v1alpha2"
+	"sigs.k8s.io/yaml"
 )
 
 // What explain computes a job's pods from: Trainer's snapshot once taken
@@ -35,7 +41,7 @@ func TestReadIsWhatTrainerBuildsFrom(t *testing.T) {
 		Spec: trainer.TrainingRuntimeSpec{MLPolicy: &trainer.MLPolicy{NumNodes: ptr.To[int32](3)}}}
 	then := live.DeepCopy()
 	then.Spec.MLPolicy.NumNodes = ptr.To[int32](1)
-	snapshot := snapshotConfigMap(t, job, then)
+	snapshot := fixtures.RuntimeSnapshot(t, job, then)
 	v23 := podsets.Rules{RuntimeSnapshot: true}
 	configMapsFail := func(err error) interceptor.Funcs {
 		return interceptor.Funcs{Get: func(ctx context.Context, c client.WithWatch, key client.ObjectKey, obj client.Object, opts ...client.GetOption) error {
@@ -99,7 +105,7 @@ func TestTheSnapshotIsReadOnceTrainerReported(t *testing.T) {
 	}
 	// The runtime was edited after Trainer took the snapshot.
 	live, snapped := runtimeOf(3), runtimeOf(1)
-	snapshot := snapshotConfigMap(t, job, snapped)
+	snapshot := fixtures.RuntimeSnapshot(t, job, snapped)
 	reads := 0
 	c := fake.NewClientBuilder().WithScheme(testScheme()).WithObjects(live, snapshot).WithInterceptorFuncs(interceptor.Funcs{
 		Get: func(ctx context.Context, c client.WithWatch, key client.ObjectKey, obj client.Object, opts ...client.GetOption) error {
@@ -228,7 +234,7 @@ func TestConcurrentObserversReadTheSnapshotOnce(t *testing.T) {
 	// ample time to come), so the two observers overlap.
 	var reads atomic.Int32
 	second := make(chan struct{})
-	c := fake.NewClientBuilder().WithScheme(testScheme()).WithObjects(rt, snapshotConfigMap(t, job, rt)).WithInterceptorFuncs(interceptor.Funcs{
+	c := fake.NewClientBuilder().WithScheme(testScheme()).WithObjects(rt, fixtures.RuntimeSnapshot(t, job, rt)).WithInterceptorFuncs(interceptor.Funcs{
 		Get: func(ctx context.Context, c client.WithWatch, key client.ObjectKey, obj client.Object, opts ...client.GetOption) error {
 			if _, ok := obj.(*corev1.ConfigMap); ok {
 				switch reads.Add(1) {
@@ -306,5 +312,165 @@ func TestALiveRuntimeIsProjectedOncePerVersion(t *testing.T) {
 	}
 	if _, err := s.Project(t.Context(), &trainjob.TrainJob{ObjectMeta: metav1.ObjectMeta{Namespace: "ns", Name: "gone", UID: "u2"}, Spec: trainjob.Spec{RuntimeRef: trainer.RuntimeRef{Name: "missing"}}}); !IsNotFound(err) {
 		t.Errorf("a job naming no runtime: %v, want RuntimeNotFound", err)
+	}
+}
+
+func TestRefOf(t *testing.T) {
+	job := func(group, kind *string) *trainjob.TrainJob {
+		return &trainjob.TrainJob{
+			ObjectMeta: metav1.ObjectMeta{Namespace: "team", Name: "j"},
+			Spec:       trainjob.Spec{RuntimeRef: trainer.RuntimeRef{Name: "torch", APIGroup: group, Kind: kind}},
+		}
+	}
+	cases := map[string]struct {
+		job     *trainjob.TrainJob
+		want    Ref
+		wantErr string
+	}{
+		"defaults to a ClusterTrainingRuntime": {job: job(nil, nil), want: Ref{Kind: "ClusterTrainingRuntime", Name: "torch"}},
+		"a TrainingRuntime lives in the job's namespace": {
+			job:  job(nil, ptr.To("TrainingRuntime")),
+			want: Ref{Kind: "TrainingRuntime", Namespace: "team", Name: "torch"},
+		},
+		"another kind":  {job: job(nil, ptr.To("Deployment")), wantErr: "only TrainingRuntime and ClusterTrainingRuntime"},
+		"another group": {job: job(ptr.To("example.com"), ptr.To("TrainingRuntime")), wantErr: "example.com"},
+	}
+	for name, tc := range cases {
+		t.Run(name, func(t *testing.T) {
+			got, err := RefOf(tc.job)
+			if tc.wantErr != "" {
+				var rtErr *Error
+				if !errors.As(err, &rtErr) || rtErr.Reason != ReasonUnsupportedRuntime || !strings.Contains(err.Error(), tc.wantErr) {
+					t.Fatalf("error %v, want an %s naming %q", err, ReasonUnsupportedRuntime, tc.wantErr)
+				}
+				return
+			}
+			if err != nil {
+				t.Fatal(err)
+			}
+			if diff := cmp.Diff(tc.want, got, cmp.AllowUnexported(Ref{})); diff != "" {
+				t.Errorf("(-want +got):\n%s", diff)
+			}
+		})
+	}
+}
+
+// testScheme holds what the fake clients of these tests serve.
+func testScheme() *runtime.Scheme {
+	s := runtime.NewScheme()
+	utilruntime.Must(clientgoscheme.AddToScheme(s))
+	utilruntime.Must(trainer.AddToScheme(s))
+	return s
+}
+
+func TestDecodeSnapshot(t *testing.T) {
+	job := &trainjob.TrainJob{ObjectMeta: metav1.ObjectMeta{Namespace: "ns", Name: "job", UID: "job-uid"}}
+	job.Spec.RuntimeRef = trainer.RuntimeRef{Name: "torch", Kind: ptr.To(trainer.TrainingRuntimeKind)}
+	runtime := trainer.TrainingRuntime{
+		TypeMeta:   metav1.TypeMeta{APIVersion: trainer.GroupVersion.String(), Kind: trainer.TrainingRuntimeKind},
+		ObjectMeta: metav1.ObjectMeta{Namespace: "ns", Name: "torch"},
+		Spec:       trainer.TrainingRuntimeSpec{MLPolicy: &trainer.MLPolicy{NumNodes: ptr.To[int32](3)}},
+	}
+	// As Trainer writes it: the object as YAML, owned by the job.
+	snapshotOf := func(rt any, owner types.UID) *corev1.ConfigMap {
+		data, err := yaml.Marshal(rt)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return &corev1.ConfigMap{
+			ObjectMeta: metav1.ObjectMeta{Namespace: "ns", Name: "job-runtime-snapshot", OwnerReferences: []metav1.OwnerReference{{
+				APIVersion: trainer.GroupVersion.String(), Kind: trainer.TrainJobKind, Name: "job", UID: owner, Controller: ptr.To(true),
+			}}},
+			Data: map[string]string{"runtime": string(data)},
+		}
+	}
+	got, err := decodeSnapshot(snapshotOf(runtime, "job-uid"), job, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if diff := cmp.Diff(&runtime.Spec, got); diff != "" {
+		t.Errorf("spec (-want +got):\n%s", diff)
+	}
+
+	cluster := runtime.DeepCopy()
+	cluster.Kind = trainer.ClusterTrainingRuntimeKind
+	noKey := snapshotOf(runtime, "job-uid")
+	noKey.Data = map[string]string{"other": "x"}
+	garbage := snapshotOf(runtime, "job-uid")
+	garbage.Data["runtime"] = "spec: [unclosed"
+	renamed := runtime.DeepCopy()
+	renamed.Name = "mpi"
+	for name, tc := range map[string]struct {
+		cm   *corev1.ConfigMap
+		want string
+	}{
+		"another job's":   {snapshotOf(runtime, "other-uid"), "is not controlled by this TrainJob"},
+		"no runtime key":  {noKey, `has no "runtime" key`},
+		"not a runtime":   {garbage, "does not hold a runtime"},
+		"another runtime": {snapshotOf(renamed, "job-uid"), `holds runtime "mpi", but spec.runtimeRef names "torch"`},
+		"another kind":    {snapshotOf(cluster, "job-uid"), "holds a ClusterTrainingRuntime, but spec.runtimeRef names a TrainingRuntime"},
+	} {
+		t.Run(name, func(t *testing.T) {
+			_, err := decodeSnapshot(tc.cm, job, newSnapshotDecoder(snapshotsRemembered))
+			var rtErr *Error
+			if !errors.As(err, &rtErr) || rtErr.Reason != ReasonInvalidRuntime || !strings.Contains(err.Error(), tc.want) || !strings.Contains(err.Error(), "delete the ConfigMap") {
+				t.Fatalf("error %v, want an InvalidRuntime one containing %q and the fix", err, tc.want)
+			}
+		})
+	}
+}
+
+// Gone speaks only where Trainer runs a job from its snapshot, and only of
+// a runtime that is missing; a read that fails is an error, never "gone".
+func TestGoneIsAMissingRuntimeOfASnapshottedJob(t *testing.T) {
+	v23 := shape.RuntimePatches{Release: podsets.Rules{RuntimeSnapshot: true}}
+	job := func(kind string) *trainjob.TrainJob {
+		return &trainjob.TrainJob{ObjectMeta: metav1.ObjectMeta{Namespace: "ns", Name: "j", UID: "uid"},
+			Spec: trainjob.Spec{RuntimeRef: trainer.RuntimeRef{Name: "torch", Kind: ptr.To(kind)}}}
+	}
+	live := &trainer.TrainingRuntime{ObjectMeta: metav1.ObjectMeta{Namespace: "ns", Name: "torch"}}
+	readFails := interceptor.Funcs{Get: func(ctx context.Context, c client.WithWatch, key client.ObjectKey, obj client.Object, opts ...client.GetOption) error {
+		if _, ok := obj.(*trainer.TrainingRuntime); ok {
+			return errors.New("etcd is on fire")
+		}
+		return c.Get(ctx, key, obj, opts...)
+	}}
+	cases := map[string]struct {
+		shape shape.Shape
+		objs  []client.Object
+		funcs interceptor.Funcs
+		kind  string
+		want  string // in the message; "" for nothing gone
+		err   string
+	}{
+		"v2.3, the runtime exists":                                       {shape: v23, objs: []client.Object{live}},
+		"v2.3, the runtime is gone":                                      {shape: v23, want: "TrainingRuntime ns/torch named in spec.runtimeRef does not exist"},
+		"v2.3, the runtime read fails":                                   {shape: v23, funcs: readFails, err: "etcd is on fire"},
+		"v2.3, a kind Trainer has no runtime of: the projection says it": {shape: v23, kind: "Deployment"},
+		"v2.1 reads the runtime to project":                              {shape: shape.PodTemplateOverrides{}},
+	}
+	for name, tc := range cases {
+		t.Run(name, func(t *testing.T) {
+			c := fake.NewClientBuilder().WithScheme(testScheme()).WithObjects(tc.objs...).WithInterceptorFuncs(tc.funcs).Build()
+			kind := tc.kind
+			if kind == "" {
+				kind = trainer.TrainingRuntimeKind
+			}
+			got, err := New(c, c, Options{Shape: tc.shape}).Gone(t.Context(), job(kind))
+			switch {
+			case tc.err != "":
+				if err == nil || !strings.Contains(err.Error(), tc.err) || got != nil {
+					t.Fatalf("Gone: %v, %v; want the error %q", got, err, tc.err)
+				}
+			case err != nil:
+				t.Fatal(err)
+			case tc.want == "":
+				if got != nil {
+					t.Errorf("Gone: %v, want nothing gone", got)
+				}
+			case got == nil || got.Reason != ReasonRuntimeNotFound || !strings.Contains(got.Message, tc.want):
+				t.Errorf("Gone: %+v, want %s saying %q", got, ReasonRuntimeNotFound, tc.want)
+			}
+		})
 	}
 }

@@ -54,13 +54,17 @@ func newNamespace(t *testing.T) string {
 func create(t *testing.T, objs ...client.Object) {
 	t.Helper()
 	for _, o := range objs {
-		err := k8s.Create(ctx, o)
 		// Trainer's webhook reads runtimes from its informer cache, which
-		// may not have seen a runtime created a moment ago.
-		for tries := 0; err != nil && strings.Contains(err.Error(), "must be created before the TrainJob") && tries < 50; tries++ {
-			time.Sleep(100 * time.Millisecond)
+		// may not have seen a runtime created a moment ago: that refusal
+		// alone is tried again, any other ends the test.
+		var err error
+		_ = testpoll.Until(5*time.Second, func() error {
 			err = k8s.Create(ctx, o)
-		}
+			if err != nil && strings.Contains(err.Error(), "must be created before the TrainJob") {
+				return err
+			}
+			return nil
+		})
 		if err != nil {
 			t.Fatalf("creating %T %s: %v", o, o.GetName(), err)
 		}

@@ -30,6 +30,7 @@ import (
 	"github.com/trainjob-kueue/trainjob-kueue/shape"
 	"github.com/trainjob-kueue/trainjob-kueue/test/fixtures"
 	"github.com/trainjob-kueue/trainjob-kueue/test/localcluster"
+	"github.com/trainjob-kueue/trainjob-kueue/test/poll"
 )
 
 // The bad-input table: hostile or careless input, one row each, with the
@@ -571,10 +572,15 @@ func runBadInput(t *testing.T, env *badEnv, tc badInput) {
 		submitted = tc.entries(r)
 	}
 	r.job = withEntries(tj, submitted...)
-	err := k8s.Create(ctx, r.job)
-	for deadline := time.Now().Add(time.Minute); err != nil && transient(err) && time.Now().Before(deadline); err = k8s.Create(ctx, r.job) {
-		time.Sleep(250 * time.Millisecond)
-	}
+	// A transient refusal is tried again; the answer to the input itself
+	// ends the wait.
+	var err error
+	_ = poll.Until(time.Minute, func() error {
+		if err = k8s.Create(ctx, r.job); err != nil && transient(err) {
+			return err
+		}
+		return nil
+	})
 	if tc.refused != "" || len(tc.refusedBy) > 0 {
 		if err == nil || !slices.ContainsFunc(append([]string{tc.refused}, tc.refusedBy...), func(s string) bool { return s != "" && strings.Contains(err.Error(), s) }) {
 			t.Fatalf("create: %v; want a refusal containing %q", err, append([]string{tc.refused}, tc.refusedBy...))

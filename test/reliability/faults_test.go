@@ -17,6 +17,7 @@ import (
 	"sigs.k8s.io/kueue/pkg/workload"
 
 	"github.com/trainjob-kueue/trainjob-kueue/test/fixtures"
+	"github.com/trainjob-kueue/trainjob-kueue/test/poll"
 )
 
 // The fault tier: the manager SIGKILLed at each step of an admission, and
@@ -101,17 +102,21 @@ const (
 // lease: a SIGKILLed one leaves the lease to expire, and its successor
 // waits.
 func leaderElected(since time.Time) error {
-	deadline := time.Now().Add(90 * time.Second)
-	for time.Now().Before(deadline) {
+	err := poll.Until(90*time.Second, func() error {
 		lease := &coordinationv1.Lease{}
-		err := k8s.Get(ctx, client.ObjectKey{Namespace: leaseNamespace, Name: leaseName}, lease)
-		if err == nil && lease.Spec.RenewTime != nil && time.Since(lease.Spec.RenewTime.Time) < 3*time.Second &&
-			lease.Spec.AcquireTime != nil && lease.Spec.AcquireTime.After(since) {
-			return nil
+		if err := k8s.Get(ctx, client.ObjectKey{Namespace: leaseNamespace, Name: leaseName}, lease); err != nil {
+			return err
 		}
-		time.Sleep(250 * time.Millisecond)
+		if lease.Spec.RenewTime == nil || time.Since(lease.Spec.RenewTime.Time) >= 3*time.Second ||
+			lease.Spec.AcquireTime == nil || !lease.Spec.AcquireTime.After(since) {
+			return fmt.Errorf("held by %s, acquired %v, renewed %v", ptr.Deref(lease.Spec.HolderIdentity, "nobody"), lease.Spec.AcquireTime, lease.Spec.RenewTime)
+		}
+		return nil
+	})
+	if err != nil {
+		return fmt.Errorf("no manager started after %s took the leader lease within 90s: %w", since.Format(time.RFC3339), err)
 	}
-	return fmt.Errorf("no manager took the leader lease within 90s")
+	return nil
 }
 
 // report logs what judge saw.
