@@ -9,6 +9,7 @@ import (
 
 	corev1 "k8s.io/api/core/v1"
 	apiextensionsv1 "k8s.io/apiextensions-apiserver/pkg/apis/apiextensions/v1"
+	apimeta "k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/utils/ptr"
 	"sigs.k8s.io/controller-runtime/pkg/client"
@@ -21,6 +22,7 @@ import (
 
 	"github.com/trainjob-kueue/trainjob-kueue/discovery"
 	"github.com/trainjob-kueue/trainjob-kueue/gang"
+	"github.com/trainjob-kueue/trainjob-kueue/integration"
 	"github.com/trainjob-kueue/trainjob-kueue/test/fixtures"
 	"github.com/trainjob-kueue/trainjob-kueue/test/localcluster"
 )
@@ -275,6 +277,25 @@ func TestTopologyAwarePlacementOfTrainerNodes(t *testing.T) {
 	create(t, runtime("required", kueue.PodSetRequiredTopologyAnnotation, 2), runtime("preferred", kueue.PodSetPreferredTopologyAnnotation, 4))
 	required, preferred := fixtures.TrainJob(ns, "required", "required", lq.Name), fixtures.TrainJob(ns, "preferred", "preferred", lq.Name)
 	create(t, required, preferred)
+	if overrideField() == "spec.podSpecOverrides" {
+		// Trainer v2.0 can't carry the pod labels Kueue's ungater finds
+		// pods by: refused, never started, the quota given back.
+		for _, tj := range []*trainer.TrainJob{required, preferred} {
+			eventually(t, time.Minute, tj.Name+" refused", func() error {
+				return fixtures.EventOn(ctx, k8s, tj, integration.ReasonTopologyUnsupported, "Trainer v2.0")
+			})
+			eventually(t, time.Minute, tj.Name+"'s quota given back", func() error {
+				if wl := workloadOf(t, tj); !apimeta.IsStatusConditionTrue(wl.Status.Conditions, kueue.WorkloadFinished) {
+					return fmt.Errorf("Workload %s not finished: %v", wl.Name, wl.Status.Conditions)
+				}
+				return nil
+			})
+			if !suspended(getJob(t, tj)) || len(podsOf(t, tj, "node")) > 0 {
+				t.Errorf("%s started although its placement can't be carried out", tj.Name)
+			}
+		}
+		return
+	}
 	waitComplete(t, required, 3*time.Minute)
 	waitComplete(t, preferred, 3*time.Minute)
 
