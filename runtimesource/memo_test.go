@@ -67,6 +67,23 @@ func TestPodSetMemoStoresEqualProjectionsOnce(t *testing.T) {
 	}
 }
 
+// Equal pods from two runtimes are two projections: each names the
+// runtime its job's messages name.
+func TestPodSetMemoSharesNoProjectionAcrossRuntimes(t *testing.T) {
+	m := newPodSetMemo(1 << 30)
+	a, b := projectionOf("the-same-image"), projectionOf("the-same-image")
+	a.Ref = Ref{Kind: kindClusterTrainingRuntime, Name: "torch"}
+	b.Ref = Ref{Kind: kindTrainingRuntime, Namespace: "team", Name: "torch"}
+	m.put(key("a", 1), a)
+	m.put(key("b", 1), b)
+	for job, want := range map[string]Ref{"a": a.Ref, "b": b.Ref} {
+		got, _ := m.get(key(job, 1))
+		if got.Ref != want {
+			t.Errorf("job %s's projection names %v, want %v", job, got.Ref, want)
+		}
+	}
+}
+
 func TestPodSetMemoKeepsOneEntryPerJob(t *testing.T) {
 	m := newPodSetMemo(1 << 30)
 	m.put(key("a", 1), projectionOf("v1"))
