@@ -18,7 +18,7 @@ import (
 	"github.com/trainjob-kueue/trainjob-kueue/podsets"
 	"github.com/trainjob-kueue/trainjob-kueue/shape"
 	"github.com/trainjob-kueue/trainjob-kueue/test/fixtures"
-	"github.com/trainjob-kueue/trainjob-kueue/test/localcluster"
+	"github.com/trainjob-kueue/trainjob-kueue/hack/localcluster"
 )
 
 const (

@@ -9,7 +9,7 @@ import (
 	"regexp"
 	"strings"
 
-	"github.com/trainjob-kueue/trainjob-kueue/test/localcluster"
+	"github.com/trainjob-kueue/trainjob-kueue/hack/localcluster"
 )
 
 // logTail is how much of each component's log a stopped set-up keeps: the

@@ -24,7 +24,7 @@ import (
 
 	trainer "github.com/kubeflow/trainer/v2/pkg/apis/trainer/v1alpha1"
 
-	"github.com/trainjob-kueue/trainjob-kueue/test/localcluster"
+	"github.com/trainjob-kueue/trainjob-kueue/hack/localcluster"
 )
 
 // times of one job, as the benchmark saw them: measured from outside the

@@ -5,7 +5,7 @@ import (
 
 	"github.com/google/go-cmp/cmp"
 
-	"github.com/trainjob-kueue/trainjob-kueue/test/localcluster"
+	"github.com/trainjob-kueue/trainjob-kueue/hack/localcluster"
 )
 
 // Our requests per job count everything our process asks the API server

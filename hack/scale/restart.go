@@ -3,7 +3,7 @@ package main
 import (
 	"slices"
 
-	"github.com/trainjob-kueue/trainjob-kueue/test/localcluster"
+	"github.com/trainjob-kueue/trainjob-kueue/hack/localcluster"
 )
 
 // promptedWrites sorts the writes our manager made in a window: between its

@@ -20,7 +20,7 @@ import (
 
 	"github.com/trainjob-kueue/trainjob-kueue/discovery"
 	"github.com/trainjob-kueue/trainjob-kueue/test/fixtures"
-	"github.com/trainjob-kueue/trainjob-kueue/test/localcluster"
+	"github.com/trainjob-kueue/trainjob-kueue/hack/localcluster"
 	"github.com/trainjob-kueue/trainjob-kueue/test/poll"
 	"github.com/trainjob-kueue/trainjob-kueue/trainjob"
 )

@@ -28,7 +28,7 @@ import (
 
 	"github.com/trainjob-kueue/trainjob-kueue/explain"
 	"github.com/trainjob-kueue/trainjob-kueue/test/fixtures"
-	"github.com/trainjob-kueue/trainjob-kueue/test/localcluster"
+	"github.com/trainjob-kueue/trainjob-kueue/hack/localcluster"
 )
 
 // kubectlPlugin builds trainjob-kueue as the kubectl plugin

@@ -29,7 +29,7 @@ import (
 	"github.com/trainjob-kueue/trainjob-kueue/names"
 	"github.com/trainjob-kueue/trainjob-kueue/shape"
 	"github.com/trainjob-kueue/trainjob-kueue/test/fixtures"
-	"github.com/trainjob-kueue/trainjob-kueue/test/localcluster"
+	"github.com/trainjob-kueue/trainjob-kueue/hack/localcluster"
 	"github.com/trainjob-kueue/trainjob-kueue/test/poll"
 )
 

@@ -17,7 +17,7 @@ import (
 	kueue "sigs.k8s.io/kueue/apis/kueue/v1beta2"
 
 	"github.com/trainjob-kueue/trainjob-kueue/shape"
-	"github.com/trainjob-kueue/trainjob-kueue/test/localcluster"
+	"github.com/trainjob-kueue/trainjob-kueue/hack/localcluster"
 )
 
 // ourUser is trainjob-kueue's identity on the local cluster.

@@ -24,7 +24,7 @@ import (
 
 	"github.com/trainjob-kueue/trainjob-kueue/discovery"
 	"github.com/trainjob-kueue/trainjob-kueue/test/fixtures"
-	"github.com/trainjob-kueue/trainjob-kueue/test/localcluster"
+	"github.com/trainjob-kueue/trainjob-kueue/hack/localcluster"
 )
 
 var (

@@ -1,6 +1,8 @@
 package localcluster
 
 import (
+	"github.com/trainjob-kueue/trainjob-kueue/test/poll"
+
 	"context"
 	"encoding/base64"
 	"fmt"
@@ -39,7 +41,7 @@ func visibilityPortConfigurable(kueueVersion string) bool {
 // to it, verifying its certificate against the cluster's CA.
 func (b *bringUp) registerVisibility(ctx context.Context, kueueConfig string) error {
 	on, err := visibilityOn(kueueConfig)
-	if err != nil || !on || !b.runs("kueue") {
+	if err != nil || !on {
 		return err
 	}
 	port := b.ports["kueue-visibility"]
@@ -84,9 +86,9 @@ func (b *bringUp) registerVisibility(ctx context.Context, kueueConfig string) er
 	}
 	slices.Sort(names)
 	b.step("waiting for Kueue's visibility API (%s)", strings.Join(names, ", "))
-	return poll(ctx, 90*time.Second, func() error {
-		if !alive(b.pids["kueue"]) {
-			return errFatal(fmt.Errorf("kueue exited; see %s", b.c.Logs("kueue")))
+	return poll.UntilDone(ctx, 90*time.Second, func() error {
+		if err := b.c.exited("kueue", b.pids["kueue"]); err != nil {
+			return poll.Stop(err)
 		}
 		for _, name := range names {
 			api := &unstructured.Unstructured{}

@@ -1,6 +1,8 @@
 package localcluster
 
 import (
+	"github.com/trainjob-kueue/trainjob-kueue/test/poll"
+
 	"context"
 	"fmt"
 	"time"
@@ -19,7 +21,7 @@ func AddNode(ctx context.Context, c client.Client, n *corev1.Node) error {
 	}
 	// The API server drops status on create; kwok and the node controller
 	// write the node meanwhile, so retry on conflicts.
-	if err := poll(ctx, 30*time.Second, func() error {
+	if err := poll.UntilDone(ctx, 30*time.Second, func() error {
 		got := &corev1.Node{}
 		if err := c.Get(ctx, client.ObjectKeyFromObject(n), got); err != nil {
 			return err
@@ -29,7 +31,7 @@ func AddNode(ctx context.Context, c client.Client, n *corev1.Node) error {
 	}); err != nil {
 		return fmt.Errorf("setting the capacity of node %s: %w", n.Name, err)
 	}
-	return poll(ctx, time.Minute, func() error {
+	return poll.UntilDone(ctx, time.Minute, func() error {
 		got := &corev1.Node{}
 		if err := c.Get(ctx, client.ObjectKeyFromObject(n), got); err != nil {
 			return err

@@ -1,6 +1,8 @@
 package localcluster
 
 import (
+	"github.com/trainjob-kueue/trainjob-kueue/test/poll"
+
 	"context"
 	"fmt"
 	"os"
@@ -95,7 +97,7 @@ func ConnectWorkers(ctx context.Context, manager *Cluster, workers map[string]*C
 			return fmt.Errorf("creating %T %s: %w", o, o.GetName(), err)
 		}
 	}
-	return poll(ctx, 90*time.Second, func() error {
+	return poll.UntilDone(ctx, 90*time.Second, func() error {
 		for _, name := range names {
 			mkc := &kueue.MultiKueueCluster{}
 			if err := c.Get(ctx, client.ObjectKey{Name: name}, mkc); err != nil {

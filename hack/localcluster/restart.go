@@ -3,9 +3,10 @@ package localcluster
 import (
 	"context"
 	"fmt"
-	"net/http"
 	"syscall"
 	"time"
+
+	"github.com/trainjob-kueue/trainjob-kueue/test/poll"
 )
 
 // Restart kills one component of a running cluster with SIGKILL, as a
@@ -68,37 +69,26 @@ func (c *Cluster) Start(ctx context.Context, component string) error {
 	return c.waitServing(ctx, component)
 }
 
-// waitServing polls a component's readiness endpoint; components without
-// one must stay up for a moment.
+// waitServing waits for a component's readiness endpoint (the API
+// server's, or its launcher's); components without one must be running.
 func (c *Cluster) waitServing(ctx context.Context, component string) error {
 	pid := c.state.PIDs[component]
-	health := map[string]string{
-		"kueue":                      "kueue-health",
-		"jobset-controller-manager":  "jobset-health",
-		"trainer-controller-manager": "trainer-health",
-		"trainjob-kueue":             "ours-health",
-	}
-	return poll(ctx, 120*time.Second, func() error {
-		if !alive(pid) {
-			return errFatal(fmt.Errorf("%s exited; see %s", component, c.Logs(component)))
-		}
-		if component == "kube-apiserver" {
+	if component == "kube-apiserver" {
+		return poll.UntilDone(ctx, 120*time.Second, func() error {
+			if err := c.exited(component, pid); err != nil {
+				return poll.Stop(err)
+			}
 			return httpsOK(fmt.Sprintf("https://127.0.0.1:%d/readyz", c.Port("apiserver")), c.Kubeconfig)
-		}
-		port, ok := health[component]
-		if !ok {
-			return nil
-		}
-		resp, err := http.Get(fmt.Sprintf("http://127.0.0.1:%d/readyz", c.Port(port)))
-		if err != nil {
-			return err
-		}
-		resp.Body.Close()
-		if resp.StatusCode != http.StatusOK {
-			return fmt.Errorf("%s readyz: %s", component, resp.Status)
-		}
-		return nil
-	})
+		})
+	}
+	l, err := launcherNamed(component)
+	if err != nil {
+		return err
+	}
+	if r, ok := l.(readiness); ok {
+		return waitReady(ctx, component, pid, r.readyURL(c.state.Ports), c)
+	}
+	return c.exited(component, pid)
 }
 
 // Running tells whether a component of the cluster is running.
