@@ -50,18 +50,26 @@ type KueueSettings struct {
 	// PriorityBoost gate, alpha and off by default since v0.17), so a
 	// ClusterQueue's preemption-cost policy has an effect.
 	PriorityBoost bool
+	// BuiltInTrainJob: Kueue runs its built-in TrainJob integration. We
+	// then stand by (Standby) instead of creating a second Workload for
+	// every TrainJob.
+	BuiltInTrainJob bool
+}
+
+// BuiltInTrainJob tells whether the configuration turns Kueue's built-in
+// TrainJob integration on.
+func BuiltInTrainJob(cfg *configapi.Configuration) bool {
+	return cfg.Integrations != nil && slices.Contains(cfg.Integrations.Frameworks, InTreeFramework)
 }
 
 // SettingsOf takes the settings that must agree with the deployed Kueue
 // from its own Configuration, under the feature gates this process set
-// for Kueue (ApplyFeatureGates). A Kueue that still runs its built-in
-// TrainJob integration would create a second Workload for every TrainJob:
-// refuse, and so for the other set-ups that can't work, saying why.
+// for Kueue (ApplyFeatureGates), and refuses the set-ups that can't work,
+// saying why. A Kueue that still runs its built-in TrainJob integration is
+// not refused: the manager stands by (BuiltInTrainJob), which is how a
+// live cluster switches from that integration to ours.
 func SettingsOf(cfg *configapi.Configuration) (KueueSettings, error) {
-	var out KueueSettings
-	if cfg.Integrations != nil && slices.Contains(cfg.Integrations.Frameworks, InTreeFramework) {
-		return out, fmt.Errorf("the Kueue configuration enables the built-in %q integration in integrations.frameworks: every TrainJob would get two Workloads. Remove it from the Kueue configuration (and restart Kueue) before running trainjob-kueue", InTreeFramework)
-	}
+	out := KueueSettings{BuiltInTrainJob: BuiltInTrainJob(cfg)}
 	if cfg.ManageJobsWithoutQueueName && cfg.Integrations != nil && slices.Contains(cfg.Integrations.Frameworks, jobSetFramework) {
 		return out, fmt.Errorf("the Kueue configuration sets manageJobsWithoutQueueName: true with the %q integration on: Kueue would queue every JobSet Trainer creates for an admitted TrainJob a second time. Set manageJobsWithoutQueueName: false (label the jobs to queue), or turn Kueue's JobSet integration off", jobSetFramework)
 	}

@@ -44,8 +44,12 @@ func TestSettingsOf(t *testing.T) {
 			},
 		},
 		"in-tree TrainJob integration enabled": {
-			body:    "integrations:\n  frameworks: [\"batch/job\", \"trainer.kubeflow.org/trainjob\"]\n",
-			wantErr: "two Workloads",
+			body: "integrations:\n  frameworks: [\"batch/job\", \"trainer.kubeflow.org/trainjob\"]\n",
+			check: func(t *testing.T, o KueueSettings) {
+				if !o.BuiltInTrainJob {
+					t.Error("Kueue's built-in TrainJob integration is on: the manager must stand by")
+				}
+			},
 		},
 		"TrainJob listed as an external framework": {
 			body:    "integrations:\n  frameworks: [\"batch/job\"]\n  externalFrameworks: [\"TrainJob.v1alpha1.trainer.kubeflow.org\"]\n",

@@ -157,6 +157,13 @@ func (w *Webhook) ValidateUpdate(ctx context.Context, oldObj, newObj *trainjob.T
 	errs = append(errs, jobframework.ValidateJobOnUpdate(oldJob, newJob, func(ns string) bool {
 		return w.opts.LocalQueueDefaulting && w.defaultQueueExists(ctx)(ns)
 	})...)
+	// Standing by, Kueue's built-in integration starts and stops the jobs
+	// (a full Update that fills its runtime patch, an unsuspend): what we
+	// refuse of anyone but us would refuse it.
+	if w.opts.BuiltInTrainJob {
+		w.refused("update", errs)
+		return nil, errs.ToAggregate()
+	}
 	if req, err := admission.RequestFromContext(ctx); err != nil || req.UserInfo.Username != w.opts.ManagerUsername || w.opts.ManagerUsername == "" {
 		errs = append(errs, w.forged(&oldJob.TrainJob, &newJob.TrainJob)...)
 		errs = append(errs, w.inTreeMarked(&oldJob.TrainJob, &newJob.TrainJob)...)

@@ -160,6 +160,8 @@ func TestWebhookValidateUpdate(t *testing.T) {
 		old    *trainjob.TrainJob // queued when nil
 		job    *trainjob.TrainJob
 		denied string
+		// standby: Kueue runs its built-in TrainJob integration.
+		standby bool
 	}{
 		"a user starts a queued job":            {user: "alice", job: edit(unsuspend), denied: "spec.suspend"},
 		"trainjob-kueue starts it on admission": {user: us, job: edit(unsuspend)},
@@ -188,6 +190,16 @@ func TestWebhookValidateUpdate(t *testing.T) {
 			inTreeEntry(j)
 			j.Labels["team"] = "a"
 		})},
+		// While we stand by for a switch of integrations, Kueue's built-in
+		// one fills its entries and starts the job: refusing it would stop
+		// every admission until the switch.
+		"standing by, Kueue's built-in integration starts a queued job": {standby: true, user: "system:serviceaccount:kueue-system:kueue-controller-manager",
+			job: edit(func(j *trainjob.TrainJob) { inTreeEntry(j); unsuspend(j) })},
+		"standing by, Kueue's own rules still hold: a started job keeps its queue": {standby: true, user: "alice", job: edit(func(j *trainjob.TrainJob) {
+			unsuspend(j)
+			delete(j.Labels, "kueue.x-k8s.io/queue-name")
+			j.Spec.Trainer = &trainjob.Trainer{NumNodes: ptr.To[int32](2)}
+		}), denied: "metadata.labels[kueue.x-k8s.io/queue-name]"},
 	}
 	for name, tc := range cases {
 		t.Run(name, func(t *testing.T) {
@@ -196,6 +208,7 @@ func TestWebhookValidateUpdate(t *testing.T) {
 				s = shape.PodTemplateOverrides{}
 			}
 			w := &Webhook{client: fake.NewClientBuilder().WithScheme(integration.NewScheme()).Build(), opts: integration.Options{Shape: s, ManagerUsername: us}}
+			w.opts.BuiltInTrainJob = tc.standby
 			ctx := admission.NewContextWithRequest(t.Context(), admission.Request{AdmissionRequest: admissionv1.AdmissionRequest{UserInfo: authenticationv1.UserInfo{Username: tc.user}}})
 			old := tc.old
 			if old == nil {

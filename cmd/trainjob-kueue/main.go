@@ -168,6 +168,9 @@ func run(ctx context.Context, f flags, draining *atomic.Bool) error {
 	opts := integration.Options{Shape: facts.Shape, KueueSettings: facts.Settings, PodGroups: facts.PodGroups, ManagerUsername: username}
 	opts.PodSets.Defaulter, opts.PodSets.MaxPodSets, opts.PodSets.Topology = facts.Defaulter, facts.Kueue.MaxPodSets, facts.Topology
 	opts.GangRetryInterval = f.gangRetryInterval
+	if opts.BuiltInTrainJob {
+		log.Info("Standing by: Kueue's configuration turns its built-in TrainJob integration on, so only the webhook is served (queued TrainJobs are suspended, bad ones refused); TrainJobs are taken over once the configuration turns it off", "kueueConfig", f.kueueConfig)
+	}
 	log.Info("Serving TrainJobs", "overrides", opts.Shape.Name(), "kueue", facts.Kueue.Name(), "maxPodSets", facts.Kueue.MaxPodSets,
 		"waitForPodsReady", opts.WaitForPodsReady, "manager", opts.ManagerUsername, "podGroups", opts.PodGroups)
 
@@ -218,6 +221,14 @@ func run(ctx context.Context, f flags, draining *atomic.Bool) error {
 	ctx, cancel := context.WithCancelCause(ctx)
 	defer cancel(nil)
 	if err := discovery.WatchShape(mgr, opts.Shape, func(err error) {
+		log.Info("Stopping", "reason", err.Error())
+		cancel(err)
+	}); err != nil {
+		return err
+	}
+	// Kueue's built-in TrainJob integration turned on or off: restart in
+	// the mode the configuration asks for (standby: the webhook alone).
+	if err := discovery.WatchBuiltIn(mgr, f.kueueConfig, opts.BuiltInTrainJob, builtInCheckInterval, func(err error) {
 		log.Info("Stopping", "reason", err.Error())
 		cancel(err)
 	}); err != nil {
@@ -295,9 +306,23 @@ func whoAmI(ctx context.Context, cfg *rest.Config) (string, error) {
 	return review.Status.UserInfo.Username, nil
 }
 
+// builtInCheckInterval: how often the Kueue configuration is re-read for a
+// switch of TrainJob integrations (the kubelet refreshes a mounted
+// ConfigMap within about a minute anyway).
+const builtInCheckInterval = 10 * time.Second
+
 // setup registers the integration, the priority boost of preemption-cost
-// policies and, unless disabled, the webhook.
+// policies and, unless disabled, the webhook; while Kueue runs its
+// built-in TrainJob integration, the webhook alone (standby): a queued
+// TrainJob is suspended whichever integration runs it, so none starts
+// unqueued while the two hand over.
 func setup(ctx context.Context, mgr ctrl.Manager, opts integration.Options, withWebhook bool) error {
+	if opts.BuiltInTrainJob {
+		if !withWebhook {
+			return nil
+		}
+		return tjwebhook.Setup(mgr, opts)
+	}
 	if opts.Recorder == nil {
 		r, err := integration.NewEventRecorder(mgr)
 		if err != nil {
