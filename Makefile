@@ -13,7 +13,7 @@ INTEGRATION ?= ours
 KUEUE_CONFIG ?=
 KUEUE_FEATURE_GATES ?=
 
-.PHONY: prefetch generate verify-generate all build plugin image image-push deploy bench bench-sweep bench-smoke scale test test-install test-image test-smoke test-full test-unit test-integration test-e2e test-e2e-main test-deployed test-deployed-helm test-reliability test-reliability-smoke fuzz vet envtest-assets components cluster-up cluster-down multikueue-up demo dashboard-picture clean
+.PHONY: prefetch generate verify-generate all build plugin image image-push deploy bench bench-sweep bench-smoke scale test test-install test-image test-smoke test-full test-unit test-integration test-e2e test-e2e-main test-deployed test-deployed-helm test-reliability test-reliability-smoke fuzz vet envtest-assets components cluster-up cluster-down cluster-switch multikueue-up demo dashboard-picture clean
 
 all: build
 
@@ -232,6 +232,12 @@ cluster-up:
 ## (mk-worker1, mk-worker2), connected.
 multikueue-up:
 	$(GO) run ./hack/cluster multikueue -trainer-version $(TRAINER_VERSION) -kueue-version $(KUEUE_VERSION)
+
+## cluster-switch: switch a running cluster's TrainJobs, live, to
+## INTEGRATION=ours (trainjob-kueue) or intree (Kueue's built-in), in the
+## runbook's order (docs/install.md): make cluster-switch CLUSTER=… INTEGRATION=ours
+cluster-switch:
+	$(GO) run ./hack/cluster switch -name $(CLUSTER) -integration $(INTEGRATION)
 
 ## cluster-down: stop a cluster (CLUSTER=all for every one) and remove its state.
 cluster-down:

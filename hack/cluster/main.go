@@ -3,6 +3,7 @@
 //
 //	go run ./hack/cluster up   [-name local] [-trainer-version v2.1.0] [-kueue-version v0.19.2] [-integration ours|intree] [-kueue-config FILE]
 //	go run ./hack/cluster down [-name local|all]
+//	go run ./hack/cluster switch [-name local] -integration ours|intree   (live, no job restarted)
 //	go run ./hack/cluster multikueue [-trainer-version v2.1.0] [-kueue-version v0.19.2]   (clusters mk-manager, mk-worker1, mk-worker2)
 package main
 
@@ -47,12 +48,28 @@ func main() {
 		err = upMultiKueue(ctx, root, *trainer, *kueueVersion)
 	case "down":
 		err = localcluster.Down(root, *name, os.Stdout)
+	case "switch":
+		err = switchIntegration(ctx, root, *name, *integ)
 	default:
-		err = fmt.Errorf("unknown command %q: up or down", os.Args[1])
+		err = fmt.Errorf("unknown command %q: up, down, switch or multikueue", os.Args[1])
 	}
 	if err != nil {
 		fail(err)
 	}
+}
+
+// switchIntegration switches a running cluster's TrainJobs to another
+// integration, live (localcluster.Cluster.Switch).
+func switchIntegration(ctx context.Context, root, name, to string) error {
+	c, err := localcluster.Existing(root, name)
+	if err != nil {
+		return err
+	}
+	if err := c.Switch(ctx, root, to, os.Stdout); err != nil {
+		return err
+	}
+	fmt.Printf("cluster %q runs TrainJobs with %s now; export KUBECONFIG=%s\n", name, to, c.Kubeconfig)
+	return nil
 }
 
 // upMultiKueue brings up a manager and two workers and connects them.

@@ -1,8 +1,6 @@
 package localcluster
 
 import (
-	"github.com/trainjob-kueue/trainjob-kueue/test/poll"
-
 	"context"
 	"fmt"
 	"os"
@@ -19,6 +17,8 @@ import (
 	"k8s.io/client-go/tools/clientcmd"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	kueue "sigs.k8s.io/kueue/apis/kueue/v1beta2"
+
+	"github.com/trainjob-kueue/trainjob-kueue/test/poll"
 )
 
 // MultiKueueCheck is the AdmissionCheck ConnectWorkers creates on the

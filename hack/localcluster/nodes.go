@@ -1,8 +1,6 @@
 package localcluster
 
 import (
-	"github.com/trainjob-kueue/trainjob-kueue/test/poll"
-
 	"context"
 	"fmt"
 	"time"
@@ -10,6 +8,8 @@ import (
 	corev1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"sigs.k8s.io/controller-runtime/pkg/client"
+
+	"github.com/trainjob-kueue/trainjob-kueue/test/poll"
 )
 
 // AddNode creates a kwok-managed node (annotation kwok.x-k8s.io/node: fake)

@@ -1,8 +1,6 @@
 package localcluster
 
 import (
-	"github.com/trainjob-kueue/trainjob-kueue/test/poll"
-
 	"context"
 	"encoding/base64"
 	"fmt"
@@ -18,6 +16,8 @@ import (
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/yaml"
+
+	"github.com/trainjob-kueue/trainjob-kueue/test/poll"
 )
 
 // frontProxyClient is the name kube-apiserver's aggregation layer presents

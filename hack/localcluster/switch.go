@@ -1,0 +1,184 @@
+package localcluster
+
+import (
+	"context"
+	"fmt"
+	"io"
+	"os"
+	"path/filepath"
+	"time"
+
+	admissionregistrationv1 "k8s.io/api/admissionregistration/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	"k8s.io/apimachinery/pkg/runtime"
+	utilruntime "k8s.io/apimachinery/pkg/util/runtime"
+
+	"github.com/trainjob-kueue/trainjob-kueue/test/poll"
+)
+
+// Switch changes which integration runs the cluster's TrainJobs, live, in
+// the order docs/install.md's runbook gives an admin, so that some webhook
+// suspends every queued TrainJob at every moment:
+//
+// to ours: trainjob-kueue starts standing by (its webhook alone, since
+// Kueue's configuration still runs the built-in integration); Kueue's
+// configuration turns the built-in integration off and Kueue restarts;
+// trainjob-kueue sees the change and restarts taking TrainJobs over.
+//
+// to intree: Kueue's configuration turns the built-in integration on;
+// trainjob-kueue sees it and restarts standing by; Kueue restarts with
+// its integration; trainjob-kueue stops and its webhooks go.
+//
+// root is the checkout trainjob-kueue is built from.
+func (c *Cluster) Switch(ctx context.Context, root, to string, progress io.Writer) error {
+	cfg, err := readKueueConfig(kueueConfigPath(c.Dir))
+	if err != nil {
+		return err
+	}
+	from := cfg.integration()
+	say := func(format string, args ...any) { fmt.Fprintf(progress, "switch: "+format+"\n", args...) }
+	switch {
+	case to != IntegrationOurs && to != IntegrationInTree:
+		return fmt.Errorf("INTEGRATION=%q: switch to ours or intree", to)
+	case c.state.Settings.MultiKueue != "":
+		return fmt.Errorf("cluster %s is part of a MultiKueue set-up: switch its clusters one by one is not supported here", c.Dir)
+	case from == to && (to == IntegrationInTree || c.Running("trainjob-kueue")):
+		say("the cluster already runs %s", to)
+		return nil
+	}
+	if to == IntegrationOurs {
+		return c.switchToOurs(ctx, root, cfg, say)
+	}
+	return c.switchToInTree(ctx, root, cfg, say)
+}
+
+func (c *Cluster) switchToOurs(ctx context.Context, root string, cfg kueueConfig, say func(string, ...any)) error {
+	say("building trainjob-kueue")
+	bin, err := buildOurs(ctx, root, filepath.Join(c.Dir, "bin", "trainjob-kueue"), os.Stderr)
+	if err != nil {
+		return err
+	}
+	if !c.Running("trainjob-kueue") {
+		say("starting trainjob-kueue, standing by while Kueue runs its built-in integration")
+		c.state.Commands["trainjob-kueue"] = command{Bin: bin, Args: ours{}.args(c.Dir, c.state.Ports)}
+		if err := c.Start(ctx, "trainjob-kueue"); err != nil {
+			return err
+		}
+		if err := c.registerOurWebhooks(ctx, root); err != nil {
+			return err
+		}
+	}
+	say("turning Kueue's built-in TrainJob integration off and restarting Kueue")
+	cfg.setIntegration(IntegrationOurs)
+	if err := cfg.write(kueueConfigPath(c.Dir)); err != nil {
+		return err
+	}
+	if err := c.restartGracefully(ctx, "kueue"); err != nil {
+		return err
+	}
+	say("waiting for trainjob-kueue to leave standby and take TrainJobs over")
+	if err := c.modeChanged(ctx); err != nil {
+		return err
+	}
+	c.state.Settings.Integration = IntegrationOurs
+	return c.state.write(c.Dir)
+}
+
+func (c *Cluster) switchToInTree(ctx context.Context, root string, cfg kueueConfig, say func(string, ...any)) error {
+	say("turning Kueue's built-in TrainJob integration on; trainjob-kueue stands by")
+	cfg.setIntegration(IntegrationInTree)
+	if err := cfg.write(kueueConfigPath(c.Dir)); err != nil {
+		return err
+	}
+	if c.Running("trainjob-kueue") {
+		if err := c.modeChanged(ctx); err != nil {
+			return err
+		}
+	}
+	say("restarting Kueue with its built-in integration")
+	if err := c.restartGracefully(ctx, "kueue"); err != nil {
+		return err
+	}
+	say("stopping trainjob-kueue and removing its webhooks")
+	if err := c.stopOurs(ctx, root); err != nil {
+		return err
+	}
+	c.state.Settings.Integration = IntegrationInTree
+	return c.state.write(c.Dir)
+}
+
+// modeChanged waits for trainjob-kueue to stop on seeing Kueue's
+// configuration change (as its Deployment's pods do), then starts it
+// again, as the kubelet would, and waits until it serves.
+func (c *Cluster) modeChanged(ctx context.Context) error {
+	pid := c.state.PIDs["trainjob-kueue"]
+	if err := poll.UntilDone(ctx, time.Minute, func() error {
+		if alive(pid) {
+			return fmt.Errorf("trainjob-kueue (pid %d) did not restart on the configuration's change; see %s", pid, c.Logs("trainjob-kueue"))
+		}
+		return nil
+	}); err != nil {
+		return err
+	}
+	return c.Start(ctx, "trainjob-kueue")
+}
+
+// restartGracefully stops a component with SIGTERM (it releases its
+// lease), starts it again as it was started and waits until it serves.
+func (c *Cluster) restartGracefully(ctx context.Context, component string) error {
+	stopAll(map[string]int{component: c.state.PIDs[component]}, io.Discard)
+	return c.Start(ctx, component)
+}
+
+// stopOurs stops trainjob-kueue and removes its webhook configurations,
+// which would otherwise refuse every TrainJob write (failurePolicy Fail).
+func (c *Cluster) stopOurs(ctx context.Context, root string) error {
+	hooks, err := ours{}.webhooks(root, c.state.Ports, nil)
+	if err != nil {
+		return err
+	}
+	admin, err := c.Client(admissionScheme())
+	if err != nil {
+		return err
+	}
+	for _, h := range hooks {
+		if err := admin.Delete(ctx, h); err != nil && !apierrors.IsNotFound(err) {
+			return fmt.Errorf("removing %s: %w", h.GetName(), err)
+		}
+	}
+	stopAll(map[string]int{"trainjob-kueue": c.state.PIDs["trainjob-kueue"]}, io.Discard)
+	delete(c.state.PIDs, "trainjob-kueue")
+	if err := os.Remove(filepath.Join(c.Dir, "pids", "trainjob-kueue.pid")); err != nil && !os.IsNotExist(err) {
+		return err
+	}
+	return nil
+}
+
+// registerOurWebhooks registers trainjob-kueue's webhooks on a cluster
+// that started without it.
+func (c *Cluster) registerOurWebhooks(ctx context.Context, root string) error {
+	ca, err := os.ReadFile(filepath.Join(c.Dir, "certs", "ca.crt"))
+	if err != nil {
+		return err
+	}
+	hooks, err := ours{}.webhooks(root, c.state.Ports, ca)
+	if err != nil {
+		return err
+	}
+	admin, err := c.Client(admissionScheme())
+	if err != nil {
+		return err
+	}
+	for _, h := range hooks {
+		if err := admin.Create(ctx, h); err != nil && !apierrors.IsAlreadyExists(err) {
+			return fmt.Errorf("registering %s: %w", h.GetName(), err)
+		}
+	}
+	return nil
+}
+
+func admissionScheme() *runtime.Scheme {
+	scheme := runtime.NewScheme()
+	utilruntime.Must(admissionregistrationv1.AddToScheme(scheme))
+	return scheme
+}

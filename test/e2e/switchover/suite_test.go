@@ -1,0 +1,37 @@
+// Package switchover switches a live cluster's TrainJobs from Kueue's
+// built-in TrainJob integration to trainjob-kueue (make cluster-switch,
+// localcluster.Cluster.Switch) with jobs in every state, on Kueue v0.19.2
+// and Trainer v2.3.0, and checks that no job is restarted, lost, counted
+// twice or sent to the back of its queue, and that none escapes the queue
+// while the two hand over.
+package switchover_test
+
+import (
+	"context"
+	"os"
+	"path/filepath"
+	"testing"
+
+	"sigs.k8s.io/controller-runtime/pkg/client"
+
+	"github.com/trainjob-kueue/trainjob-kueue/hack/localcluster"
+	"github.com/trainjob-kueue/trainjob-kueue/test/fixtures"
+)
+
+var (
+	ctx     = context.Background()
+	k8s     client.Client
+	cluster *localcluster.Cluster
+	// root is the checkout the switch builds trainjob-kueue from.
+	root string
+)
+
+func TestMain(m *testing.M) {
+	o := localcluster.Options{}
+	o.TrainerVersion, o.Integration = "v2.3.0", localcluster.IntegrationInTree
+	os.Exit(localcluster.RunTests(m, "e2e-switch", o, nil, fixtures.Scheme(),
+		func(c *localcluster.Cluster, k client.Client) {
+			cluster, k8s = c, k
+			root = filepath.Dir(filepath.Dir(c.Dir))
+		}))
+}

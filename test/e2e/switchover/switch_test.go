@@ -1,0 +1,280 @@
+package switchover_test
+
+import (
+	"errors"
+	"fmt"
+	"os"
+	"sync"
+	"testing"
+	"time"
+
+	corev1 "k8s.io/api/core/v1"
+	apimeta "k8s.io/apimachinery/pkg/api/meta"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/types"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+	kueue "sigs.k8s.io/kueue/apis/kueue/v1beta2"
+	jobsetapi "sigs.k8s.io/jobset/api/jobset/v1alpha2"
+
+	trainer "github.com/kubeflow/trainer/v2/pkg/apis/trainer/v1alpha1"
+	"github.com/trainjob-kueue/trainjob-kueue/hack/localcluster"
+	"github.com/trainjob-kueue/trainjob-kueue/test/fixtures"
+	"github.com/trainjob-kueue/trainjob-kueue/test/poll"
+)
+
+// Under Kueue's built-in integration: a finished job, two running ones
+// filling the quota (one past its initializer, its pods reclaimable), and
+// two queued behind them. The cluster switches to trainjob-kueue while a
+// job is created every two seconds. The running jobs keep their pods,
+// JobSets and Workloads; the queued ones keep their Workloads and are
+// admitted in the order they had; every job completes once; no
+// ClusterQueue is ever over its quota and no job has two Workloads; every
+// job created during the switch was queued, none started unqueued.
+func TestASwitchFromTheBuiltInIntegrationRestartsNoJob(t *testing.T) {
+	ns, lq := fixtures.NamespaceWithQueue(t, ctx, k8s, "switch", 2, 4)
+	fixtures.Create(t, ctx, k8s,
+		fixtures.TrainingRuntime(ns, "init", fixtures.TorchPolicy(1),
+			fixtures.Role{Name: "dataset-initializer", Ancestor: "dataset-initializer", Requests: fixtures.CPUs("1"), Annotations: fixtures.RunFor(time.Second)},
+			fixtures.Role{Name: "node", Ancestor: "trainer", Requests: fixtures.GPUs(4), DependsOn: []string{"dataset-initializer"}, Annotations: fixtures.RunFor(150 * time.Second)}),
+		fixtures.TrainingRuntime(ns, "long", fixtures.TorchPolicy(1),
+			fixtures.Role{Name: "node", Ancestor: "trainer", Requests: fixtures.GPUs(4), Annotations: fixtures.RunFor(150 * time.Second)}),
+		fixtures.TrainingRuntime(ns, "short", fixtures.TorchPolicy(1),
+			fixtures.Role{Name: "node", Ancestor: "trainer", Requests: fixtures.GPUs(4), Annotations: fixtures.RunFor(3 * time.Second)}))
+
+	finished := fixtures.TrainJob(ns, "finished", "short", lq)
+	fixtures.Create(t, ctx, k8s, finished)
+	complete(t, finished)
+	withInit, long := fixtures.TrainJob(ns, "with-init", "init", lq), fixtures.TrainJob(ns, "long", "long", lq)
+	fixtures.Create(t, ctx, k8s, withInit, long)
+	running(t, withInit)
+	running(t, long)
+	first, second := fixtures.TrainJob(ns, "first", "short", lq), fixtures.TrainJob(ns, "second", "short", lq)
+	fixtures.Create(t, ctx, k8s, first)
+	time.Sleep(time.Second) // Kueue orders equal priorities by creation
+	fixtures.Create(t, ctx, k8s, second)
+	all := []*trainer.TrainJob{finished, withInit, long, first, second}
+	before := snapshot(t, all)
+	for _, tj := range []*trainer.TrainJob{first, second} {
+		if before[tj.Name].admitted {
+			t.Fatalf("%s was admitted before the switch: the quota is not full", tj.Name)
+		}
+	}
+
+	stop := make(chan struct{})
+	var wg sync.WaitGroup
+	var created []string
+	var watchErr error
+	wg.Add(2)
+	go func() { defer wg.Done(); created = createThroughout(t, ns, stop) }()
+	go func() { defer wg.Done(); watchErr = watchInvariants(ns, all, stop) }()
+	err := cluster.Switch(ctx, root, localcluster.IntegrationOurs, os.Stderr)
+	time.Sleep(5 * time.Second) // jobs created after the switch, too
+	close(stop)
+	wg.Wait()
+	if err != nil {
+		t.Fatalf("switching to ours: %v", err)
+	}
+	if watchErr != nil {
+		t.Error(watchErr)
+	}
+
+	after := snapshot(t, all)
+	for _, tj := range all {
+		b, a := before[tj.Name], after[tj.Name]
+		if a.workload != b.workload {
+			t.Errorf("%s: Workload %s replaced by %s", tj.Name, b.workload, a.workload)
+		}
+		if b.jobSet != "" && a.jobSet != b.jobSet {
+			t.Errorf("%s: JobSet %s replaced by %s", tj.Name, b.jobSet, a.jobSet)
+		}
+		for name, uid := range b.pods {
+			if after := a.pods[name]; after != uid && !a.done {
+				t.Errorf("%s: pod %s restarted (%s, was %s)", tj.Name, name, after, uid)
+			}
+		}
+	}
+	admittedInOrder(t, first, second)
+	for _, tj := range all[1:] {
+		complete(t, tj)
+	}
+	for _, tj := range all {
+		if got := snapshot(t, []*trainer.TrainJob{tj})[tj.Name].workload; got != before[tj.Name].workload {
+			t.Errorf("%s finished under Workload %s, not its own %s", tj.Name, got, before[tj.Name].workload)
+		}
+	}
+	neverStarted(t, ns, created)
+}
+
+// state is what a switch must keep of a job.
+type state struct {
+	workload types.UID
+	admitted bool
+	jobSet   types.UID
+	pods     map[string]types.UID
+	done     bool
+}
+
+func snapshot(t *testing.T, jobs []*trainer.TrainJob) map[string]state {
+	t.Helper()
+	out := map[string]state{}
+	for _, tj := range jobs {
+		wl, err := fixtures.WorkloadOf(ctx, k8s, tj)
+		if err != nil {
+			t.Fatalf("%s's Workload: %v", tj.Name, err)
+		}
+		s := state{workload: wl.UID, admitted: wl.Status.Admission != nil, pods: map[string]types.UID{},
+			done: apimeta.IsStatusConditionTrue(wl.Status.Conditions, kueue.WorkloadFinished)}
+		js := &jobsetapi.JobSet{}
+		if err := k8s.Get(ctx, client.ObjectKeyFromObject(tj), js); err == nil {
+			s.jobSet = js.UID
+		}
+		pods := &corev1.PodList{}
+		if err := k8s.List(ctx, pods, client.InNamespace(tj.Namespace), client.MatchingLabels{"jobset.sigs.k8s.io/jobset-name": tj.Name}); err != nil {
+			t.Fatal(err)
+		}
+		for _, p := range pods.Items {
+			s.pods[p.Name] = p.UID
+		}
+		out[tj.Name] = s
+	}
+	return out
+}
+
+// createThroughout creates a queued TrainJob every two seconds until stop,
+// on a LocalQueue that does not exist (so none is admitted), and returns
+// the names of those the API server took: a create refused while a
+// webhook restarts is no escape, a job created unsuspended is.
+func createThroughout(t *testing.T, ns string, stop <-chan struct{}) []string {
+	var names []string
+	for i := 0; ; i++ {
+		select {
+		case <-stop:
+			return names
+		case <-time.After(2 * time.Second):
+		}
+		tj := fixtures.TrainJob(ns, fmt.Sprintf("during-%d", i), "short", "nowhere")
+		if err := k8s.Create(ctx, tj); err != nil {
+			t.Logf("creating %s during the switch: %v (refused, not escaped)", tj.Name, err)
+			continue
+		}
+		names = append(names, tj.Name)
+	}
+}
+
+// watchInvariants polls, until stop, that no ClusterQueue is over its
+// quota and no job has more than one Workload.
+func watchInvariants(ns string, jobs []*trainer.TrainJob, stop <-chan struct{}) error {
+	var errs []error
+	for {
+		select {
+		case <-stop:
+			return errors.Join(errs...)
+		case <-time.After(poll.Interval):
+		}
+		cq := &kueue.ClusterQueue{}
+		if err := k8s.Get(ctx, client.ObjectKey{Name: ns}, cq); err == nil {
+			for _, fu := range cq.Status.FlavorsUsage {
+				for _, ru := range fu.Resources {
+					if ru.Name == "nvidia.com/gpu" && ru.Total.Value() > 8 {
+						errs = append(errs, fmt.Errorf("ClusterQueue %s uses %s GPUs of 8", ns, ru.Total.String()))
+					}
+				}
+			}
+		}
+		wls := &kueue.WorkloadList{}
+		if err := k8s.List(ctx, wls, client.InNamespace(ns)); err != nil {
+			continue
+		}
+		owners := map[types.UID]int{}
+		for _, wl := range wls.Items {
+			for _, o := range wl.OwnerReferences {
+				owners[o.UID]++
+			}
+		}
+		for uid, n := range owners {
+			if n > 1 {
+				errs = append(errs, fmt.Errorf("TrainJob %s has %d Workloads", uid, n))
+			}
+		}
+	}
+}
+
+// admittedInOrder: the job queued first was admitted first.
+func admittedInOrder(t *testing.T, first, second *trainer.TrainJob) {
+	t.Helper()
+	at := func(tj *trainer.TrainJob) time.Time {
+		var when time.Time
+		poll.Eventually(t, 3*time.Minute, tj.Name+" admitted", func() error {
+			wl, err := fixtures.WorkloadOf(ctx, k8s, tj)
+			if err != nil {
+				return err
+			}
+			c := apimeta.FindStatusCondition(wl.Status.Conditions, kueue.WorkloadQuotaReserved)
+			if c == nil || c.Status != metav1.ConditionTrue {
+				return fmt.Errorf("not admitted")
+			}
+			when = c.LastTransitionTime.Time
+			return nil
+		})
+		return when
+	}
+	a, b := at(first), at(second)
+	if b.Before(a) {
+		t.Errorf("%s (queued second) was admitted at %s, before %s (queued first) at %s", second.Name, b, first.Name, a)
+	}
+}
+
+// neverStarted: every job created during the switch is suspended and has
+// no pods.
+func neverStarted(t *testing.T, ns string, names []string) {
+	t.Helper()
+	if len(names) == 0 {
+		t.Fatal("no job was created during the switch")
+	}
+	for _, name := range names {
+		tj := &trainer.TrainJob{}
+		if err := k8s.Get(ctx, client.ObjectKey{Namespace: ns, Name: name}, tj); err != nil {
+			t.Fatal(err)
+		}
+		if tj.Spec.Suspend == nil || !*tj.Spec.Suspend {
+			t.Errorf("%s, created during the switch with a queue name, is not suspended: it escaped the queue", name)
+		}
+		pods := &corev1.PodList{}
+		if err := k8s.List(ctx, pods, client.InNamespace(ns), client.MatchingLabels{"jobset.sigs.k8s.io/jobset-name": name}); err != nil {
+			t.Fatal(err)
+		}
+		if len(pods.Items) > 0 {
+			t.Errorf("%s, created during the switch on a queue that admits nothing, has %d pods", name, len(pods.Items))
+		}
+	}
+}
+
+func running(t *testing.T, tj *trainer.TrainJob) {
+	t.Helper()
+	poll.Eventually(t, 2*time.Minute, tj.Name+" running", func() error {
+		pods, err := fixtures.PodsOf(ctx, k8s, tj, "node")
+		if err != nil {
+			return err
+		}
+		for _, p := range pods {
+			if p.Status.Phase == corev1.PodRunning {
+				return nil
+			}
+		}
+		return fmt.Errorf("%d trainer pods, none running", len(pods))
+	})
+}
+
+func complete(t *testing.T, tj *trainer.TrainJob) {
+	t.Helper()
+	poll.Eventually(t, 3*time.Minute, tj.Name+" complete", func() error {
+		got := &trainer.TrainJob{}
+		if err := k8s.Get(ctx, client.ObjectKeyFromObject(tj), got); err != nil {
+			return err
+		}
+		if apimeta.IsStatusConditionTrue(got.Status.Conditions, trainer.TrainJobComplete) {
+			return nil
+		}
+		return fmt.Errorf("conditions %v", got.Status.Conditions)
+	})
+}
