@@ -114,6 +114,7 @@ test-smoke: components
 	hack/smoke.sh $(SMOKE_PARALLEL) \
 	  $(foreach v,$(SMOKE_MULTIKUEUE_VERSIONS),'MultiKueue e2e with Trainer $(v) (its full controller on the manager)|E2E_TRAINER_VERSION=$(v)|-timeout 30m ./test/e2e/multikueue/') \
 	  'recovery-timeout eviction e2e (Trainer $(TRAINER_VERSION))||-timeout 20m ./test/e2e/recovery/' \
+	  'switch from Kueue'"'"'s built-in TrainJob integration and back e2e (Kueue v0.19.2, Trainer v2.3.0)||-timeout 20m ./test/e2e/switchover/' \
 	  'preemption-cost e2e (Trainer v2.3.0, Kueue PriorityBoost on)||-timeout 20m -run $(SMOKE_PREEMPTION_COST_TESTS) ./test/e2e/preemptioncost/' \
 	  'reliability smoke (Trainer $(TRAINER_VERSION))||-timeout 20m -parallel $(RELIABILITY_PARALLEL) -run $(RELIABILITY_SMOKE_TESTS) ./test/reliability/' \
 	  'as-deployed smoke||-timeout 30m -run $(DEPLOYED_SMOKE_TESTS) ./test/e2e/deployed/' \

@@ -10,6 +10,10 @@ const (
 	ReasonInvalidRuntime       = runtimesource.ReasonInvalidRuntime
 	ReasonInjected             = "Injected"
 	ReasonRestored             = "Restored"
+	// ReasonHandedBack: standing by for Kueue's built-in integration, we
+	// removed our entries from a stopped job (and gave it the runtime
+	// patch that integration needs), so it can start the job again.
+	ReasonHandedBack = "HandedBack"
 	ReasonNodeSelectorConflict = "NodeSelectorConflict"
 	ReasonTopologyUnsupported  = "TopologyUnsupported"
 	// ReasonSharedOverrideConflict: on Trainer v2.0, one user entry of

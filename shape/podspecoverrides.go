@@ -375,6 +375,13 @@ func SharedEntryConflict(job *trainjob.TrainJob, want []Injection) (string, []st
 	return "", nil
 }
 
+// HandBack: Kueue's in-tree integration never served Trainer v2.0: our
+// entries alone go, as at a stop.
+func (s PodSpecOverrides) HandBack(job *trainjob.TrainJob) []Op { return s.Restore(job) }
+
+// MarkForBuiltIn: no in-tree integration serves Trainer v2.0.
+func (PodSpecOverrides) MarkForBuiltIn(*trainjob.TrainJob) {}
+
 // InTreeMarked: Kueue's in-tree integration never wrote v2.0's field.
 func (PodSpecOverrides) InTreeMarked(*trainjob.TrainJob) []string { return nil }
 

@@ -127,6 +127,24 @@ func (PodTemplateOverrides) Restore(job *trainjob.TrainJob) []Op {
 	return removeAll(overridesPath, idx, len(list))
 }
 
+// HandBack removes our entries alone: Kueue v0.16's in-tree integration
+// replaces its own (kueue.x-k8s.io/podset-labelled) entries at every start
+// and needs no marker, but would leave ours, with a former admission's
+// flavor, to be applied after its own.
+func (PodTemplateOverrides) HandBack(job *trainjob.TrainJob) []Op {
+	list := job.Spec.PodTemplateOverrides
+	var idx []int
+	for i := range list {
+		if owned(&list[i]) {
+			idx = append(idx, i)
+		}
+	}
+	return removeAll(overridesPath, idx, len(list))
+}
+
+// MarkForBuiltIn: Kueue v0.16's in-tree integration needs no marker.
+func (PodTemplateOverrides) MarkForBuiltIn(*trainjob.TrainJob) {}
+
 func (PodTemplateOverrides) Tampered(old, job *trainjob.TrainJob) []string {
 	var before, after []int
 	if old != nil {

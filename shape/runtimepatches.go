@@ -103,27 +103,75 @@ func (RuntimePatches) Injected(job *trainjob.TrainJob) bool {
 func (s RuntimePatches) Inject(job *trainjob.TrainJob, want []Injection) []Op {
 	entry := renderPatch(want)
 	list := job.Spec.RuntimePatches
-	foreign := slices.ContainsFunc(list, func(p trainjob.RuntimePatch) bool { return p.Manager == InTreeManager })
+	foreign := slices.ContainsFunc(list, func(p trainjob.RuntimePatch) bool { return p.Manager == InTreeManager && injectedPatch(&p) })
 	if n := len(list); !foreign && n > 0 && list[n-1].Manager == OurManager && samePatch(&list[n-1], &entry) &&
 		slices.IndexFunc(list, func(p trainjob.RuntimePatch) bool { return p.Manager == OurManager }) == n-1 {
 		return nil
 	}
 	ops := s.Restore(job)
-	if len(list) == 0 || len(ops) == 1 && ops[0].Path == patchesPath {
+	if len(list) == 0 || len(ops) > 0 && ops[len(ops)-1].Op == "remove" && ops[len(ops)-1].Path == patchesPath {
 		return append(ops, Op{Op: "add", Path: patchesPath, Value: []trainjob.RuntimePatch{entry}})
 	}
 	return append(ops, Op{Op: "add", Path: patchesPath + "/-", Value: entry})
 }
 
+// Restore removes our runtime patch and empties Kueue's in-tree one (a
+// switch from that integration leaves it filled on the jobs it started):
+// the empty entry is what that integration needs to start and stop the job
+// again after a switch back, and it patches nothing.
 func (RuntimePatches) Restore(job *trainjob.TrainJob) []Op {
 	list := job.Spec.RuntimePatches
-	var idx []int
+	var ops []Op
+	var ours []int
 	for i := range list {
-		if injectedPatch(&list[i]) {
-			idx = append(idx, i)
+		switch p := &list[i]; {
+		case p.Manager == OurManager:
+			ours = append(ours, i)
+		case injectedPatch(p):
+			ops = append(ops, Op{Op: "replace", Path: fmt.Sprintf("%s/%d", patchesPath, i), Value: emptyInTreePatch()})
 		}
 	}
-	return removeAll(patchesPath, idx, len(list))
+	return append(ops, removeAll(patchesPath, ours, len(list))...)
+}
+
+// HandBack removes our runtime patch alone, and adds Kueue's empty one
+// where missing.
+func (RuntimePatches) HandBack(job *trainjob.TrainJob) []Op {
+	list := job.Spec.RuntimePatches
+	var ours []int
+	for i := range list {
+		if list[i].Manager == OurManager {
+			ours = append(ours, i)
+		}
+	}
+	ops := removeAll(patchesPath, ours, len(list))
+	if hasInTreePatch(list) || len(list)-len(ours) >= MaxRuntimePatches-1 {
+		return ops
+	}
+	if len(ops) == 1 && ops[0].Path == patchesPath || len(list) == 0 {
+		return append(ops, Op{Op: "add", Path: patchesPath, Value: []trainjob.RuntimePatch{emptyInTreePatch()}})
+	}
+	return append(ops, Op{Op: "add", Path: patchesPath + "/-", Value: emptyInTreePatch()})
+}
+
+// MarkForBuiltIn adds Kueue's empty runtime patch, as its own webhook does
+// at create, where there is room for it beside the user's and ours.
+func (RuntimePatches) MarkForBuiltIn(job *trainjob.TrainJob) {
+	list := job.Spec.RuntimePatches
+	if hasInTreePatch(list) || len(list) >= MaxRuntimePatches-1 {
+		return
+	}
+	job.Spec.RuntimePatches = append(list, emptyInTreePatch())
+}
+
+func hasInTreePatch(list []trainjob.RuntimePatch) bool {
+	return slices.ContainsFunc(list, func(p trainjob.RuntimePatch) bool { return p.Manager == InTreeManager })
+}
+
+// emptyInTreePatch is the entry Kueue v0.17+'s webhook adds at create for
+// its reconciler to fill at admission.
+func emptyInTreePatch() trainjob.RuntimePatch {
+	return trainjob.RuntimePatch{Manager: InTreeManager, TrainingRuntimeSpec: &runtime.RawExtension{Raw: []byte(`{"template":{"spec":{}}}`)}}
 }
 
 func (RuntimePatches) Tampered(old, job *trainjob.TrainJob) []string {
@@ -202,21 +250,29 @@ func emptyPatch(p *trainjob.RuntimePatch) bool {
 const MaxRuntimePatches = 16
 
 func (RuntimePatches) Full(job *trainjob.TrainJob) string {
-	users := 0
+	users, kueue := 0, 0
 	for i := range job.Spec.RuntimePatches {
-		if !injectedPatch(&job.Spec.RuntimePatches[i]) {
+		switch job.Spec.RuntimePatches[i].Manager {
+		case OurManager:
+		case InTreeManager:
+			// Kept, emptied, at our admission (Restore).
+			kueue++
+		default:
 			users++
 		}
 	}
-	if users < MaxRuntimePatches {
+	if users+kueue < MaxRuntimePatches {
 		return ""
 	}
-	return fmt.Sprintf("the job has %d runtime patches of its own and Trainer takes at most %d, so the one trainjob-kueue adds at admission (to place the pods on their flavor) would be refused and the job could never start: merge patches until at most %d are left",
-		users, MaxRuntimePatches, MaxRuntimePatches-1)
+	return fmt.Sprintf("the job has %d runtime patches of its own%s and Trainer takes at most %d, so the one trainjob-kueue adds at admission (to place the pods on their flavor) would be refused and the job could never start: merge patches until at most %d are left",
+		users, map[bool]string{true: " besides Kueue's (" + InTreeManager + ")"}[kueue > 0], MaxRuntimePatches, MaxRuntimePatches-1-kueue)
 }
 
+// injectedPatch: our patch, or Kueue in-tree's holding what an admission
+// of that integration wrote. Its empty entry is no admission's: it stays
+// (Restore) and counts against Trainer's limit as the user's do (Full).
 func injectedPatch(p *trainjob.RuntimePatch) bool {
-	return p.Manager == OurManager || p.Manager == InTreeManager
+	return p.Manager == OurManager || p.Manager == InTreeManager && !emptyPatch(p)
 }
 
 // renderPatch is our runtime patch for an admission.

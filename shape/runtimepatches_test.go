@@ -44,11 +44,14 @@ func TestRuntimePatchesInjectsOneEntryUnderOurManager(t *testing.T) {
 	inTree := patchFor(shape.InTreeManager, "node", `{"spec":{"nodeSelector":{"flavor":"old"}}}`)
 	j := jobWithPatches(user, inTree)
 	got := applyTo(t, j, rp.Inject(j, admission()))
-	if n := len(got.Spec.RuntimePatches); n != 2 {
-		t.Fatalf("want the user's patch and ours (the in-tree one cleaned up), got %d", n)
+	if n := len(got.Spec.RuntimePatches); n != 3 {
+		t.Fatalf("want the user's patch, the in-tree one emptied and ours, got %d", n)
 	}
-	if got.Spec.RuntimePatches[0].Manager != "platform-team" || got.Spec.RuntimePatches[1].Manager != shape.OurManager {
-		t.Fatalf("managers %q, %q", got.Spec.RuntimePatches[0].Manager, got.Spec.RuntimePatches[1].Manager)
+	if got.Spec.RuntimePatches[0].Manager != "platform-team" || got.Spec.RuntimePatches[1].Manager != shape.InTreeManager || got.Spec.RuntimePatches[2].Manager != shape.OurManager {
+		t.Fatalf("managers %q, %q, %q", got.Spec.RuntimePatches[0].Manager, got.Spec.RuntimePatches[1].Manager, got.Spec.RuntimePatches[2].Manager)
+	}
+	if raw := string(got.Spec.RuntimePatches[1].TrainingRuntimeSpec.Raw); raw != `{"template":{"spec":{}}}` {
+		t.Errorf("the in-tree patch after our admission is %s, want it empty (kept for a switch back)", raw)
 	}
 	// What Trainer will merge into the node job's pod template.
 	tmpl := corev1.PodTemplateSpec{Spec: corev1.PodSpec{NodeSelector: map[string]string{"base": "x"}}}
@@ -59,13 +62,13 @@ func TestRuntimePatchesInjectsOneEntryUnderOurManager(t *testing.T) {
 		t.Errorf("user patches applied (ours and in-tree's skipped) (-want +got):\n%s", diff)
 	}
 	var body map[string]any
-	if err := json.Unmarshal(got.Spec.RuntimePatches[1].TrainingRuntimeSpec.Raw, &body); err != nil {
+	if err := json.Unmarshal(got.Spec.RuntimePatches[2].TrainingRuntimeSpec.Raw, &body); err != nil {
 		t.Fatal(err)
 	}
 	node := body["template"].(map[string]any)["spec"].(map[string]any)["replicatedJobs"].([]any)[0].(map[string]any)
 	pod := node["template"].(map[string]any)["spec"].(map[string]any)["template"].(map[string]any)
 	if node["name"] != "node" || pod["spec"].(map[string]any)["nodeSelector"].(map[string]any)["pool"] != "a100" {
-		t.Errorf("our patch %s", got.Spec.RuntimePatches[1].TrainingRuntimeSpec.Raw)
+		t.Errorf("our patch %s", got.Spec.RuntimePatches[2].TrainingRuntimeSpec.Raw)
 	}
 	if labels := pod["metadata"].(map[string]any)["labels"].(map[string]any); labels[shape.OwnedLabel] != "true" {
 		t.Errorf("pods of our patch should carry %s: %v", shape.OwnedLabel, labels)
@@ -74,7 +77,8 @@ func TestRuntimePatchesInjectsOneEntryUnderOurManager(t *testing.T) {
 		t.Errorf("same admission again: %v", ops)
 	}
 	restored := applyTo(t, got, rp.Restore(got))
-	if diff := cmp.Diff([]trainjob.RuntimePatch{user}, restored.Spec.RuntimePatches, cmp.Comparer(func(a, b runtime.RawExtension) bool { return string(a.Raw) == string(b.Raw) })); diff != "" {
+	emptyInTree := trainjob.RuntimePatch{Manager: shape.InTreeManager, TrainingRuntimeSpec: &runtime.RawExtension{Raw: []byte(`{"template":{"spec":{}}}`)}}
+	if diff := cmp.Diff([]trainjob.RuntimePatch{user, emptyInTree}, restored.Spec.RuntimePatches, cmp.Comparer(func(a, b runtime.RawExtension) bool { return string(a.Raw) == string(b.Raw) })); diff != "" {
 		t.Errorf("restored (-want +got):\n%s", diff)
 	}
 }
@@ -108,6 +112,7 @@ func TestRuntimePatchesFull(t *testing.T) {
 	}
 	ours := patchFor(shape.OurManager, "node", `{"spec":{"nodeSelector":{"pool":"gpu"}}}`)
 	inTree := patchFor(shape.InTreeManager, "node", `{"spec":{"nodeSelector":{"pool":"gpu"}}}`)
+	emptyInTree := trainjob.RuntimePatch{Manager: shape.InTreeManager, TrainingRuntimeSpec: &runtime.RawExtension{Raw: []byte(`{"template":{"spec":{}}}`)}}
 	cases := map[string]struct {
 		patches []trainjob.RuntimePatch
 		full    bool
@@ -117,7 +122,10 @@ func TestRuntimePatchesFull(t *testing.T) {
 		"15 of the user's and ours (admitted)": {patches: append(users(15), ours)},
 		"16 of the user's":                     {patches: users(16), full: true},
 		"16 of the user's and the in-tree one": {patches: append(users(16), inTree), full: true},
-		"the in-tree entry is not the user's":  {patches: append(users(15), inTree)},
+		// Kept, emptied, at our admission, for a switch back.
+		"the in-tree entry takes a place":         {patches: append(users(15), inTree), full: true},
+		"14 of the user's and the in-tree one":    {patches: append(users(14), inTree)},
+		"14 of the user's and the in-tree marker": {patches: append(users(14), emptyInTree)},
 	}
 	for name, tc := range cases {
 		t.Run(name, func(t *testing.T) {
@@ -126,7 +134,7 @@ func TestRuntimePatchesFull(t *testing.T) {
 				t.Fatalf("Full = %q, want full %v", msg, tc.full)
 			}
 			if tc.full {
-				for _, want := range []string{"16", "at most 15"} {
+				for _, want := range []string{"16", "at most 1"} {
 					if !strings.Contains(msg, want) {
 						t.Errorf("message %q does not say %q", msg, want)
 					}

@@ -76,6 +76,19 @@ type Shape interface {
 	// of Kueue's in-tree TrainJob integration, which it writes at admission
 	// and which are removed at every admission as an integration's.
 	InTreeMarked(job *trainjob.TrainJob) []string
+	// HandBack returns the operations that hand a stopped job back to
+	// Kueue's built-in TrainJob integration: our entries removed, that
+	// integration's left as they are (it may be filling them this
+	// moment), and the marker it needs to start or stop the job added
+	// where missing (MarkForBuiltIn); nil when there is nothing to do.
+	HandBack(job *trainjob.TrainJob) []Op
+	// MarkForBuiltIn adds to a new job what Kueue's built-in TrainJob
+	// integration needs to start and stop it (Kueue v0.17+'s webhook adds
+	// an empty runtime patch of its manager at create, and its reconciler
+	// fails on a job without one), so the job stays runnable by either
+	// integration across a switch. It does nothing where that integration
+	// needs nothing, or where the list has no room for it.
+	MarkForBuiltIn(job *trainjob.TrainJob)
 	// Full says why the override list has no room left for the entry an
 	// admission adds, so the API server would refuse the injection and the
 	// job could never start; "" when there is room.

@@ -80,6 +80,9 @@ func (w *Webhook) Default(ctx context.Context, obj *trainjob.TrainJob) error {
 	}
 	if suspend {
 		job.Suspend()
+		// As Kueue's own webhook does: the job stays runnable by Kueue's
+		// built-in integration should the cluster switch back to it.
+		w.opts.Shape.MarkForBuiltIn(&job.TrainJob)
 	}
 	job.TrainJob.DeepCopyInto(obj)
 	return nil

@@ -313,11 +313,14 @@ const builtInCheckInterval = 10 * time.Second
 
 // setup registers the integration, the priority boost of preemption-cost
 // policies and, unless disabled, the webhook; while Kueue runs its
-// built-in TrainJob integration, the webhook alone (standby): a queued
-// TrainJob is suspended whichever integration runs it, so none starts
-// unqueued while the two hand over.
+// built-in TrainJob integration, the webhook and the hand-back of stopped
+// jobs alone (standby): a queued TrainJob is suspended whichever
+// integration runs it, so none starts unqueued while the two hand over.
 func setup(ctx context.Context, mgr ctrl.Manager, opts integration.Options, withWebhook bool) error {
 	if opts.BuiltInTrainJob {
+		if err := integration.SetupHandBack(mgr, opts); err != nil {
+			return fmt.Errorf("setting up the hand-back to Kueue's built-in integration: %w", err)
+		}
 		if !withWebhook {
 			return nil
 		}

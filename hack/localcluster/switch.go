@@ -2,17 +2,21 @@ package localcluster
 
 import (
 	"context"
+	"encoding/json"
 	"fmt"
 	"io"
 	"os"
 	"path/filepath"
+	"strings"
 	"time"
 
 	admissionregistrationv1 "k8s.io/api/admissionregistration/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/runtime"
 	utilruntime "k8s.io/apimachinery/pkg/util/runtime"
 
+	"github.com/trainjob-kueue/trainjob-kueue/names"
 	"github.com/trainjob-kueue/trainjob-kueue/test/poll"
 )
 
@@ -27,7 +31,9 @@ import (
 //
 // to intree: Kueue's configuration turns the built-in integration on;
 // trainjob-kueue sees it and restarts standing by; Kueue restarts with
-// its integration; trainjob-kueue stops and its webhooks go.
+// its integration; trainjob-kueue stops and its webhooks go, once no
+// unfinished job carries its entries (until then it stands by and hands
+// the jobs Kueue stops back; switch again to stop it).
 //
 // root is the checkout trainjob-kueue is built from.
 func (c *Cluster) Switch(ctx context.Context, root, to string, progress io.Writer) error {
@@ -42,7 +48,7 @@ func (c *Cluster) Switch(ctx context.Context, root, to string, progress io.Write
 		return fmt.Errorf("INTEGRATION=%q: switch to ours or intree", to)
 	case c.state.Settings.MultiKueue != "":
 		return fmt.Errorf("cluster %s is part of a MultiKueue set-up: switch its clusters one by one is not supported here", c.Dir)
-	case from == to && (to == IntegrationInTree || c.Running("trainjob-kueue")):
+	case from == to && (to == IntegrationOurs) == c.Running("trainjob-kueue"):
 		say("the cluster already runs %s", to)
 		return nil
 	}
@@ -85,26 +91,77 @@ func (c *Cluster) switchToOurs(ctx context.Context, root string, cfg kueueConfig
 }
 
 func (c *Cluster) switchToInTree(ctx context.Context, root string, cfg kueueConfig, say func(string, ...any)) error {
-	say("turning Kueue's built-in TrainJob integration on; trainjob-kueue stands by")
-	cfg.setIntegration(IntegrationInTree)
-	if err := cfg.write(kueueConfigPath(c.Dir)); err != nil {
-		return err
-	}
-	if c.Running("trainjob-kueue") {
-		if err := c.modeChanged(ctx); err != nil {
+	if cfg.integration() != IntegrationInTree {
+		say("turning Kueue's built-in TrainJob integration on; trainjob-kueue stands by")
+		cfg.setIntegration(IntegrationInTree)
+		if err := cfg.write(kueueConfigPath(c.Dir)); err != nil {
+			return err
+		}
+		if c.Running("trainjob-kueue") {
+			if err := c.modeChanged(ctx); err != nil {
+				return err
+			}
+		}
+		say("restarting Kueue with its built-in integration")
+		if err := c.restartGracefully(ctx, "kueue"); err != nil {
 			return err
 		}
 	}
-	say("restarting Kueue with its built-in integration")
-	if err := c.restartGracefully(ctx, "kueue"); err != nil {
+	c.state.Settings.Integration = IntegrationInTree
+	if err := c.state.write(c.Dir); err != nil {
 		return err
+	}
+	carrying, err := c.carryingOurEntries(ctx)
+	if err != nil {
+		return err
+	}
+	if len(carrying) > 0 {
+		// Should Kueue stop one of them, trainjob-kueue's entries must go
+		// before Kueue starts it again: that is the standby's hand-back.
+		say("trainjob-kueue stays standing by: unfinished TrainJobs it started still carry its entries (%s); switch to intree again once they finished or were stopped", strings.Join(carrying, ", "))
+		return nil
 	}
 	say("stopping trainjob-kueue and removing its webhooks")
-	if err := c.stopOurs(ctx, root); err != nil {
-		return err
+	return c.stopOurs(ctx, root)
+}
+
+// carryingOurEntries names the unfinished TrainJobs whose overrides hold
+// entries trainjob-kueue injected.
+func (c *Cluster) carryingOurEntries(ctx context.Context) ([]string, error) {
+	admin, err := c.Client(runtime.NewScheme())
+	if err != nil {
+		return nil, err
 	}
-	c.state.Settings.Integration = IntegrationInTree
-	return c.state.write(c.Dir)
+	jobs := &unstructured.UnstructuredList{}
+	jobs.SetAPIVersion("trainer.kubeflow.org/v1alpha1")
+	jobs.SetKind("TrainJobList")
+	if err := admin.List(ctx, jobs); err != nil {
+		return nil, fmt.Errorf("listing TrainJobs: %w", err)
+	}
+	var out []string
+	for _, j := range jobs.Items {
+		if finished(&j) {
+			continue
+		}
+		spec, _ := j.Object["spec"].(map[string]any)
+		data, _ := json.Marshal(spec)
+		if strings.Contains(string(data), names.RuntimePatchManager) || strings.Contains(string(data), names.OwnedLabel) || j.GetAnnotations()[names.InjectedAnnotation] != "" {
+			out = append(out, j.GetNamespace()+"/"+j.GetName())
+		}
+	}
+	return out, nil
+}
+
+// finished: the TrainJob's Complete or Failed condition is true.
+func finished(j *unstructured.Unstructured) bool {
+	conditions, _, _ := unstructured.NestedSlice(j.Object, "status", "conditions")
+	for _, c := range conditions {
+		m, _ := c.(map[string]any)
+		if (m["type"] == "Complete" || m["type"] == "Failed") && m["status"] == "True" {
+			return true
+		}
+	}
+	return false
 }
 
 // modeChanged waits for trainjob-kueue to stop on seeing Kueue's

@@ -29,15 +29,36 @@ import (
 // JobSets and Workloads; the queued ones keep their Workloads and are
 // admitted in the order they had; every job completes once; no
 // ClusterQueue is ever over its quota and no job has two Workloads; every
-// job created during the switch was queued, none started unqueued.
-func TestASwitchFromTheBuiltInIntegrationRestartsNoJob(t *testing.T) {
+// job created during the switch was queued, none started unqueued. Then
+// the same jobs under trainjob-kueue, and the switch back: Kueue's
+// integration takes them over as they are, and starts the queued ones
+// trainjob-kueue's webhook marked for it.
+func TestASwitchFromTheBuiltInIntegrationAndBackRestartsNoJob(t *testing.T) {
+	t.Run("to ours", func(t *testing.T) { switchWithJobsInFlight(t, localcluster.IntegrationOurs) })
+	if t.Failed() {
+		return
+	}
+	t.Run("back to intree", func(t *testing.T) {
+		switchWithJobsInFlight(t, localcluster.IntegrationInTree)
+		// Every job it started has finished: nothing of ours is left to
+		// hand back, so the switch again stops trainjob-kueue.
+		if err := cluster.Switch(ctx, root, localcluster.IntegrationInTree, os.Stderr); err != nil {
+			t.Fatal(err)
+		}
+		if cluster.Running("trainjob-kueue") {
+			t.Error("trainjob-kueue still runs after the way back, with no job of its own left")
+		}
+	})
+}
+
+func switchWithJobsInFlight(t *testing.T, to string) {
 	ns, lq := fixtures.NamespaceWithQueue(t, ctx, k8s, "switch", 2, 4)
 	fixtures.Create(t, ctx, k8s,
 		fixtures.TrainingRuntime(ns, "init", fixtures.TorchPolicy(1),
 			fixtures.Role{Name: "dataset-initializer", Ancestor: "dataset-initializer", Requests: fixtures.CPUs("1"), Annotations: fixtures.RunFor(time.Second)},
-			fixtures.Role{Name: "node", Ancestor: "trainer", Requests: fixtures.GPUs(4), DependsOn: []string{"dataset-initializer"}, Annotations: fixtures.RunFor(150 * time.Second)}),
+			fixtures.Role{Name: "node", Ancestor: "trainer", Requests: fixtures.GPUs(4), DependsOn: []string{"dataset-initializer"}, Annotations: fixtures.RunFor(runFor)}),
 		fixtures.TrainingRuntime(ns, "long", fixtures.TorchPolicy(1),
-			fixtures.Role{Name: "node", Ancestor: "trainer", Requests: fixtures.GPUs(4), Annotations: fixtures.RunFor(150 * time.Second)}),
+			fixtures.Role{Name: "node", Ancestor: "trainer", Requests: fixtures.GPUs(4), Annotations: fixtures.RunFor(runFor)}),
 		fixtures.TrainingRuntime(ns, "short", fixtures.TorchPolicy(1),
 			fixtures.Role{Name: "node", Ancestor: "trainer", Requests: fixtures.GPUs(4), Annotations: fixtures.RunFor(3 * time.Second)}))
 
@@ -67,12 +88,12 @@ func TestASwitchFromTheBuiltInIntegrationRestartsNoJob(t *testing.T) {
 	wg.Add(2)
 	go func() { defer wg.Done(); created = createThroughout(t, ns, stop) }()
 	go func() { defer wg.Done(); watchErr = watchInvariants(ns, all, stop) }()
-	err := cluster.Switch(ctx, root, localcluster.IntegrationOurs, os.Stderr)
+	err := cluster.Switch(ctx, root, to, os.Stderr)
 	time.Sleep(5 * time.Second) // jobs created after the switch, too
 	close(stop)
 	wg.Wait()
 	if err != nil {
-		t.Fatalf("switching to ours: %v", err)
+		t.Fatalf("switching to %s: %v", to, err)
 	}
 	if watchErr != nil {
 		t.Error(watchErr)
@@ -104,6 +125,9 @@ func TestASwitchFromTheBuiltInIntegrationRestartsNoJob(t *testing.T) {
 	}
 	neverStarted(t, ns, created)
 }
+
+// runFor: the running jobs outlast the switch.
+const runFor = 120 * time.Second
 
 // state is what a switch must keep of a job.
 type state struct {

@@ -1,0 +1,80 @@
+package integration
+
+import (
+	"context"
+	"fmt"
+
+	"k8s.io/utils/ptr"
+	ctrl "sigs.k8s.io/controller-runtime"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+	"sigs.k8s.io/kueue/pkg/controller/constants"
+
+	"github.com/trainjob-kueue/trainjob-kueue/shape"
+	"github.com/trainjob-kueue/trainjob-kueue/trainjob"
+)
+
+// handBack runs while we stand by for Kueue's built-in TrainJob
+// integration (a switch back to it): a queued job that integration stopped
+// after we had started it still carries our entries, with the placement of
+// our admission, which Trainer would apply after that integration's own at
+// its next start. Once the job is suspended and its pods are gone (Trainer
+// takes override changes only then), our entries go and the marker that
+// integration needs to start and stop the job is added where missing
+// (shape.HandBack); Kueue's own entries are never touched.
+type handBack struct {
+	deps *deps
+}
+
+// SetupHandBack registers the hand-back of stopped jobs, for a manager that
+// stands by (Options.BuiltInTrainJob). It is the only writer then.
+func SetupHandBack(mgr ctrl.Manager, opts Options) error {
+	if opts.Recorder == nil {
+		r, err := NewEventRecorder(mgr)
+		if err != nil {
+			return err
+		}
+		opts.Recorder = r
+	}
+	return ctrl.NewControllerManagedBy(mgr).
+		Named("trainjob-hand-back").
+		For(&trainjob.TrainJob{}).
+		Complete(&handBack{deps: newDeps(mgr.GetClient(), mgr.GetAPIReader(), opts.Recorder, opts)})
+}
+
+func (h *handBack) Reconcile(ctx context.Context, req ctrl.Request) (ctrl.Result, error) {
+	job := &trainjob.TrainJob{}
+	if err := h.deps.client.Get(ctx, req.NamespacedName, job); err != nil {
+		return ctrl.Result{}, client.IgnoreNotFound(err)
+	}
+	if !handedBack(job) || h.deps.opts.Shape.HandBack(job) == nil {
+		return ctrl.Result{}, nil
+	}
+	done, err := patchGuarded(ctx, h.deps.client, h.deps.apiReader, job, func(j *trainjob.TrainJob) []shape.Op {
+		if !handedBack(j) {
+			return nil
+		}
+		return h.deps.opts.Shape.HandBack(j)
+	})
+	if err != nil {
+		return ctrl.Result{}, fmt.Errorf("handing TrainJob %s back to Kueue's built-in integration: %w", req, err)
+	}
+	if done {
+		h.deps.speak(job, normal(ReasonHandedBack, actionStop,
+			"Kueue runs its built-in TrainJob integration: removed trainjob-kueue's entries from "+h.deps.caps.Field+" of this stopped job, so that integration can start it again"))
+	}
+	return ctrl.Result{}, nil
+}
+
+// handedBack: a job Kueue's built-in integration runs (it has a queue
+// name and is not MultiKueue's), stopped, its child Jobs drained.
+func handedBack(job *trainjob.TrainJob) bool {
+	if !job.Suspended() || job.Labels[constants.QueueLabel] == "" || job.Runner() != trainjob.RunLocally {
+		return false
+	}
+	for _, s := range job.Status.JobsStatus {
+		if ptr.Deref(s.Active, 0) > 0 {
+			return false
+		}
+	}
+	return true
+}

@@ -1,0 +1,71 @@
+package integration
+
+import (
+	"testing"
+
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/runtime"
+	"k8s.io/client-go/tools/events"
+	"k8s.io/utils/ptr"
+	ctrl "sigs.k8s.io/controller-runtime"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+	"sigs.k8s.io/controller-runtime/pkg/client/fake"
+	"sigs.k8s.io/kueue/pkg/controller/constants"
+
+	trainer "github.com/kubeflow/trainer/v2/pkg/apis/trainer/v1alpha1"
+	"github.com/trainjob-kueue/trainjob-kueue/podsets"
+	"github.com/trainjob-kueue/trainjob-kueue/shape"
+	"github.com/trainjob-kueue/trainjob-kueue/trainjob"
+)
+
+// Standing by for Kueue's built-in integration, a job it stopped loses our
+// entries and gains that integration's marker; a running job, one whose
+// pods still run, one out of Kueue and one MultiKueue runs are left alone.
+func TestHandBackRemovesOurEntriesFromStoppedJobsAlone(t *testing.T) {
+	v23 := shape.RuntimePatches{UnsuspendsInOnePatch: true, Release: podsets.Rules{RuntimeSnapshot: true}}
+	ours := trainjob.RuntimePatch{Manager: shape.OurManager, TrainingRuntimeSpec: &runtime.RawExtension{Raw: []byte(`{"template":{"spec":{"replicatedJobs":[{"name":"node","template":{"spec":{"template":{"spec":{"nodeSelector":{"pool":"a"}}}}}}]}}}`)}}
+	job := func(name string, edit func(*trainjob.TrainJob)) *trainjob.TrainJob {
+		j := &trainjob.TrainJob{ObjectMeta: metav1.ObjectMeta{Namespace: "team", Name: name, Labels: map[string]string{constants.QueueLabel: "lq"}}}
+		j.Spec.Suspend = ptr.To(true)
+		j.Spec.RuntimePatches = []trainjob.RuntimePatch{ours}
+		if edit != nil {
+			edit(j)
+		}
+		return j
+	}
+	for name, tc := range map[string]struct {
+		job      *trainjob.TrainJob
+		managers []string
+	}{
+		"stopped": {job: job("stopped", nil), managers: []string{shape.InTreeManager}},
+		"running": {job: job("running", func(j *trainjob.TrainJob) { j.Spec.Suspend = ptr.To(false) }), managers: []string{shape.OurManager}},
+		"pods still running": {job: job("draining", func(j *trainjob.TrainJob) {
+			j.Status.JobsStatus = []trainer.JobStatus{{Name: "node", Active: ptr.To[int32](1)}}
+		}), managers: []string{shape.OurManager}},
+		"out of Kueue": {job: job("unqueued", func(j *trainjob.TrainJob) { j.Labels = nil }), managers: []string{shape.OurManager}},
+		"MultiKueue's": {job: job("dispatched", func(j *trainjob.TrainJob) { j.Spec.ManagedBy = ptr.To(trainjob.MultiKueueControllerName) }), managers: []string{shape.OurManager}},
+	} {
+		t.Run(name, func(t *testing.T) {
+			c := fake.NewClientBuilder().WithScheme(NewScheme()).WithObjects(tc.job).WithStatusSubresource(&trainjob.TrainJob{}).Build()
+			rec := events.NewFakeRecorder(4)
+			h := &handBack{deps: newDeps(c, c, rec, Options{Shape: v23})}
+			if _, err := h.Reconcile(t.Context(), ctrl.Request{NamespacedName: client.ObjectKeyFromObject(tc.job)}); err != nil {
+				t.Fatal(err)
+			}
+			got := &trainjob.TrainJob{}
+			if err := c.Get(t.Context(), client.ObjectKeyFromObject(tc.job), got); err != nil {
+				t.Fatal(err)
+			}
+			var managers []string
+			for _, p := range got.Spec.RuntimePatches {
+				managers = append(managers, p.Manager)
+			}
+			if len(managers) != len(tc.managers) || managers[0] != tc.managers[0] {
+				t.Errorf("runtime patches of %v, want %v", managers, tc.managers)
+			}
+			if handed := len(rec.Events) > 0; handed != (tc.managers[0] == shape.InTreeManager) {
+				t.Errorf("HandedBack event: %v", handed)
+			}
+		})
+	}
+}

@@ -1,0 +1,54 @@
+package webhook
+
+import (
+	"testing"
+
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/utils/ptr"
+	"sigs.k8s.io/controller-runtime/pkg/client/fake"
+
+	trainer "github.com/kubeflow/trainer/v2/pkg/apis/trainer/v1alpha1"
+	"github.com/trainjob-kueue/trainjob-kueue/integration"
+	"github.com/trainjob-kueue/trainjob-kueue/podsets"
+	"github.com/trainjob-kueue/trainjob-kueue/shape"
+	"github.com/trainjob-kueue/trainjob-kueue/trainjob"
+)
+
+// A queued job is suspended and, on Trainer v2.2+, given the empty runtime
+// patch Kueue's own webhook gives it, so Kueue's built-in integration can
+// still start it after a switch back; a job out of Kueue is left alone.
+func TestDefaultSuspendsAQueuedJobAndKeepsItRunnableByKueuesIntegration(t *testing.T) {
+	v23 := shape.RuntimePatches{UnsuspendsInOnePatch: true, Release: podsets.Rules{RuntimeSnapshot: true}}
+	for name, tc := range map[string]struct {
+		shape       shape.Shape
+		queue       string
+		wantSuspend bool
+		wantPatches []string
+	}{
+		"queued, Trainer v2.3":     {shape: v23, queue: "lq", wantSuspend: true, wantPatches: []string{shape.InTreeManager}},
+		"not queued, Trainer v2.3": {shape: v23},
+		"queued, Trainer v2.1":     {shape: shape.PodTemplateOverrides{}, queue: "lq", wantSuspend: true},
+	} {
+		t.Run(name, func(t *testing.T) {
+			w := &Webhook{client: fake.NewClientBuilder().WithScheme(integration.NewScheme()).Build(), opts: integration.Options{Shape: tc.shape}}
+			job := &trainjob.TrainJob{ObjectMeta: metav1.ObjectMeta{Namespace: "team", Name: "j"}}
+			job.Spec.RuntimeRef = trainer.RuntimeRef{Name: "torch", Kind: ptr.To(trainer.TrainingRuntimeKind)}
+			if tc.queue != "" {
+				job.Labels = map[string]string{"kueue.x-k8s.io/queue-name": tc.queue}
+			}
+			if err := w.Default(t.Context(), job); err != nil {
+				t.Fatal(err)
+			}
+			if got := job.Spec.Suspend != nil && *job.Spec.Suspend; got != tc.wantSuspend {
+				t.Errorf("suspend = %v, want %v", got, tc.wantSuspend)
+			}
+			var managers []string
+			for _, p := range job.Spec.RuntimePatches {
+				managers = append(managers, p.Manager)
+			}
+			if len(managers) != len(tc.wantPatches) || len(managers) > 0 && managers[0] != tc.wantPatches[0] {
+				t.Errorf("runtime patches of %v, want %v", managers, tc.wantPatches)
+			}
+		})
+	}
+}
