@@ -69,3 +69,26 @@ func Discover(ctx context.Context, c client.Reader, kueueConfig string) (Facts, 
 	}
 	return f, nil
 }
+
+// ProjectionOf is what a read-only command needs to compute a job's
+// PodSets as the manager does: the installed Trainer's shape, and the
+// installed Workload CRD's defaults and PodSet limit.
+func ProjectionOf(ctx context.Context, c client.Reader) (shape.Shape, podsets.Options, error) {
+	s, err := trainerShape(ctx, c)
+	if err != nil {
+		return nil, podsets.Options{}, err
+	}
+	wl, err := workloadCRDOf(ctx, c)
+	if err != nil {
+		return nil, podsets.Options{}, err
+	}
+	release, err := KueueReleaseOf(wl)
+	if err != nil {
+		return nil, podsets.Options{}, err
+	}
+	d, err := workloadDefaulter(wl)
+	if err != nil {
+		return nil, podsets.Options{}, err
+	}
+	return s, podsets.Options{Defaulter: d, MaxPodSets: release.MaxPodSets}, nil
+}

@@ -5,15 +5,15 @@ import "github.com/trainjob-kueue/trainjob-kueue/runtimesource"
 // Reasons of the events we record on TrainJobs. Stable: users and alerts
 // match on them.
 const (
-	ReasonRuntimeNotFound      = runtimesource.ReasonRuntimeNotFound
-	ReasonUnsupportedRuntime   = runtimesource.ReasonUnsupportedRuntime
-	ReasonInvalidRuntime       = runtimesource.ReasonInvalidRuntime
-	ReasonInjected             = "Injected"
-	ReasonRestored             = "Restored"
+	ReasonRuntimeNotFound    = runtimesource.ReasonRuntimeNotFound
+	ReasonUnsupportedRuntime = runtimesource.ReasonUnsupportedRuntime
+	ReasonInvalidRuntime     = runtimesource.ReasonInvalidRuntime
+	ReasonInjected           = "Injected"
+	ReasonRestored           = "Restored"
 	// ReasonHandedBack: standing by for Kueue's built-in integration, we
 	// removed our entries from a stopped job (and gave it the runtime
 	// patch that integration needs), so it can start the job again.
-	ReasonHandedBack = "HandedBack"
+	ReasonHandedBack           = "HandedBack"
 	ReasonNodeSelectorConflict = "NodeSelectorConflict"
 	ReasonTopologyUnsupported  = "TopologyUnsupported"
 	// ReasonSharedOverrideConflict: on Trainer v2.0, one user entry of

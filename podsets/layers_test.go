@@ -15,7 +15,7 @@ var layers = [][]string{
 	{"quota", "shape"},
 	{"gang", "runtimesource", "discovery", "metrics"},
 	{"integration", "priorityboost"},
-	{"webhook", "explain", "overview"},
+	{"webhook", "explain", "overview", "migrate"},
 	{"cmd/trainjob-kueue/onepass"},
 	{"cmd/trainjob-kueue"},
 }

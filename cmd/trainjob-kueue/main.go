@@ -81,8 +81,11 @@ func main() {
 	if len(os.Args) > 1 && os.Args[1] == "list" {
 		os.Exit(listMain(os.Args[2:], os.Stdout, os.Stderr))
 	}
+	if len(os.Args) > 1 && os.Args[1] == "migrate" {
+		os.Exit(migrateMain(os.Args[2:], os.Stdout, os.Stderr))
+	}
 	if strings.HasPrefix(filepath.Base(os.Args[0]), "kubectl-") {
-		fmt.Fprintln(os.Stderr, "usage: kubectl trainjob-kueue explain NAMESPACE/NAME | -f FILE [-n NAMESPACE] [-o text|json|yaml]\n       kubectl trainjob-kueue list [-n NAMESPACE | -A] [-l SELECTOR] [-o wide|json|yaml] [--watch]")
+		fmt.Fprintln(os.Stderr, "usage: kubectl trainjob-kueue explain NAMESPACE/NAME | -f FILE [-n NAMESPACE] [-o text|json|yaml]\n       kubectl trainjob-kueue list [-n NAMESPACE | -A] [-l SELECTOR] [-o wide|json|yaml] [--watch]\n       kubectl trainjob-kueue migrate --check [-n NAMESPACE | -A]")
 		os.Exit(2)
 	}
 	var f flags

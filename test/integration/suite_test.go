@@ -62,9 +62,9 @@ import (
 
 	"github.com/trainjob-kueue/trainjob-kueue/cmd/trainjob-kueue/onepass"
 	"github.com/trainjob-kueue/trainjob-kueue/discovery"
+	"github.com/trainjob-kueue/trainjob-kueue/hack/localcluster"
 	"github.com/trainjob-kueue/trainjob-kueue/integration"
 	"github.com/trainjob-kueue/trainjob-kueue/test/fixtures"
-	"github.com/trainjob-kueue/trainjob-kueue/hack/localcluster"
 	"github.com/trainjob-kueue/trainjob-kueue/trainjob"
 )
 

@@ -25,11 +25,11 @@ import (
 	trainer "github.com/kubeflow/trainer/v2/pkg/apis/trainer/v1alpha1"
 
 	"github.com/trainjob-kueue/trainjob-kueue/gang"
+	"github.com/trainjob-kueue/trainjob-kueue/hack/localcluster"
 	"github.com/trainjob-kueue/trainjob-kueue/integration"
 	"github.com/trainjob-kueue/trainjob-kueue/names"
 	"github.com/trainjob-kueue/trainjob-kueue/shape"
 	"github.com/trainjob-kueue/trainjob-kueue/test/fixtures"
-	"github.com/trainjob-kueue/trainjob-kueue/hack/localcluster"
 	"github.com/trainjob-kueue/trainjob-kueue/test/poll"
 )
 

@@ -16,8 +16,8 @@ import (
 	jobsetapi "sigs.k8s.io/jobset/api/jobset/v1alpha2"
 	kueue "sigs.k8s.io/kueue/apis/kueue/v1beta2"
 
-	"github.com/trainjob-kueue/trainjob-kueue/shape"
 	"github.com/trainjob-kueue/trainjob-kueue/hack/localcluster"
+	"github.com/trainjob-kueue/trainjob-kueue/shape"
 )
 
 // ourUser is trainjob-kueue's identity on the local cluster.

@@ -9,9 +9,9 @@ import (
 	"sigs.k8s.io/kueue/pkg/workload"
 
 	trainer "github.com/kubeflow/trainer/v2/pkg/apis/trainer/v1alpha1"
+	"github.com/trainjob-kueue/trainjob-kueue/hack/localcluster"
 	"github.com/trainjob-kueue/trainjob-kueue/names"
 	"github.com/trainjob-kueue/trainjob-kueue/test/fixtures"
-	"github.com/trainjob-kueue/trainjob-kueue/hack/localcluster"
 	"github.com/trainjob-kueue/trainjob-kueue/test/poll"
 )
 

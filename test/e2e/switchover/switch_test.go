@@ -8,16 +8,19 @@ import (
 	"testing"
 	"time"
 
+	"github.com/google/go-cmp/cmp"
 	corev1 "k8s.io/api/core/v1"
 	apimeta "k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/types"
 	"sigs.k8s.io/controller-runtime/pkg/client"
-	kueue "sigs.k8s.io/kueue/apis/kueue/v1beta2"
 	jobsetapi "sigs.k8s.io/jobset/api/jobset/v1alpha2"
+	kueue "sigs.k8s.io/kueue/apis/kueue/v1beta2"
 
 	trainer "github.com/kubeflow/trainer/v2/pkg/apis/trainer/v1alpha1"
 	"github.com/trainjob-kueue/trainjob-kueue/hack/localcluster"
+	"github.com/trainjob-kueue/trainjob-kueue/integration"
+	"github.com/trainjob-kueue/trainjob-kueue/migrate"
 	"github.com/trainjob-kueue/trainjob-kueue/test/fixtures"
 	"github.com/trainjob-kueue/trainjob-kueue/test/poll"
 )
@@ -81,6 +84,10 @@ func switchWithJobsInFlight(t *testing.T, to string) {
 		}
 	}
 
+	if to == localcluster.IntegrationOurs {
+		checkBeforeTheSwitch(t, ns)
+	}
+
 	stop := make(chan struct{})
 	var wg sync.WaitGroup
 	var created []string
@@ -128,6 +135,41 @@ func switchWithJobsInFlight(t *testing.T, to string) {
 
 // runFor: the running jobs outlast the switch.
 const runFor = 120 * time.Second
+
+// checkBeforeTheSwitch runs migrate --check's judgement on the cluster as
+// the built-in integration left it: every job adopted (the running ones
+// mended at their next stop, since the built-in integration's runtime
+// patch is filled on them), none stopped. The switch then bears each
+// verdict out: the same Workload, the same pods.
+func checkBeforeTheSwitch(t *testing.T, ns string) {
+	t.Helper()
+	c, err := cluster.Client(integration.NewScheme())
+	if err != nil {
+		t.Fatal(err)
+	}
+	verdicts, err := migrate.Check(ctx, c, migrate.Options{Namespace: ns})
+	if err != nil {
+		t.Fatal(err)
+	}
+	got := map[string]migrate.Decision{}
+	for _, v := range verdicts {
+		got[v.Name] = v.Decision
+		t.Logf("migrate --check: %s %s: %s (%s)", v.Name, v.State, v.Decision, v.Reason)
+	}
+	want := map[string]migrate.Decision{
+		"finished":  migrate.LeftAlone,
+		"with-init": migrate.AdoptedMendedAtNextStop,
+		"long":      migrate.AdoptedMendedAtNextStop,
+		"first":     migrate.Adopted,
+		"second":    migrate.Adopted,
+	}
+	if diff := cmp.Diff(want, got); diff != "" {
+		t.Errorf("migrate --check before the switch (-want +got):\n%s", diff)
+	}
+	if n := migrate.Stops(verdicts); n != 0 {
+		t.Errorf("migrate --check says %d running jobs would be stopped", n)
+	}
+}
 
 // state is what a switch must keep of a job.
 type state struct {

@@ -1,0 +1,135 @@
+package migrate
+
+import (
+	"errors"
+	"strings"
+	"testing"
+
+	corev1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/api/resource"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/runtime"
+	"k8s.io/utils/ptr"
+	kueue "sigs.k8s.io/kueue/apis/kueue/v1beta2"
+	"sigs.k8s.io/kueue/pkg/controller/constants"
+
+	trainer "github.com/kubeflow/trainer/v2/pkg/apis/trainer/v1alpha1"
+	"github.com/trainjob-kueue/trainjob-kueue/podsets"
+	"github.com/trainjob-kueue/trainjob-kueue/shape"
+	"github.com/trainjob-kueue/trainjob-kueue/trainjob"
+)
+
+func podSet(name string, count int32, gpus string) kueue.PodSet {
+	return kueue.PodSet{Name: kueue.PodSetReference(name), Count: count, Template: corev1.PodTemplateSpec{Spec: corev1.PodSpec{
+		Containers: []corev1.Container{{Name: "node", Image: "pytorch", Resources: corev1.ResourceRequirements{
+			Requests: corev1.ResourceList{"nvidia.com/gpu": resource.MustParse(gpus)}}}},
+	}}}
+}
+
+func TestJudgeDecidesAsKueuesJobFrameworkWill(t *testing.T) {
+	v23 := shape.RuntimePatches{UnsuspendsInOnePatch: true, Release: podsets.Rules{RuntimeSnapshot: true}}
+	computed := []kueue.PodSet{podSet("dataset-initializer", 1, "0"), podSet("node", 2, "4")}
+	queued := func(edit ...func(*trainjob.TrainJob)) *trainjob.TrainJob {
+		j := &trainjob.TrainJob{ObjectMeta: metav1.ObjectMeta{Namespace: "team", Name: "j", UID: "u", Labels: map[string]string{constants.QueueLabel: "lq"}}}
+		j.Spec.Suspend = ptr.To(true)
+		for _, e := range edit {
+			e(j)
+		}
+		return j
+	}
+	running := func(j *trainjob.TrainJob) { j.Spec.Suspend = ptr.To(false) }
+	filledByKueue := func(j *trainjob.TrainJob) {
+		j.Spec.RuntimePatches = []trainjob.RuntimePatch{{Manager: shape.InTreeManager, TrainingRuntimeSpec: &runtime.RawExtension{
+			Raw: []byte(`{"template":{"spec":{"replicatedJobs":[{"name":"node","template":{"spec":{"template":{"spec":{"nodeSelector":{"pool":"a"}}}}}}]}}}`)}}}
+	}
+	workload := func(admitted bool, ps ...kueue.PodSet) *kueue.Workload {
+		wl := &kueue.Workload{Spec: kueue.WorkloadSpec{PodSets: ps}}
+		if admitted {
+			wl.Status.Admission = &kueue.Admission{ClusterQueue: "cq"}
+			wl.Status.Conditions = []metav1.Condition{{Type: kueue.WorkloadAdmitted, Status: metav1.ConditionTrue}}
+		}
+		return wl
+	}
+	tolerating := func(ps kueue.PodSet) kueue.PodSet {
+		ps.Template.Spec.Tolerations = []corev1.Toleration{{Key: "pool", Operator: corev1.TolerationOpExists}}
+		return ps
+	}
+	for name, tc := range map[string]struct {
+		job     *trainjob.TrainJob
+		wl      *kueue.Workload
+		err     error
+		want    Decision
+		state   string
+		reason  string
+		stopped bool
+	}{
+		"finished": {job: queued(func(j *trainjob.TrainJob) {
+			j.Status.Conditions = []metav1.Condition{{Type: trainer.TrainJobComplete, Status: metav1.ConditionTrue}}
+		}), wl: workload(true, computed...), want: LeftAlone, state: "finished"},
+		"MultiKueue's": {job: queued(func(j *trainjob.TrainJob) { j.Spec.ManagedBy = ptr.To(trainjob.MultiKueueControllerName) }),
+			wl: workload(false, computed...), want: LeftAlone, reason: "MultiKueue"},
+		"not queued":                {job: queued(running, func(j *trainjob.TrainJob) { j.Labels = nil }), want: LeftAlone, state: "running"},
+		"queued without a Workload": {job: queued(), want: NewWorkload, state: "queued"},
+		"queued, the same PodSets":  {job: queued(), wl: workload(false, computed...), want: Adopted, state: "queued"},
+		"running, with Kueue's entries": {job: queued(running, filledByKueue), wl: workload(true, computed...),
+			want: AdoptedMendedAtNextStop, state: "running", reason: "spec.runtimePatches[0].manager"},
+		"running, PodSets named otherwise": {job: queued(running), wl: workload(true, podSet("init", 1, "0"), podSet("trainer", 2, "4")),
+			want: Adopted, state: "running"},
+		"admitted: the flavor's tolerations are not compared": {job: queued(running),
+			wl: workload(true, tolerating(computed[0]), tolerating(computed[1])), want: Adopted, state: "running"},
+		"running, a count that disagrees": {job: queued(running), wl: workload(true, computed[0], podSet("node", 3, "4")),
+			want: Stopped, state: "running", reason: "PodSet 1 (node): 3 pods in its Workload, 2 by Trainer's rules", stopped: true},
+		"running, requests that disagree": {job: queued(running), wl: workload(true, computed[0], podSet("node", 2, "8")),
+			want: Stopped, state: "running", reason: "container node requests nvidia.com/gpu=8 in its Workload, nvidia.com/gpu=4", stopped: true},
+		// Kueue compares PodSets by position.
+		"running, PodSets in another order": {job: queued(running), wl: workload(true, computed[1], computed[0]),
+			want: Stopped, state: "running", reason: "PodSet 0 (node in its Workload, dataset-initializer computed)", stopped: true},
+		"admitted, not started, a count that disagrees": {job: queued(), wl: workload(true, computed[0], podSet("node", 3, "4")),
+			want: Recreated, state: "admitted"},
+		"queued, a count that disagrees": {job: queued(), wl: workload(false, computed[0], podSet("node", 3, "4")),
+			want: CorrectedInPlace, state: "queued"},
+		"queued, a PodSet too many": {job: queued(), wl: workload(false, append(computed, podSet("extra", 1, "0"))...),
+			want: CorrectedInPlace, reason: "its Workload has 3 PodSets (dataset-initializer, node, extra), trainjob-kueue computes 2"},
+		"running, its runtime gone": {job: queued(running), wl: workload(true, computed...), err: errors.New("runtime torch not found"),
+			want: Unknown, state: "running", reason: "runtime torch not found", stopped: true},
+	} {
+		t.Run(name, func(t *testing.T) {
+			j := Job{Job: tc.job, Workload: tc.wl, Err: tc.err}
+			if tc.wl != nil && tc.err == nil {
+				j.PodSets = computed
+			}
+			got := Judge(j, v23)
+			if got.Decision != tc.want {
+				t.Errorf("decision %q (%s), want %q", got.Decision, got.Reason, tc.want)
+			}
+			if tc.state != "" && got.State != tc.state {
+				t.Errorf("state %q, want %q", got.State, tc.state)
+			}
+			if !strings.Contains(got.Reason, tc.reason) {
+				t.Errorf("reason %q, want it to say %q", got.Reason, tc.reason)
+			}
+			if got.StopsARunningJob() != tc.stopped {
+				t.Errorf("stops a running job: %v, want %v", got.StopsARunningJob(), tc.stopped)
+			}
+		})
+	}
+}
+
+func TestWriteSaysWhetherTheSwitchMayGoAhead(t *testing.T) {
+	var out strings.Builder
+	ok := []Verdict{{Namespace: "a", Name: "j", State: "running", Decision: Adopted, Reason: "same"}}
+	if err := Write(&out, ok); err != nil {
+		t.Fatal(err)
+	}
+	if !strings.Contains(out.String(), "No running TrainJob would be stopped by the switch (1 checked)") || Stops(ok) != 0 {
+		t.Errorf("got %q", out.String())
+	}
+	out.Reset()
+	bad := append(ok, Verdict{Namespace: "a", Name: "k", State: "running", Decision: Stopped, Reason: "counts"})
+	if err := Write(&out, bad); err != nil {
+		t.Fatal(err)
+	}
+	if !strings.Contains(out.String(), "1 running TrainJob(s) would be stopped") || Stops(bad) != 1 {
+		t.Errorf("got %q", out.String())
+	}
+}
