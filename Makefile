@@ -131,6 +131,7 @@ test-full: vet test-unit test-install test-image test-integration test-e2e test-
 	@for k in $(FULL_KUEUE_VERSIONS); do \
 	  KUEUE_VERSION=$$k hack/component.sh kueue >/dev/null || exit 1; \
 	  E2E_KUEUE_VERSION=$$k $(GO) test -count=1 -timeout 20m -run '$(SMOKE_TESTS)' ./test/e2e/ || exit 1; \
+	  E2E_KUEUE_VERSION=$$k E2E_TRAINER_VERSION=v2.1.0 $(GO) test -count=1 -timeout 30m ./test/e2e/switchover/ || exit 1; \
 	done
 	$(MAKE) fuzz FUZZTIME=5m
 	$(GO) test -run '^$$' -fuzz FuzzInjectThenRestoreIsIdentity -fuzztime 5m ./shape/

@@ -117,10 +117,14 @@ func (s PodTemplateOverrides) Inject(job *trainjob.TrainJob, want []Injection) [
 }
 
 func (PodTemplateOverrides) Restore(job *trainjob.TrainJob) []Op {
-	list := job.Spec.PodTemplateOverrides
+	return removeOverrides(job.Spec.PodTemplateOverrides, injected)
+}
+
+// removeOverrides removes the entries of list that which picks.
+func removeOverrides(list []trainjob.PodTemplateOverride, which func(*trainjob.PodTemplateOverride) bool) []Op {
 	var idx []int
 	for i := range list {
-		if injected(&list[i]) {
+		if which(&list[i]) {
 			idx = append(idx, i)
 		}
 	}
@@ -132,14 +136,7 @@ func (PodTemplateOverrides) Restore(job *trainjob.TrainJob) []Op {
 // and needs no marker, but would leave ours, with a former admission's
 // flavor, to be applied after its own.
 func (PodTemplateOverrides) HandBack(job *trainjob.TrainJob) []Op {
-	list := job.Spec.PodTemplateOverrides
-	var idx []int
-	for i := range list {
-		if owned(&list[i]) {
-			idx = append(idx, i)
-		}
-	}
-	return removeAll(overridesPath, idx, len(list))
+	return removeOverrides(job.Spec.PodTemplateOverrides, owned)
 }
 
 // MarkForBuiltIn: Kueue v0.16's in-tree integration needs no marker.

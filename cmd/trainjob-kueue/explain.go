@@ -9,12 +9,9 @@ import (
 	"os"
 	"strings"
 
-	"k8s.io/client-go/tools/clientcmd"
-	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/yaml"
 
 	"github.com/trainjob-kueue/trainjob-kueue/explain"
-	"github.com/trainjob-kueue/trainjob-kueue/integration"
 	"github.com/trainjob-kueue/trainjob-kueue/trainjob"
 )
 
@@ -60,19 +57,7 @@ func explainMain(args []string, stdout, stderr io.Writer) int {
 }
 
 func runExplain(ctx context.Context, kubeconfig, namespace, file, name, output string, stdout io.Writer) error {
-	rules := clientcmd.NewDefaultClientConfigLoadingRules()
-	rules.ExplicitPath = kubeconfig
-	loader := clientcmd.NewNonInteractiveDeferredLoadingClientConfig(rules, &clientcmd.ConfigOverrides{})
-	cfg, err := loader.ClientConfig()
-	if err != nil {
-		return err
-	}
-	if namespace == "" {
-		if namespace, _, err = loader.Namespace(); err != nil {
-			return err
-		}
-	}
-	c, err := client.New(cfg, client.Options{Scheme: integration.NewScheme()})
+	c, cfg, namespace, err := kubeClient(kubeconfig, namespace, false)
 	if err != nil {
 		return err
 	}

@@ -10,11 +10,9 @@ import (
 	"time"
 
 	"k8s.io/apimachinery/pkg/labels"
-	"k8s.io/client-go/tools/clientcmd"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	"github.com/trainjob-kueue/trainjob-kueue/explain"
-	"github.com/trainjob-kueue/trainjob-kueue/integration"
 	"github.com/trainjob-kueue/trainjob-kueue/overview"
 )
 
@@ -88,22 +86,7 @@ type lister struct {
 }
 
 func newLister(kubeconfig, namespace string, all bool, sel labels.Selector) (*lister, error) {
-	rules := clientcmd.NewDefaultClientConfigLoadingRules()
-	rules.ExplicitPath = kubeconfig
-	loader := clientcmd.NewNonInteractiveDeferredLoadingClientConfig(rules, &clientcmd.ConfigOverrides{})
-	cfg, err := loader.ClientConfig()
-	if err != nil {
-		return nil, err
-	}
-	if !all && namespace == "" {
-		if namespace, _, err = loader.Namespace(); err != nil {
-			return nil, err
-		}
-	}
-	if all {
-		namespace = ""
-	}
-	c, err := client.New(cfg, client.Options{Scheme: integration.NewScheme()})
+	c, cfg, namespace, err := kubeClient(kubeconfig, namespace, all)
 	if err != nil {
 		return nil, err
 	}

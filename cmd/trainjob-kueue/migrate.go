@@ -8,10 +8,6 @@ import (
 	"os"
 	"os/signal"
 
-	"k8s.io/client-go/tools/clientcmd"
-	"sigs.k8s.io/controller-runtime/pkg/client"
-
-	"github.com/trainjob-kueue/trainjob-kueue/integration"
 	"github.com/trainjob-kueue/trainjob-kueue/migrate"
 )
 
@@ -45,24 +41,7 @@ func migrateMain(args []string, stdout, stderr io.Writer) int {
 		fs.Usage()
 		return 2
 	}
-	rules := clientcmd.NewDefaultClientConfigLoadingRules()
-	rules.ExplicitPath = *kubeconfig
-	loader := clientcmd.NewNonInteractiveDeferredLoadingClientConfig(rules, &clientcmd.ConfigOverrides{})
-	cfg, err := loader.ClientConfig()
-	if err != nil {
-		fmt.Fprintf(stderr, "migrate: %v\n", err)
-		return 1
-	}
-	ns := *namespace
-	if *all {
-		ns = ""
-	} else if ns == "" {
-		if ns, _, err = loader.Namespace(); err != nil {
-			fmt.Fprintf(stderr, "migrate: %v\n", err)
-			return 1
-		}
-	}
-	c, err := client.New(cfg, client.Options{Scheme: integration.NewScheme()})
+	c, _, ns, err := kubeClient(*kubeconfig, *namespace, *all)
 	if err != nil {
 		fmt.Fprintf(stderr, "migrate: %v\n", err)
 		return 1

@@ -15,6 +15,7 @@ import (
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/runtime"
 	utilruntime "k8s.io/apimachinery/pkg/util/runtime"
+	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	"github.com/trainjob-kueue/trainjob-kueue/names"
 	"github.com/trainjob-kueue/trainjob-kueue/test/poll"
@@ -190,11 +191,7 @@ func (c *Cluster) restartGracefully(ctx context.Context, component string) error
 // stopOurs stops trainjob-kueue and removes its webhook configurations,
 // which would otherwise refuse every TrainJob write (failurePolicy Fail).
 func (c *Cluster) stopOurs(ctx context.Context, root string) error {
-	hooks, err := ours{}.webhooks(root, c.state.Ports, nil)
-	if err != nil {
-		return err
-	}
-	admin, err := c.Client(admissionScheme())
+	admin, hooks, err := c.ourWebhooks(root)
 	if err != nil {
 		return err
 	}
@@ -214,15 +211,7 @@ func (c *Cluster) stopOurs(ctx context.Context, root string) error {
 // registerOurWebhooks registers trainjob-kueue's webhooks on a cluster
 // that started without it.
 func (c *Cluster) registerOurWebhooks(ctx context.Context, root string) error {
-	ca, err := os.ReadFile(filepath.Join(c.Dir, "certs", "ca.crt"))
-	if err != nil {
-		return err
-	}
-	hooks, err := ours{}.webhooks(root, c.state.Ports, ca)
-	if err != nil {
-		return err
-	}
-	admin, err := c.Client(admissionScheme())
+	admin, hooks, err := c.ourWebhooks(root)
 	if err != nil {
 		return err
 	}
@@ -232,6 +221,21 @@ func (c *Cluster) registerOurWebhooks(ctx context.Context, root string) error {
 		}
 	}
 	return nil
+}
+
+// ourWebhooks are trainjob-kueue's loopback webhook configurations on this
+// cluster, and an admin client to write them with.
+func (c *Cluster) ourWebhooks(root string) (client.Client, []client.Object, error) {
+	ca, err := os.ReadFile(filepath.Join(c.Dir, "certs", "ca.crt"))
+	if err != nil {
+		return nil, nil, err
+	}
+	hooks, err := ours{}.webhooks(root, c.state.Ports, ca)
+	if err != nil {
+		return nil, nil, err
+	}
+	admin, err := c.Client(admissionScheme())
+	return admin, hooks, err
 }
 
 func admissionScheme() *runtime.Scheme {

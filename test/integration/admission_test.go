@@ -63,8 +63,9 @@ func TestTorchGPUJobIsQueuedAdmittedAndStartedOnItsFlavor(t *testing.T) {
 	}
 
 	running := waitRunning(t, tj)
-	if n := len(running.Spec.RuntimePatches); n != 1 || running.Spec.RuntimePatches[0].Manager != shapes.OurManager {
-		t.Fatalf("want our 1 injected runtime patch, got %d: %+v", n, running.Spec.RuntimePatches)
+	// Kueue's empty runtime patch, as Kueue's own webhook adds it, then ours.
+	if n := len(running.Spec.RuntimePatches); n != 2 || running.Spec.RuntimePatches[0].Manager != shapes.InTreeManager || running.Spec.RuntimePatches[1].Manager != shapes.OurManager {
+		t.Fatalf("want Kueue's empty runtime patch and our injected one, got %d: %+v", n, running.Spec.RuntimePatches)
 	}
 	js := jobSetOf(t, tj)
 	pod := replicatedJob(js, "node").Template.Spec.Template

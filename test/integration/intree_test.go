@@ -187,13 +187,21 @@ func TestJobsOfTheInTreeIntegrationAreAdopted(t *testing.T) {
 		wl.Spec.Active = ptr.To(false)
 		return k8s.Update(ctx, wl)
 	})
-	eventually(t, "in-tree patch removed, user patches kept in order", func() error {
+	eventually(t, "in-tree patch emptied, user patches kept in order", func() error {
 		got := getTrainJob(t, running)
 		if !ptr.Deref(got.Spec.Suspend, false) {
 			return fmt.Errorf("not suspended")
 		}
-		if diff := cmp.Diff(inTree.userLists["running"], got.Spec.RuntimePatches); diff != "" {
-			return fmt.Errorf("runtime patches (-user +now):\n%s", diff)
+		if diff := cmp.Diff(inTree.userLists["running"], userPatches(got.Spec.RuntimePatches)); diff != "" {
+			return fmt.Errorf("user runtime patches (-user +now):\n%s", diff)
+		}
+		// Kept empty: Kueue's built-in integration needs it to start the
+		// job again after a switch back.
+		if p := patchesBy(got.Spec.RuntimePatches, shape.InTreeManager); len(p) != 1 || len(podTemplatePatches(p[0])) != 0 {
+			return fmt.Errorf("want the in-tree patch kept empty, got %+v", p)
+		}
+		if n := len(got.Spec.RuntimePatches); n != len(inTree.userLists["running"])+1 {
+			return fmt.Errorf("%d runtime patches, want the user's and the empty in-tree one", n)
 		}
 		return nil
 	})
@@ -201,8 +209,10 @@ func TestJobsOfTheInTreeIntegrationAreAdopted(t *testing.T) {
 	if n := len(patchesBy(started.Spec.RuntimePatches, shape.OurManager)); n != 1 {
 		t.Errorf("want our one patch on the queued job once started, got %d: %+v", n, started.Spec.RuntimePatches)
 	}
-	if p := patchesBy(started.Spec.RuntimePatches, shape.InTreeManager); len(p) != 0 {
-		t.Errorf("an in-tree patch survived on the job we started: %+v", p)
+	for _, p := range patchesBy(started.Spec.RuntimePatches, shape.InTreeManager) {
+		if len(podTemplatePatches(p)) != 0 {
+			t.Errorf("the in-tree integration's admission survived on the job we started: %+v", p)
+		}
 	}
 	if diff := cmp.Diff(inTree.userLists["queued"], userPatches(started.Spec.RuntimePatches)); diff != "" {
 		t.Errorf("user patches of the queued job (-user +now):\n%s", diff)

@@ -127,13 +127,17 @@ func TestPreemptionRestoresTheOverrideListExactly(t *testing.T) {
 	}
 	lowJob := &trainer.TrainJob{ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: "low"}}
 	userList := unstructuredJob(t, lowJob).Object["spec"].(map[string]any)["runtimePatches"]
-	if list, _ := userList.([]any); len(list) != 2 || list[1].(map[string]any)[unmodeledOverrideField] != "second" {
-		t.Fatalf("the stored user patches lost what this test checks is kept: %v", userList)
+	// Our webhook gave the queued job Kueue's empty runtime patch, as
+	// Kueue's own webhook does, so Kueue's built-in integration could run it
+	// after a switch back; it is kept through every admission and stop.
+	if list, _ := userList.([]any); len(list) != 3 || list[1].(map[string]any)[unmodeledOverrideField] != "second" ||
+		list[2].(map[string]any)["manager"] != shape.InTreeManager {
+		t.Fatalf("the stored user patches lost what this test checks is kept, or lack Kueue's mark: %v", userList)
 	}
 
 	running := waitRunning(t, lowJob)
-	if n := len(running.Spec.RuntimePatches); n != 3 || running.Spec.RuntimePatches[2].Manager != shape.OurManager {
-		t.Fatalf("want 2 user patches + ours last, got %d: %+v", n, running.Spec.RuntimePatches)
+	if n := len(running.Spec.RuntimePatches); n != 4 || running.Spec.RuntimePatches[3].Manager != shape.OurManager {
+		t.Fatalf("want 2 user patches, Kueue's mark + ours last, got %d: %+v", n, running.Spec.RuntimePatches)
 	}
 	if u := unstructuredJob(t, lowJob); u.Object["spec"].(map[string]any)[unmodeledSpecField] != "research-42" {
 		t.Fatalf("admission lost spec.%s", unmodeledSpecField)

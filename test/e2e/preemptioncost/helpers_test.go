@@ -6,7 +6,6 @@ import (
 	"testing"
 	"time"
 
-	corev1 "k8s.io/api/core/v1"
 	schedulingv1 "k8s.io/api/scheduling/v1"
 	"k8s.io/apimachinery/pkg/api/resource"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
@@ -97,18 +96,7 @@ func workloadOf(t *testing.T, tj *trainer.TrainJob) *kueue.Workload {
 // running waits for tj's trainer pods to run.
 func running(t *testing.T, tj *trainer.TrainJob) {
 	t.Helper()
-	poll.Eventually(t, 2*time.Minute, tj.Name+" running", func() error {
-		pods, err := fixtures.PodsOf(ctx, k8s, tj, "node")
-		if err != nil {
-			return err
-		}
-		for _, p := range pods {
-			if p.Status.Phase == corev1.PodRunning {
-				return nil
-			}
-		}
-		return fmt.Errorf("%d trainer pods, none running", len(pods))
-	})
+	fixtures.WaitRunning(t, ctx, k8s, tj)
 }
 
 // boostOf is the boost on tj's Workload, "" when none.
@@ -168,18 +156,7 @@ func succeed(t *testing.T, tj *trainer.TrainJob) {
 
 func complete(t *testing.T, tj *trainer.TrainJob) {
 	t.Helper()
-	poll.Eventually(t, 2*time.Minute, tj.Name+" complete", func() error {
-		got := &trainer.TrainJob{}
-		if err := k8s.Get(ctx, client.ObjectKeyFromObject(tj), got); err != nil {
-			return err
-		}
-		for _, c := range got.Status.Conditions {
-			if c.Type == trainer.TrainJobComplete && c.Status == metav1.ConditionTrue {
-				return nil
-			}
-		}
-		return fmt.Errorf("conditions %v", got.Status.Conditions)
-	})
+	fixtures.WaitComplete(t, ctx, k8s, tj, 2*time.Minute)
 }
 
 // clusterQueue is the ClusterQueue NamespaceWithQueue made for ns.

@@ -1,7 +1,7 @@
 // Package switchover switches a live cluster's TrainJobs from Kueue's
 // built-in TrainJob integration to trainjob-kueue (make cluster-switch,
-// localcluster.Cluster.Switch) with jobs in every state, on Kueue v0.19.2
-// and Trainer v2.3.0, and checks that no job is restarted, lost, counted
+// localcluster.Cluster.Switch) with jobs in every state, and back, and
+// checks that no job is restarted, lost, counted
 // twice or sent to the back of its queue, and that none escapes the queue
 // while the two hand over.
 package switchover_test
@@ -27,8 +27,14 @@ var (
 )
 
 func TestMain(m *testing.M) {
+	// Kueue v0.19.2 with Trainer v2.3.0 unless told (make test-full runs
+	// Kueue v0.16.2 with Trainer v2.1.0 too: E2E_KUEUE_VERSION,
+	// E2E_TRAINER_VERSION).
 	o := localcluster.Options{}
-	o.TrainerVersion, o.Integration = "v2.3.0", localcluster.IntegrationInTree
+	o.Integration = localcluster.IntegrationInTree
+	if os.Getenv("E2E_TRAINER_VERSION") == "" {
+		o.TrainerVersion = "v2.3.0"
+	}
 	os.Exit(localcluster.RunTests(m, "e2e-switch", o, nil, fixtures.Scheme(),
 		func(c *localcluster.Cluster, k client.Client) {
 			cluster, k8s = c, k

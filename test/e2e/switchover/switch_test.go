@@ -317,30 +317,10 @@ func neverStarted(t *testing.T, ns string, names []string) {
 
 func running(t *testing.T, tj *trainer.TrainJob) {
 	t.Helper()
-	poll.Eventually(t, 2*time.Minute, tj.Name+" running", func() error {
-		pods, err := fixtures.PodsOf(ctx, k8s, tj, "node")
-		if err != nil {
-			return err
-		}
-		for _, p := range pods {
-			if p.Status.Phase == corev1.PodRunning {
-				return nil
-			}
-		}
-		return fmt.Errorf("%d trainer pods, none running", len(pods))
-	})
+	fixtures.WaitRunning(t, ctx, k8s, tj)
 }
 
 func complete(t *testing.T, tj *trainer.TrainJob) {
 	t.Helper()
-	poll.Eventually(t, 3*time.Minute, tj.Name+" complete", func() error {
-		got := &trainer.TrainJob{}
-		if err := k8s.Get(ctx, client.ObjectKeyFromObject(tj), got); err != nil {
-			return err
-		}
-		if apimeta.IsStatusConditionTrue(got.Status.Conditions, trainer.TrainJobComplete) {
-			return nil
-		}
-		return fmt.Errorf("conditions %v", got.Status.Conditions)
-	})
+	fixtures.WaitComplete(t, ctx, k8s, tj, 3*time.Minute)
 }
