@@ -1,6 +1,8 @@
 package integration
 
 import (
+	"github.com/trainjob-kueue/trainjob-kueue/quota"
+
 	"context"
 
 	"k8s.io/apimachinery/pkg/types"
@@ -38,7 +40,7 @@ func (r runningJobs) Running(ctx context.Context, key types.NamespacedName) (*ga
 	// even need its runtime any more); without roles there is nothing to
 	// size, and nothing to say twice. Roles from a runtime edited since
 	// the admission don't describe the pods that run: leave the gang be.
-	if wl == nil || obs.runtimeErr != nil || !sameDemand(wl.Spec.PodSets, obs.PodSets) {
+	if wl == nil || obs.runtimeErr != nil || !quota.SameDemand(wl.Spec.PodSets, obs.PodSets) {
 		return nil, nil
 	}
 	progress, err := r.deps.gangProgress(ctx, job, obs)

@@ -13,9 +13,14 @@ const (
 	// ReasonHandedBack: standing by for Kueue's built-in integration, we
 	// removed our entries from a stopped job (and gave it the runtime
 	// patch that integration needs), so it can start the job again.
-	ReasonHandedBack           = "HandedBack"
-	ReasonNodeSelectorConflict = "NodeSelectorConflict"
-	ReasonTopologyUnsupported  = "TopologyUnsupported"
+	ReasonHandedBack = "HandedBack"
+	// ReasonAdoptedWorkloadDiffers: a running job adopted from Kueue's
+	// built-in integration runs on a Workload that integration wrote,
+	// which books other pods than Trainer runs; it is kept until the job's
+	// next stop or requeue corrects it.
+	ReasonAdoptedWorkloadDiffers = "AdoptedWorkloadDiffers"
+	ReasonNodeSelectorConflict   = "NodeSelectorConflict"
+	ReasonTopologyUnsupported    = "TopologyUnsupported"
 	// ReasonSharedOverrideConflict: on Trainer v2.0, one user entry of
 	// spec.podSpecOverrides targets roles admitted to different placements.
 	ReasonSharedOverrideConflict = "SharedOverrideConflict"

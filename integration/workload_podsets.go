@@ -2,12 +2,10 @@ package integration
 
 import (
 	"context"
+	"fmt"
 	"errors"
-	"maps"
 	"slices"
 
-	corev1 "k8s.io/api/core/v1"
-	"k8s.io/apimachinery/pkg/api/equality"
 	apimeta "k8s.io/apimachinery/pkg/api/meta"
 	"k8s.io/utils/ptr"
 	"sigs.k8s.io/controller-runtime/pkg/client"
@@ -36,6 +34,7 @@ func (t *TrainJob) PodSets(context.Context, client.Client) ([]kueue.PodSet, erro
 	if gone := t.obs.runtimeGone; gone != nil {
 		t.say(warning(gone.Reason, actionQueue, gone.Message))
 	}
+	t.sayAdoptedWorkloadDiffers()
 	if err != nil && errors.As(err, new(*runtimesource.Error)) {
 		// The runtime watch requeues the job when the runtime changes:
 		// retrying before that would only spin.
@@ -44,10 +43,29 @@ func (t *TrainJob) PodSets(context.Context, client.Client) ([]kueue.PodSet, erro
 	return ps, err
 }
 
+// sayAdoptedWorkloadDiffers: a running job Kueue's built-in integration
+// started (its entries are on the job) keeps the Workload that integration
+// wrote, as every running job keeps its reservation; where that Workload
+// books other pods than Trainer runs, its owner hears it once. Its next
+// stop or requeue reports the computed PodSets, and the job framework
+// corrects the Workload then: never by stopping a running job.
+func (t *TrainJob) sayAdoptedWorkloadDiffers() {
+	reserved := t.obs.reserved()
+	if reserved == nil || t.IsSuspended() || t.obs.runtimeErr != nil || len(t.deps.opts.Shape.InTreeMarked(&t.TrainJob)) == 0 {
+		return
+	}
+	admitted := apimeta.IsStatusConditionTrue(reserved.Status.Conditions, kueue.WorkloadAdmitted)
+	if diff := quota.Difference(reserved.Spec.PodSets, t.obs.PodSets, admitted); diff != "" {
+		t.say(warning(ReasonAdoptedWorkloadDiffers, actionComputePodSets, fmt.Sprintf(
+			"this TrainJob runs on the Workload %s that Kueue's built-in TrainJob integration wrote, which books other pods than Trainer runs: %s. It keeps running on it; the Workload is corrected at the job's next stop or requeue", reserved.Name, diff)))
+	}
+}
+
 // currentPodSets: what PodSets reports, the error being the runtime's.
 func (t *TrainJob) currentPodSets() ([]kueue.PodSet, error) {
 	reserved := t.obs.reserved()
 	if reserved != nil && !t.IsSuspended() {
+		// quota.KeepsReservation: a running job keeps its reservation.
 		return reserved.Spec.DeepCopy().PodSets, nil
 	}
 	if t.obs.runtimeErr != nil {
@@ -63,7 +81,7 @@ func (t *TrainJob) currentPodSets() ([]kueue.PodSet, error) {
 		return nil, t.obs.runtimeErr
 	}
 	computed := t.obs.PodSets
-	if reserved != nil && sameDemand(reserved.Spec.PodSets, computed) && samePlacement(reserved.Spec.PodSets, computed) {
+	if reserved != nil && quota.KeepsReservation(reserved.Spec.PodSets, computed, false) {
 		return reserved.Spec.DeepCopy().PodSets, nil
 	}
 	out := make([]kueue.PodSet, len(computed))
@@ -71,55 +89,6 @@ func (t *TrainJob) currentPodSets() ([]kueue.PodSet, error) {
 		computed[i].DeepCopyInto(&out[i])
 	}
 	return out, nil
-}
-
-// sameDemand: same roles, same counts, same per-pod requests.
-func sameDemand(a, b []kueue.PodSet) bool {
-	if len(a) != len(b) {
-		return false
-	}
-	for i := range a {
-		if a[i].Name != b[i].Name || a[i].Count != b[i].Count {
-			return false
-		}
-		if !equality.Semantic.DeepEqual(quota.PodRequests(&a[i].Template.Spec), quota.PodRequests(&b[i].Template.Spec)) {
-			return false
-		}
-	}
-	return true
-}
-
-// samePlacement: same nodeSelector, affinity, tolerations and topology
-// request per role. A queued job edited in any of them after its quota was
-// reserved must be placed anew: reporting the reserved PodSets would start
-// it where the user's edit said not to.
-func samePlacement(a, b []kueue.PodSet) bool {
-	if len(a) != len(b) {
-		return false
-	}
-	for i := range a {
-		x, y := &a[i].Template.Spec, &b[i].Template.Spec
-		if !maps.Equal(x.NodeSelector, y.NodeSelector) ||
-			!equality.Semantic.DeepEqual(x.Affinity, y.Affinity) ||
-			!equality.Semantic.DeepEqual(a[i].TopologyRequest, b[i].TopologyRequest) ||
-			!sameTolerations(x.Tolerations, y.Tolerations) {
-			return false
-		}
-	}
-	return true
-}
-
-// sameTolerations compares as sets: order does not matter to the scheduler.
-func sameTolerations(a, b []corev1.Toleration) bool {
-	if len(a) != len(b) {
-		return false
-	}
-	for i := range a {
-		if !slices.ContainsFunc(b, func(t corev1.Toleration) bool { return equality.Semantic.DeepEqual(a[i], t) }) {
-			return false
-		}
-	}
-	return true
 }
 
 // PodsReady: every role due to run now is running or done. A job starts in

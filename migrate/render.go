@@ -18,7 +18,7 @@ func Write(w io.Writer, verdicts []Verdict) error {
 		return err
 	}
 	if stops := Stops(verdicts); stops > 0 {
-		_, err := fmt.Fprintf(w, "\n%d running TrainJob(s) would be stopped by the switch (or cannot be told not to be): wait until they finish, or accept their restart.\n", stops)
+		_, err := fmt.Fprintf(w, "\n%d running TrainJob(s) would be stopped by the switch: wait until they finish, or accept their restart.\n", stops)
 		return err
 	}
 	_, err := fmt.Fprintf(w, "\nNo running TrainJob would be stopped by the switch (%d checked).\n", len(verdicts))

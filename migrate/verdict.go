@@ -2,16 +2,14 @@ package migrate
 
 import (
 	"fmt"
-	"slices"
 	"strings"
 
-	corev1 "k8s.io/api/core/v1"
-	"k8s.io/apimachinery/pkg/api/equality"
 	apimeta "k8s.io/apimachinery/pkg/api/meta"
 	kueue "sigs.k8s.io/kueue/apis/kueue/v1beta2"
 	"sigs.k8s.io/kueue/pkg/controller/constants"
-	kueueequality "sigs.k8s.io/kueue/pkg/util/equality"
+	"sigs.k8s.io/kueue/pkg/workload"
 
+	"github.com/trainjob-kueue/trainjob-kueue/quota"
 	"github.com/trainjob-kueue/trainjob-kueue/shape"
 	"github.com/trainjob-kueue/trainjob-kueue/trainjob"
 )
@@ -24,7 +22,8 @@ const (
 	// quota counted once); a running job keeps running.
 	Adopted Decision = "adopted"
 	// AdoptedMendedAtNextStop: adopted; the built-in integration's entries
-	// stay on the running job until its next stop removes them.
+	// stay on the job, and its Workload as that integration wrote it, until
+	// its next stop removes them and corrects it.
 	AdoptedMendedAtNextStop Decision = "adopted, mended at its next stop"
 	// CorrectedInPlace: a queued job whose Workload's PodSets differ from
 	// what Trainer will run: the Workload is updated in place and keeps
@@ -33,8 +32,8 @@ const (
 	// Recreated: a job with quota reserved but not started whose PodSets
 	// differ: its Workload is deleted and created again, losing its place.
 	Recreated Decision = "re-created, losing its place"
-	// Stopped: a running job whose PodSets differ: Kueue's job framework
-	// stops it (NoMatchingWorkload) and queues it again from scratch.
+	// Stopped: a running job Kueue's job framework stops and queues again
+	// from scratch (one running without a quota reservation).
 	Stopped Decision = "STOPPED and re-queued"
 	// NewWorkload: a queued job without a Workload gets one.
 	NewWorkload Decision = "gets a Workload"
@@ -65,58 +64,76 @@ type Verdict struct {
 	Reason   string
 }
 
-// StopsARunningJob: the verdict means a running job would be stopped, or
-// cannot be told not to be.
-func (v Verdict) StopsARunningJob() bool {
-	return v.Decision == Stopped || v.Decision == Unknown && v.State == "running"
-}
+// StopsARunningJob: the verdict means a running job would be stopped.
+func (v Verdict) StopsARunningJob() bool { return v.Decision == Stopped }
 
 // Judge decides what the switch does to j, in a cluster whose Trainer has
-// shape s.
+// shape s, as trainjob-kueue's PodSets and Kueue's job framework will:
+// a job whose Workload holds a quota reservation reports the reserved
+// PodSets while it runs, and before it starts while it asks for the same
+// pods in the same places (quota.KeepsReservation), so Kueue keeps its
+// Workload; a difference from what Trainer runs is corrected at its next
+// stop or requeue. Other jobs report what trainjob-kueue computes.
 func Judge(j Job, s shape.Shape) Verdict {
 	job := j.Job
 	v := Verdict{Namespace: job.Namespace, Name: job.Name, State: stateOf(job, j.Workload)}
+	if v.Decision, v.Reason = leftAlone(j, v.State); v.Decision != "" {
+		return v
+	}
+	running := !job.Suspended()
+	reserved := workload.HasQuotaReservation(j.Workload)
+	admitted := apimeta.IsStatusConditionTrue(j.Workload.Status.Conditions, kueue.WorkloadAdmitted)
+	stored := j.Workload.Spec.PodSets
 	switch {
-	case v.State == "finished":
-		v.Decision, v.Reason = LeftAlone, "finished"
+	case running && !reserved:
+		v.Decision, v.Reason = Stopped, "it runs while its Workload holds no quota reservation: Kueue's job framework stops such a job"
 		return v
-	case job.Runner() != trainjob.RunLocally:
-		v.Decision, v.Reason = LeftAlone, "spec.managedBy names "+job.Runner().String()+", which runs it"
-		return v
-	case j.Workload == nil && job.Labels[constants.QueueLabel] == "":
-		v.Decision, v.Reason = LeftAlone, "not queued (no kueue.x-k8s.io/queue-name)"
-		return v
-	case j.Workload == nil:
-		v.Decision, v.Reason = NewWorkload, "it has no Workload yet: queued from now on"
+	case j.Err != nil && !reserved:
+		v.Decision, v.Reason = Unknown, fmt.Sprintf("it waits for its runtime: %v", j.Err)
 		return v
 	case j.Err != nil:
-		v.Decision, v.Reason = Unknown, fmt.Sprintf("its PodSets cannot be computed: %v", j.Err)
+		v.Decision, v.Reason = Adopted, fmt.Sprintf("it keeps its reservation (its runtime cannot be read now: %v)", j.Err)
 		return v
 	}
-	admitted := apimeta.IsStatusConditionTrue(j.Workload.Status.Conditions, kueue.WorkloadAdmitted)
-	var opts []kueueequality.ComparePodSetsOption
-	if admitted {
-		opts = append(opts, kueueequality.WithIgnoreTolerations())
+	reported := j.PodSets
+	if reserved && quota.KeepsReservation(stored, j.PodSets, running) {
+		reported = stored
 	}
-	if kueueequality.ComparePodSetSlices(j.PodSets, j.Workload.Spec.PodSets, opts...) {
-		v.Decision, v.Reason = Adopted, "its Workload's PodSets are what trainjob-kueue computes"
-		if marked := s.InTreeMarked(job); len(marked) > 0 {
-			v.Decision = AdoptedMendedAtNextStop
-			v.Reason += "; the built-in integration's entries (" + strings.Join(marked, ", ") + ") stay until its next stop removes them"
+	if !quota.Equivalent(reported, stored, admitted) {
+		v.Decision, v.Reason = CorrectedInPlace, quota.Difference(stored, reported, admitted)+": corrected in place, it keeps its place"
+		if reserved {
+			v.Decision, v.Reason = Recreated, quota.Difference(stored, reported, admitted)
 		}
 		return v
 	}
-	diff := podSetsDiff(j.Workload.Spec.PodSets, j.PodSets, !admitted)
-	switch {
-	case !job.Suspended():
-		v.Decision = Stopped
-	case j.Workload.Status.Admission != nil:
-		v.Decision = Recreated
-	default:
-		v.Decision = CorrectedInPlace
+	var mend []string
+	if diff := quota.Difference(stored, j.PodSets, admitted); diff != "" {
+		mend = append(mend, "its Workload differs from what Trainer runs ("+diff+"); it keeps it until its next stop or requeue corrects it")
 	}
-	v.Reason = diff
+	if marked := s.InTreeMarked(job); len(marked) > 0 {
+		mend = append(mend, "the built-in integration's entries ("+strings.Join(marked, ", ")+") stay until its next stop removes them")
+	}
+	if len(mend) == 0 {
+		v.Decision, v.Reason = Adopted, "its Workload's PodSets are what trainjob-kueue computes"
+		return v
+	}
+	v.Decision, v.Reason = AdoptedMendedAtNextStop, strings.Join(mend, "; ")
 	return v
+}
+
+// leftAlone: the jobs the switch leaves as they are, or queues afresh.
+func leftAlone(j Job, state string) (Decision, string) {
+	switch {
+	case state == "finished":
+		return LeftAlone, "finished"
+	case j.Job.Runner() != trainjob.RunLocally:
+		return LeftAlone, "spec.managedBy names " + j.Job.Runner().String() + ", which runs it"
+	case j.Workload == nil && j.Job.Labels[constants.QueueLabel] == "":
+		return LeftAlone, "not queued (no kueue.x-k8s.io/queue-name)"
+	case j.Workload == nil:
+		return NewWorkload, "it has no Workload yet: queued from now on"
+	}
+	return "", ""
 }
 
 // stateOf is the job's state as an admin names it.
@@ -131,63 +148,4 @@ func stateOf(job *trainjob.TrainJob, wl *kueue.Workload) string {
 		return "admitted"
 	}
 	return "queued"
-}
-
-// podSetsDiff names the first difference Kueue's comparison finds between
-// the Workload's PodSets (stored) and trainjob-kueue's (computed).
-func podSetsDiff(stored, computed []kueue.PodSet, tolerations bool) string {
-	if len(stored) != len(computed) {
-		return fmt.Sprintf("its Workload has %d PodSets (%s), trainjob-kueue computes %d (%s)", len(stored), podSetNames(stored), len(computed), podSetNames(computed))
-	}
-	for i := range stored {
-		a, b := &stored[i], &computed[i]
-		where := fmt.Sprintf("PodSet %d (%s)", i, a.Name)
-		if a.Name != b.Name {
-			where = fmt.Sprintf("PodSet %d (%s in its Workload, %s computed)", i, a.Name, b.Name)
-		}
-		switch {
-		case a.Count != b.Count:
-			return fmt.Sprintf("%s: %d pods in its Workload, %d by Trainer's rules", where, a.Count, b.Count)
-		case !equality.Semantic.DeepEqual(a.MinCount, b.MinCount):
-			return where + ": minCount differs"
-		case !equality.Semantic.DeepEqual(a.Template.Spec.InitContainers, b.Template.Spec.InitContainers):
-			return where + ": init containers differ" + requestsDiff(a.Template.Spec.InitContainers, b.Template.Spec.InitContainers)
-		case !equality.Semantic.DeepEqual(a.Template.Spec.Containers, b.Template.Spec.Containers):
-			return where + ": containers differ" + requestsDiff(a.Template.Spec.Containers, b.Template.Spec.Containers)
-		case tolerations && !equality.Semantic.DeepEqual(a.Template.Spec.Tolerations, b.Template.Spec.Tolerations):
-			return where + ": tolerations differ"
-		}
-	}
-	return "its PodSets differ"
-}
-
-func podSetNames(ps []kueue.PodSet) string {
-	names := make([]string, len(ps))
-	for i := range ps {
-		names[i] = string(ps[i].Name)
-	}
-	return strings.Join(names, ", ")
-}
-
-// requestsDiff says how the containers' requests differ, when they do.
-func requestsDiff(stored, computed []corev1.Container) string {
-	for i := range min(len(stored), len(computed)) {
-		a, b := stored[i].Resources.Requests, computed[i].Resources.Requests
-		if !equality.Semantic.DeepEqual(a, b) {
-			return fmt.Sprintf(" (container %s requests %s in its Workload, %s by Trainer's rules)", stored[i].Name, quantities(a), quantities(b))
-		}
-	}
-	return ""
-}
-
-func quantities(l corev1.ResourceList) string {
-	if len(l) == 0 {
-		return "nothing"
-	}
-	parts := make([]string, 0, len(l))
-	for name, q := range l {
-		parts = append(parts, string(name)+"="+q.String())
-	}
-	slices.Sort(parts)
-	return strings.Join(parts, ",")
 }

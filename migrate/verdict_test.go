@@ -46,7 +46,7 @@ func TestJudgeDecidesAsKueuesJobFrameworkWill(t *testing.T) {
 		wl := &kueue.Workload{Spec: kueue.WorkloadSpec{PodSets: ps}}
 		if admitted {
 			wl.Status.Admission = &kueue.Admission{ClusterQueue: "cq"}
-			wl.Status.Conditions = []metav1.Condition{{Type: kueue.WorkloadAdmitted, Status: metav1.ConditionTrue}}
+			wl.Status.Conditions = []metav1.Condition{{Type: kueue.WorkloadQuotaReserved, Status: metav1.ConditionTrue}, {Type: kueue.WorkloadAdmitted, Status: metav1.ConditionTrue}}
 		}
 		return wl
 	}
@@ -77,21 +77,27 @@ func TestJudgeDecidesAsKueuesJobFrameworkWill(t *testing.T) {
 			want: Adopted, state: "running"},
 		"admitted: the flavor's tolerations are not compared": {job: queued(running),
 			wl: workload(true, tolerating(computed[0]), tolerating(computed[1])), want: Adopted, state: "running"},
+		// A running job keeps the PodSets it was admitted with: Kueue keeps
+		// its Workload, corrected at its next stop.
 		"running, a count that disagrees": {job: queued(running), wl: workload(true, computed[0], podSet("node", 3, "4")),
-			want: Stopped, state: "running", reason: "PodSet 1 (node): 3 pods in its Workload, 2 by Trainer's rules", stopped: true},
+			want: AdoptedMendedAtNextStop, state: "running", reason: "PodSet 1 (node): 3 pods in its Workload, 2 by Trainer's rules"},
 		"running, requests that disagree": {job: queued(running), wl: workload(true, computed[0], podSet("node", 2, "8")),
-			want: Stopped, state: "running", reason: "container node requests nvidia.com/gpu=8 in its Workload, nvidia.com/gpu=4", stopped: true},
-		// Kueue compares PodSets by position.
+			want: AdoptedMendedAtNextStop, state: "running", reason: "container node requests nvidia.com/gpu=8 in its Workload, nvidia.com/gpu=4"},
 		"running, PodSets in another order": {job: queued(running), wl: workload(true, computed[1], computed[0]),
-			want: Stopped, state: "running", reason: "PodSet 0 (node in its Workload, dataset-initializer computed)", stopped: true},
+			want: AdoptedMendedAtNextStop, state: "running", reason: "PodSet 0 (node in its Workload, dataset-initializer by Trainer's rules)"},
+		"running without a quota reservation": {job: queued(running), wl: workload(false, computed...),
+			want: Stopped, state: "running", reason: "no quota reservation", stopped: true},
 		"admitted, not started, a count that disagrees": {job: queued(), wl: workload(true, computed[0], podSet("node", 3, "4")),
-			want: Recreated, state: "admitted"},
+			want: Recreated, state: "admitted", reason: "3 pods in its Workload, 2 by Trainer's rules"},
+		"admitted, not started, the same pods": {job: queued(), wl: workload(true, computed...), want: Adopted, state: "admitted"},
 		"queued, a count that disagrees": {job: queued(), wl: workload(false, computed[0], podSet("node", 3, "4")),
-			want: CorrectedInPlace, state: "queued"},
+			want: CorrectedInPlace, state: "queued", reason: "it keeps its place"},
 		"queued, a PodSet too many": {job: queued(), wl: workload(false, append(computed, podSet("extra", 1, "0"))...),
-			want: CorrectedInPlace, reason: "its Workload has 3 PodSets (dataset-initializer, node, extra), trainjob-kueue computes 2"},
+			want: CorrectedInPlace, reason: "its Workload has 3 PodSets (dataset-initializer, node, extra), Trainer runs 2"},
 		"running, its runtime gone": {job: queued(running), wl: workload(true, computed...), err: errors.New("runtime torch not found"),
-			want: Unknown, state: "running", reason: "runtime torch not found", stopped: true},
+			want: Adopted, state: "running", reason: "runtime torch not found"},
+		"queued, its runtime gone": {job: queued(), wl: workload(false, computed...), err: errors.New("runtime torch not found"),
+			want: Unknown, state: "queued", reason: "waits for its runtime"},
 	} {
 		t.Run(name, func(t *testing.T) {
 			j := Job{Job: tc.job, Workload: tc.wl, Err: tc.err}
