@@ -2,8 +2,8 @@ package integration
 
 import (
 	"context"
-	"fmt"
 	"errors"
+	"fmt"
 	"slices"
 
 	apimeta "k8s.io/apimachinery/pkg/api/meta"

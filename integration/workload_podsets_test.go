@@ -130,4 +130,3 @@ func TestPriorityClassIsTheTrainerStep(t *testing.T) {
 		t.Errorf("PriorityClass without a runtime = %q, want none", got)
 	}
 }
-
