@@ -1,14 +1,13 @@
 package integration
 
 import (
-	"github.com/trainjob-kueue/trainjob-kueue/quota"
-
 	"context"
 
 	"k8s.io/apimachinery/pkg/types"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	"github.com/trainjob-kueue/trainjob-kueue/gang"
+	"github.com/trainjob-kueue/trainjob-kueue/quota"
 	"github.com/trainjob-kueue/trainjob-kueue/trainjob"
 )
 
