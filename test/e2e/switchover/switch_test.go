@@ -134,7 +134,7 @@ func switchWithJobsInFlight(t *testing.T, to string) {
 }
 
 // runFor: the running jobs outlast the switch.
-const runFor = 120 * time.Second
+const runFor = 90 * time.Second
 
 // checkBeforeTheSwitch runs migrate --check's judgement on the cluster as
 // the built-in integration left it: every job adopted (the running ones
