@@ -16,6 +16,9 @@ type Signals struct {
 	// Preemptions is how often Kueue evicted the job's Workload for
 	// preemption.
 	Preemptions int32
+	// RunSeconds is how long ago the job's Workload was last admitted;
+	// nil while it is not.
+	RunSeconds *int64
 }
 
 // Boost is a job's boost under a policy, and its parts.
@@ -24,6 +27,9 @@ type Boost struct {
 	Progress    int32 `json:"progress"`
 	Preemptions int32 `json:"preemptions"`
 	TimeLeft    int32 `json:"timeLeft"`
+	// MinRunTime is omitted when 0, so the marks written before the part
+	// existed still read as the same boost.
+	MinRunTime int32 `json:"minRunTime,omitempty"`
 }
 
 // Of is the boost of a job with signals s under a valid policy p. Each part
@@ -42,9 +48,23 @@ func Of(p Policy, s Signals) Boost {
 	if tl := p.TimeLeft; tl != nil && s.Training && s.RemainingSeconds != nil && *s.RemainingSeconds >= 0 && *s.RemainingSeconds < tl.UnderSeconds {
 		b.TimeLeft = tl.Points
 	}
+	if mr := p.MinRunTime; mr != nil && s.RunSeconds != nil && *s.RunSeconds >= 0 && *s.RunSeconds < int64(mr.Seconds) {
+		b.MinRunTime = mr.Points
+	}
 	// Validate bounds the sum by MaxInt32.
-	b.Total = b.Progress + b.Preemptions + b.TimeLeft
+	b.Total = b.Progress + b.Preemptions + b.TimeLeft + b.MinRunTime
 	return b
+}
+
+// NextChange is in how many seconds the boost of a job with signals s
+// under p changes with time alone (its minimum run time up); 0 when no
+// part changes by itself. The controller wakes the job then, and not
+// before: no timer runs for a job whose boost can't change.
+func NextChange(p Policy, s Signals) int64 {
+	if mr := p.MinRunTime; mr != nil && mr.Points > 0 && s.RunSeconds != nil && *s.RunSeconds >= 0 && *s.RunSeconds < int64(mr.Seconds) {
+		return int64(mr.Seconds) - *s.RunSeconds
+	}
+	return 0
 }
 
 // Preemptions counts wl's evictions for preemption (its

@@ -81,3 +81,36 @@ func TestPreemptions(t *testing.T) {
 		t.Errorf("%d preemptions, want 3 (every cause of preemption, no other eviction)", got)
 	}
 }
+
+// A minimum run time boosts a job from its admission for its seconds, and
+// says when the boost will change by itself, so the controller wakes the
+// job then and never otherwise.
+func TestMinRunTimeBoostsAJobJustAdmittedAndSaysWhenItEnds(t *testing.T) {
+	p := Policy{MinRunTime: &MinRunTimePart{Points: 300, Seconds: 120}}
+	secs := func(n int64) *int64 { return &n }
+	for name, tc := range map[string]struct {
+		run        *int64
+		boost      int32
+		nextChange int64
+	}{
+		"not admitted":        {},
+		"admitted just now":   {run: secs(0), boost: 300, nextChange: 120},
+		"a minute in":         {run: secs(60), boost: 300, nextChange: 60},
+		"its time up":         {run: secs(120), boost: 0},
+		"long ago":            {run: secs(86400), boost: 0},
+		"a clock that jumped": {run: secs(-5), boost: 0},
+	} {
+		t.Run(name, func(t *testing.T) {
+			s := Signals{RunSeconds: tc.run}
+			if got := Of(p, s); got.MinRunTime != tc.boost || got.Total != tc.boost {
+				t.Errorf("boost %+v, want %d", got, tc.boost)
+			}
+			if got := NextChange(p, s); got != tc.nextChange {
+				t.Errorf("NextChange = %d, want %d", got, tc.nextChange)
+			}
+		})
+	}
+	if got := NextChange(Policy{Progress: &ProgressPart{Points: 10, StepPercent: 10}}, Signals{RunSeconds: secs(1)}); got != 0 {
+		t.Errorf("a policy without a minimum run time changes with time in %d s", got)
+	}
+}

@@ -30,6 +30,10 @@ type Policy struct {
 	// TimeLeft boosts a job in its trainer phase that reports less time
 	// left than a threshold.
 	TimeLeft *TimeLeftPart `json:"timeLeft,omitempty"`
+	// MinRunTime boosts a job for a while after each start, so an arrival
+	// of its class can't preempt it before it can reach its first
+	// checkpoint (kueue#9596).
+	MinRunTime *MinRunTimePart `json:"minRunTime,omitempty"`
 	// TakeOver: a boost someone else set on a Workload of this
 	// ClusterQueue is replaced by ours. Without it, it is left alone.
 	TakeOver bool `json:"takeOver,omitempty"`
@@ -54,13 +58,25 @@ type TimeLeftPart struct {
 	UnderSeconds int32 `json:"underSeconds"`
 }
 
+// MinRunTimePart: Points while the job has run less than Seconds since it
+// was last admitted.
+type MinRunTimePart struct {
+	Points  int32 `json:"points"`
+	Seconds int32 `json:"seconds"`
+}
+
 // Error is a policy that can't be used, naming the field and the fix.
 type Error struct {
 	Field string
 	Msg   string
 }
 
-func (e *Error) Error() string { return e.Field + ": " + e.Msg }
+func (e *Error) Error() string {
+	if e.Field == "" {
+		return e.Msg
+	}
+	return e.Field + ": " + e.Msg
+}
 
 // Parse reads and checks a policy. Unknown fields are refused: a misspelt
 // part would otherwise be off without a word.
@@ -123,15 +139,25 @@ func (p Policy) Validate() error {
 		}
 		most += int64(tl.Points)
 	}
+	if mr := p.MinRunTime; mr != nil {
+		if err := nonNegative("minRunTime.points", mr.Points); err != nil {
+			return err
+		}
+		if mr.Seconds < 1 {
+			return &Error{Field: "minRunTime.seconds", Msg: fmt.Sprintf("%d is less than 1: a job is boosted for that many seconds after each start", mr.Seconds)}
+		}
+		most += int64(mr.Points)
+	}
 	if most > math.MaxInt32 {
-		return &Error{Field: "", Msg: fmt.Sprintf("the parts sum up to %d points, more than Kueue's priority-boost takes (%d, an int32): lower progress.points, preemptions.maxPoints or timeLeft.points", most, math.MaxInt32)}
+		return &Error{Field: "", Msg: fmt.Sprintf("the parts sum up to %d points, more than Kueue's priority-boost takes (%d, an int32): lower progress.points, preemptions.maxPoints, timeLeft.points or minRunTime.points", most, math.MaxInt32)}
 	}
 	return nil
 }
 
 // Steps is how many times a job's boost may change over its life under
-// p: one per progress step, per preemption step up to the cap, and the
-// time-left threshold once.
+// p: one per progress step, per preemption step up to the cap, the
+// time-left threshold once, and the minimum run time twice per start
+// (granted at admission, taken back when its time is up).
 func (p Policy) Steps() int32 {
 	var n int32
 	if pr := p.Progress; pr != nil && pr.Points > 0 {
@@ -142,6 +168,9 @@ func (p Policy) Steps() int32 {
 	}
 	if tl := p.TimeLeft; tl != nil && tl.Points > 0 {
 		n++
+	}
+	if mr := p.MinRunTime; mr != nil && mr.Points > 0 {
+		n += 2
 	}
 	return n
 }

@@ -17,20 +17,23 @@ func TestParse(t *testing.T) {
 	}{
 		"the example": {value: Example, want: Policy{Progress: &ProgressPart{Points: 1000, StepPercent: 10},
 			Preemptions: &PreemptionsPart{Points: 500, Every: 1, MaxPoints: 2000}}},
-		"empty: no part":                {value: `{}`, want: Policy{}},
-		"take over":                     {value: `{"timeLeft":{"points":7,"underSeconds":600},"takeOver":true}`, want: Policy{TimeLeft: &TimeLeftPart{Points: 7, UnderSeconds: 600}, TakeOver: true}},
-		"not JSON":                      {value: `progress=10`, field: "-"},
-		"two values":                    {value: `{} {}`, field: "-"},
-		"a misspelt part":               {value: `{"progres":{"points":1,"stepPercent":10}}`, field: "-"},
-		"negative progress points":      {value: `{"progress":{"points":-1,"stepPercent":10}}`, field: "progress.points"},
-		"a step of 0":                   {value: `{"progress":{"points":1,"stepPercent":0}}`, field: "progress.stepPercent"},
-		"a step over 100":               {value: `{"progress":{"points":1,"stepPercent":101}}`, field: "progress.stepPercent"},
-		"every 0 preemptions":           {value: `{"preemptions":{"points":1,"every":0,"maxPoints":1}}`, field: "preemptions.every"},
-		"no cap":                        {value: `{"preemptions":{"points":1,"every":1}}`, field: "preemptions.maxPoints"},
-		"negative cap":                  {value: `{"preemptions":{"points":1,"every":1,"maxPoints":-5}}`, field: "preemptions.maxPoints"},
-		"no threshold":                  {value: `{"timeLeft":{"points":1}}`, field: "timeLeft.underSeconds"},
-		"beyond an int32":               {value: `{"progress":{"points":3000000000,"stepPercent":10}}`, field: "-"},
-		"overflowing int32 when summed": {value: `{"progress":{"points":2000000000,"stepPercent":10},"preemptions":{"points":1,"every":1,"maxPoints":2000000000}}`, field: "-"},
+		"empty: no part":                   {value: `{}`, want: Policy{}},
+		"take over":                        {value: `{"timeLeft":{"points":7,"underSeconds":600},"takeOver":true}`, want: Policy{TimeLeft: &TimeLeftPart{Points: 7, UnderSeconds: 600}, TakeOver: true}},
+		"not JSON":                         {value: `progress=10`, field: "-"},
+		"two values":                       {value: `{} {}`, field: "-"},
+		"a misspelt part":                  {value: `{"progres":{"points":1,"stepPercent":10}}`, field: "-"},
+		"negative progress points":         {value: `{"progress":{"points":-1,"stepPercent":10}}`, field: "progress.points"},
+		"a step of 0":                      {value: `{"progress":{"points":1,"stepPercent":0}}`, field: "progress.stepPercent"},
+		"a step over 100":                  {value: `{"progress":{"points":1,"stepPercent":101}}`, field: "progress.stepPercent"},
+		"every 0 preemptions":              {value: `{"preemptions":{"points":1,"every":0,"maxPoints":1}}`, field: "preemptions.every"},
+		"no cap":                           {value: `{"preemptions":{"points":1,"every":1}}`, field: "preemptions.maxPoints"},
+		"negative cap":                     {value: `{"preemptions":{"points":1,"every":1,"maxPoints":-5}}`, field: "preemptions.maxPoints"},
+		"no threshold":                     {value: `{"timeLeft":{"points":1}}`, field: "timeLeft.underSeconds"},
+		"a minimum run time":               {value: `{"minRunTime":{"points":100,"seconds":600}}`, want: Policy{MinRunTime: &MinRunTimePart{Points: 100, Seconds: 600}}},
+		"a minimum run time of 0 s":        {value: `{"minRunTime":{"points":100}}`, field: "minRunTime.seconds"},
+		"negative minimum run time points": {value: `{"minRunTime":{"points":-1,"seconds":60}}`, field: "minRunTime.points"},
+		"beyond an int32":                  {value: `{"progress":{"points":3000000000,"stepPercent":10}}`, field: "-"},
+		"overflowing int32 when summed":    {value: `{"progress":{"points":2000000000,"stepPercent":10},"preemptions":{"points":1,"every":1,"maxPoints":2000000000}}`, field: "-"},
 		"int32 exactly when summed": {value: `{"progress":{"points":2147483000,"stepPercent":10},"timeLeft":{"points":647,"underSeconds":1}}`,
 			want: Policy{Progress: &ProgressPart{Points: 2147483000, StepPercent: 10}, TimeLeft: &TimeLeftPart{Points: 647, UnderSeconds: 1}}},
 	} {
@@ -72,6 +75,14 @@ func TestTheLargestBoostFitsAnInt32(t *testing.T) {
 	}
 }
 
+// A refusal that names no field reads as its message alone.
+func TestAnErrorWithoutAFieldHasNoEmptyField(t *testing.T) {
+	_, err := Parse(`progress=10`)
+	if err == nil || strings.HasPrefix(err.Error(), ":") || strings.Contains(err.Error(), ": :") {
+		t.Errorf("error %q", err)
+	}
+}
+
 func TestSteps(t *testing.T) {
 	for name, tc := range map[string]struct {
 		p    Policy
@@ -83,7 +94,8 @@ func TestSteps(t *testing.T) {
 		"progress of 0 points":      {p: Policy{Progress: &ProgressPart{Points: 0, StepPercent: 10}}, want: 0},
 		"preemptions, 50 up to 120": {p: Policy{Preemptions: &PreemptionsPart{Points: 50, Every: 2, MaxPoints: 120}}, want: 3},
 		"time left":                 {p: Policy{TimeLeft: &TimeLeftPart{Points: 5, UnderSeconds: 60}}, want: 1},
-		"all":                       {p: Policy{Progress: &ProgressPart{Points: 100, StepPercent: 25}, Preemptions: &PreemptionsPart{Points: 10, Every: 1, MaxPoints: 30}, TimeLeft: &TimeLeftPart{Points: 5, UnderSeconds: 60}}, want: 8},
+		"minimum run time":          {p: Policy{MinRunTime: &MinRunTimePart{Points: 5, Seconds: 60}}, want: 2},
+		"all":                       {p: Policy{Progress: &ProgressPart{Points: 100, StepPercent: 25}, Preemptions: &PreemptionsPart{Points: 10, Every: 1, MaxPoints: 30}, TimeLeft: &TimeLeftPart{Points: 5, UnderSeconds: 60}, MinRunTime: &MinRunTimePart{Points: 5, Seconds: 60}}, want: 10},
 	} {
 		t.Run(name, func(t *testing.T) {
 			if got := tc.p.Steps(); got != tc.want {

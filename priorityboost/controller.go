@@ -16,6 +16,7 @@ import (
 	"errors"
 	"fmt"
 	"strconv"
+	"time"
 
 	corev1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
@@ -65,6 +66,9 @@ type Options struct {
 	Metrics  *metrics.Metrics
 	// GateOn: the deployed Kueue honours priority boosts.
 	GateOn bool
+	// Now is the clock a minimum run time is measured by; nil for
+	// time.Now.
+	Now func() time.Time
 }
 
 // Reconciler keeps the boost of one TrainJob's Workload, by TrainJob key.
@@ -112,7 +116,14 @@ func (r *Reconciler) Reconcile(ctx context.Context, req ctrl.Request) (ctrl.Resu
 	if err != nil {
 		return ctrl.Result{}, err
 	}
-	boost := preemptcost.Of(*policy, signalsOf(job, roles, wl))
+	signals := signalsOf(job, roles, wl, r.now())
+	boost := preemptcost.Of(*policy, signals)
+	// A part that changes with time alone (a minimum run time up) wakes
+	// the job when it does, and only then.
+	var res ctrl.Result
+	if n := preemptcost.NextChange(*policy, signals); n > 0 {
+		res.RequeueAfter = time.Duration(n) * time.Second
+	}
 	current, set := wl.Annotations[constants.PriorityBoostAnnotationKey]
 	if set && !ours && !policy.TakeOver {
 		if r.said.First(wl.UID, ReasonBoostNotOurs+current) {
@@ -124,14 +135,21 @@ func (r *Reconciler) Reconcile(ctx context.Context, req ctrl.Request) (ctrl.Resu
 	}
 	if boost.Total == 0 {
 		if ours || set {
-			return ctrl.Result{}, r.write(ctx, wl, nil)
+			return res, r.write(ctx, wl, nil)
 		}
-		return ctrl.Result{}, nil
+		return res, nil
 	}
 	if ours && current == strconv.Itoa(int(boost.Total)) && wl.Annotations[names.PriorityBoostAnnotation] == partsOf(boost) {
-		return ctrl.Result{}, nil
+		return res, nil
 	}
-	return ctrl.Result{}, r.write(ctx, wl, &boost)
+	return res, r.write(ctx, wl, &boost)
+}
+
+func (r *Reconciler) now() time.Time {
+	if r.opts.Now != nil {
+		return r.opts.Now()
+	}
+	return time.Now()
 }
 
 // policyOf is the policy of the ClusterQueue wl is queued in or admitted

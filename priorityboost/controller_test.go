@@ -4,6 +4,7 @@ import (
 	"context"
 	"strings"
 	"testing"
+	"time"
 
 	corev1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
@@ -145,5 +146,61 @@ func TestReconcileWritesOnlyWhatThePolicyAndTheStepSay(t *testing.T) {
 				t.Errorf("events %v, want one %q", said, tc.wantSaid)
 			}
 		})
+	}
+}
+
+// A minimum run time is set at admission, wakes the job when it is up and
+// not before, and is taken back there with one write; a job past it is
+// neither written nor woken.
+func TestMinRunTimeIsTakenBackWhenItsTimeIsUpWithOneWrite(t *testing.T) {
+	const ns = "ns"
+	admitted := time.Date(2026, 11, 28, 12, 0, 0, 0, time.UTC)
+	job := &trainjob.TrainJob{ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: "j", UID: "uid"}}
+	job.Spec.RuntimeRef = trainer.RuntimeRef{Name: "torch", Kind: ptr.To(trainer.TrainingRuntimeKind)}
+	rt := &trainer.TrainingRuntime{ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: "torch"}}
+	rt.Spec.Template.Spec.ReplicatedJobs = []jobsetapi.ReplicatedJob{{Name: "node", Replicas: 1}}
+	rt.Spec.Template.Spec.ReplicatedJobs[0].Template.Spec.Template.Spec.Containers = []corev1.Container{{Name: "node", Image: "x"}}
+	cq := &kueue.ClusterQueue{ObjectMeta: metav1.ObjectMeta{Name: "cq", Annotations: map[string]string{
+		names.PreemptionCostAnnotation: `{"minRunTime":{"points":300,"seconds":120}}`}}}
+	wl := &kueue.Workload{ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: jobframework.GetWorkloadNameForOwnerWithGVK(job.Name, job.UID, trainjob.GVK), UID: "wl"}}
+	wl.Status.Admission = &kueue.Admission{ClusterQueue: "cq"}
+	wl.Status.Conditions = []metav1.Condition{{Type: kueue.WorkloadAdmitted, Status: metav1.ConditionTrue, LastTransitionTime: metav1.NewTime(admitted)}}
+	writes := 0
+	c := fake.NewClientBuilder().WithScheme(testScheme()).WithObjects(job, rt, cq, wl).
+		WithInterceptorFuncs(interceptor.Funcs{Patch: func(ctx context.Context, c client.WithWatch, obj client.Object, patch client.Patch, opts ...client.PatchOption) error {
+			writes++
+			return c.Patch(ctx, obj, patch, opts...)
+		}}).Build()
+	now := admitted.Add(30 * time.Second)
+	r := New(Options{Client: c, Runtimes: runtimesource.New(c, c, runtimesource.Options{Shape: shape.PodTemplateOverrides{}}),
+		Recorder: events.NewFakeRecorder(8), Metrics: metrics.NewMetrics(), GateOn: true, Now: func() time.Time { return now }})
+	boostAt := func(at time.Duration) (string, time.Duration) {
+		t.Helper()
+		now = admitted.Add(at)
+		res, err := r.Reconcile(t.Context(), ctrl.Request{NamespacedName: client.ObjectKeyFromObject(job)})
+		if err != nil {
+			t.Fatal(err)
+		}
+		got := &kueue.Workload{}
+		if err := c.Get(t.Context(), client.ObjectKeyFromObject(wl), got); err != nil {
+			t.Fatal(err)
+		}
+		return got.Annotations[constants.PriorityBoostAnnotationKey], res.RequeueAfter
+	}
+	for _, step := range []struct {
+		at     time.Duration
+		boost  string
+		wakeIn time.Duration
+		writes int
+	}{
+		{at: 30 * time.Second, boost: "300", wakeIn: 90 * time.Second, writes: 1},
+		{at: 60 * time.Second, boost: "300", wakeIn: 60 * time.Second, writes: 1},
+		{at: 120 * time.Second, boost: "", writes: 2},
+		{at: time.Hour, boost: "", writes: 2},
+	} {
+		boost, wakeIn := boostAt(step.at)
+		if boost != step.boost || wakeIn != step.wakeIn || writes != step.writes {
+			t.Errorf("%s after admission: boost %q, woken in %s, %d writes; want %q, %s, %d", step.at, boost, wakeIn, writes, step.boost, step.wakeIn, step.writes)
+		}
 	}
 }

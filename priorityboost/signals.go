@@ -1,6 +1,10 @@
 package priorityboost
 
 import (
+	"time"
+
+	apimeta "k8s.io/apimachinery/pkg/api/meta"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/utils/ptr"
 	kueue "sigs.k8s.io/kueue/apis/kueue/v1beta2"
 
@@ -10,9 +14,13 @@ import (
 )
 
 // signalsOf are what job, its roles (nil when they can't be computed) and
-// its Workload tell of what losing the job would cost.
-func signalsOf(job *trainjob.TrainJob, roles []podsets.Role, wl *kueue.Workload) preemptcost.Signals {
+// its Workload tell, at now, of what losing the job would cost.
+func signalsOf(job *trainjob.TrainJob, roles []podsets.Role, wl *kueue.Workload, now time.Time) preemptcost.Signals {
 	s := preemptcost.Signals{Training: training(job, roles), Preemptions: preemptcost.Preemptions(wl)}
+	if c := apimeta.FindStatusCondition(wl.Status.Conditions, kueue.WorkloadAdmitted); c != nil && c.Status == metav1.ConditionTrue {
+		run := int64(now.Sub(c.LastTransitionTime.Time) / time.Second)
+		s.RunSeconds = &run
+	}
 	if ts := job.Status.TrainerStatus; ts != nil {
 		s.ProgressPercent = ts.ProgressPercentage
 		s.RemainingSeconds = ts.EstimatedRemainingSeconds

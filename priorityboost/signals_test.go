@@ -2,6 +2,7 @@ package priorityboost
 
 import (
 	"testing"
+	"time"
 
 	"github.com/google/go-cmp/cmp"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
@@ -15,7 +16,14 @@ import (
 	"github.com/trainjob-kueue/trainjob-kueue/trainjob"
 )
 
+func admittedAt(at time.Time) *kueue.Workload {
+	wl := &kueue.Workload{}
+	wl.Status.Conditions = []metav1.Condition{{Type: kueue.WorkloadAdmitted, Status: metav1.ConditionTrue, LastTransitionTime: metav1.NewTime(at)}}
+	return wl
+}
+
 func TestSignalsOf(t *testing.T) {
+	now := time.Date(2026, 11, 28, 12, 0, 0, 0, time.UTC)
 	withInit := []podsets.Role{
 		{Name: "dataset-initializer", Ancestor: podsets.AncestorDatasetInitializer, Replicas: 1},
 		{Name: "node", Ancestor: podsets.AncestorTrainer, Replicas: 2},
@@ -49,9 +57,10 @@ func TestSignalsOf(t *testing.T) {
 		"roles unknown: not training": {job: job(1, ptr.To[int32](50)), wl: &kueue.Workload{},
 			want: preemptcost.Signals{ProgressPercent: ptr.To[int32](50), RemainingSeconds: ptr.To[int32](60)}},
 		"preempted 3 times, evicted otherwise 4": {job: job(0, nil), roles: trainerOnly, wl: preempted, want: preemptcost.Signals{Training: true, Preemptions: 3}},
+		"admitted 90 s ago":                      {job: job(0, nil), roles: trainerOnly, wl: admittedAt(now.Add(-90 * time.Second)), want: preemptcost.Signals{Training: true, RunSeconds: ptr.To[int64](90)}},
 	} {
 		t.Run(name, func(t *testing.T) {
-			if diff := cmp.Diff(tc.want, signalsOf(tc.job, tc.roles, tc.wl)); diff != "" {
+			if diff := cmp.Diff(tc.want, signalsOf(tc.job, tc.roles, tc.wl, now)); diff != "" {
 				t.Errorf("(-want +got):\n%s", diff)
 			}
 		})

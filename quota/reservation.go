@@ -8,8 +8,8 @@ import (
 
 	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/api/equality"
+	"k8s.io/utils/ptr"
 	kueue "sigs.k8s.io/kueue/apis/kueue/v1beta2"
-	kueueequality "sigs.k8s.io/kueue/pkg/util/equality"
 )
 
 // KeepsReservation tells whether a job whose Workload holds a quota
@@ -25,16 +25,13 @@ func KeepsReservation(reserved, computed []kueue.PodSet, running bool) bool {
 }
 
 // Equivalent is Kueue's job framework's test of a job's PodSets against its
-// Workload's (jobframework.EquivalentToWorkload): count, minCount and
-// containers per PodSet by position, tolerations only until admitted;
-// names are not compared. A job that fails it is stopped if it runs, and
-// its Workload corrected or re-created.
+// Workload's (jobframework.EquivalentToWorkload, by pkg/util/equality's
+// ComparePodSetSlices, restated here to keep the core free of Kueue's
+// packages): count, minCount and containers per PodSet by position,
+// tolerations only until admitted; names are not compared. A job that
+// fails it is stopped if it runs, and its Workload corrected or re-created.
 func Equivalent(job, stored []kueue.PodSet, admitted bool) bool {
-	var opts []kueueequality.ComparePodSetsOption
-	if admitted {
-		opts = append(opts, kueueequality.WithIgnoreTolerations())
-	}
-	return kueueequality.ComparePodSetSlices(job, stored, opts...)
+	return Difference(stored, job, admitted) == ""
 }
 
 // Difference names the first difference Equivalent finds between a
@@ -53,7 +50,7 @@ func Difference(stored, computed []kueue.PodSet, admitted bool) string {
 		switch {
 		case a.Count != b.Count:
 			return fmt.Sprintf("%s: %d pods in its Workload, %d by Trainer's rules", where, a.Count, b.Count)
-		case !equality.Semantic.DeepEqual(a.MinCount, b.MinCount):
+		case ptr.Deref(a.MinCount, -1) != ptr.Deref(b.MinCount, -1):
 			return where + ": minCount differs"
 		case !equality.Semantic.DeepEqual(a.Template.Spec.InitContainers, b.Template.Spec.InitContainers):
 			return where + ": init containers differ" + requestsDiff(a.Template.Spec.InitContainers, b.Template.Spec.InitContainers)

@@ -8,6 +8,7 @@ import (
 	"k8s.io/apimachinery/pkg/api/resource"
 	"k8s.io/utils/ptr"
 	kueue "sigs.k8s.io/kueue/apis/kueue/v1beta2"
+	kueueequality "sigs.k8s.io/kueue/pkg/util/equality"
 )
 
 func TestSamePlacement(t *testing.T) {
@@ -88,6 +89,12 @@ func TestEquivalentAndDifferenceAgree(t *testing.T) {
 	renamed := node(2, "4")
 	renamed.Name = "trainer"
 	flavor := corev1.Toleration{Key: "pool", Operator: corev1.TolerationOpExists}
+	other := corev1.Toleration{Key: "gpu", Operator: corev1.TolerationOpExists}
+	withMin := func(ps kueue.PodSet, n int32) kueue.PodSet { ps.MinCount = ptr.To(n); return ps }
+	withInit := func(ps kueue.PodSet) kueue.PodSet {
+		ps.Template.Spec.InitContainers = []corev1.Container{{Name: "fetch"}}
+		return ps
+	}
 	for name, tc := range map[string]struct {
 		stored, computed []kueue.PodSet
 		admitted         bool
@@ -99,10 +106,21 @@ func TestEquivalentAndDifferenceAgree(t *testing.T) {
 		"a flavor's toleration, not admitted": {stored: []kueue.PodSet{node(2, "4", flavor)}, computed: []kueue.PodSet{node(2, "4")}, diff: "tolerations differ"},
 		"a count":                             {stored: []kueue.PodSet{node(3, "4")}, computed: []kueue.PodSet{node(2, "4")}, diff: "3 pods in its Workload, 2 by Trainer's rules"},
 		"requests":                            {stored: []kueue.PodSet{node(2, "8")}, computed: []kueue.PodSet{node(2, "4")}, diff: "requests nvidia.com/gpu=8 in its Workload, nvidia.com/gpu=4"},
+		"a minCount":                          {stored: []kueue.PodSet{withMin(node(2, "4"), 1)}, computed: []kueue.PodSet{node(2, "4")}, diff: "minCount differs"},
+		"init containers":                     {stored: []kueue.PodSet{withInit(node(2, "4"))}, computed: []kueue.PodSet{node(2, "4")}, diff: "init containers differ"},
+		"tolerations reordered, not admitted": {stored: []kueue.PodSet{node(2, "4", flavor, other)}, computed: []kueue.PodSet{node(2, "4", other, flavor)}, diff: "tolerations differ"},
 		"a PodSet more":                       {stored: []kueue.PodSet{node(2, "4"), renamed}, computed: []kueue.PodSet{node(2, "4")}, diff: "2 PodSets (node, trainer), Trainer runs 1 (node)"},
 	} {
 		t.Run(name, func(t *testing.T) {
 			eq := Equivalent(tc.computed, tc.stored, tc.admitted)
+			// As Kueue's own test, which the job framework runs.
+			var opts []kueueequality.ComparePodSetsOption
+			if tc.admitted {
+				opts = append(opts, kueueequality.WithIgnoreTolerations())
+			}
+			if kueue := kueueequality.ComparePodSetSlices(tc.computed, tc.stored, opts...); eq != kueue {
+				t.Errorf("Equivalent = %v, Kueue's ComparePodSetSlices = %v", eq, kueue)
+			}
 			diff := Difference(tc.stored, tc.computed, tc.admitted)
 			if eq != (tc.diff == "") || eq != (diff == "") {
 				t.Fatalf("Equivalent = %v, Difference = %q, want difference %q", eq, diff, tc.diff)
