@@ -11,6 +11,7 @@ import (
 	trainer "github.com/kubeflow/trainer/v2/pkg/apis/trainer/v1alpha1"
 	"github.com/trainjob-kueue/trainjob-kueue/hack/localcluster"
 	"github.com/trainjob-kueue/trainjob-kueue/names"
+	"github.com/trainjob-kueue/trainjob-kueue/preemptcost"
 	"github.com/trainjob-kueue/trainjob-kueue/test/fixtures"
 	"github.com/trainjob-kueue/trainjob-kueue/test/poll"
 )
@@ -182,4 +183,54 @@ func workloadWrites(t *testing.T, ns, name string, since time.Time) int {
 	}
 	t.Logf("writes of Workload %s/%s: %s", ns, name, strings.Join(lines, "; "))
 	return len(events)
+}
+
+// minRunTimePolicy boosts a job for 40 s after each admission.
+const minRunTimePolicy = `{"minRunTime":{"points":1000,"seconds":40}}`
+
+// A job just admitted is not the victim while its minimum run time lasts:
+// the arrival takes the job admitted before it, which Kueue alone spares
+// (it preempts the most recently admitted first). Its boost is taken back
+// with one write when the time is up, and it is the victim again.
+func TestAJobJustAdmittedIsSparedForItsMinimumRunTime(t *testing.T) {
+	ns, lq := queueOf(t, minRunTimePolicy)
+	a := fixtures.TrainJob(ns, "a", "long", lq)
+	fixtures.Create(t, ctx, k8s, a)
+	running(t, a)
+	waitBoost(t, a, "1000")
+	waitBoost(t, a, "") // its 40 s are up
+	b := fixtures.TrainJob(ns, "b", "long", lq)
+	fixtures.Create(t, ctx, k8s, b)
+	running(t, b)
+	waitBoost(t, b, "1000")
+	since := time.Now()
+	high := fixtures.TrainJob(ns, "high", "short", lq)
+	fixtures.Create(t, ctx, k8s, high)
+	if got := preempted(t, a, b); got.Name != "a" {
+		t.Fatalf("%s preempted while its minimum run time lasted, want a", got.Name)
+	}
+	complete(t, high)
+	waitBoost(t, b, "")
+	if n := workloadWrites(t, ns, workloadOf(t, b).Name, since); n != 1 {
+		t.Errorf("%d writes of b's Workload from the arrival to its boost's removal, want the removal alone", n)
+	}
+	// a is admitted again (and boosted for its own 40 s): b is the one to go.
+	poll.Eventually(t, 2*time.Minute, "a admitted again", func() error {
+		if wl := workloadOf(t, a); !workload.IsAdmitted(wl) {
+			return fmt.Errorf("not admitted: %v", wl.Status.Conditions)
+		}
+		return nil
+	})
+	waitBoost(t, a, "1000")
+	high2 := fixtures.TrainJob(ns, "high2", "short", lq)
+	fixtures.Create(t, ctx, k8s, high2)
+	poll.Eventually(t, 2*time.Minute, "b preempted", func() error {
+		if preemptcost.Preemptions(workloadOf(t, b)) == 0 {
+			return fmt.Errorf("b not preempted yet")
+		}
+		return nil
+	})
+	if n := preemptcost.Preemptions(workloadOf(t, a)); n != 1 {
+		t.Errorf("a preempted %d times, want once: within its minimum run time it is spared", n)
+	}
 }
