@@ -327,7 +327,7 @@ func setup(ctx context.Context, mgr ctrl.Manager, opts integration.Options, with
 		if !withWebhook {
 			return nil
 		}
-		return tjwebhook.Setup(mgr, opts)
+		return setupWebhooks(mgr, opts)
 	}
 	if opts.Recorder == nil {
 		r, err := integration.NewEventRecorder(mgr)
@@ -352,8 +352,16 @@ func setup(ctx context.Context, mgr ctrl.Manager, opts integration.Options, with
 	if !withWebhook {
 		return nil
 	}
+	return setupWebhooks(mgr, opts)
+}
+
+// setupWebhooks registers the TrainJob webhook and the ClusterQueue one.
+func setupWebhooks(mgr ctrl.Manager, opts integration.Options) error {
 	if err := tjwebhook.Setup(mgr, opts); err != nil {
 		return fmt.Errorf("setting up the TrainJob webhook: %w", err)
+	}
+	if err := tjwebhook.SetupClusterQueues(mgr); err != nil {
+		return fmt.Errorf("setting up the ClusterQueue webhook: %w", err)
 	}
 	return nil
 }

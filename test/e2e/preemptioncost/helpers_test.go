@@ -64,14 +64,20 @@ func queueOf(t *testing.T, policy string) (ns, lq string) {
 // setPolicy sets (or, for "", removes) the ClusterQueue's policy.
 func setPolicy(t *testing.T, cq, policy string) {
 	t.Helper()
+	if err := annotatePolicy(cq, policy); err != nil {
+		t.Fatal(err)
+	}
+}
+
+// annotatePolicy writes the ClusterQueue's policy as an admin's kubectl
+// annotate does ("" removes it).
+func annotatePolicy(cq, policy string) error {
 	value := "null"
 	if policy != "" {
 		value = strconv.Quote(policy)
 	}
 	patch := fmt.Appendf(nil, `{"metadata":{"annotations":{%q:%s}}}`, names.PreemptionCostAnnotation, value)
-	if err := k8s.Patch(ctx, &kueue.ClusterQueue{ObjectMeta: metav1.ObjectMeta{Name: cq}}, client.RawPatch(types.MergePatchType, patch)); err != nil {
-		t.Fatal(err)
-	}
+	return k8s.Patch(ctx, &kueue.ClusterQueue{ObjectMeta: metav1.ObjectMeta{Name: cq}}, client.RawPatch(types.MergePatchType, patch))
 }
 
 // report sets the job's progress as Trainer's status server does: a

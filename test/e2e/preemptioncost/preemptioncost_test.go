@@ -135,8 +135,9 @@ func TestAJobInItsInitializerWaveGetsNoProgressBoost(t *testing.T) {
 }
 
 // The policy removed, the boosts it set are taken back, and nothing is
-// written after; a policy that can't be read is said on the ClusterQueue
-// and writes nothing.
+// written after; a policy that can't be read is refused when written, and
+// one that got through while the manager was down is said on the
+// ClusterQueue and writes nothing.
 func TestPolicyRemovedOrUnreadable(t *testing.T) {
 	ns, lq := queueOf(t, progressPolicy)
 	tj := fixtures.TrainJob(ns, "j", "long", lq)
@@ -149,8 +150,23 @@ func TestPolicyRemovedOrUnreadable(t *testing.T) {
 	if _, ours := workloadOf(t, tj).Annotations[names.PriorityBoostAnnotation]; ours {
 		t.Error("our mark left on the Workload")
 	}
+	// Refused when written, naming the field; through while the manager is
+	// down (the ClusterQueue webhook fails open), and said once it is back.
+	unreadable := `{"progress":{"points":3000000000,"stepPercent":10}}`
+	if err := annotatePolicy(ns, unreadable); err == nil || !strings.Contains(err.Error(), names.PreemptionCostAnnotation) || !strings.Contains(err.Error(), "not a policy") {
+		t.Fatalf("annotating an unreadable policy: %v, want a refusal naming the annotation", err)
+	}
+	if err := cluster.Crash("trainjob-kueue"); err != nil {
+		t.Fatal(err)
+	}
 	since := time.Now()
-	setPolicy(t, ns, `{"progress":{"points":3000000000,"stepPercent":10}}`)
+	err := annotatePolicy(ns, unreadable)
+	if serr := cluster.Start(ctx, "trainjob-kueue"); serr != nil {
+		t.Fatal(serr)
+	}
+	if err != nil {
+		t.Fatalf("with the manager down a ClusterQueue edit must go through (failurePolicy Ignore): %v", err)
+	}
 	report(t, tj, 60)
 	poll.Eventually(t, 30*time.Second, "a Warning on the ClusterQueue", func() error {
 		return fixtures.EventOn(ctx, k8s, clusterQueue(ns), "InvalidPreemptionCostPolicy", "not a policy")
