@@ -15,6 +15,7 @@ import (
 	"sigs.k8s.io/kueue/pkg/controller/jobframework"
 
 	"github.com/trainjob-kueue/trainjob-kueue/discovery"
+	"github.com/trainjob-kueue/trainjob-kueue/jobworkload"
 	"github.com/trainjob-kueue/trainjob-kueue/names"
 	"github.com/trainjob-kueue/trainjob-kueue/podsets"
 	"github.com/trainjob-kueue/trainjob-kueue/priorityboost"
@@ -152,22 +153,10 @@ func (e *Explainer) queue(ctx context.Context, namespace, name string) (*Queue, 
 	return q, nil
 }
 
-// workload reads the job's Workload, prebuilt or named by Kueue; nil when
-// there is none yet.
+// workload reads the job's Workload, prebuilt or named by Kueue
+// (jobworkload.Of); nil when there is none yet.
 func (e *Explainer) workload(ctx context.Context, job *trainjob.TrainJob) (*kueue.Workload, error) {
-	name := jobframework.PrebuiltWorkloadNameFor(job)
-	prebuilt := name != ""
-	if !prebuilt {
-		name = jobframework.GetWorkloadNameForOwnerWithGVK(job.Name, job.UID, trainjob.GVK)
-	}
-	wl := &kueue.Workload{}
-	if err := e.Client.Get(ctx, client.ObjectKey{Namespace: job.Namespace, Name: name}, wl); err != nil {
-		if apierrors.IsNotFound(err) {
-			return nil, nil
-		}
-		return nil, fmt.Errorf("reading Workload %s/%s: %w", job.Namespace, name, err)
-	}
-	return wl, nil
+	return jobworkload.Of(ctx, e.Client, job)
 }
 
 // priority reads what explains the job's priority under its ClusterQueue's

@@ -12,11 +12,11 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	jobsetapi "sigs.k8s.io/jobset/api/jobset/v1alpha2"
 	kueue "sigs.k8s.io/kueue/apis/kueue/v1beta2"
-	"sigs.k8s.io/kueue/pkg/controller/jobframework"
 	"sigs.k8s.io/kueue/pkg/workload"
 
 	trainer "github.com/kubeflow/trainer/v2/pkg/apis/trainer/v1alpha1"
 
+	"github.com/trainjob-kueue/trainjob-kueue/jobworkload"
 	"github.com/trainjob-kueue/trainjob-kueue/names"
 	"github.com/trainjob-kueue/trainjob-kueue/podsets"
 	"github.com/trainjob-kueue/trainjob-kueue/runtimesource"
@@ -130,31 +130,12 @@ func workloadFinished(wl *kueue.Workload) bool {
 	return apimeta.IsStatusConditionTrue(wl.Status.Conditions, kueue.WorkloadFinished)
 }
 
-// workloadOf is the job's Workload: on a MultiKueue worker the prebuilt one
-// the manager named, otherwise the one the job framework names after the
-// job. nil when there is none, or it is another job's.
+// workloadOf is the job's Workload (jobworkload.Of): on a MultiKueue
+// worker the prebuilt one the manager named, otherwise the one the job
+// framework names after the job. nil when there is none, or it is another
+// job's.
 func (d *deps) workloadOf(ctx context.Context, job *trainjob.TrainJob) (*kueue.Workload, error) {
-	if job.UID == "" {
-		return nil, nil
-	}
-	name := jobframework.PrebuiltWorkloadNameFor(job)
-	prebuilt := name != ""
-	if !prebuilt {
-		name = jobframework.GetWorkloadNameForOwnerWithGVK(job.Name, job.UID, trainjob.GVK)
-	}
-	wl := &kueue.Workload{}
-	if err := d.client.Get(ctx, client.ObjectKey{Namespace: job.Namespace, Name: name}, wl); err != nil {
-		if apierrors.IsNotFound(err) {
-			return nil, nil
-		}
-		return nil, fmt.Errorf("reading Workload %s/%s of the job: %w", job.Namespace, name, err)
-	}
-	owner := metav1.GetControllerOfNoCopy(wl)
-	// A prebuilt Workload is the job's before the framework marks it so.
-	if (owner == nil && !prebuilt) || (owner != nil && owner.UID != job.UID) {
-		return nil, nil
-	}
-	return wl, nil
+	return jobworkload.Of(ctx, d.client, job)
 }
 
 // jobsStatus is the state of the job's child Jobs per replicatedJob: the

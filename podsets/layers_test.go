@@ -13,7 +13,7 @@ var layers = [][]string{
 	{"names", "trainjob", "saidonce", "preemptcost"},
 	{"podsets"},
 	{"quota", "shape"},
-	{"gang", "runtimesource", "discovery", "metrics"},
+	{"gang", "runtimesource", "discovery", "metrics", "jobworkload"},
 	{"integration", "priorityboost"},
 	{"webhook", "explain", "overview", "migrate"},
 	{"cmd/trainjob-kueue/onepass"},

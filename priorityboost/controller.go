@@ -20,14 +20,13 @@ import (
 
 	corev1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
-	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/client-go/tools/events"
 	ctrl "sigs.k8s.io/controller-runtime"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	kueue "sigs.k8s.io/kueue/apis/kueue/v1beta2"
 	"sigs.k8s.io/kueue/pkg/controller/constants"
-	"sigs.k8s.io/kueue/pkg/controller/jobframework"
 
+	"github.com/trainjob-kueue/trainjob-kueue/jobworkload"
 	"github.com/trainjob-kueue/trainjob-kueue/metrics"
 	"github.com/trainjob-kueue/trainjob-kueue/names"
 	"github.com/trainjob-kueue/trainjob-kueue/podsets"
@@ -89,10 +88,11 @@ func (r *Reconciler) Reconcile(ctx context.Context, req ctrl.Request) (ctrl.Resu
 	if job.Runner() == trainjob.RunElsewhere || job.UID == "" {
 		return ctrl.Result{}, nil
 	}
-	wl := &kueue.Workload{}
-	key := types.NamespacedName{Namespace: job.Namespace, Name: jobframework.GetWorkloadNameForOwnerWithGVK(job.Name, job.UID, trainjob.GVK)}
-	if err := r.opts.Client.Get(ctx, key, wl); err != nil {
-		return ctrl.Result{}, client.IgnoreNotFound(err)
+	// On a MultiKueue worker a dispatched job runs against its prebuilt
+	// Workload: the worker ClusterQueue's policy boosts it too.
+	wl, err := jobworkload.Of(ctx, r.opts.Client, job)
+	if err != nil || wl == nil {
+		return ctrl.Result{}, err
 	}
 	policy, set, err := r.policyOf(ctx, wl)
 	if err != nil {

@@ -64,7 +64,7 @@ func TestReconcileWritesOnlyWhatThePolicyAndTheStepSay(t *testing.T) {
 	}
 	workload := func(annotations map[string]string, admitted bool) *kueue.Workload {
 		wl := &kueue.Workload{ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: jobframework.GetWorkloadNameForOwnerWithGVK(job.Name, job.UID, trainjob.GVK),
-			UID: "wl", Annotations: annotations}}
+			UID: "wl", Annotations: annotations, OwnerReferences: ownedBy(job)}}
 		wl.Spec.QueueName = "lq"
 		if admitted {
 			wl.Status.Admission = &kueue.Admission{ClusterQueue: "cq"}
@@ -162,7 +162,7 @@ func TestMinRunTimeIsTakenBackWhenItsTimeIsUpWithOneWrite(t *testing.T) {
 	rt.Spec.Template.Spec.ReplicatedJobs[0].Template.Spec.Template.Spec.Containers = []corev1.Container{{Name: "node", Image: "x"}}
 	cq := &kueue.ClusterQueue{ObjectMeta: metav1.ObjectMeta{Name: "cq", Annotations: map[string]string{
 		names.PreemptionCostAnnotation: `{"minRunTime":{"points":300,"seconds":120}}`}}}
-	wl := &kueue.Workload{ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: jobframework.GetWorkloadNameForOwnerWithGVK(job.Name, job.UID, trainjob.GVK), UID: "wl"}}
+	wl := &kueue.Workload{ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: jobframework.GetWorkloadNameForOwnerWithGVK(job.Name, job.UID, trainjob.GVK), UID: "wl", OwnerReferences: ownedBy(job)}}
 	wl.Status.Admission = &kueue.Admission{ClusterQueue: "cq"}
 	wl.Status.Conditions = []metav1.Condition{{Type: kueue.WorkloadAdmitted, Status: metav1.ConditionTrue, LastTransitionTime: metav1.NewTime(admitted)}}
 	writes := 0
@@ -202,5 +202,42 @@ func TestMinRunTimeIsTakenBackWhenItsTimeIsUpWithOneWrite(t *testing.T) {
 		if boost != step.boost || wakeIn != step.wakeIn || writes != step.writes {
 			t.Errorf("%s after admission: boost %q, woken in %s, %d writes; want %q, %s, %d", step.at, boost, wakeIn, writes, step.boost, step.wakeIn, step.writes)
 		}
+	}
+}
+
+// ownedBy is the controller reference the job framework puts on a job's
+// Workload.
+func ownedBy(job *trainjob.TrainJob) []metav1.OwnerReference {
+	return []metav1.OwnerReference{{APIVersion: "trainer.kubeflow.org/v1alpha1", Kind: "TrainJob", Name: job.Name, UID: job.UID, Controller: ptr.To(true)}}
+}
+
+// On a MultiKueue worker a dispatched job runs against the prebuilt
+// Workload the manager named: the worker ClusterQueue's policy boosts it.
+func TestAWorkersPolicyBoostsThePrebuiltWorkloadOfADispatchedJob(t *testing.T) {
+	const ns = "ns"
+	job := &trainjob.TrainJob{ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: "j", UID: "uid",
+		Labels: map[string]string{constants.PrebuiltWorkloadLabel: "trainjob-j-fromthemanager"}}}
+	job.Spec.RuntimeRef = trainer.RuntimeRef{Name: "torch", Kind: ptr.To(trainer.TrainingRuntimeKind)}
+	rt := &trainer.TrainingRuntime{ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: "torch"}}
+	rt.Spec.Template.Spec.ReplicatedJobs = []jobsetapi.ReplicatedJob{{Name: "node", Replicas: 1}}
+	rt.Spec.Template.Spec.ReplicatedJobs[0].Template.Spec.Template.Spec.Containers = []corev1.Container{{Name: "node", Image: "x"}}
+	cq := &kueue.ClusterQueue{ObjectMeta: metav1.ObjectMeta{Name: "cq", Annotations: map[string]string{
+		names.PreemptionCostAnnotation: `{"preemptions":{"points":500,"every":1,"maxPoints":500}}`}}}
+	// As MultiKueue creates it on the worker: the manager's name, no owner yet.
+	wl := &kueue.Workload{ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: "trainjob-j-fromthemanager", UID: "wl"}}
+	wl.Status.Admission = &kueue.Admission{ClusterQueue: "cq"}
+	wl.Status.SchedulingStats = &kueue.SchedulingStats{Evictions: []kueue.WorkloadSchedulingStatsEviction{{Reason: kueue.WorkloadEvictedByPreemption, Count: 1}}}
+	c := fake.NewClientBuilder().WithScheme(testScheme()).WithObjects(job, rt, cq, wl).Build()
+	r := New(Options{Client: c, Runtimes: runtimesource.New(c, c, runtimesource.Options{Shape: shape.PodTemplateOverrides{}}),
+		Recorder: events.NewFakeRecorder(8), Metrics: metrics.NewMetrics(), GateOn: true})
+	if _, err := r.Reconcile(t.Context(), ctrl.Request{NamespacedName: client.ObjectKeyFromObject(job)}); err != nil {
+		t.Fatal(err)
+	}
+	got := &kueue.Workload{}
+	if err := c.Get(t.Context(), client.ObjectKeyFromObject(wl), got); err != nil {
+		t.Fatal(err)
+	}
+	if b := got.Annotations[constants.PriorityBoostAnnotationKey]; b != "500" {
+		t.Errorf("the prebuilt Workload's boost is %q, want 500", b)
 	}
 }
