@@ -121,8 +121,14 @@ func llamaWorkload() string {
 	return jobframework.GetWorkloadNameForOwnerWithGVK("llama", "llama-uid", trainjob.GVK)
 }
 
+// ownedByLlama is the controller reference the job framework puts on
+// llamaJob's Workload.
+func ownedByLlama() []metav1.OwnerReference {
+	return []metav1.OwnerReference{{APIVersion: "trainer.kubeflow.org/v1alpha1", Kind: "TrainJob", Name: "llama", UID: "llama-uid", Controller: ptr.To(true)}}
+}
+
 func admittedWorkload(name string) *kueue.Workload {
-	return &kueue.Workload{ObjectMeta: metav1.ObjectMeta{Namespace: "ml", Name: name}, Status: kueue.WorkloadStatus{
+	return &kueue.Workload{ObjectMeta: metav1.ObjectMeta{Namespace: "ml", Name: name, OwnerReferences: ownedByLlama()}, Status: kueue.WorkloadStatus{
 		Admission: &kueue.Admission{ClusterQueue: "cq-a", PodSetAssignments: []kueue.PodSetAssignment{
 			{Name: "node", Flavors: map[corev1.ResourceName]kueue.ResourceFlavorReference{nvidiaGPU: "a100"}},
 		}},
@@ -131,7 +137,7 @@ func admittedWorkload(name string) *kueue.Workload {
 }
 
 func waitingWorkload(name string) *kueue.Workload {
-	return &kueue.Workload{ObjectMeta: metav1.ObjectMeta{Namespace: "ml", Name: name}, Status: kueue.WorkloadStatus{
+	return &kueue.Workload{ObjectMeta: metav1.ObjectMeta{Namespace: "ml", Name: name, OwnerReferences: ownedByLlama()}, Status: kueue.WorkloadStatus{
 		Conditions: []metav1.Condition{{Type: kueue.WorkloadQuotaReserved, Status: metav1.ConditionFalse, Reason: "Pending",
 			Message: "couldn't assign flavors to pod set node"}},
 	}}
@@ -532,7 +538,7 @@ func TestExplainerFailsOnAFailedRead(t *testing.T) {
 		},
 		"reading the Workload": {
 			objs: cluster, funcs: failing[*kueue.Workload](errEtcd), wantCause: errEtcd,
-			wantErr: "reading Workload ml/" + llamaWorkload() + ": etcd is on fire",
+			wantErr: "reading Workload ml/" + llamaWorkload() + " of TrainJob ml/llama: etcd is on fire",
 		},
 	}
 	for name, tc := range cases {

@@ -111,6 +111,9 @@ func writePriority(w io.Writer, p *PriorityExplanation) {
 	line := fmt.Sprintf("%d (base %d + boost %d", p.Effective, p.Base, p.Boost)
 	if b := p.Parts; b != nil {
 		line += fmt.Sprintf(": progress %d, preemptions %d, time left %d", b.Progress, b.Preemptions, b.TimeLeft)
+		if b.Checkpoint > 0 {
+			line += fmt.Sprintf(", work lost since the last checkpoint %d", b.Checkpoint)
+		}
 		if b.MinRunTime > 0 {
 			line += fmt.Sprintf(", minimum run time %d", b.MinRunTime)
 		}

@@ -11,6 +11,8 @@ import (
 	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/api/resource"
 	"k8s.io/utils/ptr"
+
+	"github.com/trainjob-kueue/trainjob-kueue/preemptcost"
 )
 
 // A pending job in a cohort, everything shown: the columns line up.
@@ -223,5 +225,18 @@ func TestCompact(t *testing.T) {
 				t.Errorf("got %q, want %q", got, tc.want)
 			}
 		})
+	}
+}
+
+// The priority line names every part of the boost that counts, the work
+// lost since the last checkpoint and a minimum run time among them.
+func TestThePriorityLineNamesTheBoostsParts(t *testing.T) {
+	var out strings.Builder
+	writePriority(&out, &PriorityExplanation{Base: 100, Boost: 1500, Effective: 1600, BoostBy: "trainjob-kueue",
+		Parts: &preemptcost.Boost{Total: 1500, Progress: 200, Checkpoint: 800, MinRunTime: 500}})
+	for _, want := range []string{"1600 (base 100 + boost 1500", "progress 200", "work lost since the last checkpoint 800", "minimum run time 500"} {
+		if !strings.Contains(out.String(), want) {
+			t.Errorf("%q does not say %q", out.String(), want)
+		}
 	}
 }

@@ -47,6 +47,10 @@ const (
 	// preemption-cost policy (JSON, package preemptcost), by which the
 	// Workloads of its TrainJobs get Kueue's priority boost.
 	PreemptionCostAnnotation = "trainjob-kueue.dev/preemption-cost"
+	// CheckpointIntervalAnnotation on a TrainJob: how often it checkpoints
+	// (a Go duration, at least a minute), for a preemption-cost policy's
+	// checkpoint part when the job reports no checkpoint time.
+	CheckpointIntervalAnnotation = "trainjob-kueue.dev/checkpoint-interval"
 	// PriorityBoostAnnotation on a Workload: the parts (JSON) of the
 	// kueue.x-k8s.io/priority-boost we set; it marks that boost as ours.
 	PriorityBoostAnnotation = "trainjob-kueue.dev/priority-boost"

@@ -19,6 +19,12 @@ type Signals struct {
 	// RunSeconds is how long ago the job's Workload was last admitted;
 	// nil while it is not.
 	RunSeconds *int64
+	// CheckpointAgo is how long ago the job reports it last checkpointed
+	// (the policy's metric); nil when it reports nothing usable.
+	CheckpointAgo *int64
+	// CheckpointInterval is the interval, in seconds, the job declares it
+	// checkpoints at; nil when it declares none.
+	CheckpointInterval *int64
 }
 
 // Boost is a job's boost under a policy, and its parts.
@@ -27,9 +33,13 @@ type Boost struct {
 	Progress    int32 `json:"progress"`
 	Preemptions int32 `json:"preemptions"`
 	TimeLeft    int32 `json:"timeLeft"`
-	// MinRunTime is omitted when 0, so the marks written before the part
-	// existed still read as the same boost.
+	// MinRunTime and Checkpoint are omitted when 0, so the marks written
+	// before the parts existed still read as the same boost.
 	MinRunTime int32 `json:"minRunTime,omitempty"`
+	Checkpoint int32 `json:"checkpoint,omitempty"`
+	// LostSeconds is the work a preemption would lose now, as the
+	// checkpoint part counted it; not part of the boost.
+	LostSeconds int64 `json:"-"`
 }
 
 // Of is the boost of a job with signals s under a valid policy p. Each part
@@ -51,9 +61,39 @@ func Of(p Policy, s Signals) Boost {
 	if mr := p.MinRunTime; mr != nil && s.RunSeconds != nil && *s.RunSeconds >= 0 && *s.RunSeconds < int64(mr.Seconds) {
 		b.MinRunTime = mr.Points
 	}
+	if cp := p.Checkpoint; cp != nil && s.Training {
+		if lost, interval, ok := lostWork(*cp, s); ok {
+			steps := int64(100 / cp.StepPercent)
+			step := min(lost/cp.StepSeconds(interval), steps)
+			b.Checkpoint = int32(int64(cp.Points) * step / steps)
+			b.LostSeconds = lost
+		}
+	}
 	// Validate bounds the sum by MaxInt32.
-	b.Total = b.Progress + b.Preemptions + b.TimeLeft + b.MinRunTime
+	b.Total = b.Progress + b.Preemptions + b.TimeLeft + b.MinRunTime + b.Checkpoint
 	return b
+}
+
+// lostWork is the work, in seconds, a preemption of a running job would
+// lose now, and the checkpoint interval it is measured against: since
+// the checkpoint it reports (no earlier than its start), else since the
+// last whole interval it declares, else since its start.
+func lostWork(cp CheckpointPart, s Signals) (lost, interval int64, ok bool) {
+	if s.RunSeconds == nil || *s.RunSeconds < 0 {
+		return 0, 0, false
+	}
+	run := *s.RunSeconds
+	interval = int64(cp.IntervalSeconds)
+	if s.CheckpointInterval != nil && *s.CheckpointInterval > 0 {
+		interval = *s.CheckpointInterval
+	}
+	switch {
+	case s.CheckpointAgo != nil && *s.CheckpointAgo >= 0:
+		return min(*s.CheckpointAgo, run), interval, true
+	case s.CheckpointInterval != nil && *s.CheckpointInterval > 0:
+		return run % interval, interval, true
+	}
+	return run, interval, true
 }
 
 // NextChange is in how many seconds the boost of a job with signals s
@@ -61,10 +101,41 @@ func Of(p Policy, s Signals) Boost {
 // part changes by itself. The controller wakes the job then, and not
 // before: no timer runs for a job whose boost can't change.
 func NextChange(p Policy, s Signals) int64 {
-	if mr := p.MinRunTime; mr != nil && mr.Points > 0 && s.RunSeconds != nil && *s.RunSeconds >= 0 && *s.RunSeconds < int64(mr.Seconds) {
-		return int64(mr.Seconds) - *s.RunSeconds
+	var next int64
+	soonest := func(n int64) {
+		if n > 0 && (next == 0 || n < next) {
+			next = n
+		}
 	}
-	return 0
+	if mr := p.MinRunTime; mr != nil && mr.Points > 0 && s.RunSeconds != nil && *s.RunSeconds >= 0 && *s.RunSeconds < int64(mr.Seconds) {
+		soonest(int64(mr.Seconds) - *s.RunSeconds)
+	}
+	if cp := p.Checkpoint; cp != nil && cp.Points > 0 && s.Training {
+		soonest(checkpointChange(*cp, s))
+	}
+	return next
+}
+
+// checkpointChange is in how many seconds the checkpoint part moves by
+// time alone: at its next step, or, for a declared interval, at the next
+// checkpoint (back to 0); 0 once it is at its top and only a report can
+// move it.
+func checkpointChange(cp CheckpointPart, s Signals) int64 {
+	lost, interval, ok := lostWork(cp, s)
+	if !ok {
+		return 0
+	}
+	step := cp.StepSeconds(interval)
+	var next int64
+	if lost/step < int64(100/cp.StepPercent) {
+		next = (lost/step+1)*step - lost
+	}
+	if s.CheckpointAgo == nil && s.CheckpointInterval != nil && *s.CheckpointInterval > 0 {
+		if reset := interval - lost; next == 0 || reset < next {
+			next = reset
+		}
+	}
+	return next
 }
 
 // Preemptions counts wl's evictions for preemption (its

@@ -114,3 +114,53 @@ func TestMinRunTimeBoostsAJobJustAdmittedAndSaysWhenItEnds(t *testing.T) {
 		t.Errorf("a policy without a minimum run time changes with time in %d s", got)
 	}
 }
+
+// The checkpoint part counts the work a preemption would lose: since the
+// checkpoint a job reports, else since the last interval it declares,
+// else since its start; in steps of its interval, at most the part's
+// points; and it says when time alone moves it next.
+func TestCheckpointCountsTheWorkAPreemptionWouldLose(t *testing.T) {
+	p := Policy{Checkpoint: &CheckpointPart{Points: 1000, StepPercent: 10, IntervalSeconds: 1800}}
+	secs := func(n int64) *int64 { return &n }
+	for name, tc := range map[string]struct {
+		s          Signals
+		boost      int32
+		lost       int64
+		nextChange int64
+	}{
+		"checkpointed a minute ago":              {s: Signals{Training: true, RunSeconds: secs(3600), CheckpointAgo: secs(60)}, boost: 0, lost: 60, nextChange: 120},
+		"checkpointed 25 minutes ago":            {s: Signals{Training: true, RunSeconds: secs(3600), CheckpointAgo: secs(1500)}, boost: 800, lost: 1500, nextChange: 120},
+		"a whole interval and more lost":         {s: Signals{Training: true, RunSeconds: secs(7200), CheckpointAgo: secs(3000)}, boost: 1000, lost: 3000},
+		"checkpointed before its restart":        {s: Signals{Training: true, RunSeconds: secs(400), CheckpointAgo: secs(5000)}, boost: 200, lost: 400, nextChange: 140},
+		"declares 10 minutes, 1000 s in":         {s: Signals{Training: true, RunSeconds: secs(1000), CheckpointInterval: secs(600)}, boost: 600, lost: 400, nextChange: 20},
+		"declares 10 minutes, at the checkpoint": {s: Signals{Training: true, RunSeconds: secs(1200), CheckpointInterval: secs(600)}, boost: 0, lost: 0, nextChange: 60},
+		"nothing known, 15 minutes in":           {s: Signals{Training: true, RunSeconds: secs(900)}, boost: 500, lost: 900, nextChange: 180},
+		"in its initializer wave":                {s: Signals{RunSeconds: secs(3600), CheckpointAgo: secs(3000)}},
+		"not admitted":                           {s: Signals{Training: true, CheckpointAgo: secs(3000)}},
+	} {
+		t.Run(name, func(t *testing.T) {
+			b := Of(p, tc.s)
+			if b.Checkpoint != tc.boost || b.Total != tc.boost || b.LostSeconds != tc.lost {
+				t.Errorf("boost %+v, want %d for %d s lost", b, tc.boost, tc.lost)
+			}
+			if got := NextChange(p, tc.s); got != tc.nextChange {
+				t.Errorf("NextChange = %d, want %d", got, tc.nextChange)
+			}
+		})
+	}
+}
+
+// The example: A at 90% checkpointed a minute ago, B at 30%
+// checkpointed 50 minutes ago. Counting progress protects A and gives B
+// up; counting the work lost protects B, which would lose 50 minutes.
+func TestTheWorkLostOutweighsProgressAsThePolicySays(t *testing.T) {
+	p := Policy{Progress: &ProgressPart{Points: 300, StepPercent: 10}, Checkpoint: &CheckpointPart{Points: 1000, StepPercent: 10, IntervalSeconds: 3600}}
+	run, a, b := int64(7200), int64(60), int64(3000)
+	boostA := Of(p, Signals{Training: true, ProgressPercent: ptrTo(int32(90)), RunSeconds: &run, CheckpointAgo: &a})
+	boostB := Of(p, Signals{Training: true, ProgressPercent: ptrTo(int32(30)), RunSeconds: &run, CheckpointAgo: &b})
+	if boostA.Total >= boostB.Total {
+		t.Errorf("A (90%%, a minute lost) %+v, B (30%%, 50 minutes lost) %+v: B must be the costlier", boostA, boostB)
+	}
+}
+
+func ptrTo[T any](v T) *T { return &v }

@@ -15,6 +15,7 @@ import (
 	"fmt"
 	"math"
 	"strings"
+	"time"
 )
 
 // Policy is what a batch admin sets on a ClusterQueue, as the JSON value of
@@ -30,6 +31,10 @@ type Policy struct {
 	// TimeLeft boosts a job in its trainer phase that reports less time
 	// left than a threshold.
 	TimeLeft *TimeLeftPart `json:"timeLeft,omitempty"`
+	// Checkpoint boosts a job in its trainer phase by the work a
+	// preemption would lose: the time since its last checkpoint, as a
+	// share of its checkpoint interval, in steps.
+	Checkpoint *CheckpointPart `json:"checkpoint,omitempty"`
 	// MinRunTime boosts a job for a while after each start, so an arrival
 	// of its class can't preempt it before it can reach its first
 	// checkpoint (kueue#9596).
@@ -56,6 +61,60 @@ type PreemptionsPart struct {
 type TimeLeftPart struct {
 	Points       int32 `json:"points"`
 	UnderSeconds int32 `json:"underSeconds"`
+}
+
+// CheckpointPart: Points when a whole checkpoint interval of work would be
+// lost, counted every StepPercent of the interval. The time of a job's
+// last checkpoint is the Unix time (seconds) its training reports in
+// status.trainerStatus.metrics under Metric (Trainer v2.2+); without such
+// a report, a job that declares its checkpoint interval
+// (names.CheckpointIntervalAnnotation) is taken to checkpoint every
+// interval since its start; otherwise its work since its start is lost.
+type CheckpointPart struct {
+	Points      int32 `json:"points"`
+	StepPercent int32 `json:"stepPercent"`
+	// IntervalSeconds is the interval of a job that declares none.
+	IntervalSeconds int32 `json:"intervalSeconds"`
+	// Metric names the reported metric; DefaultCheckpointMetric if empty.
+	Metric string `json:"metric,omitempty"`
+}
+
+// DefaultCheckpointMetric is the metric a job reports the Unix time of its
+// last checkpoint under, unless the policy names another.
+const DefaultCheckpointMetric = "last_checkpoint_unix_seconds"
+
+// MinCheckpointStepSeconds bounds how often the checkpoint part may change
+// by time alone: a step is at least this long, so a job's boost is
+// written at most once a minute for it, and at most 100/stepPercent times
+// per checkpoint interval.
+const MinCheckpointStepSeconds = 60
+
+// MetricName is the metric the part reads.
+func (c CheckpointPart) MetricName() string {
+	if c.Metric == "" {
+		return DefaultCheckpointMetric
+	}
+	return c.Metric
+}
+
+// StepSeconds is how long a step of interval lasts, at least
+// MinCheckpointStepSeconds.
+func (c CheckpointPart) StepSeconds(interval int64) int64 {
+	return max(interval*int64(c.StepPercent)/100, MinCheckpointStepSeconds)
+}
+
+// ParseCheckpointInterval reads a job's declared checkpoint interval
+// (names.CheckpointIntervalAnnotation): a Go duration of at least
+// MinCheckpointStepSeconds.
+func ParseCheckpointInterval(v string) (time.Duration, error) {
+	d, err := time.ParseDuration(v)
+	if err != nil {
+		return 0, fmt.Errorf("%q is not a duration such as 30m or 1h", v)
+	}
+	if d < MinCheckpointStepSeconds*time.Second {
+		return 0, fmt.Errorf("%s is under a minute: a checkpoint interval is at least 1m", d)
+	}
+	return d, nil
 }
 
 // MinRunTimePart: Points while the job has run less than Seconds since it
@@ -139,6 +198,18 @@ func (p Policy) Validate() error {
 		}
 		most += int64(tl.Points)
 	}
+	if cp := p.Checkpoint; cp != nil {
+		if err := nonNegative("checkpoint.points", cp.Points); err != nil {
+			return err
+		}
+		if cp.StepPercent < 1 || cp.StepPercent > 100 {
+			return &Error{Field: "checkpoint.stepPercent", Msg: fmt.Sprintf("%d is not in 1..100: the boost changes every stepPercent of the checkpoint interval", cp.StepPercent)}
+		}
+		if int64(cp.IntervalSeconds)*int64(cp.StepPercent)/100 < MinCheckpointStepSeconds {
+			return &Error{Field: "checkpoint.intervalSeconds", Msg: fmt.Sprintf("%d with steps of %d%% makes steps under %d s: give an interval of at least %d s, or larger steps", cp.IntervalSeconds, cp.StepPercent, MinCheckpointStepSeconds, MinCheckpointStepSeconds*100/int64(cp.StepPercent))}
+		}
+		most += int64(cp.Points)
+	}
 	if mr := p.MinRunTime; mr != nil {
 		if err := nonNegative("minRunTime.points", mr.Points); err != nil {
 			return err
@@ -149,15 +220,18 @@ func (p Policy) Validate() error {
 		most += int64(mr.Points)
 	}
 	if most > math.MaxInt32 {
-		return &Error{Field: "", Msg: fmt.Sprintf("the parts sum up to %d points, more than Kueue's priority-boost takes (%d, an int32): lower progress.points, preemptions.maxPoints, timeLeft.points or minRunTime.points", most, math.MaxInt32)}
+		return &Error{Field: "", Msg: fmt.Sprintf("the parts sum up to %d points, more than Kueue's priority-boost takes (%d, an int32): lower progress.points, preemptions.maxPoints, timeLeft.points, checkpoint.points or minRunTime.points", most, math.MaxInt32)}
 	}
 	return nil
 }
 
 // Steps is how many times a job's boost may change over its life under
 // p: one per progress step, per preemption step up to the cap, the
-// time-left threshold once, and the minimum run time twice per start
-// (granted at admission, taken back when its time is up).
+// time-left threshold once, the minimum run time twice per start
+// (granted at admission, taken back when its time is up), and per
+// checkpoint interval one per checkpoint step and one back to 0 at the
+// checkpoint: the checkpoint part moves with time, so its writes are
+// bounded per interval, not over a life (and by MinCheckpointStepSeconds).
 func (p Policy) Steps() int32 {
 	var n int32
 	if pr := p.Progress; pr != nil && pr.Points > 0 {
@@ -171,6 +245,9 @@ func (p Policy) Steps() int32 {
 	}
 	if mr := p.MinRunTime; mr != nil && mr.Points > 0 {
 		n += 2
+	}
+	if cp := p.Checkpoint; cp != nil && cp.Points > 0 {
+		n += 100/cp.StepPercent + 1
 	}
 	return n
 }

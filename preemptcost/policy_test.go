@@ -2,6 +2,7 @@ package preemptcost
 
 import (
 	"errors"
+	"fmt"
 	"math"
 	"strings"
 	"testing"
@@ -62,15 +63,19 @@ func TestParse(t *testing.T) {
 // The largest boost a valid policy gives fits an int32, however the parts
 // add up.
 func TestTheLargestBoostFitsAnInt32(t *testing.T) {
-	p, err := Parse(`{"progress":{"points":2147483000,"stepPercent":1},"timeLeft":{"points":647,"underSeconds":10}}`)
+	// Every part at its maximum: 2147482900 + 300 + 247 + 100 + 100.
+	const most = `{"progress":{"points":2147482900,"stepPercent":1},"preemptions":{"points":100,"every":1,"maxPoints":300},` +
+		`"timeLeft":{"points":247,"underSeconds":10},"minRunTime":{"points":100,"seconds":86400},"checkpoint":{"points":%d,"stepPercent":10,"intervalSeconds":3600}}`
+	p, err := Parse(fmt.Sprintf(most, 100))
 	if err != nil {
 		t.Fatal(err)
 	}
-	b := Of(p, Signals{Training: true, ProgressPercent: ptr(100), RemainingSeconds: ptr(1), Preemptions: math.MaxInt32})
-	if b.Total != math.MaxInt32 {
-		t.Errorf("total %d, want %d", b.Total, int32(math.MaxInt32))
+	run, ago := int64(7200), int64(86400)
+	b := Of(p, Signals{Training: true, ProgressPercent: ptr(100), RemainingSeconds: ptr(1), Preemptions: math.MaxInt32, RunSeconds: &run, CheckpointAgo: &ago})
+	if b.Total != math.MaxInt32 || b.MinRunTime != 100 {
+		t.Errorf("total %d (%+v), want %d", b.Total, b, int32(math.MaxInt32))
 	}
-	if _, err := Parse(`{"progress":{"points":2147483000,"stepPercent":1},"timeLeft":{"points":648,"underSeconds":10}}`); err == nil || !strings.Contains(err.Error(), "int32") {
+	if _, err := Parse(fmt.Sprintf(most, 101)); err == nil || !strings.Contains(err.Error(), "int32") {
 		t.Errorf("one point more: %v, want a refusal naming int32", err)
 	}
 }
@@ -88,14 +93,15 @@ func TestSteps(t *testing.T) {
 		p    Policy
 		want int32
 	}{
-		"none":                      {want: 0},
-		"progress every 10%":        {p: Policy{Progress: &ProgressPart{Points: 100, StepPercent: 10}}, want: 10},
-		"progress every 30%":        {p: Policy{Progress: &ProgressPart{Points: 100, StepPercent: 30}}, want: 3},
-		"progress of 0 points":      {p: Policy{Progress: &ProgressPart{Points: 0, StepPercent: 10}}, want: 0},
-		"preemptions, 50 up to 120": {p: Policy{Preemptions: &PreemptionsPart{Points: 50, Every: 2, MaxPoints: 120}}, want: 3},
-		"time left":                 {p: Policy{TimeLeft: &TimeLeftPart{Points: 5, UnderSeconds: 60}}, want: 1},
-		"minimum run time":          {p: Policy{MinRunTime: &MinRunTimePart{Points: 5, Seconds: 60}}, want: 2},
-		"all":                       {p: Policy{Progress: &ProgressPart{Points: 100, StepPercent: 25}, Preemptions: &PreemptionsPart{Points: 10, Every: 1, MaxPoints: 30}, TimeLeft: &TimeLeftPart{Points: 5, UnderSeconds: 60}, MinRunTime: &MinRunTimePart{Points: 5, Seconds: 60}}, want: 10},
+		"none":                               {want: 0},
+		"progress every 10%":                 {p: Policy{Progress: &ProgressPart{Points: 100, StepPercent: 10}}, want: 10},
+		"progress every 30%":                 {p: Policy{Progress: &ProgressPart{Points: 100, StepPercent: 30}}, want: 3},
+		"progress of 0 points":               {p: Policy{Progress: &ProgressPart{Points: 0, StepPercent: 10}}, want: 0},
+		"preemptions, 50 up to 120":          {p: Policy{Preemptions: &PreemptionsPart{Points: 50, Every: 2, MaxPoints: 120}}, want: 3},
+		"time left":                          {p: Policy{TimeLeft: &TimeLeftPart{Points: 5, UnderSeconds: 60}}, want: 1},
+		"minimum run time":                   {p: Policy{MinRunTime: &MinRunTimePart{Points: 5, Seconds: 60}}, want: 2},
+		"checkpoint every 10%, per interval": {p: Policy{Checkpoint: &CheckpointPart{Points: 5, StepPercent: 10, IntervalSeconds: 3600}}, want: 11},
+		"all":                                {p: Policy{Progress: &ProgressPart{Points: 100, StepPercent: 25}, Preemptions: &PreemptionsPart{Points: 10, Every: 1, MaxPoints: 30}, TimeLeft: &TimeLeftPart{Points: 5, UnderSeconds: 60}, MinRunTime: &MinRunTimePart{Points: 5, Seconds: 60}}, want: 10},
 	} {
 		t.Run(name, func(t *testing.T) {
 			if got := tc.p.Steps(); got != tc.want {

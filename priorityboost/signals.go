@@ -1,6 +1,9 @@
 package priorityboost
 
 import (
+	"math"
+	"strconv"
+	"strings"
 	"time"
 
 	apimeta "k8s.io/apimachinery/pkg/api/meta"
@@ -8,15 +11,19 @@ import (
 	"k8s.io/utils/ptr"
 	kueue "sigs.k8s.io/kueue/apis/kueue/v1beta2"
 
+	"github.com/trainjob-kueue/trainjob-kueue/names"
 	"github.com/trainjob-kueue/trainjob-kueue/podsets"
 	"github.com/trainjob-kueue/trainjob-kueue/preemptcost"
 	"github.com/trainjob-kueue/trainjob-kueue/trainjob"
 )
 
 // signalsOf are what job, its roles (nil when they can't be computed) and
-// its Workload tell, at now, of what losing the job would cost.
-func signalsOf(job *trainjob.TrainJob, roles []podsets.Role, wl *kueue.Workload, now time.Time) preemptcost.Signals {
+// its Workload tell, at now, of what losing the job would cost; metric is
+// the trainer status metric the job reports its last checkpoint under.
+func signalsOf(job *trainjob.TrainJob, roles []podsets.Role, wl *kueue.Workload, now time.Time, metric string) preemptcost.Signals {
 	s := preemptcost.Signals{Training: training(job, roles), Preemptions: preemptcost.Preemptions(wl)}
+	s.CheckpointAgo = checkpointAgo(job, metric, now)
+	s.CheckpointInterval = CheckpointInterval(job)
 	if c := apimeta.FindStatusCondition(wl.Status.Conditions, kueue.WorkloadAdmitted); c != nil && c.Status == metav1.ConditionTrue {
 		run := int64(now.Sub(c.LastTransitionTime.Time) / time.Second)
 		s.RunSeconds = &run
@@ -45,4 +52,47 @@ func training(job *trainjob.TrainJob, roles []podsets.Role) bool {
 		}
 	}
 	return true
+}
+
+// checkpointAgo is how long before now the job reports it last
+// checkpointed: the metric's value, a Unix time in seconds (a fraction
+// allowed). nil when it reports none, or a value that is no such time or
+// lies in the future: a clock ahead of ours must not pass for a
+// checkpoint just made.
+func checkpointAgo(job *trainjob.TrainJob, metric string, now time.Time) *int64 {
+	ts := job.Status.TrainerStatus
+	if ts == nil || metric == "" {
+		return nil
+	}
+	for _, m := range ts.Metrics {
+		if m.Name != metric {
+			continue
+		}
+		at, err := strconv.ParseFloat(strings.TrimSpace(m.Value), 64)
+		if err != nil || at <= 0 || math.IsInf(at, 0) {
+			return nil
+		}
+		ago := now.Unix() - int64(at)
+		if ago < 0 {
+			return nil
+		}
+		return &ago
+	}
+	return nil
+}
+
+// CheckpointInterval is the interval, in seconds, the job declares it
+// checkpoints at (names.CheckpointIntervalAnnotation); nil when it
+// declares none or one the webhook would refuse.
+func CheckpointInterval(job *trainjob.TrainJob) *int64 {
+	v, ok := job.Annotations[names.CheckpointIntervalAnnotation]
+	if !ok {
+		return nil
+	}
+	d, err := preemptcost.ParseCheckpointInterval(v)
+	if err != nil {
+		return nil
+	}
+	secs := int64(d / time.Second)
+	return &secs
 }

@@ -1,6 +1,7 @@
 package priorityboost
 
 import (
+	"strconv"
 	"testing"
 	"time"
 
@@ -11,6 +12,7 @@ import (
 
 	trainer "github.com/kubeflow/trainer/v2/pkg/apis/trainer/v1alpha1"
 
+	"github.com/trainjob-kueue/trainjob-kueue/names"
 	"github.com/trainjob-kueue/trainjob-kueue/podsets"
 	"github.com/trainjob-kueue/trainjob-kueue/preemptcost"
 	"github.com/trainjob-kueue/trainjob-kueue/trainjob"
@@ -60,9 +62,47 @@ func TestSignalsOf(t *testing.T) {
 		"admitted 90 s ago":                      {job: job(0, nil), roles: trainerOnly, wl: admittedAt(now.Add(-90 * time.Second)), want: preemptcost.Signals{Training: true, RunSeconds: ptr.To[int64](90)}},
 	} {
 		t.Run(name, func(t *testing.T) {
-			if diff := cmp.Diff(tc.want, signalsOf(tc.job, tc.roles, tc.wl, now)); diff != "" {
+			if diff := cmp.Diff(tc.want, signalsOf(tc.job, tc.roles, tc.wl, now, "ckpt")); diff != "" {
 				t.Errorf("(-want +got):\n%s", diff)
 			}
 		})
+	}
+}
+
+// The last checkpoint is the Unix time the job reports under the policy's
+// metric; a value that is no time, or lies ahead of our clock, is not
+// believed. A declared interval is a duration of at least a minute.
+func TestCheckpointSignals(t *testing.T) {
+	now := time.Date(2026, 11, 28, 12, 0, 0, 0, time.UTC)
+	reporting := func(value string) *trainjob.TrainJob {
+		j := &trainjob.TrainJob{}
+		j.Status.TrainerStatus = &trainer.TrainerStatus{Metrics: []trainer.Metric{{Name: "loss", Value: "0.1"}, {Name: "ckpt", Value: value}}}
+		return j
+	}
+	for name, tc := range map[string]struct {
+		value string
+		want  *int64
+	}{
+		"two minutes ago": {value: strconv.FormatInt(now.Unix()-120, 10), want: ptr.To[int64](120)},
+		"with a fraction": {value: strconv.FormatInt(now.Unix()-60, 10) + ".75", want: ptr.To[int64](60)},
+		"in the future":   {value: strconv.FormatInt(now.Unix()+600, 10)},
+		"no number":       {value: "yesterday"},
+		"zero":            {value: "0"},
+	} {
+		t.Run(name, func(t *testing.T) {
+			if diff := cmp.Diff(tc.want, checkpointAgo(reporting(tc.value), "ckpt", now)); diff != "" {
+				t.Errorf("(-want +got):\n%s", diff)
+			}
+		})
+	}
+	if got := checkpointAgo(reporting("1"), "other", now); got != nil {
+		t.Errorf("another metric read as the checkpoint: %d", *got)
+	}
+	for value, want := range map[string]*int64{"30m": ptr.To[int64](1800), "1h": ptr.To[int64](3600), "30s": nil, "soon": nil} {
+		j := &trainjob.TrainJob{}
+		j.Annotations = map[string]string{names.CheckpointIntervalAnnotation: value}
+		if diff := cmp.Diff(want, CheckpointInterval(j)); diff != "" {
+			t.Errorf("interval %q (-want +got):\n%s", value, diff)
+		}
 	}
 }

@@ -26,7 +26,9 @@ import (
 	trainer "github.com/kubeflow/trainer/v2/pkg/apis/trainer/v1alpha1"
 	"github.com/trainjob-kueue/trainjob-kueue/gang"
 	"github.com/trainjob-kueue/trainjob-kueue/integration"
+	"github.com/trainjob-kueue/trainjob-kueue/names"
 	"github.com/trainjob-kueue/trainjob-kueue/podsets"
+	"github.com/trainjob-kueue/trainjob-kueue/preemptcost"
 	"github.com/trainjob-kueue/trainjob-kueue/runtimesource"
 	"github.com/trainjob-kueue/trainjob-kueue/trainjob"
 )
@@ -301,8 +303,8 @@ func (w *Webhook) unrunnable(ctx context.Context, job *trainjob.TrainJob) (field
 	return nil, nil
 }
 
-// validateGangAnnotations refuses gang settings we would not understand at
-// admission, naming the annotation and what it takes. On an update only a
+// validateGangAnnotations refuses gang settings (and a checkpoint interval)
+// we would not understand, naming the annotation and what it takes. On an update only a
 // changed value is judged: one a former release took must not block the
 // job's other updates (our own suspend among them).
 func validateGangAnnotations(old, job *trainjob.TrainJob) field.ErrorList {
@@ -323,6 +325,11 @@ func validateGangAnnotations(old, job *trainjob.TrainJob) field.ErrorList {
 	if v, ok := changed(gang.AnnotationGangScheduleTimeout); ok {
 		if _, err := gang.ValidTimeout(v); err != nil {
 			errs = append(errs, field.Invalid(annotations.Key(gang.AnnotationGangScheduleTimeout), v, err.Error()))
+		}
+	}
+	if v, ok := changed(names.CheckpointIntervalAnnotation); ok {
+		if _, err := preemptcost.ParseCheckpointInterval(v); err != nil {
+			errs = append(errs, field.Invalid(annotations.Key(names.CheckpointIntervalAnnotation), v, err.Error()))
 		}
 	}
 	return errs

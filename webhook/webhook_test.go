@@ -27,6 +27,7 @@ import (
 	"github.com/trainjob-kueue/trainjob-kueue/gang"
 	"github.com/trainjob-kueue/trainjob-kueue/integration"
 	"github.com/trainjob-kueue/trainjob-kueue/metrics"
+	"github.com/trainjob-kueue/trainjob-kueue/names"
 	"github.com/trainjob-kueue/trainjob-kueue/podsets"
 	"github.com/trainjob-kueue/trainjob-kueue/shape"
 	"github.com/trainjob-kueue/trainjob-kueue/trainjob"
@@ -181,6 +182,12 @@ func TestWebhookValidateUpdate(t *testing.T) {
 		}), denied: "spec.trainer"},
 
 		"a user sets a gang mode we don't know": {user: "alice", job: edit(oldGang), denied: gang.AnnotationGangScheduling},
+		"a checkpoint interval under a minute": {user: "alice", job: edit(func(j *trainjob.TrainJob) {
+			j.Annotations = map[string]string{names.CheckpointIntervalAnnotation: "30s"}
+		}), denied: names.CheckpointIntervalAnnotation},
+		"a checkpoint interval": {user: "alice", job: edit(func(j *trainjob.TrainJob) {
+			j.Annotations = map[string]string{names.CheckpointIntervalAnnotation: "30m"}
+		})},
 		// A value a former release took is not judged again: it must not
 		// block our suspend (or any other update) of the job.
 		"trainjob-kueue suspends a job with an old release's gang mode": {user: us,

@@ -186,3 +186,14 @@ func setQuota(t *testing.T, ns string, gpus int64) {
 		return k8s.Update(ctx, cq)
 	})
 }
+
+// reportCheckpoint reports, as the training's status server would, that
+// tj last checkpointed at.
+func reportCheckpoint(t *testing.T, tj *trainer.TrainJob, at time.Time) {
+	t.Helper()
+	patch := fmt.Appendf(nil, `{"status":{"trainerStatus":{"metrics":[{"name":%q,"value":"%d"}],"lastUpdatedTime":%q}}}`,
+		preemptcost.DefaultCheckpointMetric, at.Unix(), time.Now().UTC().Format(time.RFC3339))
+	if err := k8s.Status().Patch(ctx, tj.DeepCopy(), client.RawPatch(types.MergePatchType, patch)); err != nil {
+		t.Fatalf("reporting %s's checkpoint: %v", tj.Name, err)
+	}
+}

@@ -250,3 +250,46 @@ func TestAJobJustAdmittedIsSparedForItsMinimumRunTime(t *testing.T) {
 		t.Errorf("a preempted %d times, want once: within its minimum run time it is spared", n)
 	}
 }
+
+// checkpointPolicy counts the work lost since the last checkpoint, in
+// steps of a minute (10% of 10 minutes).
+const checkpointPolicy = `{"checkpoint":{"points":1000,"stepPercent":10,"intervalSeconds":600}}`
+
+// Two jobs of one priority, B admitted after A. Two minutes in, A reports
+// a checkpoint just made and B none since its start (its checkpoint time,
+// reported too, is its start's). An arrival needs one of them: Kueue alone
+// preempts B, the most recently admitted, losing its two minutes; under
+// the policy it preempts A, which loses nothing. (Time is compressed: the
+// policy's steps are a minute, the shortest it allows.)
+func TestTheVictimIsTheJobThatCheckpointedLast(t *testing.T) {
+	for name, tc := range map[string]struct {
+		policy string
+		victim string
+	}{
+		"without a policy": {victim: "b"},
+		"with the policy":  {policy: checkpointPolicy, victim: "a"},
+	} {
+		t.Run(name, func(t *testing.T) {
+			t.Parallel()
+			ns, lq := queueOf(t, tc.policy)
+			a, b := fixtures.TrainJob(ns, "a", "long", lq), fixtures.TrainJob(ns, "b", "long", lq)
+			fixtures.Create(t, ctx, k8s, a)
+			running(t, a)
+			fixtures.Create(t, ctx, k8s, b)
+			running(t, b)
+			started := time.Now()
+			reportCheckpoint(t, b, started)
+			time.Sleep(125*time.Second - time.Since(started))
+			reportCheckpoint(t, a, time.Now())
+			if tc.policy != "" {
+				waitBoost(t, a, "")
+				waitBoost(t, b, "200")
+			}
+			high := fixtures.TrainJob(ns, "high", "short", lq)
+			fixtures.Create(t, ctx, k8s, high)
+			if got := preempted(t, a, b); got.Name != tc.victim {
+				t.Fatalf("%s preempted, want %s", got.Name, tc.victim)
+			}
+		})
+	}
+}
