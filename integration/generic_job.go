@@ -21,9 +21,6 @@ import (
 	"github.com/trainjob-kueue/trainjob-kueue/trainjob"
 )
 
-// ControllerName is Trainer's default spec.managedBy.
-const ControllerName = trainjob.TrainerControllerName
-
 // deps are what a TrainJob needs from its reconciler to answer the job
 // framework: read-only and shared by every job of one reconciler.
 type deps struct {
@@ -164,7 +161,7 @@ func (t *TrainJob) PriorityClass() string {
 }
 
 func (t *TrainJob) CanDefaultManagedBy() bool {
-	return t.Spec.ManagedBy == nil || *t.Spec.ManagedBy == ControllerName
+	return t.Spec.ManagedBy == nil || *t.Spec.ManagedBy == trainjob.TrainerControllerName
 }
 func (t *TrainJob) ManagedBy() *string             { return t.Spec.ManagedBy }
 func (t *TrainJob) SetManagedBy(managedBy *string) { t.Spec.ManagedBy = managedBy }

@@ -80,13 +80,6 @@ type Input struct {
 	Now                        time.Time
 }
 
-// Managers of TrainJobs: Trainer's own controller (queued here) and
-// MultiKueue's (queued here, run by a worker).
-const (
-	trainerManager    = "trainer.kubeflow.org/trainjob-controller"
-	multiKueueManager = kueue.MultiKueueControllerName
-)
-
 // Rows is the table of in's jobs, sorted by namespace and name.
 func Rows(in Input) []Row {
 	byOwner := make(map[string]*kueue.Workload, len(in.Workloads))
@@ -110,8 +103,8 @@ func row(job *trainjob.TrainJob, wl *kueue.Workload, in Input) Row {
 		r.ClusterQueue = in.LocalQueues[job.Namespace+"/"+r.Queue]
 	}
 	r.PodsRunning = in.RunningPods[job.Namespace+"/"+job.Name]
-	if manager := ptr.Deref(job.Spec.ManagedBy, trainerManager); manager != trainerManager && manager != multiKueueManager {
-		r.State, r.Why = StateNotQueued, "managed by "+manager
+	if job.Runner() == trainjob.RunElsewhere {
+		r.State, r.Why = StateNotQueued, "managed by "+ptr.Deref(job.Spec.ManagedBy, "")
 		return r
 	}
 	if wl == nil && r.Queue == "" && !in.ManageJobsWithoutQueueName {
@@ -172,7 +165,7 @@ func state(job *trainjob.TrainJob, wl *kueue.Workload) (State, string) {
 	}
 	admitted := apimeta.IsStatusConditionTrue(wl.Status.Conditions, kueue.WorkloadAdmitted)
 	switch {
-	case admitted && ptr.Deref(job.Spec.ManagedBy, trainerManager) == multiKueueManager:
+	case admitted && job.Runner() == trainjob.RunRemotely:
 		return StateRunning, "on worker cluster " + ptr.Deref(wl.Status.ClusterName, "")
 	case admitted && !ptr.Deref(job.Spec.Suspend, false):
 		return StateRunning, ""
