@@ -103,7 +103,7 @@ func (q *queueState) Collect(ch chan<- prometheus.Metric) {
 		if _, ok := wl.Annotations[names.HeldByPolicyAnnotation]; ok {
 			held["policy"]++
 		}
-		owner := ownerJob(wl)
+		owner := trainjob.OwnerOf(wl)
 		admitted := apimeta.FindStatusCondition(wl.Status.Conditions, kueue.WorkloadAdmitted)
 		if owner == "" || admitted == nil || admitted.Status != "True" || !suspended[client.ObjectKey{Namespace: wl.Namespace, Name: owner}] {
 			continue
@@ -114,14 +114,4 @@ func (q *queueState) Collect(ch chan<- prometheus.Metric) {
 		ch <- prometheus.MustNewConstMetric(q.held, prometheus.GaugeValue, n, reason)
 	}
 	ch <- prometheus.MustNewConstMetric(q.stuck, prometheus.GaugeValue, oldest.Seconds())
-}
-
-// ownerJob names the TrainJob that controls wl; "" for another owner.
-func ownerJob(wl *kueue.Workload) string {
-	for _, ref := range wl.OwnerReferences {
-		if ref.Controller != nil && *ref.Controller && ref.Kind == trainjob.GVK.Kind && ref.APIVersion == trainjob.GVK.GroupVersion().String() {
-			return ref.Name
-		}
-	}
-	return ""
 }

@@ -56,7 +56,7 @@ func (r *Reconciler) jobsOf(ctx context.Context, o client.Object) []reconcile.Re
 	var reqs []reconcile.Request
 	for i := range wls.Items {
 		wl := &wls.Items[i]
-		owner := ownerJob(wl)
+		owner := trainjob.OwnerOf(wl)
 		if owner == "" {
 			continue
 		}
@@ -67,14 +67,4 @@ func (r *Reconciler) jobsOf(ctx context.Context, o client.Object) []reconcile.Re
 		reqs = append(reqs, reconcile.Request{NamespacedName: client.ObjectKey{Namespace: wl.Namespace, Name: owner}})
 	}
 	return reqs
-}
-
-// ownerJob names the TrainJob that controls wl; "" for another owner.
-func ownerJob(wl *kueue.Workload) string {
-	for _, ref := range wl.OwnerReferences {
-		if ref.Controller != nil && *ref.Controller && ref.Kind == trainjob.GVK.Kind && ref.APIVersion == trainjob.GVK.GroupVersion().String() {
-			return ref.Name
-		}
-	}
-	return ""
 }
