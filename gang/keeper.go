@@ -21,9 +21,9 @@ import (
 	jobsetapi "sigs.k8s.io/jobset/api/jobset/v1alpha2"
 	schedv1alpha1 "sigs.k8s.io/scheduler-plugins/apis/scheduling/v1alpha1"
 
+	"github.com/trainjob-kueue/trainjob-kueue/names"
 	"github.com/trainjob-kueue/trainjob-kueue/podsets"
 	"github.com/trainjob-kueue/trainjob-kueue/quota"
-	"github.com/trainjob-kueue/trainjob-kueue/shape"
 	"github.com/trainjob-kueue/trainjob-kueue/trainjob"
 )
 
@@ -177,14 +177,14 @@ func (k *Keeper) retry(ctx context.Context, r *Running, groups []*schedv1alpha1.
 	wait := interval
 	for _, pg := range groups {
 		last := r.AdmittedAt
-		if at, err := time.Parse(time.RFC3339Nano, pg.Annotations[AnnotationGangRetriedAt]); err == nil && at.After(last) {
+		if at, err := time.Parse(time.RFC3339Nano, pg.Annotations[names.GangRetriedAtAnnotation]); err == nil && at.After(last) {
 			last = at
 		}
 		if left := last.Add(interval).Sub(now); left > 0 {
 			wait = min(wait, left)
 			continue
 		}
-		patch := fmt.Appendf(nil, `{"metadata":{"annotations":{%q:%q}}}`, AnnotationGangRetriedAt, now.UTC().Format(time.RFC3339Nano))
+		patch := fmt.Appendf(nil, `{"metadata":{"annotations":{%q:%q}}}`, names.GangRetriedAtAnnotation, now.UTC().Format(time.RFC3339Nano))
 		if err := k.opts.Client.Patch(ctx, pg, client.RawPatch(types.MergePatchType, patch)); err != nil {
 			return ctrl.Result{}, fmt.Errorf("retrying the gang of PodGroup %s/%s: %w", pg.Namespace, pg.Name, err)
 		}
@@ -200,7 +200,7 @@ func (k *Keeper) trainerPodGroup(ctx context.Context, job *trainjob.TrainJob) (*
 	if err := k.opts.Client.Get(ctx, client.ObjectKeyFromObject(job), pg); err != nil {
 		return nil, client.IgnoreNotFound(err)
 	}
-	if owner := metav1.GetControllerOfNoCopy(pg); owner == nil || owner.UID != job.UID || pg.Labels[shape.OwnedLabel] == "true" {
+	if owner := metav1.GetControllerOfNoCopy(pg); owner == nil || owner.UID != job.UID || pg.Labels[names.OwnedLabel] == "true" {
 		return nil, nil
 	}
 	return pg, nil
@@ -221,7 +221,7 @@ func (k *Keeper) ownWaitingGroups(ctx context.Context, r *Running) ([]*schedv1al
 			}
 			return nil, fmt.Errorf("reading PodGroup %s: %w", key, err)
 		}
-		if owner := metav1.GetControllerOfNoCopy(pg); owner == nil || owner.UID != r.Job.UID || pg.Labels[shape.OwnedLabel] != "true" {
+		if owner := metav1.GetControllerOfNoCopy(pg); owner == nil || owner.UID != r.Job.UID || pg.Labels[names.OwnedLabel] != "true" {
 			continue
 		}
 		if slices.ContainsFunc(w.Roles, func(r string) bool { return slices.Contains(waiting, r) }) {

@@ -19,9 +19,9 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client/interceptor"
 	schedv1alpha1 "sigs.k8s.io/scheduler-plugins/apis/scheduling/v1alpha1"
 
+	"github.com/trainjob-kueue/trainjob-kueue/names"
 	"github.com/trainjob-kueue/trainjob-kueue/podsets"
 	"github.com/trainjob-kueue/trainjob-kueue/quota"
-	"github.com/trainjob-kueue/trainjob-kueue/shape"
 	"github.com/trainjob-kueue/trainjob-kueue/trainjob"
 )
 
@@ -59,9 +59,9 @@ func TestKeeper(t *testing.T) {
 		return owned(pg, uid)
 	}
 	ours := func(retriedAgo time.Duration) *schedv1alpha1.PodGroup {
-		pg := &schedv1alpha1.PodGroup{ObjectMeta: metav1.ObjectMeta{Namespace: "ns", Name: PodGroupName(job.Name, "init", false), Labels: map[string]string{shape.OwnedLabel: "true"}}}
+		pg := &schedv1alpha1.PodGroup{ObjectMeta: metav1.ObjectMeta{Namespace: "ns", Name: PodGroupName(job.Name, "init", false), Labels: map[string]string{names.OwnedLabel: "true"}}}
 		if retriedAgo > 0 {
-			pg.Annotations = map[string]string{AnnotationGangRetriedAt: time.Now().Add(-retriedAgo).UTC().Format(time.RFC3339Nano)}
+			pg.Annotations = map[string]string{names.GangRetriedAtAnnotation: time.Now().Add(-retriedAgo).UTC().Format(time.RFC3339Nano)}
 		}
 		return owned(pg, job.UID)
 	}

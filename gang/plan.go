@@ -14,6 +14,7 @@ import (
 
 	trainer "github.com/kubeflow/trainer/v2/pkg/apis/trainer/v1alpha1"
 
+	"github.com/trainjob-kueue/trainjob-kueue/names"
 	"github.com/trainjob-kueue/trainjob-kueue/podsets"
 	"github.com/trainjob-kueue/trainjob-kueue/quota"
 	"github.com/trainjob-kueue/trainjob-kueue/shape"
@@ -62,17 +63,17 @@ func PlanFor(r Request) (plans []Plan, refusal string) {
 	}
 	if !r.Capabilities.PodMetadata {
 		return nil, fmt.Sprintf("gang scheduling (%s: %s) needs the %s label on the pods, which Trainer's %s can't carry (Trainer v2.0); the job is not started. Use a runtime with spec.podGroupPolicy.coscheduling, upgrade Trainer to v2.1+, or, where the job asks for it itself, remove its %s annotation (a ClusterQueue's setting is its admin's to change)",
-			AnnotationGangScheduling, r.Mode, PodGroupLabel, r.Capabilities.Field, AnnotationGangScheduling)
+			names.GangSchedulingAnnotation, r.Mode, PodGroupLabel, r.Capabilities.Field, names.GangSchedulingAnnotation)
 	}
 	if !r.PodGroupCRD {
 		return nil, fmt.Sprintf("gang scheduling (%s: %s) needs scheduler-plugins' PodGroup CRD (podgroups.scheduling.x-k8s.io), which is not installed; the job is not started. Install scheduler-plugins with its coscheduling plugin (and restart trainjob-kueue), or, where the job asks for it itself, remove its %s annotation (a ClusterQueue's setting is its admin's to change)",
-			AnnotationGangScheduling, r.Mode, AnnotationGangScheduling)
+			names.GangSchedulingAnnotation, r.Mode, names.GangSchedulingAnnotation)
 	}
 	var timeout time.Duration
 	if r.Timeout != "" {
 		d, err := ValidTimeout(r.Timeout)
 		if err != nil {
-			return nil, fmt.Sprintf("annotation %s: %v; the job is not started", AnnotationGangScheduleTimeout, err)
+			return nil, fmt.Sprintf("annotation %s: %v; the job is not started", names.GangScheduleTimeoutAnnotation, err)
 		}
 		timeout = d
 	}
@@ -114,7 +115,7 @@ func PodGroup(p Plan, job *trainjob.TrainJob) *schedv1alpha1.PodGroup {
 		TypeMeta: metav1.TypeMeta{APIVersion: schedv1alpha1.SchemeGroupVersion.String(), Kind: "PodGroup"},
 		ObjectMeta: metav1.ObjectMeta{
 			Name: p.Name, Namespace: job.Namespace,
-			Labels: map[string]string{shape.OwnedLabel: "true"},
+			Labels: map[string]string{names.OwnedLabel: "true"},
 			OwnerReferences: []metav1.OwnerReference{{
 				APIVersion: trainer.GroupVersion.String(), Kind: trainer.TrainJobKind,
 				Name: job.Name, UID: job.UID, Controller: ptr.To(true), BlockOwnerDeletion: ptr.To(true),
@@ -179,7 +180,7 @@ func TimeoutConflict(roles []podsets.Role, trainerGang *trainer.CoschedulingPodG
 		where = "the runtime's spec.podGroupPolicy.coscheduling.scheduleTimeoutSeconds"
 	case len(plans) > 0:
 		timeout = plans[0].Timeout
-		where = "annotation " + AnnotationGangScheduleTimeout
+		where = "annotation " + names.GangScheduleTimeoutAnnotation
 	default:
 		return ""
 	}

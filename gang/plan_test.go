@@ -13,6 +13,7 @@ import (
 
 	trainer "github.com/kubeflow/trainer/v2/pkg/apis/trainer/v1alpha1"
 
+	"github.com/trainjob-kueue/trainjob-kueue/names"
 	"github.com/trainjob-kueue/trainjob-kueue/podsets"
 	"github.com/trainjob-kueue/trainjob-kueue/quota"
 	"github.com/trainjob-kueue/trainjob-kueue/shape"
@@ -256,21 +257,21 @@ func TestSettingOf(t *testing.T) {
 		warnings int
 	}{
 		"the job's own, no ClusterQueue": {
-			job:  map[string]string{AnnotationGangScheduling: Coscheduling, AnnotationGangScheduleTimeout: "30"},
+			job:  map[string]string{names.GangSchedulingAnnotation: Coscheduling, names.GangScheduleTimeoutAnnotation: "30"},
 			want: Setting{Mode: Coscheduling, Timeout: "30"},
 		},
 		"the ClusterQueue's binds, with its timeout": {
-			job:  map[string]string{AnnotationGangScheduling: None},
-			cq:   cq(map[string]string{AnnotationGangScheduling: Coscheduling, AnnotationGangScheduleTimeout: "90"}),
+			job:  map[string]string{names.GangSchedulingAnnotation: None},
+			cq:   cq(map[string]string{names.GangSchedulingAnnotation: Coscheduling, names.GangScheduleTimeoutAnnotation: "90"}),
 			want: Setting{Mode: Coscheduling, Timeout: "90"},
 		},
 		"the job's timeout wins": {
-			job:  map[string]string{AnnotationGangScheduleTimeout: "30"},
-			cq:   cq(map[string]string{AnnotationGangScheduling: Coscheduling, AnnotationGangScheduleTimeout: "90"}),
+			job:  map[string]string{names.GangScheduleTimeoutAnnotation: "30"},
+			cq:   cq(map[string]string{names.GangSchedulingAnnotation: Coscheduling, names.GangScheduleTimeoutAnnotation: "90"}),
 			want: Setting{Mode: Coscheduling, Timeout: "30"},
 		},
 		"the ClusterQueue's unknown values are warned about and ignored": {
-			cq:       cq(map[string]string{AnnotationGangScheduling: "volcano", AnnotationGangScheduleTimeout: "soon"}),
+			cq:       cq(map[string]string{names.GangSchedulingAnnotation: "volcano", names.GangScheduleTimeoutAnnotation: "soon"}),
 			want:     Setting{},
 			warnings: 2,
 		},

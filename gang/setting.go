@@ -15,18 +15,6 @@ import (
 // admin sets on a ClusterQueue (every TrainJob it admits) or a user on a
 // TrainJob.
 const (
-	// AnnotationGangScheduling: "coscheduling" makes trainjob-kueue create a
-	// scheduler-plugins PodGroup per wave of the job's roles at admission
-	// and label the pods through the overrides. A ClusterQueue's setting
-	// binds every job it admits; "none" on a TrainJob only says it does not
-	// opt in itself.
-	AnnotationGangScheduling = names.GangSchedulingAnnotation
-	// AnnotationGangScheduleTimeout is the scheduleTimeoutSeconds of those
-	// PodGroups; without it coscheduling's permitWaitingTimeSeconds applies.
-	AnnotationGangScheduleTimeout = names.GangScheduleTimeoutAnnotation
-	// AnnotationGangRetriedAt on a PodGroup is when we last retried its gang.
-	AnnotationGangRetriedAt = names.GangRetriedAtAnnotation
-
 	Coscheduling = "coscheduling"
 	None         = "none"
 
@@ -53,7 +41,7 @@ const (
 	ReasonInvalidGangScheduling = "InvalidGangScheduling"
 )
 
-// ValidMode checks an AnnotationGangScheduling value.
+// ValidMode checks a names.GangSchedulingAnnotation value.
 func ValidMode(v string) error {
 	if v == Coscheduling || v == None {
 		return nil
@@ -61,7 +49,7 @@ func ValidMode(v string) error {
 	return fmt.Errorf("%q is not a gang scheduling mode: use %q or %q", v, Coscheduling, None)
 }
 
-// ValidTimeout checks an AnnotationGangScheduleTimeout value.
+// ValidTimeout checks a names.GangScheduleTimeoutAnnotation value.
 func ValidTimeout(v string) (time.Duration, error) {
 	s, err := strconv.ParseInt(v, 10, 32)
 	if err != nil || s < 1 {
@@ -84,18 +72,18 @@ type Setting struct {
 // ClusterQueue's. warnings say which of the ClusterQueue's values were
 // ignored, and why.
 func SettingOf(job map[string]string, cq *kueue.ClusterQueue) (s Setting, warnings []string) {
-	s = Setting{Mode: job[AnnotationGangScheduling], Timeout: job[AnnotationGangScheduleTimeout]}
+	s = Setting{Mode: job[names.GangSchedulingAnnotation], Timeout: job[names.GangScheduleTimeoutAnnotation]}
 	if cq == nil {
 		return s, nil
 	}
-	cqMode := cq.Annotations[AnnotationGangScheduling]
+	cqMode := cq.Annotations[names.GangSchedulingAnnotation]
 	if err := ValidMode(cqMode); cqMode != "" && err != nil {
-		warnings = append(warnings, fmt.Sprintf("ClusterQueue %s: annotation %s: %v; the job starts without the ClusterQueue's gang scheduling", cq.Name, AnnotationGangScheduling, err))
+		warnings = append(warnings, fmt.Sprintf("ClusterQueue %s: annotation %s: %v; the job starts without the ClusterQueue's gang scheduling", cq.Name, names.GangSchedulingAnnotation, err))
 		cqMode = ""
 	}
-	if v := cq.Annotations[AnnotationGangScheduleTimeout]; s.Timeout == "" && v != "" {
+	if v := cq.Annotations[names.GangScheduleTimeoutAnnotation]; s.Timeout == "" && v != "" {
 		if _, err := ValidTimeout(v); err != nil {
-			warnings = append(warnings, fmt.Sprintf("ClusterQueue %s: annotation %s: %v; the job's PodGroups get the scheduler's default timeout", cq.Name, AnnotationGangScheduleTimeout, err))
+			warnings = append(warnings, fmt.Sprintf("ClusterQueue %s: annotation %s: %v; the job's PodGroups get the scheduler's default timeout", cq.Name, names.GangScheduleTimeoutAnnotation, err))
 		} else {
 			s.Timeout = v
 		}

@@ -11,6 +11,7 @@ import (
 	"k8s.io/utils/ptr"
 	kueue "sigs.k8s.io/kueue/apis/kueue/v1beta2"
 
+	"github.com/trainjob-kueue/trainjob-kueue/names"
 	"github.com/trainjob-kueue/trainjob-kueue/podsets"
 	"github.com/trainjob-kueue/trainjob-kueue/runtimesource"
 	"github.com/trainjob-kueue/trainjob-kueue/shape"
@@ -28,7 +29,7 @@ func TestARunningAdoptedJobKeepsItsWorkloadAndIsToldWhatDiffers(t *testing.T) {
 		return kueue.PodSet{Name: "node", Count: count, Template: corev1.PodTemplateSpec{Spec: corev1.PodSpec{Containers: []corev1.Container{{
 			Name: "node", Resources: corev1.ResourceRequirements{Requests: corev1.ResourceList{"nvidia.com/gpu": resource.MustParse("4")}}}}}}}
 	}
-	kueuesPatch := trainjob.RuntimePatch{Manager: shape.InTreeManager, TrainingRuntimeSpec: &runtime.RawExtension{
+	kueuesPatch := trainjob.RuntimePatch{Manager: names.InTreeRuntimePatchManager, TrainingRuntimeSpec: &runtime.RawExtension{
 		Raw: []byte(`{"template":{"spec":{"replicatedJobs":[{"name":"node","template":{"spec":{"template":{"spec":{"nodeSelector":{"pool":"a"}}}}}}]}}}`)}}
 	for name, tc := range map[string]struct {
 		running, byKueue bool

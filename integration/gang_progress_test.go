@@ -19,6 +19,7 @@ import (
 	trainer "github.com/kubeflow/trainer/v2/pkg/apis/trainer/v1alpha1"
 
 	"github.com/trainjob-kueue/trainjob-kueue/gang"
+	"github.com/trainjob-kueue/trainjob-kueue/names"
 	"github.com/trainjob-kueue/trainjob-kueue/podsets"
 	"github.com/trainjob-kueue/trainjob-kueue/quota"
 	"github.com/trainjob-kueue/trainjob-kueue/shape"
@@ -107,7 +108,7 @@ func TestGangProgressCountsPodsThatSucceededBeforeTheEviction(t *testing.T) {
 // gets no PodGroup at all.
 func TestReadmittedGangIsPlannedForThePodsCreatedAgainOnItsNewFlavor(t *testing.T) {
 	f := newStartFixture(t, shape.PodTemplateOverrides{}, nil, corev1.PodSpec{})
-	f.job.Annotations = map[string]string{gang.AnnotationGangScheduling: gang.Coscheduling}
+	f.job.Annotations = map[string]string{names.GangSchedulingAnnotation: gang.Coscheduling}
 	f.deps.opts.PodGroups = true
 	for _, j := range []*batchv1.Job{childJob("j-node-0", "j", "node", 1, false), childJob("j-init-0", "j", "init", 1, true)} {
 		if err := f.c.Create(t.Context(), j); err != nil {

@@ -13,6 +13,8 @@ import (
 	"sigs.k8s.io/kueue/pkg/controller/constants"
 
 	trainer "github.com/kubeflow/trainer/v2/pkg/apis/trainer/v1alpha1"
+
+	"github.com/trainjob-kueue/trainjob-kueue/names"
 	"github.com/trainjob-kueue/trainjob-kueue/podsets"
 	"github.com/trainjob-kueue/trainjob-kueue/shape"
 	"github.com/trainjob-kueue/trainjob-kueue/trainjob"
@@ -23,7 +25,7 @@ import (
 // pods still run, one out of Kueue and one MultiKueue runs are left alone.
 func TestHandBackRemovesOurEntriesFromStoppedJobsAlone(t *testing.T) {
 	v23 := shape.RuntimePatches{UnsuspendsInOnePatch: true, Release: podsets.Rules{RuntimeSnapshot: true}}
-	ours := trainjob.RuntimePatch{Manager: shape.OurManager, TrainingRuntimeSpec: &runtime.RawExtension{Raw: []byte(`{"template":{"spec":{"replicatedJobs":[{"name":"node","template":{"spec":{"template":{"spec":{"nodeSelector":{"pool":"a"}}}}}}]}}}`)}}
+	ours := trainjob.RuntimePatch{Manager: names.RuntimePatchManager, TrainingRuntimeSpec: &runtime.RawExtension{Raw: []byte(`{"template":{"spec":{"replicatedJobs":[{"name":"node","template":{"spec":{"template":{"spec":{"nodeSelector":{"pool":"a"}}}}}}]}}}`)}}
 	job := func(name string, edit func(*trainjob.TrainJob)) *trainjob.TrainJob {
 		j := &trainjob.TrainJob{ObjectMeta: metav1.ObjectMeta{Namespace: "team", Name: name, Labels: map[string]string{constants.QueueLabel: "lq"}}}
 		j.Spec.Suspend = ptr.To(true)
@@ -37,13 +39,13 @@ func TestHandBackRemovesOurEntriesFromStoppedJobsAlone(t *testing.T) {
 		job      *trainjob.TrainJob
 		managers []string
 	}{
-		"stopped": {job: job("stopped", nil), managers: []string{shape.InTreeManager}},
-		"running": {job: job("running", func(j *trainjob.TrainJob) { j.Spec.Suspend = ptr.To(false) }), managers: []string{shape.OurManager}},
+		"stopped": {job: job("stopped", nil), managers: []string{names.InTreeRuntimePatchManager}},
+		"running": {job: job("running", func(j *trainjob.TrainJob) { j.Spec.Suspend = ptr.To(false) }), managers: []string{names.RuntimePatchManager}},
 		"pods still running": {job: job("draining", func(j *trainjob.TrainJob) {
 			j.Status.JobsStatus = []trainer.JobStatus{{Name: "node", Active: ptr.To[int32](1)}}
-		}), managers: []string{shape.OurManager}},
-		"out of Kueue": {job: job("unqueued", func(j *trainjob.TrainJob) { j.Labels = nil }), managers: []string{shape.OurManager}},
-		"MultiKueue's": {job: job("dispatched", func(j *trainjob.TrainJob) { j.Spec.ManagedBy = ptr.To(trainjob.MultiKueueControllerName) }), managers: []string{shape.OurManager}},
+		}), managers: []string{names.RuntimePatchManager}},
+		"out of Kueue": {job: job("unqueued", func(j *trainjob.TrainJob) { j.Labels = nil }), managers: []string{names.RuntimePatchManager}},
+		"MultiKueue's": {job: job("dispatched", func(j *trainjob.TrainJob) { j.Spec.ManagedBy = ptr.To(trainjob.MultiKueueControllerName) }), managers: []string{names.RuntimePatchManager}},
 	} {
 		t.Run(name, func(t *testing.T) {
 			c := fake.NewClientBuilder().WithScheme(NewScheme()).WithObjects(tc.job).WithStatusSubresource(&trainjob.TrainJob{}).Build()
@@ -63,7 +65,7 @@ func TestHandBackRemovesOurEntriesFromStoppedJobsAlone(t *testing.T) {
 			if len(managers) != len(tc.managers) || managers[0] != tc.managers[0] {
 				t.Errorf("runtime patches of %v, want %v", managers, tc.managers)
 			}
-			if handed := len(rec.Events) > 0; handed != (tc.managers[0] == shape.InTreeManager) {
+			if handed := len(rec.Events) > 0; handed != (tc.managers[0] == names.InTreeRuntimePatchManager) {
 				t.Errorf("HandedBack event: %v", handed)
 			}
 		})

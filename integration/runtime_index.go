@@ -4,14 +4,12 @@ import (
 	"context"
 	"fmt"
 
+	"sigs.k8s.io/controller-runtime/pkg/client"
+
 	"github.com/trainjob-kueue/trainjob-kueue/names"
 	"github.com/trainjob-kueue/trainjob-kueue/runtimesource"
 	"github.com/trainjob-kueue/trainjob-kueue/trainjob"
-	"sigs.k8s.io/controller-runtime/pkg/client"
 )
-
-// runtimeIndex finds the TrainJobs that use a runtime.
-const runtimeIndex = names.RuntimeIndex
 
 // SetupIndexes registers the field indexes the reconciler reads through:
 // Workloads by owning TrainJob (the job framework's), TrainJobs by runtime.
@@ -19,7 +17,7 @@ func SetupIndexes(ctx context.Context, indexer client.FieldIndexer) error {
 	if err := setupFrameworkIndexes(ctx, indexer); err != nil {
 		return err
 	}
-	if err := indexer.IndexField(ctx, &trainjob.TrainJob{}, runtimeIndex, runtimeIndexKeys); err != nil {
+	if err := indexer.IndexField(ctx, &trainjob.TrainJob{}, names.RuntimeIndex, runtimeIndexKeys); err != nil {
 		return fmt.Errorf("indexing TrainJobs by runtime: %w", err)
 	}
 	return nil

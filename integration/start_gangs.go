@@ -48,16 +48,13 @@ func (t *TrainJob) applyPodGroups(ctx context.Context, plans []gang.Plan) error 
 	for _, p := range plans {
 		pg := gang.PodGroup(p, &t.TrainJob)
 		//nolint:staticcheck // server-side apply of a typed object
-		if err := t.deps.client.Patch(ctx, pg, client.Apply, client.FieldOwner(fieldOwner), client.ForceOwnership); err != nil {
+		if err := t.deps.client.Patch(ctx, pg, client.Apply, client.FieldOwner(names.FieldManager), client.ForceOwnership); err != nil {
 			return fmt.Errorf("applying PodGroup %s/%s for roles %s: %w", t.Namespace, p.Name, strings.Join(p.Roles, ","), err)
 		}
 		t.deps.metrics.Gang(gang.ActionCreated)
 	}
 	return nil
 }
-
-// fieldOwner is our field manager for objects we apply.
-const fieldOwner = names.FieldManager
 
 // gangTimeoutConflict: Kueue's waitForPodsReady would evict the job
 // before coscheduling gives up on its gang; "" when it would not.

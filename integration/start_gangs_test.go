@@ -12,6 +12,7 @@ import (
 	schedv1alpha1 "sigs.k8s.io/scheduler-plugins/apis/scheduling/v1alpha1"
 
 	"github.com/trainjob-kueue/trainjob-kueue/gang"
+	"github.com/trainjob-kueue/trainjob-kueue/names"
 	"github.com/trainjob-kueue/trainjob-kueue/shape"
 )
 
@@ -28,11 +29,11 @@ func TestGangPlansAtTheStart(t *testing.T) {
 		wantRefused   bool
 	}{
 		"no gang asked": {podGroupCRD: true},
-		"the ClusterQueue gang schedules": {cqAnnotations: map[string]string{gang.AnnotationGangScheduling: gang.Coscheduling},
+		"the ClusterQueue gang schedules": {cqAnnotations: map[string]string{names.GangSchedulingAnnotation: gang.Coscheduling},
 			podGroupCRD: true, wantGroups: 1},
-		"the ClusterQueue's mode is unknown: said, left out": {cqAnnotations: map[string]string{gang.AnnotationGangScheduling: "volcano"},
+		"the ClusterQueue's mode is unknown: said, left out": {cqAnnotations: map[string]string{names.GangSchedulingAnnotation: "volcano"},
 			podGroupCRD: true, wantEvent: gang.ReasonInvalidGangScheduling},
-		"no PodGroup CRD: refused for good": {cqAnnotations: map[string]string{gang.AnnotationGangScheduling: gang.Coscheduling},
+		"no PodGroup CRD: refused for good": {cqAnnotations: map[string]string{names.GangSchedulingAnnotation: gang.Coscheduling},
 			wantEvent: gang.ReasonGangUnsupported, wantRefused: true},
 	} {
 		t.Run(name, func(t *testing.T) {

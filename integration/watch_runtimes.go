@@ -5,14 +5,16 @@ import (
 	"sync"
 	"time"
 
-	"github.com/trainjob-kueue/trainjob-kueue/runtimesource"
-	"github.com/trainjob-kueue/trainjob-kueue/trainjob"
 	"k8s.io/client-go/util/workqueue"
 	ctrl "sigs.k8s.io/controller-runtime"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/controller-runtime/pkg/event"
 	"sigs.k8s.io/controller-runtime/pkg/handler"
 	"sigs.k8s.io/controller-runtime/pkg/reconcile"
+
+	"github.com/trainjob-kueue/trainjob-kueue/names"
+	"github.com/trainjob-kueue/trainjob-kueue/runtimesource"
+	"github.com/trainjob-kueue/trainjob-kueue/trainjob"
 )
 
 // runtimeFanOutPerSecond paces the jobs a runtime event enqueues. An edit
@@ -94,7 +96,7 @@ func (r *Reconciler) jobsUsing(kind string) handler.MapFunc {
 	return func(ctx context.Context, o client.Object) []reconcile.Request {
 		ref := runtimesource.Ref{Kind: kind, Namespace: o.GetNamespace(), Name: o.GetName()}
 		var jobs trainjob.TrainJobList
-		opts := []client.ListOption{client.MatchingFields{runtimeIndex: ref.IndexKey()}}
+		opts := []client.ListOption{client.MatchingFields{names.RuntimeIndex: ref.IndexKey()}}
 		if ref.Namespace != "" {
 			opts = append(opts, client.InNamespace(ref.Namespace))
 		}

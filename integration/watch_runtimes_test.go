@@ -8,7 +8,6 @@ import (
 	"time"
 
 	"github.com/google/go-cmp/cmp"
-	"github.com/trainjob-kueue/trainjob-kueue/trainjob"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/client-go/util/workqueue"
@@ -17,6 +16,9 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client/fake"
 	"sigs.k8s.io/controller-runtime/pkg/event"
 	"sigs.k8s.io/controller-runtime/pkg/reconcile"
+
+	"github.com/trainjob-kueue/trainjob-kueue/names"
+	"github.com/trainjob-kueue/trainjob-kueue/trainjob"
 
 	trainer "github.com/kubeflow/trainer/v2/pkg/apis/trainer/v1alpha1"
 )
@@ -95,7 +97,7 @@ func TestRuntimeEventsBringTheJobsThatUseIt(t *testing.T) {
 		}
 		return j
 	}
-	c := fake.NewClientBuilder().WithScheme(NewScheme()).WithIndex(&trainjob.TrainJob{}, runtimeIndex, runtimeIndexKeys).WithObjects(
+	c := fake.NewClientBuilder().WithScheme(NewScheme()).WithIndex(&trainjob.TrainJob{}, names.RuntimeIndex, runtimeIndexKeys).WithObjects(
 		job("a", "torch-a", trainer.TrainingRuntimeKind, "torch", false),
 		job("b", "torch-b", trainer.TrainingRuntimeKind, "torch", false),
 		job("a", "done", trainer.TrainingRuntimeKind, "torch", true),

@@ -14,6 +14,8 @@ import (
 	"sigs.k8s.io/kueue/pkg/controller/constants"
 
 	trainer "github.com/kubeflow/trainer/v2/pkg/apis/trainer/v1alpha1"
+
+	"github.com/trainjob-kueue/trainjob-kueue/names"
 	"github.com/trainjob-kueue/trainjob-kueue/podsets"
 	"github.com/trainjob-kueue/trainjob-kueue/shape"
 	"github.com/trainjob-kueue/trainjob-kueue/trainjob"
@@ -39,7 +41,7 @@ func TestJudgeDecidesAsKueuesJobFrameworkWill(t *testing.T) {
 	}
 	running := func(j *trainjob.TrainJob) { j.Spec.Suspend = ptr.To(false) }
 	filledByKueue := func(j *trainjob.TrainJob) {
-		j.Spec.RuntimePatches = []trainjob.RuntimePatch{{Manager: shape.InTreeManager, TrainingRuntimeSpec: &runtime.RawExtension{
+		j.Spec.RuntimePatches = []trainjob.RuntimePatch{{Manager: names.InTreeRuntimePatchManager, TrainingRuntimeSpec: &runtime.RawExtension{
 			Raw: []byte(`{"template":{"spec":{"replicatedJobs":[{"name":"node","template":{"spec":{"template":{"spec":{"nodeSelector":{"pool":"a"}}}}}}]}}}`)}}}
 	}
 	workload := func(admitted bool, ps ...kueue.PodSet) *kueue.Workload {

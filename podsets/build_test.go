@@ -18,6 +18,7 @@ import (
 	trainer "github.com/kubeflow/trainer/v2/pkg/apis/trainer/v1alpha1"
 
 	"github.com/trainjob-kueue/trainjob-kueue/discovery"
+	"github.com/trainjob-kueue/trainjob-kueue/names"
 	"github.com/trainjob-kueue/trainjob-kueue/podsets"
 	"github.com/trainjob-kueue/trainjob-kueue/shape"
 	"github.com/trainjob-kueue/trainjob-kueue/trainjob"
@@ -382,12 +383,12 @@ func TestUserOverridesAreAppliedLikeTrainerDoes(t *testing.T) {
 				// Injected at an earlier admission (Kueue in-tree's marker):
 				// not the user's, not part of the PodSets.
 				TargetJobs: []trainjob.PodTemplateOverrideTargetJob{{Name: "node"}},
-				Metadata:   &metav1.ObjectMeta{Labels: map[string]string{shape.InTreePodSetLabel: "node"}},
+				Metadata:   &metav1.ObjectMeta{Labels: map[string]string{names.InTreePodSetLabel: "node"}},
 				Spec:       &trainjob.PodTemplateSpecOverride{NodeSelector: map[string]string{"flavor": "x"}},
 			},
 			{
 				TargetJobs: []trainjob.PodTemplateOverrideTargetJob{{Name: "node"}},
-				Metadata:   &metav1.ObjectMeta{Labels: map[string]string{shape.OwnedLabel: "true"}},
+				Metadata:   &metav1.ObjectMeta{Labels: map[string]string{names.OwnedLabel: "true"}},
 				Spec:       &trainjob.PodTemplateSpecOverride{NodeSelector: map[string]string{"flavor": "y"}},
 			},
 		}

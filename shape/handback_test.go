@@ -7,6 +7,7 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime"
 
+	"github.com/trainjob-kueue/trainjob-kueue/names"
 	"github.com/trainjob-kueue/trainjob-kueue/shape"
 	"github.com/trainjob-kueue/trainjob-kueue/trainjob"
 )
@@ -14,7 +15,7 @@ import (
 var rawEqual = cmp.Comparer(func(a, b runtime.RawExtension) bool { return string(a.Raw) == string(b.Raw) })
 
 func emptyInTreePatch() trainjob.RuntimePatch {
-	return trainjob.RuntimePatch{Manager: shape.InTreeManager, TrainingRuntimeSpec: &runtime.RawExtension{Raw: []byte(`{"template":{"spec":{}}}`)}}
+	return trainjob.RuntimePatch{Manager: names.InTreeRuntimePatchManager, TrainingRuntimeSpec: &runtime.RawExtension{Raw: []byte(`{"template":{"spec":{}}}`)}}
 }
 
 // A job handed back to Kueue's built-in integration keeps the user's
@@ -22,8 +23,8 @@ func emptyInTreePatch() trainjob.RuntimePatch {
 // ours, and gains the empty patch that integration needs to start it.
 func TestRuntimePatchesHandBack(t *testing.T) {
 	user := patchFor("platform-team", "node", `{"spec":{"nodeSelector":{"disk":"ssd"}}}`)
-	ours := patchFor(shape.OurManager, "node", `{"spec":{"nodeSelector":{"pool":"a"}}}`)
-	filled := patchFor(shape.InTreeManager, "node", `{"spec":{"nodeSelector":{"pool":"b"}}}`)
+	ours := patchFor(names.RuntimePatchManager, "node", `{"spec":{"nodeSelector":{"pool":"a"}}}`)
+	filled := patchFor(names.InTreeRuntimePatchManager, "node", `{"spec":{"nodeSelector":{"pool":"b"}}}`)
 	many := func(n int) []trainjob.RuntimePatch {
 		var out []trainjob.RuntimePatch
 		for i := range n {
@@ -86,7 +87,7 @@ func TestPodTemplateOverridesHandBackRemovesOursAlone(t *testing.T) {
 	s := shape.PodTemplateOverrides{}
 	user := trainjob.PodTemplateOverride{TargetJobs: []trainjob.PodTemplateOverrideTargetJob{{Name: "node"}}}
 	inTree := trainjob.PodTemplateOverride{TargetJobs: []trainjob.PodTemplateOverrideTargetJob{{Name: "node"}},
-		Metadata: &metav1.ObjectMeta{Labels: map[string]string{shape.InTreePodSetLabel: "node"}}}
+		Metadata: &metav1.ObjectMeta{Labels: map[string]string{names.InTreePodSetLabel: "node"}}}
 	j := &trainjob.TrainJob{}
 	j.Spec.PodTemplateOverrides = []trainjob.PodTemplateOverride{user}
 	admitted := applyTo(t, j, s.Inject(j, admission()))

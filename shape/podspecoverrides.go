@@ -15,12 +15,6 @@ import (
 	"github.com/trainjob-kueue/trainjob-kueue/trainjob"
 )
 
-// InjectedAnnotation records, on a Trainer v2.0 TrainJob, exactly what we
-// added to its spec.podSpecOverrides: entries there have no metadata to
-// mark them, and a job may be targeted by one entry only, so admissions are
-// merged into the user's entries.
-const InjectedAnnotation = names.InjectedAnnotation
-
 const specOverridesPath = "/spec/podSpecOverrides"
 
 // PodSpecOverrides is Trainer v2.0's spec.podSpecOverrides.
@@ -50,7 +44,7 @@ type record struct {
 }
 
 func records(job *trainjob.TrainJob) ([]record, bool) {
-	raw, ok := job.Annotations[InjectedAnnotation]
+	raw, ok := job.Annotations[names.InjectedAnnotation]
 	if !ok {
 		return nil, false
 	}
@@ -317,7 +311,7 @@ func (PodSpecOverrides) Restore(job *trainjob.TrainJob) []Op {
 		// Ours was the only one: leave no empty map behind.
 		return append(ops, Op{Op: "remove", Path: "/metadata/annotations"})
 	}
-	return append(ops, Op{Op: "remove", Path: "/metadata/annotations/" + escape(InjectedAnnotation)})
+	return append(ops, Op{Op: "remove", Path: "/metadata/annotations/" + escape(names.InjectedAnnotation)})
 }
 
 // Tampered: the record and the entries it describes are ours to write.
@@ -325,10 +319,10 @@ func (PodSpecOverrides) Tampered(old, job *trainjob.TrainJob) []string {
 	var before, after string
 	var hadBefore bool
 	if old != nil {
-		before, hadBefore = old.Annotations[InjectedAnnotation]
+		before, hadBefore = old.Annotations[names.InjectedAnnotation]
 	}
-	after, hasAfter := job.Annotations[InjectedAnnotation]
-	path := "metadata.annotations[" + InjectedAnnotation + "]"
+	after, hasAfter := job.Annotations[names.InjectedAnnotation]
+	path := "metadata.annotations[" + names.InjectedAnnotation + "]"
 	switch {
 	case hasAfter && !hadBefore:
 		return []string{path}
@@ -389,7 +383,7 @@ func (PodSpecOverrides) InTreeMarked(*trainjob.TrainJob) []string { return nil }
 func (PodSpecOverrides) Full(*trainjob.TrainJob) string { return "" }
 
 func (PodSpecOverrides) Marker() (string, string) {
-	return "the annotation " + InjectedAnnotation + " (the record of what an admission added)", "leave the annotation alone; edit your entries' other fields freely"
+	return "the annotation " + names.InjectedAnnotation + " (the record of what an admission added)", "leave the annotation alone; edit your entries' other fields freely"
 }
 
 func created(job *trainjob.TrainJob) []record {
@@ -413,13 +407,13 @@ func annotate(job *trainjob.TrainJob, rs []record) []Op {
 		panic(err)
 	}
 	others := len(job.Annotations)
-	if _, ours := job.Annotations[InjectedAnnotation]; ours {
+	if _, ours := job.Annotations[names.InjectedAnnotation]; ours {
 		others-- // Restore, run before, removed it (and the map if it was alone)
 	}
 	if others == 0 {
-		return []Op{{Op: "add", Path: "/metadata/annotations", Value: map[string]string{InjectedAnnotation: string(data)}}}
+		return []Op{{Op: "add", Path: "/metadata/annotations", Value: map[string]string{names.InjectedAnnotation: string(data)}}}
 	}
-	return []Op{{Op: "add", Path: "/metadata/annotations/" + escape(InjectedAnnotation), Value: string(data)}}
+	return []Op{{Op: "add", Path: "/metadata/annotations/" + escape(names.InjectedAnnotation), Value: string(data)}}
 }
 
 // escape a map key for a JSON Pointer (RFC 6901).

@@ -10,6 +10,7 @@ import (
 
 	trainer "github.com/kubeflow/trainer/v2/pkg/apis/trainer/v1alpha1"
 
+	"github.com/trainjob-kueue/trainjob-kueue/names"
 	"github.com/trainjob-kueue/trainjob-kueue/shape"
 	"github.com/trainjob-kueue/trainjob-kueue/trainjob"
 )
@@ -50,7 +51,7 @@ func TestPodSpecOverridesMergesIntoTheUsersEntry(t *testing.T) {
 	if diff := cmp.Diff([]corev1.PodSchedulingGate{{Name: "user-gate"}, {Name: "kueue.x-k8s.io/topology"}}, merged.SchedulingGates); diff != "" {
 		t.Errorf("schedulingGates (-want +got):\n%s", diff)
 	}
-	if got.Annotations["team"] != "nlp" || got.Annotations[shape.InjectedAnnotation] == "" {
+	if got.Annotations["team"] != "nlp" || got.Annotations[names.InjectedAnnotation] == "" {
 		t.Errorf("annotations %v", got.Annotations)
 	}
 	// PodSets see only the user's entry.
@@ -75,7 +76,7 @@ func TestPodSpecOverridesMergesIntoTheUsersEntry(t *testing.T) {
 	if diff := cmp.Diff(v20(map[string]string{"team": "nlp"}, user).Spec, restored.Spec); diff != "" {
 		t.Errorf("restored spec (-want +got):\n%s", diff)
 	}
-	if _, left := restored.Annotations[shape.InjectedAnnotation]; left || restored.Annotations["team"] != "nlp" {
+	if _, left := restored.Annotations[names.InjectedAnnotation]; left || restored.Annotations["team"] != "nlp" {
 		t.Errorf("restored annotations %v", restored.Annotations)
 	}
 }

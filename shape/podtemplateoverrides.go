@@ -11,6 +11,7 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/util/strategicpatch"
 
+	"github.com/trainjob-kueue/trainjob-kueue/names"
 	"github.com/trainjob-kueue/trainjob-kueue/podsets"
 	"github.com/trainjob-kueue/trainjob-kueue/trainjob"
 )
@@ -172,7 +173,7 @@ func (PodTemplateOverrides) Tampered(old, job *trainjob.TrainJob) []string {
 func (PodTemplateOverrides) Full(*trainjob.TrainJob) string { return "" }
 
 func (PodTemplateOverrides) Marker() (string, string) {
-	return "entries labelled " + OwnedLabel + "=true", "for your own entry, drop the label"
+	return "entries labelled " + names.OwnedLabel + "=true", "for your own entry, drop the label"
 }
 
 func render(in *Injection) trainjob.PodTemplateOverride {
@@ -180,7 +181,7 @@ func render(in *Injection) trainjob.PodTemplateOverride {
 	if labels == nil {
 		labels = map[string]string{}
 	}
-	labels[OwnedLabel] = "true"
+	labels[names.OwnedLabel] = "true"
 	o := trainjob.PodTemplateOverride{
 		TargetJobs: []trainjob.PodTemplateOverrideTargetJob{{Name: in.Name}},
 		Metadata: &metav1.ObjectMeta{
@@ -212,7 +213,7 @@ func targets(o *trainjob.PodTemplateOverride, jobName string) bool {
 
 // owned: injected by trainjob-kueue.
 func owned(o *trainjob.PodTemplateOverride) bool {
-	return o.Metadata != nil && o.Metadata.Labels[OwnedLabel] == "true"
+	return o.Metadata != nil && o.Metadata.Labels[names.OwnedLabel] == "true"
 }
 
 func (PodTemplateOverrides) InTreeMarked(job *trainjob.TrainJob) []string {
@@ -222,8 +223,8 @@ func (PodTemplateOverrides) InTreeMarked(job *trainjob.TrainJob) []string {
 		if o.Metadata == nil {
 			continue
 		}
-		if _, inTree := o.Metadata.Labels[InTreePodSetLabel]; inTree {
-			paths = append(paths, fmt.Sprintf("spec.podTemplateOverrides[%d].metadata.labels[%s]", i, InTreePodSetLabel))
+		if _, inTree := o.Metadata.Labels[names.InTreePodSetLabel]; inTree {
+			paths = append(paths, fmt.Sprintf("spec.podTemplateOverrides[%d].metadata.labels[%s]", i, names.InTreePodSetLabel))
 		}
 	}
 	return paths
@@ -240,7 +241,7 @@ func injected(o *trainjob.PodTemplateOverride) bool {
 	if o.Metadata == nil {
 		return false
 	}
-	_, inTree := o.Metadata.Labels[InTreePodSetLabel]
+	_, inTree := o.Metadata.Labels[names.InTreePodSetLabel]
 	return inTree
 }
 

@@ -10,6 +10,7 @@ import (
 
 	trainer "github.com/kubeflow/trainer/v2/pkg/apis/trainer/v1alpha1"
 
+	"github.com/trainjob-kueue/trainjob-kueue/names"
 	"github.com/trainjob-kueue/trainjob-kueue/shape"
 	"github.com/trainjob-kueue/trainjob-kueue/trainjob"
 )
@@ -26,7 +27,7 @@ func user(name, key string) trainjob.PodTemplateOverride {
 func inTree(name string) trainjob.PodTemplateOverride {
 	return trainjob.PodTemplateOverride{
 		TargetJobs: []trainjob.PodTemplateOverrideTargetJob{{Name: name}},
-		Metadata:   &metav1.ObjectMeta{Labels: map[string]string{shape.InTreePodSetLabel: name}},
+		Metadata:   &metav1.ObjectMeta{Labels: map[string]string{names.InTreePodSetLabel: name}},
 		Spec:       &trainjob.PodTemplateSpecOverride{NodeSelector: map[string]string{"flavor": "old"}},
 	}
 }
@@ -76,7 +77,7 @@ func TestInjectThenRestoreGivesBackTheUsersList(t *testing.T) {
 			n := len(injected.Spec.PodTemplateOverrides)
 			last := injected.Spec.PodTemplateOverrides[n-2:]
 			for _, o := range last {
-				if o.Metadata == nil || o.Metadata.Labels[shape.OwnedLabel] != "true" {
+				if o.Metadata == nil || o.Metadata.Labels[names.OwnedLabel] != "true" {
 					t.Errorf("trailing entry not ours: %+v", o)
 				}
 			}
@@ -86,7 +87,7 @@ func TestInjectThenRestoreGivesBackTheUsersList(t *testing.T) {
 			restored := apply(t, injected, s.Restore(injected))
 			var want []trainjob.PodTemplateOverride
 			for _, o := range before.Spec.PodTemplateOverrides {
-				if o.Metadata == nil || o.Metadata.Labels[shape.InTreePodSetLabel] == "" {
+				if o.Metadata == nil || o.Metadata.Labels[names.InTreePodSetLabel] == "" {
 					want = append(want, o)
 				}
 			}
@@ -105,7 +106,7 @@ func TestInjectedEntryCarriesTheWholeAdmission(t *testing.T) {
 	want := trainjob.PodTemplateOverride{
 		TargetJobs: []trainjob.PodTemplateOverrideTargetJob{{Name: "node"}},
 		Metadata: &metav1.ObjectMeta{
-			Labels:      map[string]string{"kueue.x-k8s.io/podset": "node", shape.OwnedLabel: "true"},
+			Labels:      map[string]string{"kueue.x-k8s.io/podset": "node", names.OwnedLabel: "true"},
 			Annotations: map[string]string{"kueue.x-k8s.io/workload": "wl"},
 		},
 		Spec: &trainjob.PodTemplateSpecOverride{

@@ -15,16 +15,6 @@ import (
 	"github.com/trainjob-kueue/trainjob-kueue/trainjob"
 )
 
-// Managers of runtime patches.
-const (
-	// OurManager keys the runtime patch trainjob-kueue injects. Kueue's own
-	// key is InTreeManager: a Kueue with its in-tree integration on could
-	// share the cluster during a switch-over without colliding.
-	OurManager = names.RuntimePatchManager
-	// InTreeManager keys the runtime patch of Kueue's in-tree integration.
-	InTreeManager = names.InTreeRuntimePatchManager
-)
-
 const patchesPath = "/spec/runtimePatches"
 
 // RuntimePatches is spec.runtimePatches of Trainer v2.2 and later: a list of
@@ -103,9 +93,11 @@ func (RuntimePatches) Injected(job *trainjob.TrainJob) bool {
 func (s RuntimePatches) Inject(job *trainjob.TrainJob, want []Injection) []Op {
 	entry := renderPatch(want)
 	list := job.Spec.RuntimePatches
-	foreign := slices.ContainsFunc(list, func(p trainjob.RuntimePatch) bool { return p.Manager == InTreeManager && injectedPatch(&p) })
-	if n := len(list); !foreign && n > 0 && list[n-1].Manager == OurManager && samePatch(&list[n-1], &entry) &&
-		slices.IndexFunc(list, func(p trainjob.RuntimePatch) bool { return p.Manager == OurManager }) == n-1 {
+	foreign := slices.ContainsFunc(list, func(p trainjob.RuntimePatch) bool {
+		return p.Manager == names.InTreeRuntimePatchManager && injectedPatch(&p)
+	})
+	if n := len(list); !foreign && n > 0 && list[n-1].Manager == names.RuntimePatchManager && samePatch(&list[n-1], &entry) &&
+		slices.IndexFunc(list, func(p trainjob.RuntimePatch) bool { return p.Manager == names.RuntimePatchManager }) == n-1 {
 		return nil
 	}
 	ops := s.Restore(job)
@@ -125,7 +117,7 @@ func (RuntimePatches) Restore(job *trainjob.TrainJob) []Op {
 	var ours []int
 	for i := range list {
 		switch p := &list[i]; {
-		case p.Manager == OurManager:
+		case p.Manager == names.RuntimePatchManager:
 			ours = append(ours, i)
 		case injectedPatch(p):
 			ops = append(ops, Op{Op: "replace", Path: fmt.Sprintf("%s/%d", patchesPath, i), Value: emptyInTreePatch()})
@@ -140,7 +132,7 @@ func (RuntimePatches) HandBack(job *trainjob.TrainJob) []Op {
 	list := job.Spec.RuntimePatches
 	var ours []int
 	for i := range list {
-		if list[i].Manager == OurManager {
+		if list[i].Manager == names.RuntimePatchManager {
 			ours = append(ours, i)
 		}
 	}
@@ -165,20 +157,20 @@ func (RuntimePatches) MarkForBuiltIn(job *trainjob.TrainJob) {
 }
 
 func hasInTreePatch(list []trainjob.RuntimePatch) bool {
-	return slices.ContainsFunc(list, func(p trainjob.RuntimePatch) bool { return p.Manager == InTreeManager })
+	return slices.ContainsFunc(list, func(p trainjob.RuntimePatch) bool { return p.Manager == names.InTreeRuntimePatchManager })
 }
 
 // emptyInTreePatch is the entry Kueue v0.17+'s webhook adds at create for
 // its reconciler to fill at admission.
 func emptyInTreePatch() trainjob.RuntimePatch {
-	return trainjob.RuntimePatch{Manager: InTreeManager, TrainingRuntimeSpec: &runtime.RawExtension{Raw: []byte(`{"template":{"spec":{}}}`)}}
+	return trainjob.RuntimePatch{Manager: names.InTreeRuntimePatchManager, TrainingRuntimeSpec: &runtime.RawExtension{Raw: []byte(`{"template":{"spec":{}}}`)}}
 }
 
 func (RuntimePatches) Tampered(old, job *trainjob.TrainJob) []string {
 	var before *trainjob.RuntimePatch
 	if old != nil {
 		for i := range old.Spec.RuntimePatches {
-			if old.Spec.RuntimePatches[i].Manager == OurManager {
+			if old.Spec.RuntimePatches[i].Manager == names.RuntimePatchManager {
 				before = &old.Spec.RuntimePatches[i]
 			}
 		}
@@ -187,7 +179,7 @@ func (RuntimePatches) Tampered(old, job *trainjob.TrainJob) []string {
 	found := false
 	for i := range job.Spec.RuntimePatches {
 		p := &job.Spec.RuntimePatches[i]
-		if p.Manager != OurManager {
+		if p.Manager != names.RuntimePatchManager {
 			continue
 		}
 		found = true
@@ -196,13 +188,13 @@ func (RuntimePatches) Tampered(old, job *trainjob.TrainJob) []string {
 		}
 	}
 	if before != nil && !found {
-		paths = append(paths, fmt.Sprintf("spec.runtimePatches[manager=%s] (removed)", OurManager))
+		paths = append(paths, fmt.Sprintf("spec.runtimePatches[manager=%s] (removed)", names.RuntimePatchManager))
 	}
 	return paths
 }
 
 func (RuntimePatches) Marker() (string, string) {
-	return "runtime patches with manager " + OurManager, "give your own patch a manager name of your own"
+	return "runtime patches with manager " + names.RuntimePatchManager, "give your own patch a manager name of your own"
 }
 
 // InTreeMarked skips the empty patch Kueue's in-tree webhook adds at
@@ -211,7 +203,7 @@ func (RuntimePatches) InTreeMarked(job *trainjob.TrainJob) []string {
 	var paths []string
 	for i := range job.Spec.RuntimePatches {
 		p := &job.Spec.RuntimePatches[i]
-		if p.Manager == InTreeManager && !emptyPatch(p) {
+		if p.Manager == names.InTreeRuntimePatchManager && !emptyPatch(p) {
 			paths = append(paths, fmt.Sprintf("spec.runtimePatches[%d].manager", i))
 		}
 	}
@@ -253,8 +245,8 @@ func (RuntimePatches) Full(job *trainjob.TrainJob) string {
 	users, kueue := 0, 0
 	for i := range job.Spec.RuntimePatches {
 		switch job.Spec.RuntimePatches[i].Manager {
-		case OurManager:
-		case InTreeManager:
+		case names.RuntimePatchManager:
+		case names.InTreeRuntimePatchManager:
 			// Kept, emptied, at our admission (Restore).
 			kueue++
 		default:
@@ -265,14 +257,14 @@ func (RuntimePatches) Full(job *trainjob.TrainJob) string {
 		return ""
 	}
 	return fmt.Sprintf("the job has %d runtime patches of its own%s and Trainer takes at most %d, so the one trainjob-kueue adds at admission (to place the pods on their flavor) would be refused and the job could never start: merge patches until at most %d are left",
-		users, map[bool]string{true: " besides Kueue's (" + InTreeManager + ")"}[kueue > 0], MaxRuntimePatches, MaxRuntimePatches-1-kueue)
+		users, map[bool]string{true: " besides Kueue's (" + names.InTreeRuntimePatchManager + ")"}[kueue > 0], MaxRuntimePatches, MaxRuntimePatches-1-kueue)
 }
 
 // injectedPatch: our patch, or Kueue in-tree's holding what an admission
 // of that integration wrote. Its empty entry is no admission's: it stays
 // (Restore) and counts against Trainer's limit as the user's do (Full).
 func injectedPatch(p *trainjob.RuntimePatch) bool {
-	return p.Manager == OurManager || p.Manager == InTreeManager && !emptyPatch(p)
+	return p.Manager == names.RuntimePatchManager || p.Manager == names.InTreeRuntimePatchManager && !emptyPatch(p)
 }
 
 // renderPatch is our runtime patch for an admission.
@@ -311,7 +303,7 @@ func renderPatch(want []Injection) trainjob.RuntimePatch {
 		// Only maps, strings and core types: cannot fail.
 		panic(err)
 	}
-	return trainjob.RuntimePatch{Manager: OurManager, TrainingRuntimeSpec: &runtime.RawExtension{Raw: raw}}
+	return trainjob.RuntimePatch{Manager: names.RuntimePatchManager, TrainingRuntimeSpec: &runtime.RawExtension{Raw: raw}}
 }
 
 // samePatch compares two patches by meaning, not by byte layout: the API

@@ -12,6 +12,7 @@ import (
 
 	trainer "github.com/kubeflow/trainer/v2/pkg/apis/trainer/v1alpha1"
 
+	"github.com/trainjob-kueue/trainjob-kueue/names"
 	"github.com/trainjob-kueue/trainjob-kueue/shape"
 	"github.com/trainjob-kueue/trainjob-kueue/trainjob"
 )
@@ -41,13 +42,13 @@ func applyTo(t testing.TB, j *trainjob.TrainJob, ops []shape.Op) *trainjob.Train
 
 func TestRuntimePatchesInjectsOneEntryUnderOurManager(t *testing.T) {
 	user := patchFor("platform-team", "node", `{"spec":{"nodeSelector":{"disk":"ssd"}}}`)
-	inTree := patchFor(shape.InTreeManager, "node", `{"spec":{"nodeSelector":{"flavor":"old"}}}`)
+	inTree := patchFor(names.InTreeRuntimePatchManager, "node", `{"spec":{"nodeSelector":{"flavor":"old"}}}`)
 	j := jobWithPatches(user, inTree)
 	got := applyTo(t, j, rp.Inject(j, admission()))
 	if n := len(got.Spec.RuntimePatches); n != 3 {
 		t.Fatalf("want the user's patch, the in-tree one emptied and ours, got %d", n)
 	}
-	if got.Spec.RuntimePatches[0].Manager != "platform-team" || got.Spec.RuntimePatches[1].Manager != shape.InTreeManager || got.Spec.RuntimePatches[2].Manager != shape.OurManager {
+	if got.Spec.RuntimePatches[0].Manager != "platform-team" || got.Spec.RuntimePatches[1].Manager != names.InTreeRuntimePatchManager || got.Spec.RuntimePatches[2].Manager != names.RuntimePatchManager {
 		t.Fatalf("managers %q, %q, %q", got.Spec.RuntimePatches[0].Manager, got.Spec.RuntimePatches[1].Manager, got.Spec.RuntimePatches[2].Manager)
 	}
 	if raw := string(got.Spec.RuntimePatches[1].TrainingRuntimeSpec.Raw); raw != `{"template":{"spec":{}}}` {
@@ -70,14 +71,14 @@ func TestRuntimePatchesInjectsOneEntryUnderOurManager(t *testing.T) {
 	if node["name"] != "node" || pod["spec"].(map[string]any)["nodeSelector"].(map[string]any)["pool"] != "a100" {
 		t.Errorf("our patch %s", got.Spec.RuntimePatches[2].TrainingRuntimeSpec.Raw)
 	}
-	if labels := pod["metadata"].(map[string]any)["labels"].(map[string]any); labels[shape.OwnedLabel] != "true" {
-		t.Errorf("pods of our patch should carry %s: %v", shape.OwnedLabel, labels)
+	if labels := pod["metadata"].(map[string]any)["labels"].(map[string]any); labels[names.OwnedLabel] != "true" {
+		t.Errorf("pods of our patch should carry %s: %v", names.OwnedLabel, labels)
 	}
 	if ops := rp.Inject(got, admission()); ops != nil {
 		t.Errorf("same admission again: %v", ops)
 	}
 	restored := applyTo(t, got, rp.Restore(got))
-	emptyInTree := trainjob.RuntimePatch{Manager: shape.InTreeManager, TrainingRuntimeSpec: &runtime.RawExtension{Raw: []byte(`{"template":{"spec":{}}}`)}}
+	emptyInTree := trainjob.RuntimePatch{Manager: names.InTreeRuntimePatchManager, TrainingRuntimeSpec: &runtime.RawExtension{Raw: []byte(`{"template":{"spec":{}}}`)}}
 	if diff := cmp.Diff([]trainjob.RuntimePatch{user, emptyInTree}, restored.Spec.RuntimePatches, cmp.Comparer(func(a, b runtime.RawExtension) bool { return string(a.Raw) == string(b.Raw) })); diff != "" {
 		t.Errorf("restored (-want +got):\n%s", diff)
 	}
@@ -96,7 +97,7 @@ func TestRuntimePatchesTampered(t *testing.T) {
 		t.Errorf("our patch removed by someone else: %v", p)
 	}
 	edited := ours.DeepCopy()
-	edited.Spec.RuntimePatches[1] = patchFor(shape.OurManager, "node", `{"spec":{"nodeSelector":{"pool":"mine"}}}`)
+	edited.Spec.RuntimePatches[1] = patchFor(names.RuntimePatchManager, "node", `{"spec":{"nodeSelector":{"pool":"mine"}}}`)
 	if p := rp.Tampered(ours, edited); len(p) != 1 {
 		t.Errorf("our patch changed by someone else: %v", p)
 	}
@@ -110,9 +111,9 @@ func TestRuntimePatchesFull(t *testing.T) {
 		}
 		return out
 	}
-	ours := patchFor(shape.OurManager, "node", `{"spec":{"nodeSelector":{"pool":"gpu"}}}`)
-	inTree := patchFor(shape.InTreeManager, "node", `{"spec":{"nodeSelector":{"pool":"gpu"}}}`)
-	emptyInTree := trainjob.RuntimePatch{Manager: shape.InTreeManager, TrainingRuntimeSpec: &runtime.RawExtension{Raw: []byte(`{"template":{"spec":{}}}`)}}
+	ours := patchFor(names.RuntimePatchManager, "node", `{"spec":{"nodeSelector":{"pool":"gpu"}}}`)
+	inTree := patchFor(names.InTreeRuntimePatchManager, "node", `{"spec":{"nodeSelector":{"pool":"gpu"}}}`)
+	emptyInTree := trainjob.RuntimePatch{Manager: names.InTreeRuntimePatchManager, TrainingRuntimeSpec: &runtime.RawExtension{Raw: []byte(`{"template":{"spec":{}}}`)}}
 	cases := map[string]struct {
 		patches []trainjob.RuntimePatch
 		full    bool
@@ -153,15 +154,15 @@ func TestRuntimePatchesFull(t *testing.T) {
 
 func TestInTreeMarked(t *testing.T) {
 	// Kueue's in-tree webhook adds an empty one at create: nothing to lose.
-	emptyInTree := trainjob.RuntimePatch{Manager: shape.InTreeManager, TrainingRuntimeSpec: &runtime.RawExtension{Raw: []byte(`{"template":{"spec":{}}}`)}}
-	job := jobWithPatches(patchFor("team.example/a", "node", `{}`), patchFor(shape.InTreeManager, "node", `{"spec":{"nodeSelector":{"disk":"ssd"}}}`), patchFor(shape.OurManager, "node", `{}`), emptyInTree)
+	emptyInTree := trainjob.RuntimePatch{Manager: names.InTreeRuntimePatchManager, TrainingRuntimeSpec: &runtime.RawExtension{Raw: []byte(`{"template":{"spec":{}}}`)}}
+	job := jobWithPatches(patchFor("team.example/a", "node", `{}`), patchFor(names.InTreeRuntimePatchManager, "node", `{"spec":{"nodeSelector":{"disk":"ssd"}}}`), patchFor(names.RuntimePatchManager, "node", `{}`), emptyInTree)
 	if diff := cmp.Diff([]string{"spec.runtimePatches[1].manager"}, rp.InTreeMarked(job)); diff != "" {
 		t.Errorf("runtimePatches (-want +got):\n%s", diff)
 	}
 	v21 := &trainjob.TrainJob{Spec: trainjob.Spec{PodTemplateOverrides: []trainjob.PodTemplateOverride{
 		{},
 		{Metadata: &metav1.ObjectMeta{Labels: map[string]string{"team": "a"}}},
-		{Metadata: &metav1.ObjectMeta{Labels: map[string]string{shape.InTreePodSetLabel: "node"}}},
+		{Metadata: &metav1.ObjectMeta{Labels: map[string]string{names.InTreePodSetLabel: "node"}}},
 	}}}
 	if diff := cmp.Diff([]string{"spec.podTemplateOverrides[2].metadata.labels[kueue.x-k8s.io/podset]"}, (shape.PodTemplateOverrides{}).InTreeMarked(v21)); diff != "" {
 		t.Errorf("podTemplateOverrides (-want +got):\n%s", diff)

@@ -10,20 +10,8 @@ import (
 
 	corev1 "k8s.io/api/core/v1"
 
-	"github.com/trainjob-kueue/trainjob-kueue/names"
 	"github.com/trainjob-kueue/trainjob-kueue/podsets"
 	"github.com/trainjob-kueue/trainjob-kueue/trainjob"
-)
-
-// Names we own (design.md §10).
-const (
-	// OwnedLabel marks an override entry trainjob-kueue injected. It reaches
-	// the pods, which lets anyone tell which pods were placed by us.
-	OwnedLabel = names.OwnedLabel
-	// InTreePodSetLabel is set by Kueue's in-tree TrainJob integration on the
-	// entries it injects; we recognise them so an admin can switch
-	// integrations with jobs in flight.
-	InTreePodSetLabel = names.InTreePodSetLabel
 )
 
 // Injection is what an admission puts on the pods of one role.

@@ -61,9 +61,9 @@ func clusterQueueAnnotations(old, cq *kueue.ClusterQueue) field.ErrorList {
 			errs = append(errs, field.Invalid(annotations.Key(names.PreemptionCostAnnotation), v, err.Error()))
 		}
 	}
-	if v, ok := changed(gang.AnnotationGangScheduling); ok {
+	if v, ok := changed(names.GangSchedulingAnnotation); ok {
 		if err := gang.ValidMode(v); err != nil {
-			errs = append(errs, field.Invalid(annotations.Key(gang.AnnotationGangScheduling), v, err.Error()))
+			errs = append(errs, field.Invalid(annotations.Key(names.GangSchedulingAnnotation), v, err.Error()))
 		}
 	}
 	// A bad gang timeout is not refused: the PodGroups then take

@@ -7,7 +7,6 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	kueue "sigs.k8s.io/kueue/apis/kueue/v1beta2"
 
-	"github.com/trainjob-kueue/trainjob-kueue/gang"
 	"github.com/trainjob-kueue/trainjob-kueue/names"
 )
 
@@ -26,9 +25,9 @@ func TestClusterQueueAnnotationsAreRefusedWhenWritten(t *testing.T) {
 		"a good policy":             {cq: cq(map[string]string{names.PreemptionCostAnnotation: `{"minRunTime":{"points":10,"seconds":60}}`})},
 		"a policy with a bad field": {cq: cq(bad), refused: []string{names.PreemptionCostAnnotation, "progress.points"}},
 		"a policy that is no JSON":  {cq: cq(map[string]string{names.PreemptionCostAnnotation: "progress=10"}), refused: []string{"not a policy"}},
-		"a gang mode we don't know": {cq: cq(map[string]string{gang.AnnotationGangScheduling: "volcano"}), refused: []string{gang.AnnotationGangScheduling}},
+		"a gang mode we don't know": {cq: cq(map[string]string{names.GangSchedulingAnnotation: "volcano"}), refused: []string{names.GangSchedulingAnnotation}},
 		// Said to the jobs' owners instead; their jobs still start whole.
-		"a gang timeout that is no number":    {cq: cq(map[string]string{gang.AnnotationGangScheduleTimeout: "soon"})},
+		"a gang timeout that is no number":    {cq: cq(map[string]string{names.GangScheduleTimeoutAnnotation: "soon"})},
 		"a bad policy set by an update":       {old: cq(nil), cq: cq(bad), refused: []string{"progress.points"}},
 		"a bad policy in place, another edit": {old: cq(bad), cq: cq(map[string]string{names.PreemptionCostAnnotation: bad[names.PreemptionCostAnnotation], "team": "a"})},
 		"no annotation of ours":               {old: cq(nil), cq: cq(map[string]string{"team": "a"})},

@@ -8,7 +8,9 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client/fake"
 
 	trainer "github.com/kubeflow/trainer/v2/pkg/apis/trainer/v1alpha1"
+
 	"github.com/trainjob-kueue/trainjob-kueue/integration"
+	"github.com/trainjob-kueue/trainjob-kueue/names"
 	"github.com/trainjob-kueue/trainjob-kueue/podsets"
 	"github.com/trainjob-kueue/trainjob-kueue/shape"
 	"github.com/trainjob-kueue/trainjob-kueue/trainjob"
@@ -25,7 +27,7 @@ func TestDefaultSuspendsAQueuedJobAndKeepsItRunnableByKueuesIntegration(t *testi
 		wantSuspend bool
 		wantPatches []string
 	}{
-		"queued, Trainer v2.3":     {shape: v23, queue: "lq", wantSuspend: true, wantPatches: []string{shape.InTreeManager}},
+		"queued, Trainer v2.3":     {shape: v23, queue: "lq", wantSuspend: true, wantPatches: []string{names.InTreeRuntimePatchManager}},
 		"not queued, Trainer v2.3": {shape: v23},
 		"queued, Trainer v2.1":     {shape: shape.PodTemplateOverrides{}, queue: "lq", wantSuspend: true},
 	} {

@@ -24,6 +24,7 @@ import (
 	"sigs.k8s.io/kueue/pkg/controller/jobframework"
 
 	trainer "github.com/kubeflow/trainer/v2/pkg/apis/trainer/v1alpha1"
+
 	"github.com/trainjob-kueue/trainjob-kueue/gang"
 	"github.com/trainjob-kueue/trainjob-kueue/integration"
 	"github.com/trainjob-kueue/trainjob-kueue/names"
@@ -317,14 +318,14 @@ func validateGangAnnotations(old, job *trainjob.TrainJob) field.ErrorList {
 		}
 		return v, true
 	}
-	if v, ok := changed(gang.AnnotationGangScheduling); ok {
+	if v, ok := changed(names.GangSchedulingAnnotation); ok {
 		if err := gang.ValidMode(v); err != nil {
-			errs = append(errs, field.Invalid(annotations.Key(gang.AnnotationGangScheduling), v, err.Error()))
+			errs = append(errs, field.Invalid(annotations.Key(names.GangSchedulingAnnotation), v, err.Error()))
 		}
 	}
-	if v, ok := changed(gang.AnnotationGangScheduleTimeout); ok {
+	if v, ok := changed(names.GangScheduleTimeoutAnnotation); ok {
 		if _, err := gang.ValidTimeout(v); err != nil {
-			errs = append(errs, field.Invalid(annotations.Key(gang.AnnotationGangScheduleTimeout), v, err.Error()))
+			errs = append(errs, field.Invalid(annotations.Key(names.GangScheduleTimeoutAnnotation), v, err.Error()))
 		}
 	}
 	if v, ok := changed(names.CheckpointIntervalAnnotation); ok {

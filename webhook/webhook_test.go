@@ -24,7 +24,6 @@ import (
 	"github.com/prometheus/client_golang/prometheus/testutil"
 
 	"github.com/trainjob-kueue/trainjob-kueue/discovery"
-	"github.com/trainjob-kueue/trainjob-kueue/gang"
 	"github.com/trainjob-kueue/trainjob-kueue/integration"
 	"github.com/trainjob-kueue/trainjob-kueue/metrics"
 	"github.com/trainjob-kueue/trainjob-kueue/names"
@@ -63,10 +62,10 @@ func TestWebhookValidateCreate(t *testing.T) {
 		"a plain job":           {job: job(nil), objs: []client.Object{rt("1"), managed}},
 		"a runtime yet to come": {job: job(nil), objs: []client.Object{managed}},
 		"an unknown gang mode": {job: job(func(j *trainjob.TrainJob) {
-			j.Annotations = map[string]string{gang.AnnotationGangScheduling: "volcano"}
-		}), objs: []client.Object{rt("1"), managed}, denied: gang.AnnotationGangScheduling},
+			j.Annotations = map[string]string{names.GangSchedulingAnnotation: "volcano"}
+		}), objs: []client.Object{rt("1"), managed}, denied: names.GangSchedulingAnnotation},
 		"a gang timeout in minutes": {job: job(func(j *trainjob.TrainJob) {
-			j.Annotations = map[string]string{gang.AnnotationGangScheduleTimeout: "2m"}
+			j.Annotations = map[string]string{names.GangScheduleTimeoutAnnotation: "2m"}
 		}), objs: []client.Object{rt("1"), managed}, denied: "whole number of seconds"},
 		"a negative request": {job: job(nil), objs: []client.Object{rt("-1"), managed}, denied: "Kueue cannot queue this TrainJob"},
 		"a runtime kind Trainer does not have": {
@@ -75,7 +74,7 @@ func TestWebhookValidateCreate(t *testing.T) {
 		"a forged entry of ours": {
 			job: job(func(j *trainjob.TrainJob) {
 				j.Spec.PodTemplateOverrides = []trainjob.PodTemplateOverride{{TargetJobs: []trainjob.PodTemplateOverrideTargetJob{{Name: "node"}},
-					Metadata: &metav1.ObjectMeta{Labels: map[string]string{shape.OwnedLabel: "true"}}}}
+					Metadata: &metav1.ObjectMeta{Labels: map[string]string{names.OwnedLabel: "true"}}}}
 			}),
 			objs: []client.Object{rt("1"), managed}, denied: "written by trainjob-kueue at admission",
 		},
@@ -146,12 +145,12 @@ func TestWebhookValidateUpdate(t *testing.T) {
 	}
 	unsuspend := func(j *trainjob.TrainJob) { j.Spec.Suspend = ptr.To(false) }
 	oldGang := func(j *trainjob.TrainJob) {
-		j.Annotations = map[string]string{gang.AnnotationGangScheduling: "volcano"}
+		j.Annotations = map[string]string{names.GangSchedulingAnnotation: "volcano"}
 	}
 	inTreeEntry := func(j *trainjob.TrainJob) {
 		j.Spec.PodTemplateOverrides = append(j.Spec.PodTemplateOverrides, trainjob.PodTemplateOverride{
 			TargetJobs: []trainjob.PodTemplateOverrideTargetJob{{Name: "node"}},
-			Metadata:   &metav1.ObjectMeta{Labels: map[string]string{shape.InTreePodSetLabel: "node"}},
+			Metadata:   &metav1.ObjectMeta{Labels: map[string]string{names.InTreePodSetLabel: "node"}},
 		})
 	}
 	v23 := shape.RuntimePatches{UnsuspendsInOnePatch: true, Release: podsets.Rules{RuntimeSnapshot: true}}
@@ -181,7 +180,7 @@ func TestWebhookValidateUpdate(t *testing.T) {
 			j.Spec.Trainer = &trainjob.Trainer{NumNodes: ptr.To[int32](2)}
 		}), denied: "spec.trainer"},
 
-		"a user sets a gang mode we don't know": {user: "alice", job: edit(oldGang), denied: gang.AnnotationGangScheduling},
+		"a user sets a gang mode we don't know": {user: "alice", job: edit(oldGang), denied: names.GangSchedulingAnnotation},
 		"a checkpoint interval under a minute": {user: "alice", job: edit(func(j *trainjob.TrainJob) {
 			j.Annotations = map[string]string{names.CheckpointIntervalAnnotation: "30s"}
 		}), denied: names.CheckpointIntervalAnnotation},

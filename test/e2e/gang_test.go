@@ -24,6 +24,7 @@ import (
 	"github.com/trainjob-kueue/trainjob-kueue/gang"
 	"github.com/trainjob-kueue/trainjob-kueue/hack/localcluster"
 	"github.com/trainjob-kueue/trainjob-kueue/integration"
+	"github.com/trainjob-kueue/trainjob-kueue/names"
 	"github.com/trainjob-kueue/trainjob-kueue/test/fixtures"
 )
 
@@ -64,7 +65,7 @@ func overrideField() string {
 func gangQueue(t *testing.T, ns string, p fixtures.Pool) *kueue.LocalQueue {
 	t.Helper()
 	flavors, cq, lq := fixtures.Queue(ns, ns, p)
-	cq.Annotations = map[string]string{gang.AnnotationGangScheduling: gang.Coscheduling}
+	cq.Annotations = map[string]string{names.GangSchedulingAnnotation: gang.Coscheduling}
 	for _, rf := range flavors {
 		create(t, rf)
 	}
@@ -148,7 +149,7 @@ func TestOverSubscribedGangsStartWholeOneAtATime(t *testing.T) {
 	if err := k8s.Get(ctx, client.ObjectKey{Namespace: ns, Name: second}, pg); err != nil {
 		t.Fatal(err)
 	}
-	if pg.Annotations[gang.AnnotationGangRetriedAt] == "" {
+	if pg.Annotations[names.GangRetriedAtAnnotation] == "" {
 		t.Errorf("the gang of %s, which waited for %s, was never retried", second, first)
 	}
 }

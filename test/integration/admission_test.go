@@ -19,8 +19,8 @@ import (
 	trainer "github.com/kubeflow/trainer/v2/pkg/apis/trainer/v1alpha1"
 
 	"github.com/trainjob-kueue/trainjob-kueue/discovery"
+	"github.com/trainjob-kueue/trainjob-kueue/names"
 	"github.com/trainjob-kueue/trainjob-kueue/podsets"
-	shapes "github.com/trainjob-kueue/trainjob-kueue/shape"
 	"github.com/trainjob-kueue/trainjob-kueue/test/fixtures"
 )
 
@@ -64,7 +64,7 @@ func TestTorchGPUJobIsQueuedAdmittedAndStartedOnItsFlavor(t *testing.T) {
 
 	running := waitRunning(t, tj)
 	// Kueue's empty runtime patch, as Kueue's own webhook adds it, then ours.
-	if n := len(running.Spec.RuntimePatches); n != 2 || running.Spec.RuntimePatches[0].Manager != shapes.InTreeManager || running.Spec.RuntimePatches[1].Manager != shapes.OurManager {
+	if n := len(running.Spec.RuntimePatches); n != 2 || running.Spec.RuntimePatches[0].Manager != names.InTreeRuntimePatchManager || running.Spec.RuntimePatches[1].Manager != names.RuntimePatchManager {
 		t.Fatalf("want Kueue's empty runtime patch and our injected one, got %d: %+v", n, running.Spec.RuntimePatches)
 	}
 	js := jobSetOf(t, tj)

@@ -15,6 +15,7 @@ import (
 
 	"github.com/trainjob-kueue/trainjob-kueue/gang"
 	"github.com/trainjob-kueue/trainjob-kueue/integration"
+	"github.com/trainjob-kueue/trainjob-kueue/names"
 )
 
 // podGroupSize reads a PodGroup's minMember and GPUs.
@@ -129,11 +130,11 @@ func TestGangOptInGivesEachWaveItsPodGroupAndPreemptionRemovesTheLabels(t *testi
 	ns := newNamespace(t)
 	lq := queue(t, ns, pool{Name: "gpu", GPUs: 8})
 	// The batch admin opts the whole ClusterQueue in.
-	annotateClusterQueue(t, ns, map[string]string{gang.AnnotationGangScheduling: gang.Coscheduling})
+	annotateClusterQueue(t, ns, map[string]string{names.GangSchedulingAnnotation: gang.Coscheduling})
 	create(t, initThenTrain(ns, "plain"))
 	tj := trainJob(ns, "job", "plain", lq)
 	// A user's "none" does not opt out of the admin's ClusterQueue.
-	tj.Annotations = map[string]string{gang.AnnotationGangScheduleTimeout: "120", gang.AnnotationGangScheduling: gang.None}
+	tj.Annotations = map[string]string{names.GangScheduleTimeoutAnnotation: "120", names.GangSchedulingAnnotation: gang.None}
 	create(t, tj)
 	waitRunning(t, tj)
 
@@ -163,7 +164,7 @@ func TestGangOptInGivesEachWaveItsPodGroupAndPreemptionRemovesTheLabels(t *testi
 		if err := k8s.Get(ctx, client.ObjectKey{Namespace: ns, Name: "job.dataset-initializer"}, pg); err != nil {
 			return err
 		}
-		if pg.Annotations[gang.AnnotationGangRetriedAt] == "" {
+		if pg.Annotations[names.GangRetriedAtAnnotation] == "" {
 			return fmt.Errorf("not retried")
 		}
 		return nil
@@ -171,7 +172,7 @@ func TestGangOptInGivesEachWaveItsPodGroupAndPreemptionRemovesTheLabels(t *testi
 	if err := k8s.Get(ctx, client.ObjectKey{Namespace: ns, Name: "job"}, pg); err != nil {
 		t.Fatal(err)
 	}
-	if at := pg.Annotations[gang.AnnotationGangRetriedAt]; at != "" {
+	if at := pg.Annotations[names.GangRetriedAtAnnotation]; at != "" {
 		t.Errorf("the trainer nodes' gang, not due before the initializer finished, was retried at %s", at)
 	}
 
@@ -206,8 +207,8 @@ func TestGangAnnotationsAreValidated(t *testing.T) {
 	lq := queue(t, ns, pool{Name: "gpu", GPUs: 8})
 	create(t, initThenTrain(ns, "plain"))
 	for name, annotations := range map[string]map[string]string{
-		"mode":    {gang.AnnotationGangScheduling: "volcano"},
-		"timeout": {gang.AnnotationGangScheduleTimeout: "1m"},
+		"mode":    {names.GangSchedulingAnnotation: "volcano"},
+		"timeout": {names.GangScheduleTimeoutAnnotation: "1m"},
 	} {
 		tj := trainJob(ns, name, "plain", lq)
 		tj.Annotations = annotations
@@ -224,15 +225,15 @@ func TestBadGangTimeoutOnAClusterQueueIsAWarningNotARefusal(t *testing.T) {
 	ns := newNamespace(t)
 	lq := queue(t, ns, pool{Name: "gpu", GPUs: 8})
 	annotateClusterQueue(t, ns, map[string]string{
-		gang.AnnotationGangScheduling:      gang.Coscheduling,
-		gang.AnnotationGangScheduleTimeout: "soon",
+		names.GangSchedulingAnnotation:      gang.Coscheduling,
+		names.GangScheduleTimeoutAnnotation: "soon",
 	})
 	create(t, initThenTrain(ns, "plain"))
 	tj := trainJob(ns, "job", "plain", lq)
 	create(t, tj)
 	waitRunning(t, tj)
 	eventually(t, "InvalidGangScheduling event", func() error {
-		return hasEvent(t, tj, gang.ReasonInvalidGangScheduling, gang.AnnotationGangScheduleTimeout)
+		return hasEvent(t, tj, gang.ReasonInvalidGangScheduling, names.GangScheduleTimeoutAnnotation)
 	})
 	wantPodGroup(t, ns, "job", 2, 8)
 	pg := &schedv1alpha1.PodGroup{}

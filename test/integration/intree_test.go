@@ -21,7 +21,7 @@ import (
 
 	trainer "github.com/kubeflow/trainer/v2/pkg/apis/trainer/v1alpha1"
 
-	"github.com/trainjob-kueue/trainjob-kueue/shape"
+	"github.com/trainjob-kueue/trainjob-kueue/names"
 	testpoll "github.com/trainjob-kueue/trainjob-kueue/test/poll"
 	"github.com/trainjob-kueue/trainjob-kueue/trainjob"
 )
@@ -95,7 +95,7 @@ func runInTreePhase(parent context.Context, cfg *rest.Config) (err error) {
 		tj.Spec.RuntimePatches = []trainer.RuntimePatch{
 			userPatch("example.com/disk", "node", "disk", "ssd"),
 			userPatch("example.com/zone", "node", "zone", "z1"),
-			{Manager: shape.InTreeManager, TrainingRuntimeSpec: &trainer.TrainingRuntimeSpecPatch{Template: &trainer.JobSetTemplatePatch{Spec: &trainer.JobSetSpecPatch{}}}},
+			{Manager: names.InTreeRuntimePatchManager, TrainingRuntimeSpec: &trainer.TrainingRuntimeSpecPatch{Template: &trainer.JobSetTemplatePatch{Spec: &trainer.JobSetSpecPatch{}}}},
 		}
 		if err := retryCreate(ctx, tj); err != nil {
 			return err
@@ -176,7 +176,7 @@ func TestJobsOfTheInTreeIntegrationAreAdopted(t *testing.T) {
 		return nil
 	})
 	// The in-tree integration wrote its admission into its patch.
-	inTreePatches := patchesBy(getTrainJob(t, running).Spec.RuntimePatches, shape.InTreeManager)
+	inTreePatches := patchesBy(getTrainJob(t, running).Spec.RuntimePatches, names.InTreeRuntimePatchManager)
 	if len(inTreePatches) != 1 || podTemplatePatches(inTreePatches[0])["node"] == nil {
 		t.Fatalf("want the in-tree patch of the running job with its admission before any preemption, got %+v", inTreePatches)
 	}
@@ -197,7 +197,7 @@ func TestJobsOfTheInTreeIntegrationAreAdopted(t *testing.T) {
 		}
 		// Kept empty: Kueue's built-in integration needs it to start the
 		// job again after a switch back.
-		if p := patchesBy(got.Spec.RuntimePatches, shape.InTreeManager); len(p) != 1 || len(podTemplatePatches(p[0])) != 0 {
+		if p := patchesBy(got.Spec.RuntimePatches, names.InTreeRuntimePatchManager); len(p) != 1 || len(podTemplatePatches(p[0])) != 0 {
 			return fmt.Errorf("want the in-tree patch kept empty, got %+v", p)
 		}
 		if n := len(got.Spec.RuntimePatches); n != len(inTree.userLists["running"])+1 {
@@ -206,10 +206,10 @@ func TestJobsOfTheInTreeIntegrationAreAdopted(t *testing.T) {
 		return nil
 	})
 	started := waitRunning(t, queued)
-	if n := len(patchesBy(started.Spec.RuntimePatches, shape.OurManager)); n != 1 {
+	if n := len(patchesBy(started.Spec.RuntimePatches, names.RuntimePatchManager)); n != 1 {
 		t.Errorf("want our one patch on the queued job once started, got %d: %+v", n, started.Spec.RuntimePatches)
 	}
-	for _, p := range patchesBy(started.Spec.RuntimePatches, shape.InTreeManager) {
+	for _, p := range patchesBy(started.Spec.RuntimePatches, names.InTreeRuntimePatchManager) {
 		if len(podTemplatePatches(p)) != 0 {
 			t.Errorf("the in-tree integration's admission survived on the job we started: %+v", p)
 		}
@@ -217,7 +217,7 @@ func TestJobsOfTheInTreeIntegrationAreAdopted(t *testing.T) {
 	if diff := cmp.Diff(inTree.userLists["queued"], userPatches(started.Spec.RuntimePatches)); diff != "" {
 		t.Errorf("user patches of the queued job (-user +now):\n%s", diff)
 	}
-	if last := started.Spec.RuntimePatches[len(started.Spec.RuntimePatches)-1]; last.Manager != shape.OurManager {
+	if last := started.Spec.RuntimePatches[len(started.Spec.RuntimePatches)-1]; last.Manager != names.RuntimePatchManager {
 		t.Errorf("our patch is not the last one, applied after the user's: %+v", started.Spec.RuntimePatches)
 	}
 	if wl := workloadOf(t, queued); wl.UID != inTree.workloads["queued"] {

@@ -21,6 +21,7 @@ import (
 	trainer "github.com/kubeflow/trainer/v2/pkg/apis/trainer/v1alpha1"
 
 	"github.com/trainjob-kueue/trainjob-kueue/integration"
+	"github.com/trainjob-kueue/trainjob-kueue/names"
 	"github.com/trainjob-kueue/trainjob-kueue/shape"
 	"github.com/trainjob-kueue/trainjob-kueue/test/fixtures"
 )
@@ -53,7 +54,7 @@ func patchesBy(list []trainer.RuntimePatch, manager string) []trainer.RuntimePat
 func userPatches(list []trainer.RuntimePatch) []trainer.RuntimePatch {
 	var out []trainer.RuntimePatch
 	for _, p := range list {
-		if p.Manager != shape.OurManager && p.Manager != shape.InTreeManager {
+		if p.Manager != names.RuntimePatchManager && p.Manager != names.InTreeRuntimePatchManager {
 			out = append(out, p)
 		}
 	}
@@ -131,12 +132,12 @@ func TestPreemptionRestoresTheOverrideListExactly(t *testing.T) {
 	// Kueue's own webhook does, so Kueue's built-in integration could run it
 	// after a switch back; it is kept through every admission and stop.
 	if list, _ := userList.([]any); len(list) != 3 || list[1].(map[string]any)[unmodeledOverrideField] != "second" ||
-		list[2].(map[string]any)["manager"] != shape.InTreeManager {
+		list[2].(map[string]any)["manager"] != names.InTreeRuntimePatchManager {
 		t.Fatalf("the stored user patches lost what this test checks is kept, or lack Kueue's mark: %v", userList)
 	}
 
 	running := waitRunning(t, lowJob)
-	if n := len(running.Spec.RuntimePatches); n != 4 || running.Spec.RuntimePatches[3].Manager != shape.OurManager {
+	if n := len(running.Spec.RuntimePatches); n != 4 || running.Spec.RuntimePatches[3].Manager != names.RuntimePatchManager {
 		t.Fatalf("want 2 user patches, Kueue's mark + ours last, got %d: %+v", n, running.Spec.RuntimePatches)
 	}
 	if u := unstructuredJob(t, lowJob); u.Object["spec"].(map[string]any)[unmodeledSpecField] != "research-42" {
@@ -475,7 +476,7 @@ func TestForgedOwnershipMarkerIsRejected(t *testing.T) {
 	lq := queue(t, ns, pool{Name: "none", CPUs: "0"})
 	create(t, trainingRuntime(ns, "rt", torchPolicy(1), role{Name: "node", Ancestor: "trainer", Requests: cpus("1")}))
 	// A patch under our manager key, written by a user.
-	forged := userPatch(shape.OurManager, "node", "pool", "x")
+	forged := userPatch(names.RuntimePatchManager, "node", "pool", "x")
 	refused := func(err error) bool {
 		return err != nil && strings.Contains(err.Error(), "spec.runtimePatches[0]") && strings.Contains(err.Error(), "runtime patches with manager trainjob-kueue.dev/manager are written by trainjob-kueue at admission") && strings.Contains(err.Error(), "manager name of your own")
 	}
@@ -488,7 +489,7 @@ func TestForgedOwnershipMarkerIsRejected(t *testing.T) {
 	// A patch of the user's under the in-tree integration's key would be
 	// removed at admission as that integration's: refused at create.
 	inTree := trainJob(ns, "intree", "rt", lq)
-	inTree.Spec.RuntimePatches = []trainer.RuntimePatch{userPatch(shape.InTreeManager, "node", "pool", "x")}
+	inTree.Spec.RuntimePatches = []trainer.RuntimePatch{userPatch(names.InTreeRuntimePatchManager, "node", "pool", "x")}
 	if err := k8s.Create(ctx, inTree); err == nil || !strings.Contains(err.Error(), "spec.runtimePatches[0].manager") || !strings.Contains(err.Error(), "in-tree TrainJob integration") {
 		t.Fatalf("create with a patch under the in-tree integration's key: %v", err)
 	}
@@ -535,7 +536,7 @@ func TestConcurrentUserEditIsNeverOverwritten(t *testing.T) {
 	if diff := cmp.Diff(edit.Spec.RuntimePatches, userPatches(running.Spec.RuntimePatches)); diff != "" {
 		t.Errorf("the user's edit did not survive admission (-edit +now):\n%s", diff)
 	}
-	if n := len(patchesBy(running.Spec.RuntimePatches, shape.OurManager)); n != 1 {
+	if n := len(patchesBy(running.Spec.RuntimePatches, names.RuntimePatchManager)); n != 1 {
 		t.Errorf("want our one patch, got %d: %+v", n, running.Spec.RuntimePatches)
 	}
 	js := jobSetOf(t, tj)

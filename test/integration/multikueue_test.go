@@ -22,6 +22,7 @@ import (
 
 	"github.com/trainjob-kueue/trainjob-kueue/integration"
 	"github.com/trainjob-kueue/trainjob-kueue/test/fixtures"
+	"github.com/trainjob-kueue/trainjob-kueue/trainjob"
 )
 
 // multiKueueQueue is a queue whose ClusterQueue has a MultiKueue admission
@@ -86,7 +87,7 @@ func TestJobOnADispatchingQueueGoesToMultiKueueAndIsNeverStartedHere(t *testing.
 	create(t, trainingRuntime(ns, "torch", torchPolicy(2), role{Name: "node", Ancestor: "trainer", Requests: gpus(4)}))
 	tj := trainJob(ns, "dispatched", "torch", lq)
 	// Trainer's default, as its CRD sets it: ours to replace.
-	tj.Spec.ManagedBy = ptr.To(integration.ControllerName)
+	tj.Spec.ManagedBy = ptr.To(trainjob.TrainerControllerName)
 	create(t, tj)
 
 	got := getTrainJob(t, tj)

@@ -55,7 +55,7 @@ func TestJobWithNoRoomForTheAdmissionIsRefusedAtCreate(t *testing.T) {
 	roomy.Spec.RuntimePatches = userPatches16(shape.MaxRuntimePatches - 1)
 	create(t, roomy)
 	got := waitRunning(t, roomy)
-	if n, ours := len(got.Spec.RuntimePatches), len(patchesBy(got.Spec.RuntimePatches, shape.OurManager)); n != shape.MaxRuntimePatches || ours != 1 {
+	if n, ours := len(got.Spec.RuntimePatches), len(patchesBy(got.Spec.RuntimePatches, names.RuntimePatchManager)); n != shape.MaxRuntimePatches || ours != 1 {
 		t.Errorf("started with %d runtime patches (%d ours), want %d with ours last", n, ours, shape.MaxRuntimePatches)
 	}
 	// Adding a 16th of the user's while it holds our entry is refused as well.
@@ -178,7 +178,7 @@ func TestStopRefusedByTheAPIServerIsSaidAndRetried(t *testing.T) {
 	lift()
 	eventually(t, "stopped and restored once the policy is gone", func() error {
 		got := getTrainJob(t, tj)
-		if !ptr.Deref(got.Spec.Suspend, false) || len(patchesBy(got.Spec.RuntimePatches, shape.OurManager)) != 0 {
+		if !ptr.Deref(got.Spec.Suspend, false) || len(patchesBy(got.Spec.RuntimePatches, names.RuntimePatchManager)) != 0 {
 			return fmt.Errorf("suspend=%v runtimePatches=%d", ptr.Deref(got.Spec.Suspend, false), len(got.Spec.RuntimePatches))
 		}
 		return nil

@@ -24,7 +24,6 @@ import (
 
 	trainer "github.com/kubeflow/trainer/v2/pkg/apis/trainer/v1alpha1"
 
-	"github.com/trainjob-kueue/trainjob-kueue/gang"
 	"github.com/trainjob-kueue/trainjob-kueue/hack/localcluster"
 	"github.com/trainjob-kueue/trainjob-kueue/integration"
 	"github.com/trainjob-kueue/trainjob-kueue/names"
@@ -164,21 +163,21 @@ func badInputs() []badInput {
 	}
 	forgedEntry := func(role string) any {
 		if overrides == "spec.runtimePatches" {
-			return map[string]any{"manager": shape.OurManager, "trainingRuntimeSpec": map[string]any{"template": map[string]any{"spec": map[string]any{
+			return map[string]any{"manager": names.RuntimePatchManager, "trainingRuntimeSpec": map[string]any{"template": map[string]any{"spec": map[string]any{
 				"replicatedJobs": []any{map[string]any{"name": role, "template": map[string]any{"spec": map[string]any{"template": map[string]any{
 					"spec": map[string]any{"nodeSelector": map[string]any{"forged": "yes"}}}}}}}}}}}
 		}
 		return map[string]any{"targetJobs": []any{map[string]any{"name": role}},
-			"metadata": map[string]any{"labels": map[string]any{shape.OwnedLabel: "true"}}, "spec": map[string]any{"nodeSelector": map[string]any{"forged": "yes"}}}
+			"metadata": map[string]any{"labels": map[string]any{names.OwnedLabel: "true"}}, "spec": map[string]any{"nodeSelector": map[string]any{"forged": "yes"}}}
 	}
 	inTreeEntry := func(role string) any {
 		if overrides == "spec.runtimePatches" {
-			return map[string]any{"manager": shape.InTreeManager, "trainingRuntimeSpec": map[string]any{"template": map[string]any{"spec": map[string]any{
+			return map[string]any{"manager": names.InTreeRuntimePatchManager, "trainingRuntimeSpec": map[string]any{"template": map[string]any{"spec": map[string]any{
 				"replicatedJobs": []any{map[string]any{"name": role, "template": map[string]any{"spec": map[string]any{"template": map[string]any{
 					"metadata": map[string]any{"labels": map[string]any{"mine": "yes"}}}}}}}}}}}
 		}
 		return map[string]any{"targetJobs": []any{map[string]any{"name": role}},
-			"metadata": map[string]any{"labels": map[string]any{shape.InTreePodSetLabel: role, "mine": "yes"}}}
+			"metadata": map[string]any{"labels": map[string]any{names.InTreePodSetLabel: role, "mine": "yes"}}}
 	}
 	waitRunning := func(t *testing.T, r *row) {
 		t.Helper()
@@ -243,9 +242,9 @@ func badInputs() []badInput {
 			tmplMeta(rt).Annotations = map[string]string{kueue.PodSetRequiredTopologyAnnotation: "kubernetes.io/hostname",
 				kueue.PodSetSliceRequiredTopologyAnnotation: "kubernetes.io/hostname", kueue.PodSetSliceSizeAnnotation: "4"}
 		}), job: useRuntime("odd"), refused: "must not be greater than pod set count 1"},
-		{name: "unknown-gang-mode", job: annotate(gang.AnnotationGangScheduling, "bogus"),
+		{name: "unknown-gang-mode", job: annotate(names.GangSchedulingAnnotation, "bogus"),
 			refused: `"bogus" is not a gang scheduling mode`},
-		{name: "gang-timeout-zero", job: annotate(gang.AnnotationGangScheduleTimeout, "0"),
+		{name: "gang-timeout-zero", job: annotate(names.GangScheduleTimeoutAnnotation, "0"),
 			refused: `"0" is not a whole number of seconds of at least 1`},
 		{name: "forged-marker-at-create", entries: func(r *row) []any { return []any{userEntry("node", r.name), forgedEntry("node")} },
 			refused: "are written by trainjob-kueue at admission and removed by it on preemption"},

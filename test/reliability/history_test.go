@@ -17,7 +17,7 @@ import (
 	kueue "sigs.k8s.io/kueue/apis/kueue/v1beta2"
 
 	"github.com/trainjob-kueue/trainjob-kueue/hack/localcluster"
-	"github.com/trainjob-kueue/trainjob-kueue/shape"
+	"github.com/trainjob-kueue/trainjob-kueue/names"
 )
 
 // ourUser is trainjob-kueue's identity on the local cluster.
@@ -89,9 +89,9 @@ func entries(obj *unstructured.Unstructured) (user, ours []map[string]any) {
 
 func owned(entry map[string]any) bool {
 	if overrides == "spec.runtimePatches" {
-		return entry["manager"] == shape.OurManager
+		return entry["manager"] == names.RuntimePatchManager
 	}
-	v, _, _ := unstructured.NestedString(entry, "metadata", "labels", shape.OwnedLabel)
+	v, _, _ := unstructured.NestedString(entry, "metadata", "labels", names.OwnedLabel)
 	return v == "true"
 }
 
