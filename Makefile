@@ -251,13 +251,14 @@ test-e2e: test-e2e-main
 	$(GO) test -count=1 -timeout 30m ./test/e2e/multikueue/
 	$(GO) test -count=1 -timeout 20m ./test/e2e/recovery/
 	$(GO) test -count=1 -timeout 25m ./test/e2e/preemptioncost/
+	$(GO) test -count=1 -timeout 30m ./test/e2e/switchover/
 	$(MAKE) --no-print-directory test-deployed DEPLOYED_TESTS='$(DEPLOYED_SMOKE_TESTS)'
 
 # The e2e tiers but the as-deployed, recovery-timeout, preemption-cost and
 # MultiKueue ones (clusters of their own), one after another (make test
 # runs them, or their shares, among the smokes).
 test-e2e-main: components
-	$(GO) test -p 1 -count=1 -timeout 40m $$($(GO) list ./test/e2e/... | grep -v -e /test/e2e/deployed -e /test/e2e/recovery -e /test/e2e/preemptioncost -e /test/e2e/multikueue)
+	$(GO) test -p 1 -count=1 -timeout 40m $$($(GO) list ./test/e2e/... | grep -v -e /test/e2e/deployed -e /test/e2e/recovery -e /test/e2e/preemptioncost -e /test/e2e/multikueue -e /test/e2e/switchover)
 
 # The part of test-deployed make test runs: both replicas Ready with
 # internal certificates, and a leader failover mid-burst.
