@@ -32,8 +32,8 @@ func hasPodGroups(ctx context.Context, c client.Reader) (bool, error) {
 	return true, nil
 }
 
-// trainerShape reads the installed TrainJob CRD's shape; and the Workload
-// CRD's defaults. It refuses, saying why, what it can't serve.
+// trainerShape reads the installed TrainJob CRD's shape. It refuses,
+// saying why, what it can't serve.
 func trainerShape(ctx context.Context, c client.Reader) (shape.Shape, error) {
 	var tj apiextensionsv1.CustomResourceDefinition
 	if err := c.Get(ctx, client.ObjectKey{Name: TrainJobCRD}, &tj); err != nil {

@@ -22,7 +22,9 @@ import (
 )
 
 // deps are what a TrainJob needs from its reconciler to answer the job
-// framework: read-only and shared by every job of one reconciler.
+// framework, shared by every job of one reconciler: set once, but for what
+// it learns of the installed Trainer at run time (twoRequestStart, an
+// atomic) and the memories behind said and runtimes.
 type deps struct {
 	client    client.Client // cached reads; writes go to the API server
 	apiReader client.Reader // uncached reads, when the cache is stale

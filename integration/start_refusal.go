@@ -188,7 +188,7 @@ func (t *TrainJob) startRefused(ctx context.Context, err error) error {
 // a delete ours has not. nil when the runtime exists (or the job names one
 // we don't read: its refusal is the job's).
 func (t *TrainJob) runtimeMissing(ctx context.Context) (*runtimesource.Error, error) {
-	_, _, err := runtimesource.Live(ctx, t.deps.apiReader, &t.TrainJob)
+	_, _, err := runtimesource.ReadLive(ctx, t.deps.apiReader, &t.TrainJob)
 	var rtErr *runtimesource.Error
 	switch {
 	case err == nil:

@@ -6,7 +6,6 @@ import (
 	"io"
 	"strings"
 	"text/tabwriter"
-	"time"
 
 	"sigs.k8s.io/yaml"
 )
@@ -57,7 +56,7 @@ func table(w io.Writer, rows []Row, wide, allNamespaces bool) error {
 			position = fmt.Sprint(*r.Position)
 		}
 		cells = append(cells, r.Name, or(r.Queue), string(r.State), position, or(strings.Join(r.Flavors, ",")),
-			fmt.Sprintf("%d/%d", r.PodsRunning, r.Pods), fmt.Sprint(r.GPUs), waited(r.Waited), fmt.Sprint(r.Preemptions))
+			fmt.Sprintf("%d/%d", r.PodsRunning, r.Pods), fmt.Sprint(r.GPUs), waited(r), fmt.Sprint(r.Preemptions))
 		if wide {
 			cells = append(cells, or(r.ClusterQueue), or(r.Why))
 		}
@@ -73,9 +72,12 @@ func or(s string) string {
 	return s
 }
 
-func waited(d time.Duration) string {
-	if d <= 0 {
+// waited is how long a queued job waited, as kubectl prints ages: a job
+// admitted at once waited 0s, which is the truth; a job not queued waits
+// for nothing ("-").
+func waited(r Row) string {
+	if r.State == StateNotQueued {
 		return "-"
 	}
-	return d.String()
+	return max(r.Waited, 0).String()
 }

@@ -48,3 +48,13 @@ func TestWriteTableWideJSONAndYAML(t *testing.T) {
 		t.Errorf("-o xml: %v, want a refusal naming the choices", err)
 	}
 }
+
+// A job admitted the second it was created waited 0s, not an unknown.
+func TestAJobAdmittedAtOnceWaitedZeroSeconds(t *testing.T) {
+	if got := waited(Row{State: StateRunning}); got != "0s" {
+		t.Errorf("waited = %q, want 0s", got)
+	}
+	if got := waited(Row{State: StateNotQueued, Waited: time.Minute}); got != "-" {
+		t.Errorf("a job not queued waited %q, want -", got)
+	}
+}

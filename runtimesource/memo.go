@@ -111,7 +111,9 @@ func (m *podSetMemo) put(key string, p Projection) {
 		Coscheduling *trainer.CoschedulingPodGroupPolicySource
 	}{p.Ref, p.Roles, p.PodSets, p.Coscheduling})
 	if err != nil {
-		return
+		// Only maps, slices and API types, which always encode: a failure
+		// here is a bug, and the projection is simply not shared.
+		panic(fmt.Sprintf("encoding a projection for the memo: %v", err))
 	}
 	sum := sha256.Sum256(data)
 	m.mu.Lock()

@@ -89,7 +89,7 @@ func New(cached, api client.Reader, opts Options) *Source {
 
 // Live is the runtime job names as the cache has it now, and its version.
 func (s *Source) Live(ctx context.Context, job *trainjob.TrainJob) (*trainer.TrainingRuntimeSpec, string, error) {
-	return Live(ctx, s.cached, job)
+	return ReadLive(ctx, s.cached, job)
 }
 
 // PruneOnDelete forgets each TrainJob the informers of c see deleted.
@@ -261,7 +261,7 @@ func Read(ctx context.Context, c client.Reader, job *trainjob.TrainJob, rules po
 			return nil, false, err
 		}
 	}
-	rt, _, err := Live(ctx, c, job)
+	rt, _, err := ReadLive(ctx, c, job)
 	return rt, false, err
 }
 
@@ -284,10 +284,10 @@ func RefOf(job *trainjob.TrainJob) (Ref, error) {
 	return ref, nil
 }
 
-// Live reads the runtime job names as it is now, through c, and names its
+// ReadLive reads the runtime job names as it is now, through c, and names its
 // version: its reference and resourceVersion. A runtime that does not exist
 // is an *Error of ReasonRuntimeNotFound.
-func Live(ctx context.Context, c client.Reader, job *trainjob.TrainJob) (spec *trainer.TrainingRuntimeSpec, version string, err error) {
+func ReadLive(ctx context.Context, c client.Reader, job *trainjob.TrainJob) (spec *trainer.TrainingRuntimeSpec, version string, err error) {
 	ref, err := RefOf(job)
 	if err != nil {
 		return nil, "", err

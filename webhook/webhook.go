@@ -280,7 +280,7 @@ func (w *Webhook) unmanagedNamespace(ctx context.Context, job *integration.Train
 // more roles than the installed Kueue's PodSet limit). A runtime that does
 // not exist yet is no refusal: the job waits for it.
 func (w *Webhook) unrunnable(ctx context.Context, job *trainjob.TrainJob) (field.ErrorList, error) {
-	rt, _, err := runtimesource.Live(ctx, w.client, job)
+	rt, _, err := runtimesource.ReadLive(ctx, w.client, job)
 	if err != nil {
 		var rtErr *runtimesource.Error
 		if !errors.As(err, &rtErr) {

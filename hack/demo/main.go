@@ -131,7 +131,9 @@ func run(ctx context.Context, name string, timeout time.Duration, record string)
 		}
 	}
 	kubectl := filepath.Join(c.Dir, "bin", "kubectl")
-	if d.explained != "" {
+	// A log has it once already, from when the job was seen pending; a
+	// terminal's screen was redrawn since.
+	if d.explained != "" && isTTY() {
 		fmt.Printf("\n%s", d.explained)
 	}
 	fmt.Printf("\nAll %d TrainJobs are done. The cluster is still up:\n\n", d.listed)

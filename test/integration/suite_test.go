@@ -350,7 +350,7 @@ func startKueue(ctx context.Context, cfg *rest.Config, port int, certDir string)
 }
 
 // kueueFrameworks are Kueue's own integrations left on next to ours; the
-// in-tree TrainJob one is not among them (design.md §6).
+// in-tree TrainJob one is not among them (docs/install.md, step 1).
 var kueueFrameworks = []string{"batch/job", "jobset.x-k8s.io/jobset"}
 
 // startTrainer runs Trainer's controllers and webhooks in one manager
