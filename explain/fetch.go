@@ -11,13 +11,13 @@ import (
 	apimeta "k8s.io/apimachinery/pkg/api/meta"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	kueue "sigs.k8s.io/kueue/apis/kueue/v1beta2"
-	"sigs.k8s.io/kueue/pkg/controller/constants"
 	"sigs.k8s.io/kueue/pkg/controller/jobframework"
 
 	"github.com/trainjob-kueue/trainjob-kueue/discovery"
 	"github.com/trainjob-kueue/trainjob-kueue/jobworkload"
 	"github.com/trainjob-kueue/trainjob-kueue/names"
 	"github.com/trainjob-kueue/trainjob-kueue/podsets"
+	"github.com/trainjob-kueue/trainjob-kueue/preemptcost"
 	"github.com/trainjob-kueue/trainjob-kueue/priorityboost"
 	"github.com/trainjob-kueue/trainjob-kueue/runtimesource"
 	"github.com/trainjob-kueue/trainjob-kueue/shape"
@@ -166,7 +166,7 @@ func (e *Explainer) workload(ctx context.Context, job *trainjob.TrainJob) (*kueu
 // Workloads or Events everywhere gets what is left.
 func (e *Explainer) priority(ctx context.Context, cq *kueue.ClusterQueue, wl *kueue.Workload) (*PriorityInput, error) {
 	policy := cq.Annotations[names.PreemptionCostAnnotation]
-	if _, boosted := wl.Annotations[constants.PriorityBoostAnnotationKey]; policy == "" && !boosted {
+	if _, boosted := preemptcost.BoostOn(wl); policy == "" && !boosted {
 		return nil, nil
 	}
 	in := &PriorityInput{Policy: policy}

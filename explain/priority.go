@@ -2,17 +2,13 @@ package explain
 
 import (
 	"cmp"
-	"encoding/json"
 	"slices"
-	"strconv"
 	"time"
 
 	apimeta "k8s.io/apimachinery/pkg/api/meta"
 	"k8s.io/utils/ptr"
 	kueue "sigs.k8s.io/kueue/apis/kueue/v1beta2"
-	"sigs.k8s.io/kueue/pkg/controller/constants"
 
-	"github.com/trainjob-kueue/trainjob-kueue/names"
 	"github.com/trainjob-kueue/trainjob-kueue/preemptcost"
 )
 
@@ -61,16 +57,15 @@ func explainPriority(wl *kueue.Workload, in *PriorityInput) *PriorityExplanation
 	if wl == nil || in == nil {
 		return nil
 	}
-	_, boosted := wl.Annotations[constants.PriorityBoostAnnotationKey]
+	_, boosted := preemptcost.BoostOn(wl)
 	if in.Policy == "" && !boosted {
 		return nil
 	}
 	p := &PriorityExplanation{Base: ptr.Deref(wl.Spec.Priority, 0), Policy: in.Policy, Inactive: in.Inactive}
-	p.Boost = boostOf(wl)
+	p.Boost = preemptcost.BoostValue(wl)
 	p.Effective = int64(p.Base) + int64(p.Boost)
-	if parts := wl.Annotations[names.PriorityBoostAnnotation]; parts != "" {
-		var b preemptcost.Boost
-		if json.Unmarshal([]byte(parts), &b) == nil {
+	if preemptcost.Marked(wl) {
+		if b, ok := preemptcost.OursOn(wl); ok {
 			p.Parts, p.BoostBy = &b, "trainjob-kueue"
 		}
 	} else if boosted {
@@ -83,7 +78,7 @@ func explainPriority(wl *kueue.Workload, in *PriorityInput) *PriorityExplanation
 	var peers []peer
 	for i := range in.Admitted {
 		o := &in.Admitted[i]
-		pp := peer{PriorityPeer: PriorityPeer{Workload: o.Namespace + "/" + o.Name, Effective: int64(ptr.Deref(o.Spec.Priority, 0)) + int64(boostOf(o)), This: o.UID == wl.UID}}
+		pp := peer{PriorityPeer: PriorityPeer{Workload: o.Namespace + "/" + o.Name, Effective: int64(ptr.Deref(o.Spec.Priority, 0)) + int64(preemptcost.BoostValue(o)), This: o.UID == wl.UID}}
 		if c := apimeta.FindStatusCondition(o.Status.Conditions, kueue.WorkloadQuotaReserved); c != nil {
 			pp.admitted = c.LastTransitionTime.Time
 		}
@@ -96,13 +91,4 @@ func explainPriority(wl *kueue.Workload, in *PriorityInput) *PriorityExplanation
 		p.Candidates = append(p.Candidates, pp.PriorityPeer)
 	}
 	return p
-}
-
-// boostOf is wl's boost as Kueue reads it; 0 when absent or unreadable.
-func boostOf(wl *kueue.Workload) int32 {
-	v, err := strconv.ParseInt(wl.Annotations[constants.PriorityBoostAnnotationKey], 10, 32)
-	if err != nil {
-		return 0
-	}
-	return int32(v)
 }

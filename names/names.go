@@ -68,3 +68,8 @@ const (
 	// InTreeRuntimePatchManager keys its spec.runtimePatches entry.
 	InTreeRuntimePatchManager = "kueue.x-k8s.io/manager"
 )
+
+// KueuePriorityBoostAnnotation is Kueue's priority boost on a Workload
+// (KEP-7990), which a preemption-cost policy sets: Kueue's name, written
+// by us (preemptcost/annotation.go alone).
+const KueuePriorityBoostAnnotation = "kueue.x-k8s.io/priority-boost"

@@ -8,6 +8,8 @@ import (
 	"strconv"
 	"strings"
 	"testing"
+
+	"sigs.k8s.io/kueue/pkg/controller/constants"
 )
 
 // README's "Names we own" lists every name declared here, each in a table
@@ -73,4 +75,11 @@ func contains(list []string, s string) bool {
 		}
 	}
 	return false
+}
+
+// Kueue's names we read or write are Kueue's own.
+func TestKueuesNamesAreKueues(t *testing.T) {
+	if KueuePriorityBoostAnnotation != constants.PriorityBoostAnnotationKey {
+		t.Errorf("KueuePriorityBoostAnnotation = %q, Kueue's is %q", KueuePriorityBoostAnnotation, constants.PriorityBoostAnnotationKey)
+	}
 }

@@ -10,8 +10,8 @@ import (
 // only packages of lower layers, so the graph has no cycle and no upward
 // edge (docs/development.md says where a new feature goes).
 var layers = [][]string{
-	{"names", "trainjob", "saidonce", "preemptcost"},
-	{"podsets"},
+	{"names", "trainjob", "saidonce"},
+	{"podsets", "preemptcost"},
 	{"quota", "shape"},
 	{"gang", "runtimesource", "discovery", "metrics", "jobworkload"},
 	{"integration", "priorityboost"},

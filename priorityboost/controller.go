@@ -12,10 +12,8 @@ package priorityboost
 
 import (
 	"context"
-	"encoding/json"
 	"errors"
 	"fmt"
-	"strconv"
 	"time"
 
 	corev1 "k8s.io/api/core/v1"
@@ -24,7 +22,6 @@ import (
 	ctrl "sigs.k8s.io/controller-runtime"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	kueue "sigs.k8s.io/kueue/apis/kueue/v1beta2"
-	"sigs.k8s.io/kueue/pkg/controller/constants"
 
 	"github.com/trainjob-kueue/trainjob-kueue/jobworkload"
 	"github.com/trainjob-kueue/trainjob-kueue/metrics"
@@ -98,7 +95,7 @@ func (r *Reconciler) Reconcile(ctx context.Context, req ctrl.Request) (ctrl.Resu
 	if err != nil {
 		return ctrl.Result{}, err
 	}
-	ours := wl.Annotations[names.PriorityBoostAnnotation] != ""
+	ours := preemptcost.Marked(wl)
 	if set && policy == nil {
 		return ctrl.Result{}, nil // can't be used: refused, said to the ClusterQueue (Warner)
 	}
@@ -128,12 +125,12 @@ func (r *Reconciler) Reconcile(ctx context.Context, req ctrl.Request) (ctrl.Resu
 	if n := preemptcost.NextChange(*policy, signals); n > 0 {
 		res.RequeueAfter = time.Duration(n) * time.Second
 	}
-	current, set := wl.Annotations[constants.PriorityBoostAnnotationKey]
+	current, set := preemptcost.BoostOn(wl)
 	if set && !ours && !policy.TakeOver {
 		if r.said.First(wl.UID, ReasonBoostNotOurs+current) {
 			r.opts.Recorder.Eventf(job, nil, corev1.EventTypeNormal, ReasonBoostNotOurs, "PriorityBoost",
 				"Workload %s has %s=%s, set by someone else: left alone (the ClusterQueue's policy would set %d; add \"takeOver\": true to the policy to replace it)",
-				wl.Name, constants.PriorityBoostAnnotationKey, current, boost.Total)
+				wl.Name, names.KueuePriorityBoostAnnotation, current, boost.Total)
 		}
 		return ctrl.Result{}, nil
 	}
@@ -143,7 +140,7 @@ func (r *Reconciler) Reconcile(ctx context.Context, req ctrl.Request) (ctrl.Resu
 		}
 		return res, nil
 	}
-	if ours && current == strconv.Itoa(int(boost.Total)) && wl.Annotations[names.PriorityBoostAnnotation] == partsOf(boost) {
+	if preemptcost.Written(wl, boost) {
 		return res, nil
 	}
 	return res, r.write(ctx, wl, &boost)
@@ -212,29 +209,16 @@ func (r *Reconciler) roles(ctx context.Context, job *trainjob.TrainJob) ([]podse
 	return p.Roles, nil
 }
 
-// partsOf is the value of our mark: the boost's parts.
-func partsOf(b preemptcost.Boost) string {
-	data, _ := json.Marshal(b)
-	return string(data)
-}
-
 // write sets b (nil: removes the boost and our mark) on wl, guarded by the
 // resourceVersion read: a Workload changed meanwhile is reconciled again
 // from its new state.
 func (r *Reconciler) write(ctx context.Context, wl *kueue.Workload, b *preemptcost.Boost) error {
 	patched := wl.DeepCopy()
 	action := actionRemoved
-	if b == nil {
-		delete(patched.Annotations, constants.PriorityBoostAnnotationKey)
-		delete(patched.Annotations, names.PriorityBoostAnnotation)
-	} else {
+	if b != nil {
 		action = actionSet
-		if patched.Annotations == nil {
-			patched.Annotations = map[string]string{}
-		}
-		patched.Annotations[constants.PriorityBoostAnnotationKey] = strconv.Itoa(int(b.Total))
-		patched.Annotations[names.PriorityBoostAnnotation] = partsOf(*b)
 	}
+	preemptcost.SetOn(patched, b)
 	err := r.opts.Client.Patch(ctx, patched, client.MergeFromWithOptions(wl, client.MergeFromWithOptimisticLock{}))
 	switch {
 	case apierrors.IsNotFound(err):
