@@ -43,7 +43,7 @@ func table(w io.Writer, rows []Row, wide, allNamespaces bool) error {
 	}
 	head = append(head, "TRAINJOB", "QUEUE", "STATE", "POSITION", "FLAVORS", "PODS", "GPUS", "WAITED", "PREEMPTED")
 	if wide {
-		head = append(head, "CLUSTERQUEUE", "WHY")
+		head = append(head, "CLUSTERQUEUE", "PRIORITY", "WHY")
 	}
 	fmt.Fprintln(tw, strings.Join(head, "\t"))
 	for _, r := range rows {
@@ -58,7 +58,11 @@ func table(w io.Writer, rows []Row, wide, allNamespaces bool) error {
 		cells = append(cells, r.Name, or(r.Queue), string(r.State), position, or(strings.Join(r.Flavors, ",")),
 			fmt.Sprintf("%d/%d", r.PodsRunning, r.Pods), fmt.Sprint(r.GPUs), waited(r), fmt.Sprint(r.Preemptions))
 		if wide {
-			cells = append(cells, or(r.ClusterQueue), or(r.Why))
+			priority := "-"
+			if r.Priority != nil {
+				priority = fmt.Sprint(*r.Priority)
+			}
+			cells = append(cells, or(r.ClusterQueue), priority, or(r.Why))
 		}
 		fmt.Fprintln(tw, strings.Join(cells, "\t"))
 	}

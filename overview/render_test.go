@@ -12,7 +12,7 @@ import (
 
 func TestWriteTableWideJSONAndYAML(t *testing.T) {
 	rows := []Row{
-		{Namespace: "ns", Name: "a", Queue: "lq", ClusterQueue: "cq", State: StateQueued, Position: ptr.To[int32](0), Pods: 2, GPUs: 16, Waited: 90 * time.Second, WaitedSeconds: 90},
+		{Namespace: "ns", Name: "a", Queue: "lq", ClusterQueue: "cq", State: StateQueued, Position: ptr.To[int32](0), Pods: 2, GPUs: 16, Waited: 90 * time.Second, WaitedSeconds: 90, Priority: ptr.To[int64](820)},
 		{Namespace: "ns", Name: "b", State: StateNotQueued, Why: "no kueue.x-k8s.io/queue-name label"},
 	}
 	words := func(s string) string { return strings.Join(strings.Fields(s), " ") }
@@ -29,7 +29,7 @@ func TestWriteTableWideJSONAndYAML(t *testing.T) {
 	if err := Write(&b, rows, "wide", false); err != nil {
 		t.Fatal(err)
 	}
-	if got := words(b.String()); strings.Contains(got, "NAMESPACE") || !strings.Contains(got, "CLUSTERQUEUE WHY") || !strings.Contains(got, "no kueue.x-k8s.io/queue-name label") {
+	if got := words(b.String()); strings.Contains(got, "NAMESPACE") || !strings.Contains(got, "CLUSTERQUEUE PRIORITY WHY") || !strings.Contains(got, "cq 820 -") || !strings.Contains(got, "no kueue.x-k8s.io/queue-name label") {
 		t.Errorf("wide table:\n%s", b.String())
 	}
 	b.Reset()

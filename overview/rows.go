@@ -62,6 +62,10 @@ type Row struct {
 	WaitedSeconds int64         `json:"waitedSeconds"`
 	// Preemptions: how often Kueue preempted the job's Workload.
 	Preemptions int32 `json:"preemptions"`
+	// Priority is the Workload's effective priority, as Kueue orders and
+	// preempts by it: its priority plus the boost of a preemption-cost
+	// policy; nil without a Workload.
+	Priority *int64 `json:"priority,omitempty"`
 }
 
 // Input is what Rows computes from: every kind listed once.
@@ -115,6 +119,7 @@ func row(job *trainjob.TrainJob, wl *kueue.Workload, in Input) Row {
 	if wl != nil {
 		r.Pods, r.GPUs = booked(wl)
 		r.Preemptions = preemptcost.Preemptions(wl)
+		r.Priority = ptr.To(int64(ptr.Deref(wl.Spec.Priority, 0)) + int64(preemptcost.BoostValue(wl)))
 		if adm := wl.Status.Admission; adm != nil {
 			r.ClusterQueue = string(adm.ClusterQueue)
 			r.Flavors = flavors(adm)

@@ -76,7 +76,7 @@ func TestRows(t *testing.T) {
 	base := Row{Namespace: "ns", Queue: "lq", ClusterQueue: "cq", Pods: 2, GPUs: 16}
 	with := func(name string, s State, edit func(*Row)) Row {
 		r := base
-		r.Name, r.State = name, s
+		r.Name, r.State, r.Priority = name, s, ptr.To[int64](0)
 		if edit != nil {
 			edit(&r)
 		}
@@ -140,6 +140,14 @@ func TestRows(t *testing.T) {
 				wl.Status.ClusterName = ptr.To("worker1")
 			}, admitted...)),
 			want: with("a", StateRunning, func(r *Row) { r.Flavors, r.Waited, r.Why = []string{"a100"}, time.Minute, "on worker cluster worker1" }),
+		},
+		// Its effective priority: its priority and a policy's boost.
+		"boosted": {job: job("a"), wl: ptr.To(workload("a", func(wl *kueue.Workload) {
+			admittedTo("a100")(wl)
+			wl.Spec.Priority = ptr.To[int32](100)
+			wl.Annotations = map[string]string{"kueue.x-k8s.io/priority-boost": "720"}
+		}, admitted...)),
+			want: with("a", StateAdmitted, func(r *Row) { r.Flavors, r.Waited, r.Priority = []string{"a100"}, time.Minute, ptr.To[int64](820) }),
 		},
 	}
 	for name, tc := range cases {
