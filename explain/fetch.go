@@ -3,6 +3,7 @@ package explain
 import (
 	"context"
 	"fmt"
+	"time"
 
 	corev1 "k8s.io/api/core/v1"
 
@@ -29,6 +30,28 @@ import (
 type Explainer struct {
 	Client    client.Reader
 	Positions Positions
+	// Now is the clock the work a preemption would lose is measured by;
+	// nil for time.Now.
+	Now func() time.Time
+}
+
+// lostWork is what a preemption of the job would lose now, under a policy
+// with a checkpoint part: as the priority boost counts it.
+func (e *Explainer) lostWork(job *trainjob.TrainJob, roles []podsets.Role, wl *kueue.Workload, policy string) *LostWork {
+	p, err := preemptcost.Parse(policy)
+	if err != nil || p.Checkpoint == nil {
+		return nil
+	}
+	now := time.Now()
+	if e.Now != nil {
+		now = e.Now()
+	}
+	s := priorityboost.SignalsOf(job, roles, wl, now, p.Checkpoint.MetricName())
+	b := preemptcost.Of(p, s)
+	if !s.Training || s.RunSeconds == nil {
+		return nil
+	}
+	return &LostWork{Seconds: b.LostSeconds, NextStepSeconds: preemptcost.NextChange(p, s)}
 }
 
 // Explain explains a TrainJob: one read from the cluster (namespace/name),
@@ -66,6 +89,9 @@ func (e *Explainer) Explain(ctx context.Context, job *trainjob.TrainJob) (Explan
 	if in.Queue != nil && in.Workload != nil {
 		if in.Priority, err = e.priority(ctx, in.Queue.ClusterQueue, in.Workload); err != nil {
 			return Explanation{}, err
+		}
+		if in.Priority != nil {
+			in.Priority.Lost = e.lostWork(job, roles, in.Workload, in.Priority.Policy)
 		}
 	}
 	if in.Workload != nil && in.Workload.Status.Admission == nil && e.Positions != nil {

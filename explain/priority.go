@@ -24,6 +24,19 @@ type PriorityInput struct {
 	// Admitted are the Workloads holding quota in the ClusterQueue: the
 	// candidates a preemption there chooses among.
 	Admitted []kueue.Workload
+	// Lost is the work a preemption would lose now, under a policy with a
+	// checkpoint part; nil otherwise.
+	Lost *LostWork
+}
+
+// LostWork is what a preemption of the job would lose now, as the
+// policy's checkpoint part counts it, and when the boost next moves by
+// time alone.
+type LostWork struct {
+	Seconds int64 `json:"seconds"`
+	// NextStepSeconds: in how many seconds the boost next changes by
+	// itself; 0 when only a report can move it.
+	NextStepSeconds int64 `json:"nextStepSeconds"`
 }
 
 // PriorityExplanation is a job's priority as Kueue weighs it.
@@ -37,6 +50,7 @@ type PriorityExplanation struct {
 	Effective int64              `json:"effective"`
 	Policy    string             `json:"policy,omitempty"`
 	Inactive  string             `json:"inactive,omitempty"`
+	Lost      *LostWork          `json:"lost,omitempty"`
 	// Candidates are the ClusterQueue's admitted Workloads in the order a
 	// preemption in it picks victims: lowest effective priority first,
 	// then the most recently admitted.
@@ -61,7 +75,7 @@ func explainPriority(wl *kueue.Workload, in *PriorityInput) *PriorityExplanation
 	if in.Policy == "" && !boosted {
 		return nil
 	}
-	p := &PriorityExplanation{Base: ptr.Deref(wl.Spec.Priority, 0), Policy: in.Policy, Inactive: in.Inactive}
+	p := &PriorityExplanation{Base: ptr.Deref(wl.Spec.Priority, 0), Policy: in.Policy, Inactive: in.Inactive, Lost: in.Lost}
 	p.Boost = preemptcost.BoostValue(wl)
 	p.Effective = int64(p.Base) + int64(p.Boost)
 	if preemptcost.Marked(wl) {

@@ -8,6 +8,7 @@ import (
 	"slices"
 	"strings"
 	"text/tabwriter"
+	"time"
 
 	corev1 "k8s.io/api/core/v1"
 )
@@ -127,6 +128,13 @@ func writePriority(w io.Writer, p *PriorityExplanation) {
 	}
 	if p.Inactive != "" {
 		fmt.Fprintf(w, "Policy inactive:\t%s\n", p.Inactive)
+	}
+	if l := p.Lost; l != nil {
+		line := fmt.Sprintf("%s since the last checkpoint", time.Duration(l.Seconds)*time.Second)
+		if l.NextStepSeconds > 0 {
+			line += fmt.Sprintf("; the boost's next step in %s", time.Duration(l.NextStepSeconds)*time.Second)
+		}
+		fmt.Fprintf(w, "Lost if preempted now:\t%s\n", line)
 	}
 	if len(p.Candidates) > 0 {
 		var order []string

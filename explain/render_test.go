@@ -6,13 +6,18 @@ import (
 	"regexp"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/google/go-cmp/cmp"
 	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/api/resource"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/utils/ptr"
+	kueue "sigs.k8s.io/kueue/apis/kueue/v1beta2"
 
+	"github.com/trainjob-kueue/trainjob-kueue/podsets"
 	"github.com/trainjob-kueue/trainjob-kueue/preemptcost"
+	"github.com/trainjob-kueue/trainjob-kueue/trainjob"
 )
 
 // A pending job in a cohort, everything shown: the columns line up.
@@ -238,5 +243,28 @@ func TestThePriorityLineNamesTheBoostsParts(t *testing.T) {
 		if !strings.Contains(out.String(), want) {
 			t.Errorf("%q does not say %q", out.String(), want)
 		}
+	}
+}
+
+// Under a policy with a checkpoint part, explain says what a preemption
+// would lose now and when the boost next moves by itself.
+func TestExplainSaysTheWorkAPreemptionWouldLose(t *testing.T) {
+	now := time.Date(2026, 11, 28, 12, 0, 0, 0, time.UTC)
+	wl := &kueue.Workload{}
+	wl.Status.Conditions = []metav1.Condition{{Type: kueue.WorkloadAdmitted, Status: metav1.ConditionTrue, LastTransitionTime: metav1.NewTime(now.Add(-15 * time.Minute))}}
+	e := &Explainer{Now: func() time.Time { return now }}
+	job := &trainjob.TrainJob{}
+	roles := []podsets.Role{{Name: "node", Ancestor: podsets.AncestorTrainer, Replicas: 1, PodsPerReplica: 1}}
+	lost := e.lostWork(job, roles, wl, `{"checkpoint":{"points":1000,"stepPercent":10,"intervalSeconds":3600}}`)
+	if lost == nil || lost.Seconds != 900 || lost.NextStepSeconds != 180 {
+		t.Fatalf("lost %+v, want 900 s, the next step in 180 s", lost)
+	}
+	if got := e.lostWork(job, roles, wl, `{"progress":{"points":10,"stepPercent":10}}`); got != nil {
+		t.Errorf("lost %+v under a policy without a checkpoint part", got)
+	}
+	var out strings.Builder
+	writePriority(&out, &PriorityExplanation{Lost: lost})
+	if want := "Lost if preempted now:\t15m0s since the last checkpoint; the boost's next step in 3m0s"; !strings.Contains(out.String(), want) {
+		t.Errorf("%q does not say %q", out.String(), want)
 	}
 }

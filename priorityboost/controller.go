@@ -117,7 +117,7 @@ func (r *Reconciler) Reconcile(ctx context.Context, req ctrl.Request) (ctrl.Resu
 	if policy.Checkpoint != nil {
 		metric = policy.Checkpoint.MetricName()
 	}
-	signals := signalsOf(job, roles, wl, r.now(), metric)
+	signals := SignalsOf(job, roles, wl, r.now(), metric)
 	boost := preemptcost.Of(*policy, signals)
 	// A part that changes with time alone (a minimum run time up) wakes
 	// the job when it does, and only then.

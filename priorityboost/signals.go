@@ -17,10 +17,10 @@ import (
 	"github.com/trainjob-kueue/trainjob-kueue/trainjob"
 )
 
-// signalsOf are what job, its roles (nil when they can't be computed) and
+// SignalsOf are what job, its roles (nil when they can't be computed) and
 // its Workload tell, at now, of what losing the job would cost; metric is
 // the trainer status metric the job reports its last checkpoint under.
-func signalsOf(job *trainjob.TrainJob, roles []podsets.Role, wl *kueue.Workload, now time.Time, metric string) preemptcost.Signals {
+func SignalsOf(job *trainjob.TrainJob, roles []podsets.Role, wl *kueue.Workload, now time.Time, metric string) preemptcost.Signals {
 	s := preemptcost.Signals{Training: training(job, roles), Preemptions: preemptcost.Preemptions(wl)}
 	s.CheckpointAgo = checkpointAgo(job, metric, now)
 	s.CheckpointInterval = CheckpointInterval(job)

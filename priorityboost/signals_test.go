@@ -62,7 +62,7 @@ func TestSignalsOf(t *testing.T) {
 		"admitted 90 s ago":                      {job: job(0, nil), roles: trainerOnly, wl: admittedAt(now.Add(-90 * time.Second)), want: preemptcost.Signals{Training: true, RunSeconds: ptr.To[int64](90)}},
 	} {
 		t.Run(name, func(t *testing.T) {
-			if diff := cmp.Diff(tc.want, signalsOf(tc.job, tc.roles, tc.wl, now, "ckpt")); diff != "" {
+			if diff := cmp.Diff(tc.want, SignalsOf(tc.job, tc.roles, tc.wl, now, "ckpt")); diff != "" {
 				t.Errorf("(-want +got):\n%s", diff)
 			}
 		})
