@@ -89,6 +89,13 @@ const DefaultCheckpointMetric = "last_checkpoint_unix_seconds"
 // per checkpoint interval.
 const MinCheckpointStepSeconds = 60
 
+// IsCheckpointMetric tells whether a reported metric may be a checkpoint
+// time a policy reads: its name contains "checkpoint". The manager keeps
+// only those of a training's metrics in memory.
+func IsCheckpointMetric(name string) bool {
+	return strings.Contains(strings.ToLower(name), "checkpoint")
+}
+
 // MetricName is the metric the part reads.
 func (c CheckpointPart) MetricName() string {
 	if c.Metric == "" {
@@ -207,6 +214,9 @@ func (p Policy) Validate() error {
 		}
 		if int64(cp.IntervalSeconds)*int64(cp.StepPercent)/100 < MinCheckpointStepSeconds {
 			return &Error{Field: "checkpoint.intervalSeconds", Msg: fmt.Sprintf("%d with steps of %d%% makes steps under %d s: give an interval of at least %d s, or larger steps", cp.IntervalSeconds, cp.StepPercent, MinCheckpointStepSeconds, MinCheckpointStepSeconds*100/int64(cp.StepPercent))}
+		}
+		if cp.Metric != "" && !IsCheckpointMetric(cp.Metric) {
+			return &Error{Field: "checkpoint.metric", Msg: fmt.Sprintf("%q does not contain \"checkpoint\": name the metric the training reports its last checkpoint's Unix time under, e.g. %s", cp.Metric, DefaultCheckpointMetric)}
 		}
 		most += int64(cp.Points)
 	}

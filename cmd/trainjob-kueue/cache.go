@@ -3,6 +3,7 @@ package main
 import (
 	"crypto/sha256"
 	"encoding/json"
+	"slices"
 	"sync"
 	"unique"
 
@@ -17,6 +18,7 @@ import (
 
 	trainer "github.com/kubeflow/trainer/v2/pkg/apis/trainer/v1alpha1"
 
+	"github.com/trainjob-kueue/trainjob-kueue/preemptcost"
 	"github.com/trainjob-kueue/trainjob-kueue/trainjob"
 )
 
@@ -113,9 +115,10 @@ func (s *sharing) share(obj any) {
 		o.Status.JobsStatus = s.jobs.intern(o.Status.JobsStatus)
 		canonicalConditions(o.Status.Conditions)
 		if ts := o.Status.TrainerStatus; ts != nil {
-			// Only progress and time left are read (preemption cost); a
-			// training's metrics would cost memory per running job.
-			ts.Metrics = nil
+			// Progress, time left and a checkpoint time are read
+			// (preemption cost); a training's other metrics would cost
+			// memory per running job.
+			ts.Metrics = slices.DeleteFunc(ts.Metrics, func(m trainer.Metric) bool { return !preemptcost.IsCheckpointMetric(m.Name) })
 		}
 	}
 }

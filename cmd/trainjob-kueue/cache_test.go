@@ -182,3 +182,19 @@ func TestInternerIsBounded(t *testing.T) {
 		t.Errorf("%d PodSet lists kept, bound 2", len(p.bySum))
 	}
 }
+
+// Of a training's metrics the cache keeps the checkpoint times a
+// preemption-cost policy reads, and drops the rest.
+func TestCachedJobsKeepOnlyTheirCheckpointMetrics(t *testing.T) {
+	got, err := cacheOptions().DefaultTransform(&trainjob.TrainJob{Status: trainjob.Status{TrainerStatus: &trainer.TrainerStatus{
+		ProgressPercentage: ptr.To[int32](40),
+		Metrics:            []trainer.Metric{{Name: "loss", Value: "0.3"}, {Name: "last_checkpoint_unix_seconds", Value: "1764300000"}, {Name: "eval_accuracy", Value: "0.9"}},
+	}}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	ts := got.(*trainjob.TrainJob).Status.TrainerStatus
+	if len(ts.Metrics) != 1 || ts.Metrics[0].Name != "last_checkpoint_unix_seconds" || *ts.ProgressPercentage != 40 {
+		t.Errorf("cached trainer status %+v, want the progress and the checkpoint metric alone", ts)
+	}
+}
