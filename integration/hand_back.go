@@ -20,7 +20,10 @@ import (
 // its next start. Once the job is suspended and its pods are gone (Trainer
 // takes override changes only then), our entries go and the marker that
 // integration needs to start and stop the job is added where missing
-// (shape.HandBack); Kueue's own entries are never touched.
+// (shape.HandBack); Kueue's own entries are never touched. The queue-name
+// label Kueue v0.16's webhook copies into a job's spec.labels goes too: the
+// moment Kueue's built-in integration is turned off, its JobSet
+// integration would queue the job's JobSet a second time.
 type handBack struct {
 	deps *deps
 }
@@ -46,15 +49,16 @@ func (h *handBack) Reconcile(ctx context.Context, req ctrl.Request) (ctrl.Result
 	if err := h.deps.client.Get(ctx, req.NamespacedName, job); err != nil {
 		return ctrl.Result{}, client.IgnoreNotFound(err)
 	}
-	if !handedBack(job) || h.deps.opts.Shape.HandBack(job) == nil {
-		return ctrl.Result{}, nil
-	}
-	done, err := patchGuarded(ctx, h.deps.client, h.deps.apiReader, job, func(j *trainjob.TrainJob) []shape.Op {
+	ops := func(j *trainjob.TrainJob) []shape.Op {
 		if !handedBack(j) {
 			return nil
 		}
-		return h.deps.opts.Shape.HandBack(j)
-	})
+		return append(h.deps.opts.Shape.HandBack(j), dropCopiedQueueLabel(j)...)
+	}
+	if ops(job) == nil {
+		return ctrl.Result{}, nil
+	}
+	done, err := patchGuarded(ctx, h.deps.client, h.deps.apiReader, job, ops)
 	if err != nil {
 		return ctrl.Result{}, fmt.Errorf("handing TrainJob %s back to Kueue's built-in integration: %w", req, err)
 	}

@@ -12,6 +12,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client/fake"
 	"sigs.k8s.io/kueue/pkg/controller/constants"
 
+	"github.com/google/go-cmp/cmp"
 	trainer "github.com/kubeflow/trainer/v2/pkg/apis/trainer/v1alpha1"
 
 	"github.com/trainjob-kueue/trainjob-kueue/names"
@@ -69,5 +70,27 @@ func TestHandBackRemovesOurEntriesFromStoppedJobsAlone(t *testing.T) {
 				t.Errorf("HandedBack event: %v", handed)
 			}
 		})
+	}
+}
+
+// Standing by for Kueue v0.16's built-in integration (Trainer v2.1), the
+// queue label its webhook copies into a queued job's spec.labels goes:
+// once that integration is off, Kueue's JobSet integration would queue the
+// job's JobSet a second time.
+func TestHandBackDropsTheQueueLabelKueueCopiedIntoSpecLabels(t *testing.T) {
+	job := &trainjob.TrainJob{ObjectMeta: metav1.ObjectMeta{Namespace: "team", Name: "queued", Labels: map[string]string{constants.QueueLabel: "lq"}}}
+	job.Spec.Suspend = ptr.To(true)
+	job.Spec.Labels = map[string]string{constants.QueueLabel: "lq", "team": "a"}
+	c := fake.NewClientBuilder().WithScheme(NewScheme()).WithObjects(job).Build()
+	h := &handBack{deps: newDeps(c, c, events.NewFakeRecorder(4), Options{Shape: shape.PodTemplateOverrides{}})}
+	if _, err := h.Reconcile(t.Context(), ctrl.Request{NamespacedName: client.ObjectKeyFromObject(job)}); err != nil {
+		t.Fatal(err)
+	}
+	got := &trainjob.TrainJob{}
+	if err := c.Get(t.Context(), client.ObjectKeyFromObject(job), got); err != nil {
+		t.Fatal(err)
+	}
+	if diff := cmp.Diff(map[string]string{"team": "a"}, got.Spec.Labels); diff != "" {
+		t.Errorf("spec.labels (-want +got):\n%s", diff)
 	}
 }

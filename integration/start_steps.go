@@ -29,7 +29,18 @@ func injectStep(j *trainjob.TrainJob, s shape.Shape, want []shape.Injection, gen
 		return nil, false, true
 	}
 	ops := s.Inject(j, want)
-	return ops, ops != nil, false
+	return append(ops, dropCopiedQueueLabel(j)...), ops != nil, false
+}
+
+// dropCopiedQueueLabel removes the queue-name label Kueue v0.16's built-in
+// integration copied into spec.labels (trainjob.QueueLabelCopied): on the
+// job's JobSet it would have Kueue's JobSet integration queue the JobSet a
+// second time. Written with the entries, while the job is suspended.
+func dropCopiedQueueLabel(j *trainjob.TrainJob) []shape.Op {
+	if !j.QueueLabelCopied() {
+		return nil
+	}
+	return []shape.Op{{Op: "remove", Path: trainjob.QueueLabelCopiedPath}}
 }
 
 // unsuspendStep: spec.suspend=false, once the entries are exactly ours; a
@@ -39,7 +50,7 @@ func unsuspendStep(j *trainjob.TrainJob, s shape.Shape, want []shape.Injection, 
 	if !j.Suspended() {
 		return nil, false, false
 	}
-	if j.Generation != gen || s.Inject(j, want) != nil {
+	if j.Generation != gen || s.Inject(j, want) != nil || j.QueueLabelCopied() {
 		return nil, false, true
 	}
 	return []shape.Op{unsuspend}, false, false
@@ -55,7 +66,7 @@ func oneRequestStep(j *trainjob.TrainJob, s shape.Shape, want []shape.Injection,
 		return nil, false, true
 	}
 	ops := s.Inject(j, want)
-	return append(ops, unsuspend), ops != nil, false
+	return append(append(ops, dropCopiedQueueLabel(j)...), unsuspend), ops != nil, false
 }
 
 var unsuspend = shape.Op{Op: "replace", Path: "/spec/suspend", Value: false}

@@ -92,3 +92,30 @@ func applyOps(t *testing.T, j *trainjob.TrainJob, ops []shape.Op) *trainjob.Trai
 	}
 	return got
 }
+
+// A job Kueue v0.16's built-in integration queued carries the queue label
+// in spec.labels: its start removes it with the entries, so Trainer's
+// JobSet is not queued a second time by Kueue's JobSet integration; the
+// unsuspend waits until it is gone.
+func TestTheStartDropsTheQueueLabelKueueCopied(t *testing.T) {
+	s := shape.PodTemplateOverrides{}
+	want := []shape.Injection{{Name: "node", NodeSelector: map[string]string{"pool": "gpu"}}}
+	j := &trainjob.TrainJob{ObjectMeta: metav1.ObjectMeta{Name: "j", Generation: 1}}
+	j.Spec.Suspend = ptr.To(true)
+	j.Spec.Labels = map[string]string{"kueue.x-k8s.io/queue-name": "lq"}
+	if _, _, moved := unsuspendStep(j, s, want, 1); !moved {
+		t.Error("the unsuspend went ahead with the copied label on the job")
+	}
+	ops, injected, moved := injectStep(j, s, want, 1)
+	if !injected || moved {
+		t.Fatalf("injected %v moved %v", injected, moved)
+	}
+	got := applyOps(t, j, ops)
+	if got.QueueLabelCopied() || len(got.Spec.PodTemplateOverrides) == 0 {
+		t.Errorf("after the inject: spec.labels %v, %d entries", got.Spec.Labels, len(got.Spec.PodTemplateOverrides))
+	}
+	one, _, _ := oneRequestStep(j, s, want, 1)
+	if got := applyOps(t, j, one); got.QueueLabelCopied() || ptr.Deref(got.Spec.Suspend, true) {
+		t.Errorf("the one-request start left spec.labels %v, suspend %v", got.Spec.Labels, got.Spec.Suspend)
+	}
+}

@@ -88,6 +88,9 @@ func Judge(j Job, s shape.Shape) Verdict {
 	case running && !reserved:
 		v.Decision, v.Reason = Stopped, "it runs while its Workload holds no quota reservation: Kueue's job framework stops such a job"
 		return v
+	case running && job.QueueLabelCopied():
+		v.Decision, v.Reason = Stopped, "Kueue v0.16's built-in integration copied the queue label into spec.labels, so the running JobSet carries it: with Kueue's jobset.x-k8s.io/jobset integration on, Kueue queues that JobSet anew once the TrainJob integration is off, and suspends it. Let the job finish first, or turn Kueue's JobSet integration off for the switch"
+		return v
 	case j.Err != nil && !reserved:
 		v.Decision, v.Reason = Unknown, fmt.Sprintf("it waits for its runtime: %v", j.Err)
 		return v
@@ -109,6 +112,9 @@ func Judge(j Job, s shape.Shape) Verdict {
 	var mend []string
 	if diff := quota.Difference(stored, j.PodSets, admitted); diff != "" {
 		mend = append(mend, "its Workload differs from what Trainer runs ("+diff+"); it keeps it until its next stop or requeue corrects it")
+	}
+	if job.QueueLabelCopied() {
+		mend = append(mend, "the queue label Kueue v0.16 copied into spec.labels goes while trainjob-kueue stands by, before Kueue's JobSet integration could queue its JobSet")
 	}
 	if marked := s.InTreeMarked(job); len(marked) > 0 {
 		mend = append(mend, "the built-in integration's entries ("+strings.Join(marked, ", ")+") stay until its next stop removes them")

@@ -98,6 +98,11 @@ func TestJudgeDecidesAsKueuesJobFrameworkWill(t *testing.T) {
 			want: CorrectedInPlace, reason: "its Workload has 3 PodSets (dataset-initializer, node, extra), Trainer runs 2"},
 		"running, its runtime gone": {job: queued(running), wl: workload(true, computed...), err: errors.New("runtime torch not found"),
 			want: Adopted, state: "running", reason: "runtime torch not found"},
+		// Kueue v0.16 copied the queue label onto the job's JobSet.
+		"running, the queue label copied": {job: queued(running, func(j *trainjob.TrainJob) { j.Spec.Labels = map[string]string{"kueue.x-k8s.io/queue-name": "lq"} }),
+			wl: workload(true, computed...), want: Stopped, state: "running", reason: "JobSet integration", stopped: true},
+		"queued, the queue label copied": {job: queued(func(j *trainjob.TrainJob) { j.Spec.Labels = map[string]string{"kueue.x-k8s.io/queue-name": "lq"} }),
+			wl: workload(false, computed...), want: AdoptedMendedAtNextStop, state: "queued", reason: "copied into spec.labels goes"},
 		"queued, its runtime gone": {job: queued(), wl: workload(false, computed...), err: errors.New("runtime torch not found"),
 			want: Unknown, state: "queued", reason: "waits for its runtime"},
 	} {

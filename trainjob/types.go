@@ -44,6 +44,9 @@ type Spec struct {
 	RuntimePatches []RuntimePatch `json:"runtimePatches,omitempty"`
 	Suspend        *bool          `json:"suspend,omitempty"`
 	ManagedBy      *string        `json:"managedBy,omitempty"`
+	// Labels Trainer puts on the job's JobSet: Kueue v0.16's built-in
+	// integration copies the queue name into them (QueueLabelCopied).
+	Labels map[string]string `json:"labels,omitempty"`
 }
 
 // Status holds what trainjob-kueue reads of a TrainJob's status.

@@ -4,6 +4,7 @@ import (
 	"errors"
 	"fmt"
 	"os"
+	"strings"
 	"sync"
 	"testing"
 	"time"
@@ -18,6 +19,7 @@ import (
 	kueue "sigs.k8s.io/kueue/apis/kueue/v1beta2"
 
 	trainer "github.com/kubeflow/trainer/v2/pkg/apis/trainer/v1alpha1"
+
 	"github.com/trainjob-kueue/trainjob-kueue/hack/localcluster"
 	"github.com/trainjob-kueue/trainjob-kueue/integration"
 	"github.com/trainjob-kueue/trainjob-kueue/migrate"
@@ -84,8 +86,9 @@ func switchWithJobsInFlight(t *testing.T, to string) {
 		}
 	}
 
+	var verdicts map[string]migrate.Decision
 	if to == localcluster.IntegrationOurs {
-		checkBeforeTheSwitch(t, ns)
+		verdicts = checkBeforeTheSwitch(t, ns)
 	}
 
 	stop := make(chan struct{})
@@ -115,17 +118,27 @@ func switchWithJobsInFlight(t *testing.T, to string) {
 		if b.jobSet != "" && a.jobSet != b.jobSet {
 			t.Errorf("%s: JobSet %s replaced by %s", tj.Name, b.jobSet, a.jobSet)
 		}
+		restarted := false
 		for name, uid := range b.pods {
-			if after := a.pods[name]; after != uid && !a.done {
-				t.Errorf("%s: pod %s restarted (%s, was %s)", tj.Name, name, after, uid)
-			}
+			restarted = restarted || a.pods[name] != uid
+		}
+		switch {
+		case verdicts[tj.Name] == migrate.Stopped && !restarted && !a.done:
+			t.Errorf("%s: migrate --check said the switch stops it, and it kept its pods", tj.Name)
+		case verdicts[tj.Name] != migrate.Stopped && restarted && !a.done:
+			t.Errorf("%s: its pods were replaced (%v, were %v)", tj.Name, a.pods, b.pods)
 		}
 	}
 	admittedInOrder(t, first, second)
 	for _, tj := range all[1:] {
-		complete(t, tj)
+		if verdicts[tj.Name] != migrate.Stopped {
+			complete(t, tj)
+		}
 	}
 	for _, tj := range all {
+		if verdicts[tj.Name] == migrate.Stopped {
+			continue
+		}
 		if got := snapshot(t, []*trainer.TrainJob{tj})[tj.Name].workload; got != before[tj.Name].workload {
 			t.Errorf("%s finished under Workload %s, not its own %s", tj.Name, got, before[tj.Name].workload)
 		}
@@ -141,7 +154,7 @@ const runFor = 90 * time.Second
 // mended at their next stop, since the built-in integration's runtime
 // patch is filled on them), none stopped. The switch then bears each
 // verdict out: the same Workload, the same pods.
-func checkBeforeTheSwitch(t *testing.T, ns string) {
+func checkBeforeTheSwitch(t *testing.T, ns string) map[string]migrate.Decision {
 	t.Helper()
 	c, err := cluster.Client(integration.NewScheme())
 	if err != nil {
@@ -163,12 +176,24 @@ func checkBeforeTheSwitch(t *testing.T, ns string) {
 		"first":     migrate.Adopted,
 		"second":    migrate.Adopted,
 	}
+	stops := 0
+	if strings.HasPrefix(cluster.Settings().KueueVersion, "v0.16.") {
+		// Kueue v0.16's webhook copied the queue label into every job's
+		// spec.labels, onto the JobSets: the running ones are queued again
+		// by Kueue's JobSet integration once its TrainJob integration is
+		// off (docs/install.md); the queued ones lose the label first.
+		want["with-init"], want["long"] = migrate.Stopped, migrate.Stopped
+		want["first"], want["second"] = migrate.AdoptedMendedAtNextStop, migrate.AdoptedMendedAtNextStop
+		stops = 2
+	}
 	if diff := cmp.Diff(want, got); diff != "" {
 		t.Errorf("migrate --check before the switch (-want +got):\n%s", diff)
 	}
-	if n := migrate.Stops(verdicts); n != 0 {
-		t.Errorf("migrate --check says %d running jobs would be stopped", n)
+	// migrate --check exits 1 exactly when this is not 0.
+	if n := migrate.Stops(verdicts); n != stops {
+		t.Errorf("migrate --check says %d running jobs would be stopped, want %d", n, stops)
 	}
+	return got
 }
 
 // state is what a switch must keep of a job.
