@@ -71,7 +71,7 @@ func TestListShowsEachJobsQueueStateAsAKubectlPlugin(t *testing.T) {
 		t.Fatal(err)
 	}
 	words := strings.Join(strings.Fields(out), " ")
-	for _, w := range []string{"NAMESPACE TRAINJOB QUEUE STATE POSITION FLAVORS PODS GPUS WAITED PREEMPTED CLUSTERQUEUE WHY",
+	for _, w := range []string{"NAMESPACE TRAINJOB QUEUE STATE POSITION FLAVORS PODS GPUS WAITED PREEMPTED CLUSTERQUEUE PRIORITY WHY",
 		ns + " running " + lq + " Running - " + ns + "-gpu 1/1 8"} {
 		if !strings.Contains(words, w) {
 			t.Errorf("list -A -o wide lacks %q:\n%s", w, out)
