@@ -56,6 +56,12 @@ type KueueSettings struct {
 	BuiltInTrainJob bool
 }
 
+// JobSetIntegration tells whether the configuration turns Kueue's own
+// JobSet integration on.
+func JobSetIntegration(cfg *configapi.Configuration) bool {
+	return cfg.Integrations != nil && slices.Contains(cfg.Integrations.Frameworks, jobSetFramework)
+}
+
 // BuiltInTrainJob tells whether the configuration turns Kueue's built-in
 // TrainJob integration on.
 func BuiltInTrainJob(cfg *configapi.Configuration) bool {

@@ -189,3 +189,18 @@ func TestApplyFeatureGatesRefusesWhatKueueDoesNotKnow(t *testing.T) {
 		t.Errorf("an unknown gate: %v, want a refusal naming the configuration's gates", err)
 	}
 }
+
+func TestJobSetIntegration(t *testing.T) {
+	for body, want := range map[string]bool{
+		"integrations:\n  frameworks: [\"batch/job\", \"jobset.x-k8s.io/jobset\"]\n": true,
+		"integrations:\n  frameworks: [\"batch/job\"]\n":                           false,
+	} {
+		cfg, err := LoadKueueConfig(writeConfig(t, body))
+		if err != nil {
+			t.Fatal(err)
+		}
+		if got := JobSetIntegration(&cfg); got != want {
+			t.Errorf("%q: JobSetIntegration = %v, want %v", body, got, want)
+		}
+	}
+}

@@ -24,6 +24,9 @@ import (
 type Options struct {
 	// Namespace; "" for every namespace.
 	Namespace string
+	// JobSetIntegrationOff: Kueue's Configuration is known to leave its
+	// JobSet integration off (--kueue-config); unknown, it is taken as on.
+	JobSetIntegrationOff bool
 }
 
 // Check judges every TrainJob in o's scope. It reads the TrainJob and
@@ -60,7 +63,7 @@ func checkWith(ctx context.Context, c client.Reader, o Options, s shape.Shape, p
 		if j.Workload != nil {
 			j.PodSets, j.Err = project(ctx, in, job, s, projection)
 		}
-		verdicts = append(verdicts, Judge(j, s))
+		verdicts = append(verdicts, Judge(j, s, !o.JobSetIntegrationOff))
 	}
 	slices.SortFunc(verdicts, func(a, b Verdict) int {
 		if a.Namespace != b.Namespace {

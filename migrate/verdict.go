@@ -74,7 +74,11 @@ func (v Verdict) StopsARunningJob() bool { return v.Decision == Stopped }
 // pods in the same places (quota.KeepsReservation), so Kueue keeps its
 // Workload; a difference from what Trainer runs is corrected at its next
 // stop or requeue. Other jobs report what trainjob-kueue computes.
-func Judge(j Job, s shape.Shape) Verdict {
+//
+// jobSetIntegration: Kueue's own JobSet integration is on (or not known to
+// be off), which queues again the JobSet of a job whose spec.labels Kueue
+// v0.16 copied the queue label into.
+func Judge(j Job, s shape.Shape, jobSetIntegration bool) Verdict {
 	job := j.Job
 	v := Verdict{Namespace: job.Namespace, Name: job.Name, State: stateOf(job, j.Workload)}
 	if v.Decision, v.Reason = leftAlone(j, v.State); v.Decision != "" {
@@ -88,7 +92,7 @@ func Judge(j Job, s shape.Shape) Verdict {
 	case running && !reserved:
 		v.Decision, v.Reason = Stopped, "it runs while its Workload holds no quota reservation: Kueue's job framework stops such a job"
 		return v
-	case running && job.QueueLabelCopied():
+	case running && job.QueueLabelCopied() && jobSetIntegration:
 		v.Decision, v.Reason = Stopped, "Kueue v0.16's built-in integration copied the queue label into spec.labels, so the running JobSet carries it: with Kueue's jobset.x-k8s.io/jobset integration on, Kueue queues that JobSet anew once the TrainJob integration is off, and suspends it. Let the job finish first, or turn Kueue's JobSet integration off for the switch"
 		return v
 	case j.Err != nil && !reserved:
@@ -113,7 +117,10 @@ func Judge(j Job, s shape.Shape) Verdict {
 	if diff := quota.Difference(stored, j.PodSets, admitted); diff != "" {
 		mend = append(mend, "its Workload differs from what Trainer runs ("+diff+"); it keeps it until its next stop or requeue corrects it")
 	}
-	if job.QueueLabelCopied() {
+	switch {
+	case job.QueueLabelCopied() && running:
+		mend = append(mend, "its JobSet carries the queue label Kueue v0.16 copied into spec.labels: keep Kueue's JobSet integration off until the job has finished")
+	case job.QueueLabelCopied():
 		mend = append(mend, "the queue label Kueue v0.16 copied into spec.labels goes while trainjob-kueue stands by, before Kueue's JobSet integration could queue its JobSet")
 	}
 	if marked := s.InTreeMarked(job); len(marked) > 0 {

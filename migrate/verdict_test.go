@@ -64,6 +64,8 @@ func TestJudgeDecidesAsKueuesJobFrameworkWill(t *testing.T) {
 		state   string
 		reason  string
 		stopped bool
+		// jobSetOff: Kueue's JobSet integration is known to be off.
+		jobSetOff bool
 	}{
 		"finished": {job: queued(func(j *trainjob.TrainJob) {
 			j.Status.Conditions = []metav1.Condition{{Type: trainer.TrainJobComplete, Status: metav1.ConditionTrue}}
@@ -101,6 +103,8 @@ func TestJudgeDecidesAsKueuesJobFrameworkWill(t *testing.T) {
 		// Kueue v0.16 copied the queue label onto the job's JobSet.
 		"running, the queue label copied": {job: queued(running, func(j *trainjob.TrainJob) { j.Spec.Labels = map[string]string{"kueue.x-k8s.io/queue-name": "lq"} }),
 			wl: workload(true, computed...), want: Stopped, state: "running", reason: "JobSet integration", stopped: true},
+		"running, the queue label copied, Kueue's JobSet integration off": {job: queued(running, func(j *trainjob.TrainJob) { j.Spec.Labels = map[string]string{"kueue.x-k8s.io/queue-name": "lq"} }),
+			wl: workload(true, computed...), jobSetOff: true, want: AdoptedMendedAtNextStop, state: "running", reason: "keep Kueue's JobSet integration off"},
 		"queued, the queue label copied": {job: queued(func(j *trainjob.TrainJob) { j.Spec.Labels = map[string]string{"kueue.x-k8s.io/queue-name": "lq"} }),
 			wl: workload(false, computed...), want: AdoptedMendedAtNextStop, state: "queued", reason: "copied into spec.labels goes"},
 		"queued, its runtime gone": {job: queued(), wl: workload(false, computed...), err: errors.New("runtime torch not found"),
@@ -111,7 +115,7 @@ func TestJudgeDecidesAsKueuesJobFrameworkWill(t *testing.T) {
 			if tc.wl != nil && tc.err == nil {
 				j.PodSets = computed
 			}
-			got := Judge(j, v23)
+			got := Judge(j, v23, !tc.jobSetOff)
 			if got.Decision != tc.want {
 				t.Errorf("decision %q (%s), want %q", got.Decision, got.Reason, tc.want)
 			}

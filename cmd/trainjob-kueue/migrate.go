@@ -8,10 +8,11 @@ import (
 	"os"
 	"os/signal"
 
+	"github.com/trainjob-kueue/trainjob-kueue/discovery"
 	"github.com/trainjob-kueue/trainjob-kueue/migrate"
 )
 
-const migrateUsage = `usage: trainjob-kueue migrate --check [-n NAMESPACE | -A]
+const migrateUsage = `usage: trainjob-kueue migrate --check [-n NAMESPACE | -A] [--kueue-config FILE]
 
 Before switching a cluster from Kueue's built-in TrainJob integration to
 trainjob-kueue (docs/install.md), says for every TrainJob what the switch
@@ -31,6 +32,7 @@ func migrateMain(args []string, stdout, stderr io.Writer) int {
 	namespace := fs.String("n", "", "namespace (default: the kubeconfig context's)")
 	all := fs.Bool("A", false, "every namespace")
 	check := fs.Bool("check", false, "say what the switch would do, changing nothing (the only mode)")
+	kueueConfig := fs.String("kueue-config", "", "Kueue's Configuration file, to know whether its JobSet integration is on (without it, it is taken as on)")
 	if err := fs.Parse(args); err != nil {
 		if err == flag.ErrHelp {
 			return 0
@@ -48,7 +50,16 @@ func migrateMain(args []string, stdout, stderr io.Writer) int {
 	}
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt)
 	defer stop()
-	verdicts, err := migrate.Check(ctx, c, migrate.Options{Namespace: ns})
+	opts := migrate.Options{Namespace: ns}
+	if *kueueConfig != "" {
+		cfg, err := discovery.LoadKueueConfig(*kueueConfig)
+		if err != nil {
+			fmt.Fprintf(stderr, "migrate: --kueue-config: %v\n", err)
+			return 2
+		}
+		opts.JobSetIntegrationOff = !discovery.JobSetIntegration(&cfg)
+	}
+	verdicts, err := migrate.Check(ctx, c, opts)
 	if err != nil {
 		fmt.Fprintf(stderr, "migrate: %v\n", err)
 		return 1
