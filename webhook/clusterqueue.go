@@ -2,6 +2,8 @@ package webhook
 
 import (
 	"context"
+	"maps"
+	"slices"
 
 	"k8s.io/apimachinery/pkg/util/validation/field"
 	ctrl "sigs.k8s.io/controller-runtime"
@@ -47,27 +49,34 @@ func (ClusterQueues) ValidateDelete(context.Context, *kueue.ClusterQueue) (admis
 // changes: one already in place is not judged again, so an unrelated edit
 // of a ClusterQueue is never refused for it.
 func clusterQueueAnnotations(old, cq *kueue.ClusterQueue) field.ErrorList {
+	var was map[string]string
+	if old != nil {
+		was = old.Annotations
+	}
+	return judgeAnnotations(was, cq.Annotations, map[string]func(string) error{
+		names.PreemptionCostAnnotation: func(v string) error {
+			_, err := preemptcost.Parse(v)
+			return err
+		},
+		// A bad gang timeout is not refused: the PodGroups then take
+		// coscheduling's own timeout, and the jobs' owners are told
+		// (InvalidGangScheduling); the job still starts whole.
+		names.GangSchedulingAnnotation: gang.ValidMode,
+	})
+}
+
+// judgeAnnotations checks each annotation of checks that now sets or
+// changes (was is nil at create), naming the annotation in the refusal.
+func judgeAnnotations(was, now map[string]string, checks map[string]func(string) error) field.ErrorList {
 	var errs field.ErrorList
-	annotations := field.NewPath("metadata", "annotations")
-	changed := func(key string) (string, bool) {
-		v, ok := cq.Annotations[key]
-		if !ok || (old != nil && old.Annotations[key] == v) {
-			return "", false
+	for _, key := range slices.Sorted(maps.Keys(checks)) {
+		v, ok := now[key]
+		if !ok || (was != nil && was[key] == v) {
+			continue
 		}
-		return v, true
-	}
-	if v, ok := changed(names.PreemptionCostAnnotation); ok {
-		if _, err := preemptcost.Parse(v); err != nil {
-			errs = append(errs, field.Invalid(annotations.Key(names.PreemptionCostAnnotation), v, err.Error()))
+		if err := checks[key](v); err != nil {
+			errs = append(errs, field.Invalid(field.NewPath("metadata", "annotations").Key(key), v, err.Error()))
 		}
 	}
-	if v, ok := changed(names.GangSchedulingAnnotation); ok {
-		if err := gang.ValidMode(v); err != nil {
-			errs = append(errs, field.Invalid(annotations.Key(names.GangSchedulingAnnotation), v, err.Error()))
-		}
-	}
-	// A bad gang timeout is not refused: the PodGroups then take
-	// coscheduling's own timeout, and the jobs' owners are told
-	// (InvalidGangScheduling); the job still starts whole.
 	return errs
 }

@@ -309,29 +309,19 @@ func (w *Webhook) unrunnable(ctx context.Context, job *trainjob.TrainJob) (field
 // changed value is judged: one a former release took must not block the
 // job's other updates (our own suspend among them).
 func validateGangAnnotations(old, job *trainjob.TrainJob) field.ErrorList {
-	var errs field.ErrorList
-	annotations := field.NewPath("metadata", "annotations")
-	changed := func(key string) (string, bool) {
-		v, ok := job.Annotations[key]
-		if !ok || (old != nil && old.Annotations[key] == v) {
-			return "", false
-		}
-		return v, true
+	var was map[string]string
+	if old != nil {
+		was = old.Annotations
 	}
-	if v, ok := changed(names.GangSchedulingAnnotation); ok {
-		if err := gang.ValidMode(v); err != nil {
-			errs = append(errs, field.Invalid(annotations.Key(names.GangSchedulingAnnotation), v, err.Error()))
-		}
-	}
-	if v, ok := changed(names.GangScheduleTimeoutAnnotation); ok {
-		if _, err := gang.ValidTimeout(v); err != nil {
-			errs = append(errs, field.Invalid(annotations.Key(names.GangScheduleTimeoutAnnotation), v, err.Error()))
-		}
-	}
-	if v, ok := changed(names.CheckpointIntervalAnnotation); ok {
-		if _, err := preemptcost.ParseCheckpointInterval(v); err != nil {
-			errs = append(errs, field.Invalid(annotations.Key(names.CheckpointIntervalAnnotation), v, err.Error()))
-		}
-	}
-	return errs
+	return judgeAnnotations(was, job.Annotations, map[string]func(string) error{
+		names.GangSchedulingAnnotation: gang.ValidMode,
+		names.GangScheduleTimeoutAnnotation: func(v string) error {
+			_, err := gang.ValidTimeout(v)
+			return err
+		},
+		names.CheckpointIntervalAnnotation: func(v string) error {
+			_, err := preemptcost.ParseCheckpointInterval(v)
+			return err
+		},
+	})
 }
