@@ -193,7 +193,7 @@ func TestApplyFeatureGatesRefusesWhatKueueDoesNotKnow(t *testing.T) {
 func TestJobSetIntegration(t *testing.T) {
 	for body, want := range map[string]bool{
 		"integrations:\n  frameworks: [\"batch/job\", \"jobset.x-k8s.io/jobset\"]\n": true,
-		"integrations:\n  frameworks: [\"batch/job\"]\n":                           false,
+		"integrations:\n  frameworks: [\"batch/job\"]\n":                             false,
 	} {
 		cfg, err := LoadKueueConfig(writeConfig(t, body))
 		if err != nil {
