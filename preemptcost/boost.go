@@ -47,7 +47,11 @@ type Boost struct {
 func Of(p Policy, s Signals) Boost {
 	var b Boost
 	if pr := p.Progress; pr != nil && s.Training && s.ProgressPercent != nil {
-		pct := min(max(*s.ProgressPercent, 0), 100)
+		var run int64
+		if s.RunSeconds != nil {
+			run = *s.RunSeconds
+		}
+		pct := pr.Credited(*s.ProgressPercent, run)
 		steps := 100 / pr.StepPercent
 		step := min(pct/pr.StepPercent, steps)
 		b.Progress = int32(int64(pr.Points) * int64(step) / int64(steps))
@@ -97,7 +101,8 @@ func lostWork(cp CheckpointPart, s Signals) (lost, interval int64, ok bool) {
 }
 
 // NextChange is in how many seconds the boost of a job with signals s
-// under p changes with time alone (its minimum run time up); 0 when no
+// under p changes with time alone (its minimum run time up, a checkpoint
+// step, progress reported ahead of the rate it is credited at); 0 when no
 // part changes by itself. The controller wakes the job then, and not
 // before: no timer runs for a job whose boost can't change.
 func NextChange(p Policy, s Signals) int64 {
@@ -113,7 +118,25 @@ func NextChange(p Policy, s Signals) int64 {
 	if cp := p.Checkpoint; cp != nil && cp.Points > 0 && s.Training {
 		soonest(checkpointChange(*cp, s))
 	}
+	if pr := p.Progress; pr != nil && pr.Points > 0 && s.Training && s.ProgressPercent != nil && s.RunSeconds != nil {
+		soonest(progressChange(*pr, *s.ProgressPercent, *s.RunSeconds))
+	}
 	return next
+}
+
+// progressChange is in how many seconds the credited progress of a job
+// that reports reported after run seconds reaches its next step; 0 when
+// the report, not the rate, holds it back.
+func progressChange(pr ProgressPart, reported int32, run int64) int64 {
+	if run < 0 {
+		return 0
+	}
+	next := int64(pr.Credited(reported, run)/pr.StepPercent+1) * int64(pr.StepPercent)
+	if next > int64(min(max(reported, 0), 100)) {
+		return 0
+	}
+	at := (next*3600 + pr.Rate() - 1) / pr.Rate()
+	return at - run
 }
 
 // checkpointChange is in how many seconds the checkpoint part moves by

@@ -14,18 +14,20 @@ func TestOf(t *testing.T) {
 		Preemptions: &PreemptionsPart{Points: 300, Every: 2, MaxPoints: 600},
 		TimeLeft:    &TimeLeftPart{Points: 50, UnderSeconds: 600},
 	}
+	// Two hours in: the progress reported is credited in full.
+	twoHours := int64(7200)
 	for name, tc := range map[string]struct {
 		p    Policy
 		s    Signals
 		want Boost
 	}{
 		"nothing known":                  {p: p, want: Boost{}},
-		"training at 10%":                {p: p, s: Signals{Training: true, ProgressPercent: ptr(10)}, want: Boost{Total: 100, Progress: 100}},
-		"training at 19%: the same step": {p: p, s: Signals{Training: true, ProgressPercent: ptr(19)}, want: Boost{Total: 100, Progress: 100}},
-		"training at 90%":                {p: p, s: Signals{Training: true, ProgressPercent: ptr(90)}, want: Boost{Total: 900, Progress: 900}},
-		"training at 100%":               {p: p, s: Signals{Training: true, ProgressPercent: ptr(100)}, want: Boost{Total: 1000, Progress: 1000}},
-		"progress claimed beyond 100%":   {p: p, s: Signals{Training: true, ProgressPercent: ptr(250)}, want: Boost{Total: 1000, Progress: 1000}},
-		"progress claimed below 0%":      {p: p, s: Signals{Training: true, ProgressPercent: ptr(-5)}, want: Boost{}},
+		"training at 10%":                {p: p, s: Signals{Training: true, RunSeconds: &twoHours, ProgressPercent: ptr(10)}, want: Boost{Total: 100, Progress: 100}},
+		"training at 19%: the same step": {p: p, s: Signals{Training: true, RunSeconds: &twoHours, ProgressPercent: ptr(19)}, want: Boost{Total: 100, Progress: 100}},
+		"training at 90%":                {p: p, s: Signals{Training: true, RunSeconds: &twoHours, ProgressPercent: ptr(90)}, want: Boost{Total: 900, Progress: 900}},
+		"training at 100%":               {p: p, s: Signals{Training: true, RunSeconds: &twoHours, ProgressPercent: ptr(100)}, want: Boost{Total: 1000, Progress: 1000}},
+		"progress claimed beyond 100%":   {p: p, s: Signals{Training: true, RunSeconds: &twoHours, ProgressPercent: ptr(250)}, want: Boost{Total: 1000, Progress: 1000}},
+		"progress claimed below 0%":      {p: p, s: Signals{Training: true, RunSeconds: &twoHours, ProgressPercent: ptr(-5)}, want: Boost{}},
 		"in the initializer wave: no progress boost, whatever it claims": {p: p, s: Signals{ProgressPercent: ptr(90), RemainingSeconds: ptr(10)}, want: Boost{}},
 		"preempted once: below every":                                    {p: p, s: Signals{Preemptions: 1}, want: Boost{}},
 		"preempted twice":                                                {p: p, s: Signals{Preemptions: 2}, want: Boost{Total: 300, Preemptions: 300}},
@@ -33,9 +35,9 @@ func TestOf(t *testing.T) {
 		"preemptions count while queued":                                 {p: p, s: Signals{Preemptions: 4, ProgressPercent: ptr(50)}, want: Boost{Total: 600, Preemptions: 600}},
 		"little time left":                                               {p: p, s: Signals{Training: true, RemainingSeconds: ptr(599)}, want: Boost{Total: 50, TimeLeft: 50}},
 		"time left at the threshold":                                     {p: p, s: Signals{Training: true, RemainingSeconds: ptr(600)}, want: Boost{}},
-		"everything": {p: p, s: Signals{Training: true, ProgressPercent: ptr(95), RemainingSeconds: ptr(30), Preemptions: 3},
+		"everything": {p: p, s: Signals{Training: true, RunSeconds: &twoHours, ProgressPercent: ptr(95), RemainingSeconds: ptr(30), Preemptions: 3},
 			want: Boost{Total: 1250, Progress: 900, Preemptions: 300, TimeLeft: 50}},
-		"no policy part: nothing": {s: Signals{Training: true, ProgressPercent: ptr(95), RemainingSeconds: ptr(30), Preemptions: 3}, want: Boost{}},
+		"no policy part: nothing": {s: Signals{Training: true, RunSeconds: &twoHours, ProgressPercent: ptr(95), RemainingSeconds: ptr(30), Preemptions: 3}, want: Boost{}},
 	} {
 		t.Run(name, func(t *testing.T) {
 			if diff := cmp.Diff(tc.want, Of(tc.p, tc.s)); diff != "" {
@@ -54,7 +56,8 @@ func TestABoostChangesAtMostOncePerStep(t *testing.T) {
 	last := Of(p, Signals{})
 	for pct := int32(0); pct <= 100; pct++ {
 		preemptions := pct / 20 // preempted now and then along the way
-		s := Signals{Training: true, ProgressPercent: ptr(pct), RemainingSeconds: ptr(1000 - 10*pct), Preemptions: preemptions}
+		run := int64(7200)
+		s := Signals{Training: true, RunSeconds: &run, ProgressPercent: ptr(pct), RemainingSeconds: ptr(1000 - 10*pct), Preemptions: preemptions}
 		for range 5 { // the same report, again
 			if b := Of(p, s); b != last {
 				changes++
@@ -164,3 +167,40 @@ func TestTheWorkLostOutweighsProgressAsThePolicySays(t *testing.T) {
 }
 
 func ptrTo[T any](v T) *T { return &v }
+
+// Progress is self-reported, so it is credited no faster than the policy's
+// rate (default 100% an hour) since the job's admission: a job that claims
+// 100% at its first report gets what it could have done in the time it
+// ran, and the boost says when the rate lets it rise next.
+func TestProgressIsCreditedNoFasterThanTheRate(t *testing.T) {
+	byDefault := Policy{Progress: &ProgressPart{Points: 1000, StepPercent: 10}}
+	fast := Policy{Progress: &ProgressPart{Points: 1000, StepPercent: 10, MaxPercentPerHour: 600}}
+	secs := func(n int64) *int64 { return &n }
+	for name, tc := range map[string]struct {
+		p          Policy
+		reported   int32
+		run        *int64
+		progress   int32
+		nextChange int64
+	}{
+		"100% claimed at the first report, a minute in": {p: byDefault, reported: 100, run: secs(60), progress: 0, nextChange: 300},
+		"100% claimed 6 minutes in: one step":           {p: byDefault, reported: 100, run: secs(360), progress: 100, nextChange: 360},
+		"100% claimed 59 minutes in":                    {p: byDefault, reported: 100, run: secs(3540), progress: 900, nextChange: 60},
+		"100% after an hour: in full":                   {p: byDefault, reported: 100, run: secs(3600), progress: 1000},
+		"30% reported 3 hours in: the report holds it":  {p: byDefault, reported: 30, run: secs(10800), progress: 300},
+		"55% reported 20 minutes in: the rate holds it": {p: byDefault, reported: 55, run: secs(1200), progress: 300, nextChange: 240},
+		"a faster rate, 5 minutes in":                   {p: fast, reported: 90, run: secs(300), progress: 500, nextChange: 60},
+		"not admitted: nothing credited":                {p: byDefault, reported: 100},
+		"a clock that jumped":                           {p: byDefault, reported: 100, run: secs(-5)},
+	} {
+		t.Run(name, func(t *testing.T) {
+			s := Signals{Training: true, ProgressPercent: ptr(tc.reported), RunSeconds: tc.run}
+			if got := Of(tc.p, s); got.Progress != tc.progress || got.Total != tc.progress {
+				t.Errorf("boost %+v, want progress %d", got, tc.progress)
+			}
+			if got := NextChange(tc.p, s); got != tc.nextChange {
+				t.Errorf("NextChange = %d, want %d", got, tc.nextChange)
+			}
+		})
+	}
+}

@@ -44,10 +44,38 @@ type Policy struct {
 	TakeOver bool `json:"takeOver,omitempty"`
 }
 
-// ProgressPart: Points at 100%, counted every StepPercent.
+// ProgressPart: Points at 100%, counted every StepPercent. Progress is
+// what the training reports of itself, so it is credited no faster than
+// MaxPercentPerHour since the job's latest admission: a job that claims
+// 100% at its first report gets what it could have done in the time it
+// ran, not the part's points.
 type ProgressPart struct {
 	Points      int32 `json:"points"`
 	StepPercent int32 `json:"stepPercent"`
+	// MaxPercentPerHour is the fastest progress credited;
+	// DefaultMaxPercentPerHour if 0.
+	MaxPercentPerHour int32 `json:"maxPercentPerHour,omitempty"`
+}
+
+// DefaultMaxPercentPerHour: unless the policy says otherwise, a job is
+// credited at most all its training in an hour of running. A job that
+// really trains faster is cheap to preempt anyway.
+const DefaultMaxPercentPerHour = 100
+
+// Rate is the fastest progress credited, in percent per hour.
+func (p ProgressPart) Rate() int64 {
+	if p.MaxPercentPerHour == 0 {
+		return DefaultMaxPercentPerHour
+	}
+	return int64(p.MaxPercentPerHour)
+}
+
+// Credited is the progress, in percent, a job that reports reported after
+// running run seconds since its admission is credited with: the report,
+// within 0..100, and no more than the part's rate allows.
+func (p ProgressPart) Credited(reported int32, run int64) int32 {
+	pct := int64(min(max(reported, 0), 100))
+	return int32(min(pct, max(run, 0)*p.Rate()/3600))
 }
 
 // PreemptionsPart: Points for every Every preemptions, up to MaxPoints.
@@ -179,6 +207,9 @@ func (p Policy) Validate() error {
 		if pr.StepPercent < 1 || pr.StepPercent > 100 {
 			return &Error{Field: "progress.stepPercent", Msg: fmt.Sprintf("%d is not in 1..100: the boost changes every stepPercent of progress", pr.StepPercent)}
 		}
+		if pr.MaxPercentPerHour < 0 {
+			return &Error{Field: "progress.maxPercentPerHour", Msg: fmt.Sprintf("%d is negative: give the fastest progress, in percent per hour, a job is credited with (default %d)", pr.MaxPercentPerHour, DefaultMaxPercentPerHour)}
+		}
 		most += int64(pr.Points)
 	}
 	if pe := p.Preemptions; pe != nil {
@@ -236,7 +267,8 @@ func (p Policy) Validate() error {
 }
 
 // Steps is how many times a job's boost may change over its life under
-// p: one per progress step, per preemption step up to the cap, the
+// p: one per progress step (per start: progress is credited from each
+// admission, see ProgressPart), per preemption step up to the cap, the
 // time-left threshold once, the minimum run time twice per start
 // (granted at admission, taken back when its time is up), and per
 // checkpoint interval one per checkpoint step and one back to 0 at the

@@ -26,6 +26,7 @@ func TestParse(t *testing.T) {
 		"negative progress points":         {value: `{"progress":{"points":-1,"stepPercent":10}}`, field: "progress.points"},
 		"a step of 0":                      {value: `{"progress":{"points":1,"stepPercent":0}}`, field: "progress.stepPercent"},
 		"a step over 100":                  {value: `{"progress":{"points":1,"stepPercent":101}}`, field: "progress.stepPercent"},
+		"a negative rate":                  {value: `{"progress":{"points":1,"stepPercent":10,"maxPercentPerHour":-1}}`, field: "progress.maxPercentPerHour"},
 		"every 0 preemptions":              {value: `{"preemptions":{"points":1,"every":0,"maxPoints":1}}`, field: "preemptions.every"},
 		"no cap":                           {value: `{"preemptions":{"points":1,"every":1}}`, field: "preemptions.maxPoints"},
 		"negative cap":                     {value: `{"preemptions":{"points":1,"every":1,"maxPoints":-5}}`, field: "preemptions.maxPoints"},

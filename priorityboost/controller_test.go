@@ -67,8 +67,16 @@ func TestReconcileWritesOnlyWhatThePolicyAndTheStepSay(t *testing.T) {
 			UID: "wl", Annotations: annotations, OwnerReferences: ownedBy(job)}}
 		wl.Spec.QueueName = "lq"
 		if admitted {
+			// Two hours ago: the 93% reported is credited in full.
 			wl.Status.Admission = &kueue.Admission{ClusterQueue: "cq"}
+			wl.Status.Conditions = []metav1.Condition{{Type: kueue.WorkloadAdmitted, Status: metav1.ConditionTrue, LastTransitionTime: metav1.NewTime(time.Now().Add(-2 * time.Hour))}}
 		}
+		return wl
+	}
+	// Queued again after a preemption: progress is credited only while it
+	// runs, its preemptions count.
+	preempted := func(wl *kueue.Workload) *kueue.Workload {
+		wl.Status.SchedulingStats = &kueue.SchedulingStats{Evictions: []kueue.WorkloadSchedulingStatsEviction{{Reason: kueue.WorkloadEvictedByPreemption, Count: 1}}}
 		return wl
 	}
 	ours := map[string]string{constants.PriorityBoostAnnotationKey: "900", names.PriorityBoostAnnotation: `{"total":900,"progress":900,"preemptions":0,"timeLeft":0}`}
@@ -86,20 +94,21 @@ func TestReconcileWritesOnlyWhatThePolicyAndTheStepSay(t *testing.T) {
 		writes   int
 		wantSaid string
 	}{
-		"no policy, no boost: nothing":            {cq: cq(""), wl: workload(nil, true)},
-		"no policy, our boost: removed":           {cq: cq(""), wl: workload(ours, true), want: map[string]string{}, writes: 1},
-		"no policy, someone's boost: left":        {cq: cq(""), wl: workload(foreign, true), want: foreign},
-		"a policy: 90% set, once":                 {cq: cq(policy90), wl: workload(nil, true), want: ours, writes: 1},
-		"a policy, queued through its LocalQueue": {cq: cq(policy90), wl: workload(nil, false), want: ours, writes: 1},
-		"a policy, the step already written":      {cq: cq(policy90), wl: workload(ours, true), want: ours},
-		"a policy, an older step of ours":         {cq: cq(policy90), wl: workload(stale, true), want: ours, writes: 1},
-		"a policy, someone's boost: left, said":   {cq: cq(policy90), wl: workload(foreign, true), want: foreign, wantSaid: ReasonBoostNotOurs},
-		"a policy taking over someone's boost":    {cq: cq(`{"progress":{"points":1000,"stepPercent":10},"takeOver":true}`), wl: workload(foreign, true), want: ours, writes: 1},
-		"a policy, Kueue's gate off: nothing":     {cq: cq(policy90), wl: workload(nil, true), gateOff: true},
-		"an invalid policy: nothing":              {cq: cq(`{"progress":{"points":-1,"stepPercent":10}}`), wl: workload(ours, true), want: ours},
-		"a policy giving 0, nothing set":          {cq: cq(`{"preemptions":{"points":5,"every":1,"maxPoints":5}}`), wl: workload(nil, true)},
-		"a policy giving 0, ours set: removed":    {cq: cq(`{"preemptions":{"points":5,"every":1,"maxPoints":5}}`), wl: workload(ours, true), want: map[string]string{}, writes: 1},
-		"the write refused: no retry":             {cq: cq(policy90), wl: workload(nil, true), patch: refuse},
+		"no policy, no boost: nothing":     {cq: cq(""), wl: workload(nil, true)},
+		"no policy, our boost: removed":    {cq: cq(""), wl: workload(ours, true), want: map[string]string{}, writes: 1},
+		"no policy, someone's boost: left": {cq: cq(""), wl: workload(foreign, true), want: foreign},
+		"a policy: 90% set, once":          {cq: cq(policy90), wl: workload(nil, true), want: ours, writes: 1},
+		"a policy, queued through its LocalQueue": {cq: cq(`{"preemptions":{"points":900,"every":1,"maxPoints":900}}`), wl: preempted(workload(nil, false)),
+			want: map[string]string{constants.PriorityBoostAnnotationKey: "900", names.PriorityBoostAnnotation: `{"total":900,"progress":0,"preemptions":900,"timeLeft":0}`}, writes: 1},
+		"a policy, the step already written":    {cq: cq(policy90), wl: workload(ours, true), want: ours},
+		"a policy, an older step of ours":       {cq: cq(policy90), wl: workload(stale, true), want: ours, writes: 1},
+		"a policy, someone's boost: left, said": {cq: cq(policy90), wl: workload(foreign, true), want: foreign, wantSaid: ReasonBoostNotOurs},
+		"a policy taking over someone's boost":  {cq: cq(`{"progress":{"points":1000,"stepPercent":10},"takeOver":true}`), wl: workload(foreign, true), want: ours, writes: 1},
+		"a policy, Kueue's gate off: nothing":   {cq: cq(policy90), wl: workload(nil, true), gateOff: true},
+		"an invalid policy: nothing":            {cq: cq(`{"progress":{"points":-1,"stepPercent":10}}`), wl: workload(ours, true), want: ours},
+		"a policy giving 0, nothing set":        {cq: cq(`{"preemptions":{"points":5,"every":1,"maxPoints":5}}`), wl: workload(nil, true)},
+		"a policy giving 0, ours set: removed":  {cq: cq(`{"preemptions":{"points":5,"every":1,"maxPoints":5}}`), wl: workload(ours, true), want: map[string]string{}, writes: 1},
+		"the write refused: no retry":           {cq: cq(policy90), wl: workload(nil, true), patch: refuse},
 	} {
 		t.Run(name, func(t *testing.T) {
 			writes := 0

@@ -30,9 +30,12 @@ const (
 )
 
 // A policy whose progress part alone decides: 800 points at 100%, every
-// 10%; and one counting preemptions.
+// 10%; and one counting preemptions. The tests compress time: a job here
+// may be credited with all its training in a second (maxPercentPerHour
+// 360000), where the default credits at most 100% an hour of running
+// (TestProgressIsCreditedAtTheRateThePolicySets keeps the rule).
 const (
-	progressPolicy    = `{"progress":{"points":800,"stepPercent":10}}`
+	progressPolicy    = `{"progress":{"points":800,"stepPercent":10,"maxPercentPerHour":360000}}`
 	preemptionsPolicy = `{"preemptions":{"points":500,"every":1,"maxPoints":1000}}`
 )
 

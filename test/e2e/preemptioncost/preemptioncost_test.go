@@ -2,10 +2,13 @@ package preemptioncost_test
 
 import (
 	"fmt"
+	"strconv"
 	"strings"
 	"testing"
 	"time"
 
+	apimeta "k8s.io/apimachinery/pkg/api/meta"
+	kueue "sigs.k8s.io/kueue/apis/kueue/v1beta2"
 	"sigs.k8s.io/kueue/pkg/workload"
 
 	trainer "github.com/kubeflow/trainer/v2/pkg/apis/trainer/v1alpha1"
@@ -292,4 +295,39 @@ func TestTheVictimIsTheJobThatCheckpointedLast(t *testing.T) {
 			}
 		})
 	}
+}
+
+// Progress is self-reported: a job that claims 100% at its first report is
+// credited no faster than the policy's rate since its admission. At 1% a
+// second (maxPercentPerHour 3600) and steps of 10%, its boost climbs one
+// step (80 points) about every 10 s, never ahead of the time it ran, and
+// reaches the part's 800 points only after 100 s.
+func TestProgressIsCreditedAtTheRateThePolicySets(t *testing.T) {
+	ns, lq := queueOf(t, `{"progress":{"points":800,"stepPercent":10,"maxPercentPerHour":3600}}`)
+	tj := fixtures.TrainJob(ns, "j", "long", lq)
+	fixtures.Create(t, ctx, k8s, tj)
+	running(t, tj)
+	report(t, tj, 100)
+	poll.Eventually(t, 3*time.Minute, "the whole progress part credited", func() error {
+		wl := workloadOf(t, tj)
+		admitted := apimeta.FindStatusCondition(wl.Status.Conditions, kueue.WorkloadAdmitted)
+		got := boostOf(t, tj)
+		if admitted == nil || got == "" {
+			return fmt.Errorf("boost %q", got)
+		}
+		points, err := strconv.Atoi(got)
+		if err != nil {
+			t.Fatalf("boost %q: %v", got, err)
+		}
+		// The rule: 1% a second since admission, in steps of 10%; a
+		// second of slack for the two clocks.
+		ran := time.Since(admitted.LastTransitionTime.Time) + time.Second
+		if allowed := min(int(ran/(10*time.Second))*80, 800); points > allowed {
+			t.Fatalf("boost %d after %s running, more than the rate allows (%d)", points, ran.Round(time.Second), allowed)
+		}
+		if points < 800 {
+			return fmt.Errorf("boost %d", points)
+		}
+		return nil
+	})
 }
