@@ -46,6 +46,12 @@ type KueueSettings struct {
 	// The webhook then hands jobs on queues with a MultiKueue admission
 	// check to MultiKueue through spec.managedBy.
 	MultiKueue bool
+	// KueueNamespace is where Kueue runs, and MultiKueue's worker
+	// kubeconfig Secrets live; MultiKueueOrigin the value of the
+	// kueue.x-k8s.io/multikueue-origin label MultiKueue sets on what it
+	// creates on workers. Both with Kueue's defaults.
+	KueueNamespace   string
+	MultiKueueOrigin string
 	// PriorityBoost: Kueue honours kueue.x-k8s.io/priority-boost (its
 	// PriorityBoost gate, alpha and off by default since v0.17), so a
 	// ClusterQueue's preemption-cost policy has an effect.
@@ -111,6 +117,13 @@ func SettingsOf(cfg *configapi.Configuration) (KueueSettings, error) {
 	out.MultiKueue = cfg.MultiKueue != nil && slices.ContainsFunc(cfg.MultiKueue.ExternalFrameworks, func(f configapi.MultiKueueExternalFramework) bool {
 		return f.Name == TrainJobExternalFramework
 	}) && features.Enabled(features.MultiKueue) && features.Enabled(features.MultiKueueAdaptersForCustomJobs)
+	out.KueueNamespace, out.MultiKueueOrigin = "kueue-system", "multikueue"
+	if cfg.Namespace != nil && *cfg.Namespace != "" {
+		out.KueueNamespace = *cfg.Namespace
+	}
+	if cfg.MultiKueue != nil && cfg.MultiKueue.Origin != nil && *cfg.MultiKueue.Origin != "" {
+		out.MultiKueueOrigin = *cfg.MultiKueue.Origin
+	}
 	out.PriorityBoost = features.Enabled(features.PriorityBoost)
 	return out, nil
 }

@@ -8,6 +8,8 @@ import (
 
 	"github.com/google/go-cmp/cmp"
 	"k8s.io/apimachinery/pkg/labels"
+	"k8s.io/utils/ptr"
+	configapi "sigs.k8s.io/kueue/apis/config/v1beta2"
 )
 
 func writeConfig(t *testing.T, body string) string {
@@ -202,5 +204,28 @@ func TestJobSetIntegration(t *testing.T) {
 		if got := JobSetIntegration(&cfg); got != want {
 			t.Errorf("%q: JobSetIntegration = %v, want %v", body, got, want)
 		}
+	}
+}
+
+// Where MultiKueue keeps its worker kubeconfigs and how it marks what it
+// creates: Kueue's defaults, or what its Configuration says.
+func TestKueueNamespaceAndMultiKueueOrigin(t *testing.T) {
+	for name, tc := range map[string]struct {
+		cfg               configapi.Configuration
+		namespace, origin string
+	}{
+		"Kueue's defaults": {namespace: "kueue-system", origin: "multikueue"},
+		"configured": {cfg: configapi.Configuration{Namespace: ptr.To("batch"), MultiKueue: &configapi.MultiKueue{Origin: ptr.To("mk-east")}},
+			namespace: "batch", origin: "mk-east"},
+	} {
+		t.Run(name, func(t *testing.T) {
+			got, err := SettingsOf(&tc.cfg)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if got.KueueNamespace != tc.namespace || got.MultiKueueOrigin != tc.origin {
+				t.Errorf("namespace %q, origin %q; want %q, %q", got.KueueNamespace, got.MultiKueueOrigin, tc.namespace, tc.origin)
+			}
+		})
 	}
 }

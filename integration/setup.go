@@ -46,6 +46,17 @@ func Setup(ctx context.Context, mgr ctrl.Manager, opts Options) error {
 	if err := rec.SetupWithManager(mgr); err != nil {
 		return fmt.Errorf("setting up the TrainJob reconciler: %w", err)
 	}
+	// Every cluster may be a MultiKueue worker: one watch of Workloads
+	// MultiKueue creates here, already cached.
+	if err := NewDispatchedHere(mgr.GetClient(), opts.Recorder).SetupWithManager(mgr); err != nil {
+		return fmt.Errorf("setting up the dispatched Workloads' controller: %w", err)
+	}
+	if opts.MultiKueue {
+		workers := NewWorkerClients(mgr.GetAPIReader(), mgr.GetScheme(), opts.KueueNamespace)
+		if err := NewDispatchWord(mgr.GetClient(), workers, opts.Recorder, opts.MultiKueueOrigin).SetupWithManager(mgr); err != nil {
+			return fmt.Errorf("setting up the dispatch word: %w", err)
+		}
+	}
 	if opts.PodGroups {
 		keeper := gang.NewKeeper(gang.KeeperOptions{
 			Client: mgr.GetClient(),

@@ -23,7 +23,8 @@ const (
 )
 
 // install creates the namespaces, every launcher's CRDs and our RBAC
-// (config/rbac: trainjob-kueue runs with exactly what it ships).
+// (config/rbac, and config/multikueue on a MultiKueue manager:
+// trainjob-kueue runs with exactly what it ships).
 func (b *bringUp) install(ctx context.Context) error {
 	for _, ns := range []string{kueueNamespace, trainerNamespace, jobsetNamespace, ourNamespace} {
 		if err := b.apply(ctx, map[string]any{"apiVersion": "v1", "kind": "Namespace", "metadata": map[string]any{"name": ns}}); err != nil {
@@ -34,9 +35,17 @@ func (b *bringUp) install(ctx context.Context) error {
 	if err := b.installCRDs(ctx); err != nil {
 		return err
 	}
-	docs, err := ReadDocs(filepath.Join(b.o.Root, "config", "rbac", "role.yaml"))
-	if err != nil {
-		return err
+	files := []string{filepath.Join(b.o.Root, "config", "rbac", "role.yaml")}
+	if b.o.MultiKueue == MultiKueueManager {
+		files = append(files, filepath.Join(b.o.Root, "config", "multikueue", "role.yaml"))
+	}
+	var docs [][]byte
+	for _, f := range files {
+		more, err := ReadDocs(f)
+		if err != nil {
+			return err
+		}
+		docs = append(docs, more...)
 	}
 	for _, d := range docs {
 		obj := map[string]any{}

@@ -26,6 +26,24 @@ type valueCase struct {
 // what it must change. TestEveryValueIsExercised keeps this complete.
 var valueCases = []valueCase{
 	{
+		name:   "a MultiKueue manager reading its workers' kubeconfig Secrets, in Kueue's namespace",
+		values: map[string]any{"multikueue": map[string]any{"workerAccess": true, "kueueNamespace": "batch-system"}},
+		check: func(t *testing.T, objs []*unstructured.Unstructured, _ manager) {
+			role, binding := find(t, objs, "Role", "trainjob-kueue-multikueue-role"), find(t, objs, "RoleBinding", "trainjob-kueue-multikueue-rolebinding")
+			if role.GetNamespace() != "batch-system" || binding.GetNamespace() != "batch-system" {
+				t.Errorf("Role in %q, RoleBinding in %q, want Kueue's batch-system", role.GetNamespace(), binding.GetNamespace())
+			}
+			rules, _, _ := unstructured.NestedSlice(role.Object, "rules")
+			if got := fmt.Sprint(rules); got != "[map[apiGroups:[] resources:[secrets] verbs:[get]]]" {
+				t.Errorf("rules %s, want get on secrets alone", got)
+			}
+			subjects, _, _ := unstructured.NestedSlice(binding.Object, "subjects")
+			if sa := subjects[0].(map[string]any); sa["namespace"] != namespace || sa["name"] != "trainjob-kueue-controller-manager" {
+				t.Errorf("bound to %v, want the manager's ServiceAccount in the release namespace", sa)
+			}
+		},
+	},
+	{
 		name: "a PodMonitor scraping the secure metrics with a token",
 		values: map[string]any{"monitoring": map[string]any{"podMonitor": map[string]any{"enabled": true, "labels": map[string]any{"release": "prom"}, "interval": "15s",
 			"bearerTokenSecret": map[string]any{"name": "prometheus-token", "key": "bearer"}}}},
