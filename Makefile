@@ -23,7 +23,7 @@ build:
 ## plugin: the kubectl plugin (kubectl trainjob-kueue explain …); put
 ## bin/kubectl-trainjob_kueue on your PATH.
 plugin:
-	$(GO) build -o bin/kubectl-trainjob_kueue ./cmd/trainjob-kueue
+	$(GO) build -o bin/kubectl-trainjob_kueue ./cmd/kubectl-trainjob_kueue
 
 # The image: the version and commit stamped into the binary and its labels,
 # its creation time the commit's (SOURCE_DATE_EPOCH overrides), so the same
@@ -137,6 +137,7 @@ test-full: vet test-unit test-install test-image test-integration test-e2e test-
 	  E2E_KUEUE_VERSION=$$k $(GO) test -count=1 -timeout 20m -run '$(SMOKE_TESTS)' ./test/e2e/ || exit 1; \
 	  E2E_KUEUE_VERSION=$$k E2E_TRAINER_VERSION=v2.1.0 $(GO) test -count=1 -timeout 30m ./test/e2e/switchover/ || exit 1; \
 	done
+	E2E_PREEMPTION_COST_TRAINER=v2.1.0 $(GO) test -count=1 -timeout 20m -run TestTheVictimIsTheJobThatCheckpointedLastByItsDeclaredInterval ./test/e2e/preemptioncost/
 	$(MAKE) fuzz FUZZTIME=5m
 	$(GO) test -run '^$$' -fuzz FuzzInjectThenRestoreIsIdentity -fuzztime 5m ./shape/
 
@@ -295,7 +296,7 @@ BENCH_ROUNDS ?= 1
 BENCH_TRAINER ?= v2.3.0
 bench:
 	$(MAKE) --no-print-directory components TRAINER_VERSION=$(BENCH_TRAINER)
-	$(GO) test -run '^$$' -bench . -benchmem ./podsets/ ./shape/ ./integration/ ./runtimesource/ ./webhook/ ./cmd/trainjob-kueue/onepass/
+	$(GO) test -run '^$$' -bench . -benchmem ./podsets/ ./shape/ ./integration/ ./runtimesource/ ./webhook/ ./onepass/
 	$(GO) run ./hack/bench -n $(BENCH_N) -rounds $(BENCH_ROUNDS) -trainer-version $(BENCH_TRAINER) -kueue-version $(KUEUE_VERSION)
 
 ## bench-sweep: the same side by side at each of BENCH_SWEEP job counts, one
@@ -315,7 +316,7 @@ bench-sweep:
 SCALE_N ?= 10000
 scale:
 	$(MAKE) --no-print-directory components TRAINER_VERSION=$(BENCH_TRAINER)
-	$(GO) test -run '^$$' -bench 'BenchmarkPodSetMemo|BenchmarkJobsByState|BenchmarkCachedBytesPerQueuedJob' -benchmem ./metrics/ ./runtimesource/ ./cmd/trainjob-kueue/
+	$(GO) test -run '^$$' -bench 'BenchmarkPodSetMemo|BenchmarkJobsByState|BenchmarkCachedBytesPerQueuedJob' -benchmem ./metrics/ ./runtimesource/ ./informercache/
 	$(GO) run ./hack/scale -n $(SCALE_N) -trainer-version $(BENCH_TRAINER) -kueue-version $(KUEUE_VERSION)
 
 ## bench-smoke: the benchmark's whole path on a small load (part of make test).

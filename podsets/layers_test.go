@@ -13,11 +13,10 @@ var layers = [][]string{
 	{"names", "trainjob", "saidonce"},
 	{"podsets", "preemptcost"},
 	{"quota", "shape"},
-	{"gang", "runtimesource", "discovery", "metrics", "jobworkload"},
-	{"integration", "priorityboost"},
+	{"gang", "runtimesource", "discovery", "metrics", "jobworkload", "onepass"},
+	{"integration", "priorityboost", "informercache"},
 	{"webhook", "explain", "overview", "migrate"},
-	{"cmd/trainjob-kueue/onepass"},
-	{"cmd/trainjob-kueue"},
+	{"cmd/trainjob-kueue", "cmd/kubectl-trainjob_kueue"},
 }
 
 func TestPackagesImportOnlyLowerLayers(t *testing.T) {

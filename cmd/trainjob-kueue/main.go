@@ -10,15 +10,8 @@ import (
 	"fmt"
 	"net/http"
 	"os"
-	"path/filepath"
-	"strings"
 	"sync/atomic"
 	"time"
-
-	"github.com/trainjob-kueue/trainjob-kueue/metrics"
-	"github.com/trainjob-kueue/trainjob-kueue/priorityboost"
-	"github.com/trainjob-kueue/trainjob-kueue/runtimesource"
-	tjwebhook "github.com/trainjob-kueue/trainjob-kueue/webhook"
 
 	authenticationv1 "k8s.io/api/authentication/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
@@ -35,11 +28,16 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/webhook"
 	kueue "sigs.k8s.io/kueue/apis/kueue/v1beta2"
 
-	"github.com/trainjob-kueue/trainjob-kueue/cmd/trainjob-kueue/onepass"
 	"github.com/trainjob-kueue/trainjob-kueue/discovery"
 	"github.com/trainjob-kueue/trainjob-kueue/gang"
+	"github.com/trainjob-kueue/trainjob-kueue/informercache"
 	"github.com/trainjob-kueue/trainjob-kueue/integration"
+	"github.com/trainjob-kueue/trainjob-kueue/metrics"
+	"github.com/trainjob-kueue/trainjob-kueue/onepass"
+	"github.com/trainjob-kueue/trainjob-kueue/priorityboost"
+	"github.com/trainjob-kueue/trainjob-kueue/runtimesource"
 	"github.com/trainjob-kueue/trainjob-kueue/trainjob"
+	tjwebhook "github.com/trainjob-kueue/trainjob-kueue/webhook"
 )
 
 type flags struct {
@@ -73,21 +71,6 @@ var (
 )
 
 func main() {
-	// As the kubectl plugin kubectl-trainjob_kueue, or with a subcommand,
-	// it is a command-line tool, not the manager.
-	if len(os.Args) > 1 && os.Args[1] == "explain" {
-		os.Exit(explainMain(os.Args[2:], os.Stdout, os.Stderr))
-	}
-	if len(os.Args) > 1 && os.Args[1] == "list" {
-		os.Exit(listMain(os.Args[2:], os.Stdout, os.Stderr))
-	}
-	if len(os.Args) > 1 && os.Args[1] == "migrate" {
-		os.Exit(migrateMain(os.Args[2:], os.Stdout, os.Stderr))
-	}
-	if strings.HasPrefix(filepath.Base(os.Args[0]), "kubectl-") {
-		fmt.Fprintln(os.Stderr, "usage: kubectl trainjob-kueue explain NAMESPACE/NAME | -f FILE [-n NAMESPACE] [-o text|json|yaml]\n       kubectl trainjob-kueue list [-n NAMESPACE | -A] [-l SELECTOR] [-o wide|json|yaml] [--watch]\n       kubectl trainjob-kueue migrate --check [-n NAMESPACE | -A]")
-		os.Exit(2)
-	}
 	var f flags
 	flag.StringVar(&f.kueueConfig, "kueue-config", "", "Kueue's own Configuration file (the one the deployed Kueue runs with), so queueing settings and feature gates agree.")
 	flag.StringVar(&f.featureGates, "feature-gates", "", "Kueue feature gates overriding the Kueue configuration's, as A=true,B=false.")
@@ -190,7 +173,7 @@ func run(ctx context.Context, f flags, draining *atomic.Bool) error {
 	if err != nil {
 		return err
 	}
-	cacheOpts, err := onepass.Watches(cacheOptions(), restCfg, httpClient, scheme, &kueue.Workload{}, &trainjob.TrainJob{})
+	cacheOpts, err := onepass.Watches(informercache.Options(), restCfg, httpClient, scheme, &kueue.Workload{}, &trainjob.TrainJob{})
 	if err != nil {
 		return err
 	}

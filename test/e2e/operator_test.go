@@ -37,7 +37,7 @@ import (
 func kubectlPlugin(t *testing.T) func(args ...string) (string, error) {
 	t.Helper()
 	dir := t.TempDir()
-	build := exec.Command("go", "build", "-o", filepath.Join(dir, "kubectl-trainjob_kueue"), "./cmd/trainjob-kueue")
+	build := exec.Command("go", "build", "-o", filepath.Join(dir, "kubectl-trainjob_kueue"), "./cmd/kubectl-trainjob_kueue")
 	build.Dir = filepath.Join("..", "..")
 	if out, err := build.CombinedOutput(); err != nil {
 		t.Fatalf("building the plugin: %v\n%s", err, out)

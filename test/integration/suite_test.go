@@ -60,10 +60,10 @@ import (
 	trainerruntime "github.com/kubeflow/trainer/v2/pkg/runtime/core"
 	trainerwebhooks "github.com/kubeflow/trainer/v2/pkg/webhooks"
 
-	"github.com/trainjob-kueue/trainjob-kueue/cmd/trainjob-kueue/onepass"
 	"github.com/trainjob-kueue/trainjob-kueue/discovery"
 	"github.com/trainjob-kueue/trainjob-kueue/hack/localcluster"
 	"github.com/trainjob-kueue/trainjob-kueue/integration"
+	"github.com/trainjob-kueue/trainjob-kueue/onepass"
 	"github.com/trainjob-kueue/trainjob-kueue/test/fixtures"
 	"github.com/trainjob-kueue/trainjob-kueue/trainjob"
 )

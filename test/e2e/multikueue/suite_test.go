@@ -28,10 +28,12 @@ type cluster struct {
 }
 
 var (
-	ctx     = context.Background()
-	manager *cluster
-	worker1 *cluster
-	worker2 *cluster
+	// kueueVersion is E2E_KUEUE_VERSION, "" for the default.
+	kueueVersion string
+	ctx          = context.Background()
+	manager      *cluster
+	worker1      *cluster
+	worker2      *cluster
 )
 
 func TestMain(m *testing.M) { os.Exit(run(m)) }
@@ -42,7 +44,8 @@ func run(m *testing.M) int {
 		fmt.Fprintln(os.Stderr, err)
 		return 1
 	}
-	version, kueueVersion := os.Getenv("E2E_TRAINER_VERSION"), os.Getenv("E2E_KUEUE_VERSION")
+	version := os.Getenv("E2E_TRAINER_VERSION")
+	kueueVersion = os.Getenv("E2E_KUEUE_VERSION")
 	prefix := "mk"
 	for _, v := range []string{version, kueueVersion} {
 		if v != "" {
@@ -52,8 +55,12 @@ func run(m *testing.M) int {
 	scheme := fixtures.Scheme()
 
 	up := func(name, role string) (*cluster, error) {
-		lc, err := localcluster.Up(ctx, localcluster.Options{Name: name, Root: root, Progress: os.Stderr,
-			Settings: localcluster.Settings{TrainerVersion: version, KueueVersion: kueueVersion, MultiKueue: role}})
+		settings := localcluster.Settings{TrainerVersion: version, KueueVersion: kueueVersion, MultiKueue: role}
+		if role == "" && priorityBoostOn() {
+			// The workers honour a ClusterQueue's preemption-cost policy.
+			settings.KueueFeatureGates = "PriorityBoost=true"
+		}
+		lc, err := localcluster.Up(ctx, localcluster.Options{Name: name, Root: root, Progress: os.Stderr, Settings: settings})
 		if err != nil {
 			return nil, fmt.Errorf("bringing up %s: %w", name, err)
 		}

@@ -297,6 +297,49 @@ func TestTheVictimIsTheJobThatCheckpointedLast(t *testing.T) {
 	}
 }
 
+// The same flip from declared intervals, which any Trainer release allows
+// (make test-full runs it on Trainer v2.1.0, which reports nothing): A
+// declares it checkpoints every minute, B every 10 minutes. Two minutes
+// in, A would lose under a minute (no step), B two minutes (two steps):
+// under the policy A goes; without it Kueue takes B, admitted last.
+func TestTheVictimIsTheJobThatCheckpointedLastByItsDeclaredInterval(t *testing.T) {
+	for name, tc := range map[string]struct {
+		policy string
+		victim string
+	}{
+		"without a policy": {victim: "b"},
+		"with the policy":  {policy: checkpointPolicy, victim: "a"},
+	} {
+		t.Run(name, func(t *testing.T) {
+			t.Parallel()
+			ns, lq := queueOf(t, tc.policy)
+			a, b := fixtures.TrainJob(ns, "a", "long", lq), fixtures.TrainJob(ns, "b", "long", lq)
+			a.Annotations = map[string]string{names.CheckpointIntervalAnnotation: "1m"}
+			b.Annotations = map[string]string{names.CheckpointIntervalAnnotation: "10m"}
+			fixtures.Create(t, ctx, k8s, a)
+			running(t, a)
+			fixtures.Create(t, ctx, k8s, b)
+			running(t, b)
+			if tc.policy != "" {
+				poll.Eventually(t, 3*time.Minute, "b boosted two steps", func() error {
+					if got := boostOf(t, b); got != "200" {
+						return fmt.Errorf("boost %q", got)
+					}
+					return nil
+				})
+				if got := boostOf(t, a); got != "" {
+					t.Fatalf("a, checkpointing every minute, boosted %q", got)
+				}
+			}
+			high := fixtures.TrainJob(ns, "high", "short", lq)
+			fixtures.Create(t, ctx, k8s, high)
+			if got := preempted(t, a, b); got.Name != tc.victim {
+				t.Fatalf("%s preempted, want %s", got.Name, tc.victim)
+			}
+		})
+	}
+}
+
 // Progress is self-reported: a job that claims 100% at its first report is
 // credited no faster than the policy's rate since its admission. At 1% a
 // second (maxPercentPerHour 3600) and steps of 10%, its boost climbs one

@@ -27,7 +27,7 @@ func TestMigrateUsage(t *testing.T) {
 		code int
 		says string
 	}{
-		"--help":                     {args: []string{"--help"}, code: 0, says: "usage: trainjob-kueue migrate --check"},
+		"--help":                     {args: []string{"--help"}, code: 0, says: "usage: kubectl trainjob-kueue migrate --check"},
 		"no --check":                 {args: []string{"-A"}, code: 2, says: "usage:"},
 		"an argument":                {args: []string{"--check", "extra"}, code: 2, says: "usage:"},
 		"an unreadable Kueue config": {args: []string{"--check", "--kubeconfig", unreachable, "--kueue-config", badConfig}, code: 2, says: "--kueue-config"},

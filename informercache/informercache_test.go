@@ -1,4 +1,4 @@
-package main
+package informercache
 
 import (
 	"fmt"
@@ -72,7 +72,7 @@ func TestCacheKeepsOnlyWhatIsRead(t *testing.T) {
 }
 
 func TestCacheHoldsOnlyTheTrainJobCRD(t *testing.T) {
-	for obj, by := range cacheOptions().ByObject {
+	for obj, by := range Options().ByObject {
 		if _, ok := obj.(*apiextensionsv1.CustomResourceDefinition); !ok {
 			continue
 		}
@@ -85,7 +85,7 @@ func TestCacheHoldsOnlyTheTrainJobCRD(t *testing.T) {
 }
 
 func TestCachedWorkloadsShareEqualPodSets(t *testing.T) {
-	transform := cacheOptions().DefaultTransform
+	transform := Options().DefaultTransform
 	workload := func(name, image string) *kueue.Workload {
 		return &kueue.Workload{ObjectMeta: metav1.ObjectMeta{Name: name}, Spec: kueue.WorkloadSpec{PodSets: []kueue.PodSet{{
 			Name: "node", Count: 2,
@@ -117,7 +117,7 @@ func TestCachedWorkloadsShareEqualPodSets(t *testing.T) {
 // The queued jobs of one runtime hold equal resource requests, child-job
 // counts and condition texts: the cache keeps one copy of each.
 func TestCachedJobsShareWhatTheyHoldEqual(t *testing.T) {
-	transform := cacheOptions().DefaultTransform
+	transform := Options().DefaultTransform
 	cached := func(obj any) any {
 		got, err := transform(obj)
 		if err != nil {
@@ -186,7 +186,7 @@ func TestInternerIsBounded(t *testing.T) {
 // Of a training's metrics the cache keeps the checkpoint times a
 // preemption-cost policy reads, and drops the rest.
 func TestCachedJobsKeepOnlyTheirCheckpointMetrics(t *testing.T) {
-	got, err := cacheOptions().DefaultTransform(&trainjob.TrainJob{Status: trainjob.Status{TrainerStatus: &trainer.TrainerStatus{
+	got, err := Options().DefaultTransform(&trainjob.TrainJob{Status: trainjob.Status{TrainerStatus: &trainer.TrainerStatus{
 		ProgressPercentage: ptr.To[int32](40),
 		Metrics:            []trainer.Metric{{Name: "loss", Value: "0.3"}, {Name: "last_checkpoint_unix_seconds", Value: "1764300000"}, {Name: "eval_accuracy", Value: "0.9"}},
 	}}})

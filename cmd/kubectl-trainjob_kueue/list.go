@@ -16,7 +16,7 @@ import (
 	"github.com/trainjob-kueue/trainjob-kueue/overview"
 )
 
-const listUsage = `usage: trainjob-kueue list [-n NAMESPACE | -A] [-l SELECTOR] [-o wide|json|yaml] [--watch]
+const listUsage = `usage: kubectl trainjob-kueue list [-n NAMESPACE | -A] [-l SELECTOR] [-o wide|json|yaml] [--watch]
 
 Lists TrainJobs with their queue state at a glance: queue, state (Queued,
 Waiting for runtime, Held by policy, Admitted, Running, Preempted /
@@ -40,7 +40,7 @@ func listMain(args []string, stdout, stderr io.Writer) int {
 	fs.BoolVar(watch, "w", false, "short for --watch")
 	interval := fs.Duration("interval", 2*time.Second, "how often --watch lists")
 	if err := fs.Parse(args); err != nil {
-		return 2
+		return helpOr2(err)
 	}
 	if fs.NArg() != 0 || *interval <= 0 {
 		fs.Usage()

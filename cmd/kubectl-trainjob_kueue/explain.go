@@ -15,7 +15,7 @@ import (
 	"github.com/trainjob-kueue/trainjob-kueue/trainjob"
 )
 
-const explainUsage = `usage: trainjob-kueue explain NAMESPACE/NAME | NAME [-n NAMESPACE] | -f FILE [-o text|json|yaml]
+const explainUsage = `usage: kubectl trainjob-kueue explain NAMESPACE/NAME | NAME [-n NAMESPACE] | -f FILE [-o text|json|yaml]
 
 Explains a TrainJob's queueing: per role the pods, their requests and the
 flavor assigned or the candidate flavors with room; the ClusterQueue's
@@ -37,7 +37,7 @@ func explainMain(args []string, stdout, stderr io.Writer) int {
 	var positional []string
 	for rest := args; ; {
 		if err := fs.Parse(rest); err != nil {
-			return 2
+			return helpOr2(err)
 		}
 		if fs.NArg() == 0 {
 			break

@@ -12,7 +12,7 @@ import (
 	"github.com/trainjob-kueue/trainjob-kueue/migrate"
 )
 
-const migrateUsage = `usage: trainjob-kueue migrate --check [-n NAMESPACE | -A] [--kueue-config FILE]
+const migrateUsage = `usage: kubectl trainjob-kueue migrate --check [-n NAMESPACE | -A] [--kueue-config FILE]
 
 Before switching a cluster from Kueue's built-in TrainJob integration to
 trainjob-kueue (docs/install.md), says for every TrainJob what the switch
@@ -34,10 +34,7 @@ func migrateMain(args []string, stdout, stderr io.Writer) int {
 	check := fs.Bool("check", false, "say what the switch would do, changing nothing (the only mode)")
 	kueueConfig := fs.String("kueue-config", "", "Kueue's Configuration file, to know whether its JobSet integration is on (without it, it is taken as on)")
 	if err := fs.Parse(args); err != nil {
-		if err == flag.ErrHelp {
-			return 0
-		}
-		return 2
+		return helpOr2(err)
 	}
 	if fs.NArg() != 0 || !*check {
 		fs.Usage()

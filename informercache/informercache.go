@@ -1,4 +1,8 @@
-package main
+// Package informercache is what the manager's informer caches keep: only
+// what the manager reads, with equal parts of thousands of queued jobs
+// shared (with thousands of TrainJobs and Workloads the cache is most of
+// its memory; docs/scale.md).
+package informercache
 
 import (
 	"crypto/sha256"
@@ -18,14 +22,13 @@ import (
 
 	trainer "github.com/kubeflow/trainer/v2/pkg/apis/trainer/v1alpha1"
 
+	"github.com/trainjob-kueue/trainjob-kueue/discovery"
 	"github.com/trainjob-kueue/trainjob-kueue/preemptcost"
 	"github.com/trainjob-kueue/trainjob-kueue/trainjob"
 )
 
-// cacheOptions keep in the informer caches only what the manager reads:
-// with thousands of TrainJobs and Workloads the cache is most of its
-// memory.
-func cacheOptions() cache.Options {
+// Options keep in the informer caches only what the manager reads.
+func Options() cache.Options {
 	shared := newSharing(maxShared)
 	return cache.Options{
 		DefaultTransform: func(obj any) (any, error) {
@@ -36,13 +39,10 @@ func cacheOptions() cache.Options {
 		ByObject: map[client.Object]cache.ByObject{
 			// The shape watch reads one CRD; the others (Trainer's runtime
 			// CRDs embed a JobSet's schema each) are megabytes apiece.
-			&apiextensionsv1.CustomResourceDefinition{}: {Field: fields.OneTermEqualSelector("metadata.name", trainJobCRD)},
+			&apiextensionsv1.CustomResourceDefinition{}: {Field: fields.OneTermEqualSelector("metadata.name", discovery.TrainJobCRD)},
 		},
 	}
 }
-
-// trainJobCRD is the CRD the manager watches for its shape.
-const trainJobCRD = "trainjobs.trainer.kubeflow.org"
 
 // stripUnread drops what no reader of the cache looks at: managedFields
 // (often the largest part of an object) and kubectl's last-applied copy of

@@ -1,4 +1,4 @@
-package main
+package informercache
 
 import (
 	"bytes"
@@ -64,7 +64,7 @@ func BenchmarkCachedBytesPerQueuedJob(b *testing.B) {
 	var kept []client.Object
 	var total float64
 	for b.Loop() {
-		transform := cacheOptions().DefaultTransform
+		transform := Options().DefaultTransform
 		kept = nil
 		runtime.GC()
 		var before, after runtime.MemStats

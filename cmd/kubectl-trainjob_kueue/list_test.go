@@ -14,8 +14,8 @@ func TestListRefusesBadFlags(t *testing.T) {
 		want string
 	}{
 		"a bad selector":   {args: []string{"-l", "a in (b"}, want: "-l a in (b"},
-		"a stray argument": {args: []string{"job"}, want: "usage: trainjob-kueue list"},
-		"a zero interval":  {args: []string{"--watch", "--interval", "0s"}, want: "usage: trainjob-kueue list"},
+		"a stray argument": {args: []string{"job"}, want: "usage: kubectl trainjob-kueue list"},
+		"a zero interval":  {args: []string{"--watch", "--interval", "0s"}, want: "usage: kubectl trainjob-kueue list"},
 		"an unknown flag":  {args: []string{"--nope"}, want: "flag provided but not defined"},
 	} {
 		t.Run(name, func(t *testing.T) {

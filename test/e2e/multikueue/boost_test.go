@@ -1,0 +1,181 @@
+package multikueue_test
+
+import (
+	"fmt"
+	"strconv"
+	"testing"
+	"time"
+
+	corev1 "k8s.io/api/core/v1"
+	schedulingv1 "k8s.io/api/scheduling/v1"
+	apimeta "k8s.io/apimachinery/pkg/api/meta"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/types"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+	kueue "sigs.k8s.io/kueue/apis/kueue/v1beta2"
+	"sigs.k8s.io/kueue/pkg/controller/constants"
+
+	trainer "github.com/kubeflow/trainer/v2/pkg/apis/trainer/v1alpha1"
+
+	"github.com/trainjob-kueue/trainjob-kueue/names"
+	"github.com/trainjob-kueue/trainjob-kueue/test/fixtures"
+)
+
+// The progress policy of the single-cluster test, time compressed the
+// same way (test/e2e/preemptioncost).
+const workerPolicy = `{"progress":{"points":800,"stepPercent":10,"maxPercentPerHour":360000}}`
+
+// A worker ClusterQueue's preemption-cost policy boosts the jobs MultiKueue
+// dispatched there (their prebuilt Workloads, named by the manager), and
+// flips the worker's victim as on one cluster: A admitted first at 10%, B
+// second at 90%, a higher-priority job dispatched to the full worker.
+// Kueue alone preempts B, the most recently admitted; under the worker's
+// policy it preempts A.
+func TestAWorkerPolicyBoostsTheJobsDispatchedThereAndFlipsTheVictim(t *testing.T) {
+	if !priorityBoostOn() {
+		t.Fatalf("Kueue %s has no PriorityBoost gate: run this test on Kueue v0.17 or later", kueueVersion)
+	}
+	for name, tc := range map[string]struct {
+		policy string
+		victim string
+	}{
+		"without a policy":         {victim: "b"},
+		"with the worker's policy": {policy: workerPolicy, victim: "a"},
+	} {
+		t.Run(name, func(t *testing.T) {
+			t.Parallel()
+			ns := setUp(t, capacity{quotaGPUs: 8, nodes: 1}, capacity{quotaGPUs: 0, nodes: 1}, 10*time.Second)
+			priorityRuntimes(t, ns)
+			if tc.policy != "" {
+				annotateQueue(t, worker1, ns, tc.policy)
+			}
+			a, b := fixtures.TrainJob(ns, "a", "long", "lq"), fixtures.TrainJob(ns, "b", "long", "lq")
+			for _, tj := range []*trainer.TrainJob{a, b} {
+				createAll(t, manager, tj)
+				podsRunOn(t, worker1, tj, 1)
+			}
+			reportOn(t, worker1, a, 10)
+			reportOn(t, worker1, b, 90)
+			if tc.policy != "" {
+				boostedOn(t, worker1, a, "80")
+				boostedOn(t, worker1, b, "720")
+			}
+			high := fixtures.TrainJob(ns, "high", "short", "lq")
+			createAll(t, manager, high)
+			if got := evictedOnManager(t, a, b); got.Name != tc.victim {
+				t.Fatalf("%s preempted on %s, want %s", got.Name, worker1.name, tc.victim)
+			}
+			complete(t, high)
+		})
+	}
+}
+
+// priorityBoostOn: the workers' Kueue honours the boost (suite_test.go
+// turns its gate on from v0.17).
+func priorityBoostOn() bool { return kueueVersion == "" || kueueVersion >= "v0.17" }
+
+// priorityRuntimes makes, on every cluster, the priority classes and the
+// runtimes of the preemption test: "long" (a 4-GPU node of low priority
+// that runs for an hour) and "short" (a 4-GPU node of high priority).
+func priorityRuntimes(t *testing.T, ns string) {
+	t.Helper()
+	for _, c := range []*cluster{manager, worker1, worker2} {
+		createAll(t, c,
+			&schedulingv1.PriorityClass{ObjectMeta: metav1.ObjectMeta{Name: ns + "-low"}, Value: 100},
+			&schedulingv1.PriorityClass{ObjectMeta: metav1.ObjectMeta{Name: ns + "-high"}, Value: 10000},
+			fixtures.TrainingRuntime(ns, "long", fixtures.TorchPolicy(1),
+				fixtures.Role{Name: "node", Ancestor: "trainer", Requests: fixtures.GPUs(4), Priority: ns + "-low", Annotations: fixtures.RunFor(time.Hour)}),
+			fixtures.TrainingRuntime(ns, "short", fixtures.TorchPolicy(1),
+				fixtures.Role{Name: "node", Ancestor: "trainer", Requests: fixtures.GPUs(4), Priority: ns + "-high", Annotations: fixtures.RunFor(3 * time.Second)}))
+		t.Cleanup(func() {
+			for _, pc := range []string{ns + "-low", ns + "-high"} {
+				_ = c.Delete(ctx, &schedulingv1.PriorityClass{ObjectMeta: metav1.ObjectMeta{Name: pc}})
+			}
+		})
+	}
+}
+
+func annotateQueue(t *testing.T, c *cluster, cq, policy string) {
+	t.Helper()
+	patch := fmt.Appendf(nil, `{"metadata":{"annotations":{%q:%s}}}`, names.PreemptionCostAnnotation, strconv.Quote(policy))
+	if err := c.Patch(ctx, &kueue.ClusterQueue{ObjectMeta: metav1.ObjectMeta{Name: cq}}, client.RawPatch(types.MergePatchType, patch)); err != nil {
+		t.Fatal(err)
+	}
+}
+
+// podsRunOn waits for n pods of tj running on w.
+func podsRunOn(t *testing.T, w *cluster, tj *trainer.TrainJob, n int) {
+	t.Helper()
+	eventually(t, dispatch, fmt.Sprintf("%s's %d pods running on %s", tj.Name, n, w.name), func() error {
+		var pods corev1.PodList
+		if err := w.List(ctx, &pods, client.InNamespace(tj.Namespace), client.MatchingLabels{"jobset.sigs.k8s.io/jobset-name": tj.Name}); err != nil {
+			return err
+		}
+		running := 0
+		for _, p := range pods.Items {
+			if p.Status.Phase == corev1.PodRunning {
+				running++
+			}
+		}
+		if running != n {
+			return fmt.Errorf("%d running; %s", running, dispatchState(tj))
+		}
+		return nil
+	})
+}
+
+// reportOn reports tj's progress on the worker that runs it, as Trainer's
+// status server there does.
+func reportOn(t *testing.T, w *cluster, tj *trainer.TrainJob, percent int32) {
+	t.Helper()
+	patch := fmt.Appendf(nil, `{"status":{"trainerStatus":{"progressPercentage":%d,"lastUpdatedTime":%q}}}`, percent, time.Now().UTC().Format(time.RFC3339))
+	if err := w.Status().Patch(ctx, &trainer.TrainJob{ObjectMeta: metav1.ObjectMeta{Namespace: tj.Namespace, Name: tj.Name}}, client.RawPatch(types.MergePatchType, patch)); err != nil {
+		t.Fatalf("reporting %d%% of %s on %s: %v", percent, tj.Name, w.name, err)
+	}
+}
+
+// boostedOn waits until the Workload w runs tj against (the manager's
+// prebuilt one) carries boost want.
+func boostedOn(t *testing.T, w *cluster, tj *trainer.TrainJob, want string) {
+	t.Helper()
+	name := managerWorkload(t, tj)
+	eventually(t, time.Minute, fmt.Sprintf("%s boosted %s on %s", tj.Name, want, w.name), func() error {
+		wl := &kueue.Workload{}
+		if err := w.Get(ctx, client.ObjectKey{Namespace: tj.Namespace, Name: name}, wl); err != nil {
+			return err
+		}
+		if got := wl.Annotations[constants.PriorityBoostAnnotationKey]; got != want {
+			return fmt.Errorf("boost %q", got)
+		}
+		return nil
+	})
+}
+
+// evictedOnManager waits until exactly one of jobs lost its place on the
+// worker: MultiKueue evicts its Workload on the manager to queue it again.
+func evictedOnManager(t *testing.T, jobs ...*trainer.TrainJob) *trainer.TrainJob {
+	t.Helper()
+	var victim *trainer.TrainJob
+	eventually(t, dispatch, "a victim", func() error {
+		victim = nil
+		for _, tj := range jobs {
+			wl := &kueue.Workload{}
+			if err := manager.Get(ctx, client.ObjectKey{Namespace: tj.Namespace, Name: managerWorkload(t, tj)}, wl); err != nil {
+				return err
+			}
+			evicted := apimeta.FindStatusCondition(wl.Status.Conditions, kueue.WorkloadEvicted) != nil ||
+				(wl.Status.SchedulingStats != nil && len(wl.Status.SchedulingStats.Evictions) > 0)
+			if evicted {
+				if victim != nil {
+					t.Fatalf("both %s and %s evicted for one job", victim.Name, tj.Name)
+				}
+				victim = tj
+			}
+		}
+		if victim == nil {
+			return fmt.Errorf("none evicted yet")
+		}
+		return nil
+	})
+	return victim
+}
