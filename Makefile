@@ -13,7 +13,7 @@ INTEGRATION ?= ours
 KUEUE_CONFIG ?=
 KUEUE_FEATURE_GATES ?=
 
-.PHONY: prefetch generate verify-generate all build plugin image image-push deploy bench bench-sweep bench-smoke scale test test-install test-image test-smoke test-full test-unit test-integration test-e2e test-e2e-main test-deployed test-deployed-helm test-reliability test-reliability-smoke fuzz vet envtest-assets components cluster-up cluster-down cluster-switch multikueue-up demo dashboard-picture clean
+.PHONY: prefetch generate verify-generate all build plugin krew image image-push deploy bench bench-sweep bench-smoke scale test test-install test-image test-smoke test-full test-unit test-integration test-e2e test-e2e-main test-deployed test-deployed-helm test-reliability test-reliability-smoke fuzz vet envtest-assets components cluster-up cluster-down cluster-switch multikueue-up demo dashboard-picture clean
 
 all: build
 
@@ -24,6 +24,13 @@ build:
 ## bin/kubectl-trainjob_kueue on your PATH.
 plugin:
 	$(GO) build -o bin/kubectl-trainjob_kueue ./cmd/kubectl-trainjob_kueue
+
+## krew: the plugin's krew release in bin/krew: an archive per platform and
+## the manifest trainjob-kueue.yaml (checked by krew's validation in
+## make test-install), for KREW_VERSION (semver with a v).
+KREW_VERSION ?= v0.1.0
+krew:
+	cd hack/tools/krew && $(GO) run . -root $(CURDIR) -version $(KREW_VERSION) -commit '$(COMMIT)' -out $(CURDIR)/bin/krew
 
 # The image: the version and commit stamped into the binary and its labels,
 # its creation time the commit's (SOURCE_DATE_EPOCH overrides), so the same
@@ -187,6 +194,7 @@ test-reliability-smoke: components
 ## module of its own too) and query only exported metrics.
 test-install:
 	cd test/install && $(GO) test -count=1 ./...
+	cd hack/tools/krew && $(GO) test -count=1 ./...
 	cd test/monitoring && $(GO) test -count=1 ./...
 
 ## test-image: make image's build for both platforms, checked (non-root,

@@ -14,6 +14,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client/interceptor"
 
 	"github.com/trainjob-kueue/trainjob-kueue/shape"
+	"github.com/trainjob-kueue/trainjob-kueue/test/fixtures"
 )
 
 // Discover learns every fact from the installed CRDs and the Kueue
@@ -24,7 +25,7 @@ func TestDiscoverLearnsTheFactsOnce(t *testing.T) {
 	if err := apiextensionsv1.AddToScheme(scheme); err != nil {
 		t.Fatal(err)
 	}
-	trainJobs := releaseCRD(t, "v2.3.0")
+	trainJobs := fixtures.TrainerCRD(t, "v2.3.0")
 	trainJobs.Name = TrainJobCRD
 	workloads := pinnedWorkloadCRD(t, "")
 	workloads.Name = workloadCRD

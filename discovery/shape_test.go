@@ -1,18 +1,14 @@
 package discovery
 
 import (
-	"encoding/json"
-	"os"
-	"os/exec"
-	"path/filepath"
 	"strings"
 	"testing"
 
 	apiextensionsv1 "k8s.io/apiextensions-apiserver/pkg/apis/apiextensions/v1"
-	"sigs.k8s.io/yaml"
 
 	"github.com/trainjob-kueue/trainjob-kueue/podsets"
 	"github.com/trainjob-kueue/trainjob-kueue/shape"
+	"github.com/trainjob-kueue/trainjob-kueue/test/fixtures"
 )
 
 func crdWithSpecFields(fields ...string) *apiextensionsv1.CustomResourceDefinition {
@@ -45,27 +41,6 @@ func TestDetectShape(t *testing.T) {
 }
 
 // releaseCRD reads the TrainJob CRD a Trainer release ships.
-func releaseCRD(t *testing.T, version string) *apiextensionsv1.CustomResourceDefinition {
-	t.Helper()
-	out, err := exec.Command("go", "mod", "download", "-json", "github.com/kubeflow/trainer/v2@"+version).Output()
-	if err != nil {
-		t.Fatalf("downloading Trainer %s: %v", version, err)
-	}
-	var mod struct{ Dir string }
-	if err := json.Unmarshal(out, &mod); err != nil {
-		t.Fatal(err)
-	}
-	data, err := os.ReadFile(filepath.Join(mod.Dir, "manifests/base/crds/trainer.kubeflow.org_trainjobs.yaml"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	crd := &apiextensionsv1.CustomResourceDefinition{}
-	if err := yaml.Unmarshal(data, crd); err != nil {
-		t.Fatal(err)
-	}
-	return crd
-}
-
 func TestDetectShapeOfEveryRelease(t *testing.T) {
 	cases := map[string]struct {
 		want    string
@@ -79,7 +54,7 @@ func TestDetectShapeOfEveryRelease(t *testing.T) {
 	}
 	for version, tc := range cases {
 		t.Run(version, func(t *testing.T) {
-			s, err := DetectShape(releaseCRD(t, version))
+			s, err := DetectShape(fixtures.TrainerCRD(t, version))
 			if tc.wantErr != "" {
 				if err == nil || !strings.Contains(err.Error(), tc.wantErr) {
 					t.Fatalf("error %v, want one naming %q", err, tc.wantErr)
@@ -93,22 +68,5 @@ func TestDetectShapeOfEveryRelease(t *testing.T) {
 				t.Errorf("got %s %+v, want %s %+v", s.Name(), s.Rules(), tc.want, tc.rules)
 			}
 		})
-	}
-}
-
-func TestShapeChangedOnInPlaceUpgrade(t *testing.T) {
-	v21, err := DetectShape(releaseCRD(t, "v2.1.0"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	if err := ShapeChanged(releaseCRD(t, "v2.1.0"), v21); err != nil {
-		t.Errorf("same CRD: %v", err)
-	}
-	if err := ShapeChanged(releaseCRD(t, "v2.3.0"), v21); err == nil || !strings.Contains(err.Error(), "spec.runtimePatches") {
-		t.Errorf("v2.1 -> v2.3 must be noticed: %v", err)
-	}
-	v22, _ := DetectShape(releaseCRD(t, "v2.2.1"))
-	if err := ShapeChanged(releaseCRD(t, "v2.3.0"), v22); err == nil {
-		t.Errorf("v2.2 -> v2.3 changes the resourcesPerNode rules and must be noticed")
 	}
 }

@@ -19,7 +19,6 @@ import (
 	"github.com/trainjob-kueue/trainjob-kueue/names"
 	"github.com/trainjob-kueue/trainjob-kueue/podsets"
 	"github.com/trainjob-kueue/trainjob-kueue/preemptcost"
-	"github.com/trainjob-kueue/trainjob-kueue/priorityboost"
 	"github.com/trainjob-kueue/trainjob-kueue/runtimesource"
 	"github.com/trainjob-kueue/trainjob-kueue/shape"
 	"github.com/trainjob-kueue/trainjob-kueue/trainjob"
@@ -46,7 +45,7 @@ func (e *Explainer) lostWork(job *trainjob.TrainJob, roles []podsets.Role, wl *k
 	if e.Now != nil {
 		now = e.Now()
 	}
-	s := priorityboost.SignalsOf(job, roles, wl, now, p.Checkpoint.MetricName())
+	s := preemptcost.SignalsOf(job, roles, wl, now, p.Checkpoint.MetricName())
 	b := preemptcost.Of(p, s)
 	if !s.Training || s.RunSeconds == nil {
 		return nil
@@ -199,7 +198,7 @@ func (e *Explainer) priority(ctx context.Context, cq *kueue.ClusterQueue, wl *ku
 	if policy != "" {
 		// An invalid policy is told from the policy itself; Kueue's gate
 		// only from what the manager said (it reads Kueue's Configuration).
-		if reason, msg := priorityboost.Inactive(cq, true); reason != "" {
+		if reason, msg := preemptcost.Inactive(cq, true); reason != "" {
 			in.Inactive = msg
 		} else {
 			var events corev1.EventList
@@ -207,7 +206,7 @@ func (e *Explainer) priority(ctx context.Context, cq *kueue.ClusterQueue, wl *ku
 			switch {
 			case err == nil:
 				for _, ev := range events.Items {
-					if ev.Reason == priorityboost.ReasonGateOff {
+					if ev.Reason == preemptcost.ReasonGateOff {
 						in.Inactive = ev.Message
 					}
 				}

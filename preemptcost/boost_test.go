@@ -22,22 +22,22 @@ func TestOf(t *testing.T) {
 		want Boost
 	}{
 		"nothing known":                  {p: p, want: Boost{}},
-		"training at 10%":                {p: p, s: Signals{Training: true, RunSeconds: &twoHours, ProgressPercent: ptr(10)}, want: Boost{Total: 100, Progress: 100}},
-		"training at 19%: the same step": {p: p, s: Signals{Training: true, RunSeconds: &twoHours, ProgressPercent: ptr(19)}, want: Boost{Total: 100, Progress: 100}},
-		"training at 90%":                {p: p, s: Signals{Training: true, RunSeconds: &twoHours, ProgressPercent: ptr(90)}, want: Boost{Total: 900, Progress: 900}},
-		"training at 100%":               {p: p, s: Signals{Training: true, RunSeconds: &twoHours, ProgressPercent: ptr(100)}, want: Boost{Total: 1000, Progress: 1000}},
-		"progress claimed beyond 100%":   {p: p, s: Signals{Training: true, RunSeconds: &twoHours, ProgressPercent: ptr(250)}, want: Boost{Total: 1000, Progress: 1000}},
-		"progress claimed below 0%":      {p: p, s: Signals{Training: true, RunSeconds: &twoHours, ProgressPercent: ptr(-5)}, want: Boost{}},
-		"in the initializer wave: no progress boost, whatever it claims": {p: p, s: Signals{ProgressPercent: ptr(90), RemainingSeconds: ptr(10)}, want: Boost{}},
+		"training at 10%":                {p: p, s: Signals{Training: true, RunSeconds: &twoHours, ProgressPercent: pct(10)}, want: Boost{Total: 100, Progress: 100}},
+		"training at 19%: the same step": {p: p, s: Signals{Training: true, RunSeconds: &twoHours, ProgressPercent: pct(19)}, want: Boost{Total: 100, Progress: 100}},
+		"training at 90%":                {p: p, s: Signals{Training: true, RunSeconds: &twoHours, ProgressPercent: pct(90)}, want: Boost{Total: 900, Progress: 900}},
+		"training at 100%":               {p: p, s: Signals{Training: true, RunSeconds: &twoHours, ProgressPercent: pct(100)}, want: Boost{Total: 1000, Progress: 1000}},
+		"progress claimed beyond 100%":   {p: p, s: Signals{Training: true, RunSeconds: &twoHours, ProgressPercent: pct(250)}, want: Boost{Total: 1000, Progress: 1000}},
+		"progress claimed below 0%":      {p: p, s: Signals{Training: true, RunSeconds: &twoHours, ProgressPercent: pct(-5)}, want: Boost{}},
+		"in the initializer wave: no progress boost, whatever it claims": {p: p, s: Signals{ProgressPercent: pct(90), RemainingSeconds: pct(10)}, want: Boost{}},
 		"preempted once: below every":                                    {p: p, s: Signals{Preemptions: 1}, want: Boost{}},
 		"preempted twice":                                                {p: p, s: Signals{Preemptions: 2}, want: Boost{Total: 300, Preemptions: 300}},
 		"preempted 9 times: capped":                                      {p: p, s: Signals{Preemptions: 9}, want: Boost{Total: 600, Preemptions: 600}},
-		"preemptions count while queued":                                 {p: p, s: Signals{Preemptions: 4, ProgressPercent: ptr(50)}, want: Boost{Total: 600, Preemptions: 600}},
-		"little time left":                                               {p: p, s: Signals{Training: true, RemainingSeconds: ptr(599)}, want: Boost{Total: 50, TimeLeft: 50}},
-		"time left at the threshold":                                     {p: p, s: Signals{Training: true, RemainingSeconds: ptr(600)}, want: Boost{}},
-		"everything": {p: p, s: Signals{Training: true, RunSeconds: &twoHours, ProgressPercent: ptr(95), RemainingSeconds: ptr(30), Preemptions: 3},
+		"preemptions count while queued":                                 {p: p, s: Signals{Preemptions: 4, ProgressPercent: pct(50)}, want: Boost{Total: 600, Preemptions: 600}},
+		"little time left":                                               {p: p, s: Signals{Training: true, RemainingSeconds: pct(599)}, want: Boost{Total: 50, TimeLeft: 50}},
+		"time left at the threshold":                                     {p: p, s: Signals{Training: true, RemainingSeconds: pct(600)}, want: Boost{}},
+		"everything": {p: p, s: Signals{Training: true, RunSeconds: &twoHours, ProgressPercent: pct(95), RemainingSeconds: pct(30), Preemptions: 3},
 			want: Boost{Total: 1250, Progress: 900, Preemptions: 300, TimeLeft: 50}},
-		"no policy part: nothing": {s: Signals{Training: true, RunSeconds: &twoHours, ProgressPercent: ptr(95), RemainingSeconds: ptr(30), Preemptions: 3}, want: Boost{}},
+		"no policy part: nothing": {s: Signals{Training: true, RunSeconds: &twoHours, ProgressPercent: pct(95), RemainingSeconds: pct(30), Preemptions: 3}, want: Boost{}},
 	} {
 		t.Run(name, func(t *testing.T) {
 			if diff := cmp.Diff(tc.want, Of(tc.p, tc.s)); diff != "" {
@@ -54,10 +54,10 @@ func TestABoostChangesAtMostOncePerStep(t *testing.T) {
 		TimeLeft: &TimeLeftPart{Points: 10, UnderSeconds: 100}}
 	changes := 0
 	last := Of(p, Signals{})
-	for pct := int32(0); pct <= 100; pct++ {
-		preemptions := pct / 20 // preempted now and then along the way
+	for done := int32(0); done <= 100; done++ {
+		preemptions := done / 20 // preempted now and then along the way
 		run := int64(7200)
-		s := Signals{Training: true, RunSeconds: &run, ProgressPercent: ptr(pct), RemainingSeconds: ptr(1000 - 10*pct), Preemptions: preemptions}
+		s := Signals{Training: true, RunSeconds: &run, ProgressPercent: pct(done), RemainingSeconds: pct(1000 - 10*done), Preemptions: preemptions}
 		for range 5 { // the same report, again
 			if b := Of(p, s); b != last {
 				changes++
@@ -194,7 +194,7 @@ func TestProgressIsCreditedNoFasterThanTheRate(t *testing.T) {
 		"a clock that jumped":                           {p: byDefault, reported: 100, run: secs(-5)},
 	} {
 		t.Run(name, func(t *testing.T) {
-			s := Signals{Training: true, ProgressPercent: ptr(tc.reported), RunSeconds: tc.run}
+			s := Signals{Training: true, ProgressPercent: pct(tc.reported), RunSeconds: tc.run}
 			if got := Of(tc.p, s); got.Progress != tc.progress || got.Total != tc.progress {
 				t.Errorf("boost %+v, want progress %d", got, tc.progress)
 			}

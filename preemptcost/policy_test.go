@@ -72,7 +72,7 @@ func TestTheLargestBoostFitsAnInt32(t *testing.T) {
 		t.Fatal(err)
 	}
 	run, ago := int64(7200), int64(86400)
-	b := Of(p, Signals{Training: true, ProgressPercent: ptr(100), RemainingSeconds: ptr(1), Preemptions: math.MaxInt32, RunSeconds: &run, CheckpointAgo: &ago})
+	b := Of(p, Signals{Training: true, ProgressPercent: pct(100), RemainingSeconds: pct(1), Preemptions: math.MaxInt32, RunSeconds: &run, CheckpointAgo: &ago})
 	if b.Total != math.MaxInt32 || b.MinRunTime != 100 {
 		t.Errorf("total %d (%+v), want %d", b.Total, b, int32(math.MaxInt32))
 	}
@@ -112,4 +112,5 @@ func TestSteps(t *testing.T) {
 	}
 }
 
-func ptr(v int32) *int32 { return &v }
+// pct is a reported percentage (or seconds), as Trainer's status has them.
+func pct(v int32) *int32 { return &v }

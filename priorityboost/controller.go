@@ -35,12 +35,6 @@ import (
 
 // Event reasons, stable: users and alerts match on them.
 const (
-	// ReasonInvalidPolicy: a ClusterQueue's policy can't be used; nothing
-	// is written for its jobs until it is mended.
-	ReasonInvalidPolicy = "InvalidPreemptionCostPolicy"
-	// ReasonGateOff: a ClusterQueue has a policy but Kueue ignores
-	// priority boosts (its PriorityBoost gate is off).
-	ReasonGateOff = "PriorityBoostInactive"
 	// ReasonBoostNotOurs: the Workload's boost was set by someone else and
 	// the policy does not take it over; it is left alone.
 	ReasonBoostNotOurs = "PriorityBoostNotOurs"
@@ -117,7 +111,7 @@ func (r *Reconciler) Reconcile(ctx context.Context, req ctrl.Request) (ctrl.Resu
 	if policy.Checkpoint != nil {
 		metric = policy.Checkpoint.MetricName()
 	}
-	signals := SignalsOf(job, roles, wl, r.now(), metric)
+	signals := preemptcost.SignalsOf(job, roles, wl, r.now(), metric)
 	boost := preemptcost.Of(*policy, signals)
 	// A part that changes with time alone (a minimum run time up) wakes
 	// the job when it does, and only then.

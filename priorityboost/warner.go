@@ -2,7 +2,6 @@ package priorityboost
 
 import (
 	"context"
-	"fmt"
 
 	corev1 "k8s.io/api/core/v1"
 	"k8s.io/client-go/tools/events"
@@ -36,25 +35,9 @@ func (w *Warner) Reconcile(ctx context.Context, req ctrl.Request) (ctrl.Result, 
 	if err := w.client.Get(ctx, req.NamespacedName, cq); err != nil {
 		return ctrl.Result{}, client.IgnoreNotFound(err)
 	}
-	reason, msg := Inactive(cq, w.gateOn)
+	reason, msg := preemptcost.Inactive(cq, w.gateOn)
 	if reason != "" && w.said.First(cq.UID, cq.Annotations[names.PreemptionCostAnnotation]) {
 		w.recorder.Eventf(cq, nil, corev1.EventTypeWarning, reason, "PriorityBoost", "%s", msg)
 	}
 	return ctrl.Result{}, nil
-}
-
-// Inactive says why cq's preemption-cost policy does nothing, naming the
-// field and the fix; "" when it has none or it acts.
-func Inactive(cq *kueue.ClusterQueue, gateOn bool) (reason, msg string) {
-	value, ok := cq.Annotations[names.PreemptionCostAnnotation]
-	if !ok {
-		return "", ""
-	}
-	if _, err := preemptcost.Parse(value); err != nil {
-		return ReasonInvalidPolicy, fmt.Sprintf("annotation %s: %v. No priority boost is written for this ClusterQueue's jobs until it is mended", names.PreemptionCostAnnotation, err)
-	}
-	if !gateOn {
-		return ReasonGateOff, fmt.Sprintf("annotation %s is set, but Kueue ignores priority boosts: its PriorityBoost feature gate is off (alpha, Kueue v0.17+). Turn it on in Kueue's Configuration (featureGates: {PriorityBoost: true}) and restart Kueue and trainjob-kueue", names.PreemptionCostAnnotation)
-	}
-	return "", ""
 }

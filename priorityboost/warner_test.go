@@ -12,6 +12,7 @@ import (
 	kueue "sigs.k8s.io/kueue/apis/kueue/v1beta2"
 
 	"github.com/trainjob-kueue/trainjob-kueue/names"
+	"github.com/trainjob-kueue/trainjob-kueue/preemptcost"
 )
 
 // A policy that does nothing is said on its ClusterQueue, naming the field
@@ -25,10 +26,10 @@ func TestAnInactivePolicyIsSaidOnItsClusterQueue(t *testing.T) {
 	}{
 		"no policy":           {gateOn: true},
 		"a policy that acts":  {policy: policy90, gateOn: true},
-		"unparsable":          {policy: `progress: 10`, gateOn: true, reason: ReasonInvalidPolicy, mention: "not a policy"},
-		"negative":            {policy: `{"progress":{"points":-5,"stepPercent":10}}`, gateOn: true, reason: ReasonInvalidPolicy, mention: "progress.points"},
-		"overflowing int32":   {policy: `{"progress":{"points":2000000000,"stepPercent":10},"timeLeft":{"points":2000000000,"underSeconds":60}}`, gateOn: true, reason: ReasonInvalidPolicy, mention: "int32"},
-		"Kueue's gate is off": {policy: policy90, reason: ReasonGateOff, mention: "featureGates: {PriorityBoost: true}"},
+		"unparsable":          {policy: `progress: 10`, gateOn: true, reason: preemptcost.ReasonInvalidPolicy, mention: "not a policy"},
+		"negative":            {policy: `{"progress":{"points":-5,"stepPercent":10}}`, gateOn: true, reason: preemptcost.ReasonInvalidPolicy, mention: "progress.points"},
+		"overflowing int32":   {policy: `{"progress":{"points":2000000000,"stepPercent":10},"timeLeft":{"points":2000000000,"underSeconds":60}}`, gateOn: true, reason: preemptcost.ReasonInvalidPolicy, mention: "int32"},
+		"Kueue's gate is off": {policy: policy90, reason: preemptcost.ReasonGateOff, mention: "featureGates: {PriorityBoost: true}"},
 	} {
 		t.Run(name, func(t *testing.T) {
 			cq := &kueue.ClusterQueue{ObjectMeta: metav1.ObjectMeta{Name: "cq", UID: "cq"}}

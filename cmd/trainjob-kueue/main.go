@@ -35,6 +35,7 @@ import (
 	"github.com/trainjob-kueue/trainjob-kueue/metrics"
 	"github.com/trainjob-kueue/trainjob-kueue/onepass"
 	"github.com/trainjob-kueue/trainjob-kueue/priorityboost"
+	"github.com/trainjob-kueue/trainjob-kueue/restartwatch"
 	"github.com/trainjob-kueue/trainjob-kueue/runtimesource"
 	"github.com/trainjob-kueue/trainjob-kueue/trainjob"
 	tjwebhook "github.com/trainjob-kueue/trainjob-kueue/webhook"
@@ -206,7 +207,7 @@ func run(ctx context.Context, f flags, draining *atomic.Bool) error {
 	// the Deployment restarts us on the new one.
 	ctx, cancel := context.WithCancelCause(ctx)
 	defer cancel(nil)
-	if err := discovery.WatchShape(mgr, opts.Shape, func(err error) {
+	if err := restartwatch.WatchShape(mgr, opts.Shape, func(err error) {
 		log.Info("Stopping", "reason", err.Error())
 		cancel(err)
 	}); err != nil {
@@ -214,7 +215,7 @@ func run(ctx context.Context, f flags, draining *atomic.Bool) error {
 	}
 	// Kueue's built-in TrainJob integration turned on or off: restart in
 	// the mode the configuration asks for (standby: the webhook alone).
-	if err := discovery.WatchBuiltIn(mgr, f.kueueConfig, opts.BuiltInTrainJob, builtInCheckInterval, func(err error) {
+	if err := restartwatch.WatchBuiltIn(mgr, f.kueueConfig, opts.BuiltInTrainJob, builtInCheckInterval, func(err error) {
 		log.Info("Stopping", "reason", err.Error())
 		cancel(err)
 	}); err != nil {

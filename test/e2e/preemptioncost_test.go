@@ -15,7 +15,7 @@ import (
 
 	"github.com/trainjob-kueue/trainjob-kueue/explain"
 	"github.com/trainjob-kueue/trainjob-kueue/names"
-	"github.com/trainjob-kueue/trainjob-kueue/priorityboost"
+	"github.com/trainjob-kueue/trainjob-kueue/preemptcost"
 	"github.com/trainjob-kueue/trainjob-kueue/test/fixtures"
 )
 
@@ -37,7 +37,7 @@ func TestAPreemptionCostPolicyUnderKueuesGateOffIsSaidInactive(t *testing.T) {
 	tj := fixtures.TrainJob(ns, "j", "torch", lq)
 	create(t, tj)
 	eventually(t, time.Minute, "the ClusterQueue told", func() error {
-		return fixtures.EventOn(ctx, k8s, &kueue.ClusterQueue{ObjectMeta: metav1.ObjectMeta{Name: ns}}, priorityboost.ReasonGateOff, "PriorityBoost feature gate is off")
+		return fixtures.EventOn(ctx, k8s, &kueue.ClusterQueue{ObjectMeta: metav1.ObjectMeta{Name: ns}}, preemptcost.ReasonGateOff, "PriorityBoost feature gate is off")
 	})
 	workloadOf(t, tj) // explain speaks of a queued job's priority
 	ex, err := (&explain.Explainer{Client: k8s}).Explain(ctx, fixtures.Ours(getJob(t, tj)))

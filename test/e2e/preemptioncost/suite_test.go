@@ -26,11 +26,11 @@ func TestMain(m *testing.M) {
 	// Progress is reported from Trainer v2.2; the policy is shown on the
 	// newest release unless E2E_PREEMPTION_COST_TRAINER names another (make
 	// test-full runs the declared-interval flip on v2.1.0).
-	o, name := localcluster.Options{}, "e2e-preemption-cost"
+	o := localcluster.Options{}
 	o.TrainerVersion, o.KueueFeatureGates = "v2.3.0", "PriorityBoost=true"
 	if v := os.Getenv("E2E_PREEMPTION_COST_TRAINER"); v != "" {
-		o.TrainerVersion, name = v, name+"-"+v
+		o.TrainerVersion = v
 	}
-	os.Exit(localcluster.RunTests(m, name, o, nil, fixtures.Scheme(),
+	os.Exit(localcluster.RunTests(m, "e2e-preemption-cost", o, nil, fixtures.Scheme(),
 		func(c *localcluster.Cluster, k client.Client) { cluster, k8s = c, k }))
 }

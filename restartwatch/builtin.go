@@ -1,4 +1,8 @@
-package discovery
+// Package restartwatch stops the manager when what it learned at its start
+// no longer holds, so it starts again in the right mode: the installed
+// TrainJob CRD's shape (Trainer upgraded in place), and whether Kueue's
+// Configuration turns its built-in TrainJob integration on.
+package restartwatch
 
 import (
 	"context"
@@ -6,6 +10,8 @@ import (
 	"time"
 
 	ctrl "sigs.k8s.io/controller-runtime"
+
+	"github.com/trainjob-kueue/trainjob-kueue/discovery"
 )
 
 // BuiltInChanged compares what Kueue's Configuration file at path says of
@@ -15,17 +21,17 @@ import (
 // file that was readable at start and is broken now is the admin's edit in
 // progress, which must not stop a running manager.
 func BuiltInChanged(path string, startedWithBuiltIn bool) error {
-	cfg, err := LoadKueueConfig(path)
+	cfg, err := discovery.LoadKueueConfig(path)
 	if err != nil {
 		return nil
 	}
-	switch now := BuiltInTrainJob(&cfg); {
+	switch now := discovery.BuiltInTrainJob(&cfg); {
 	case now == startedWithBuiltIn:
 		return nil
 	case now:
-		return fmt.Errorf("Kueue's configuration (%s) turns its built-in %q integration on: restarting to stand by (webhook only) and leave TrainJobs to it", path, InTreeFramework)
+		return fmt.Errorf("Kueue's configuration (%s) turns its built-in %q integration on: restarting to stand by (webhook only) and leave TrainJobs to it", path, discovery.InTreeFramework)
 	default:
-		return fmt.Errorf("Kueue's configuration (%s) turns its built-in %q integration off: restarting to take TrainJobs over", path, InTreeFramework)
+		return fmt.Errorf("Kueue's configuration (%s) turns its built-in %q integration off: restarting to take TrainJobs over", path, discovery.InTreeFramework)
 	}
 }
 

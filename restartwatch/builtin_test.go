@@ -1,4 +1,4 @@
-package discovery
+package restartwatch
 
 import (
 	"context"
@@ -66,4 +66,14 @@ func TestTheBuiltInWatchStopsTheManagerOnceTheFileChanges(t *testing.T) {
 	if err := <-done; err != nil {
 		t.Errorf("Start returned %v", err)
 	}
+}
+
+// writeConfig writes a Kueue Configuration with body and returns its path.
+func writeConfig(t *testing.T, body string) string {
+	t.Helper()
+	p := filepath.Join(t.TempDir(), "config.yaml")
+	if err := os.WriteFile(p, []byte("apiVersion: config.kueue.x-k8s.io/v1beta2\nkind: Configuration\n"+body), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	return p
 }

@@ -1,4 +1,4 @@
-package priorityboost
+package preemptcost
 
 import (
 	"strconv"
@@ -14,7 +14,6 @@ import (
 
 	"github.com/trainjob-kueue/trainjob-kueue/names"
 	"github.com/trainjob-kueue/trainjob-kueue/podsets"
-	"github.com/trainjob-kueue/trainjob-kueue/preemptcost"
 	"github.com/trainjob-kueue/trainjob-kueue/trainjob"
 )
 
@@ -49,17 +48,17 @@ func TestSignalsOf(t *testing.T) {
 		job   *trainjob.TrainJob
 		roles []podsets.Role
 		wl    *kueue.Workload
-		want  preemptcost.Signals
+		want  Signals
 	}{
 		"initializer still running: not training, whatever it reports": {job: job(0, ptr.To[int32](90)), roles: withInit, wl: &kueue.Workload{},
-			want: preemptcost.Signals{ProgressPercent: ptr.To[int32](90), RemainingSeconds: ptr.To[int32](60)}},
+			want: Signals{ProgressPercent: ptr.To[int32](90), RemainingSeconds: ptr.To[int32](60)}},
 		"initializer done: training": {job: job(1, ptr.To[int32](90)), roles: withInit, wl: &kueue.Workload{},
-			want: preemptcost.Signals{Training: true, ProgressPercent: ptr.To[int32](90), RemainingSeconds: ptr.To[int32](60)}},
-		"no initializer: training": {job: job(0, nil), roles: trainerOnly, wl: &kueue.Workload{}, want: preemptcost.Signals{Training: true}},
+			want: Signals{Training: true, ProgressPercent: ptr.To[int32](90), RemainingSeconds: ptr.To[int32](60)}},
+		"no initializer: training": {job: job(0, nil), roles: trainerOnly, wl: &kueue.Workload{}, want: Signals{Training: true}},
 		"roles unknown: not training": {job: job(1, ptr.To[int32](50)), wl: &kueue.Workload{},
-			want: preemptcost.Signals{ProgressPercent: ptr.To[int32](50), RemainingSeconds: ptr.To[int32](60)}},
-		"preempted 3 times, evicted otherwise 4": {job: job(0, nil), roles: trainerOnly, wl: preempted, want: preemptcost.Signals{Training: true, Preemptions: 3}},
-		"admitted 90 s ago":                      {job: job(0, nil), roles: trainerOnly, wl: admittedAt(now.Add(-90 * time.Second)), want: preemptcost.Signals{Training: true, RunSeconds: ptr.To[int64](90)}},
+			want: Signals{ProgressPercent: ptr.To[int32](50), RemainingSeconds: ptr.To[int32](60)}},
+		"preempted 3 times, evicted otherwise 4": {job: job(0, nil), roles: trainerOnly, wl: preempted, want: Signals{Training: true, Preemptions: 3}},
+		"admitted 90 s ago":                      {job: job(0, nil), roles: trainerOnly, wl: admittedAt(now.Add(-90 * time.Second)), want: Signals{Training: true, RunSeconds: ptr.To[int64](90)}},
 	} {
 		t.Run(name, func(t *testing.T) {
 			if diff := cmp.Diff(tc.want, SignalsOf(tc.job, tc.roles, tc.wl, now, "ckpt")); diff != "" {

@@ -1,4 +1,4 @@
-package discovery
+package restartwatch
 
 import (
 	"context"
@@ -10,6 +10,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/controller-runtime/pkg/predicate"
 
+	"github.com/trainjob-kueue/trainjob-kueue/discovery"
 	"github.com/trainjob-kueue/trainjob-kueue/shape"
 )
 
@@ -17,7 +18,7 @@ import (
 // shape than the one we serve: after an in-place Trainer upgrade we must not
 // keep writing a field the API server prunes.
 func ShapeChanged(crd *apiextensionsv1.CustomResourceDefinition, serving shape.Shape) error {
-	now, err := DetectShape(crd)
+	now, err := discovery.DetectShape(crd)
 	if err != nil {
 		return err
 	}
@@ -39,7 +40,7 @@ func (w *shapeWatch) Reconcile(ctx context.Context, req ctrl.Request) (ctrl.Resu
 	crd := &apiextensionsv1.CustomResourceDefinition{}
 	if err := w.client.Get(ctx, req.NamespacedName, crd); err != nil {
 		if client.IgnoreNotFound(err) == nil {
-			w.stop(fmt.Errorf("the TrainJob CRD %s was deleted (Trainer uninstalled?)", TrainJobCRD))
+			w.stop(fmt.Errorf("the TrainJob CRD %s was deleted (Trainer uninstalled?)", discovery.TrainJobCRD))
 		}
 		return ctrl.Result{}, client.IgnoreNotFound(err)
 	}
@@ -55,7 +56,7 @@ func WatchShape(mgr ctrl.Manager, serving shape.Shape, stop func(error)) error {
 	return ctrl.NewControllerManagedBy(mgr).
 		Named("trainjob-crd").
 		For(&apiextensionsv1.CustomResourceDefinition{}, builder.WithPredicates(
-			predicate.NewPredicateFuncs(func(o client.Object) bool { return o.GetName() == TrainJobCRD }),
+			predicate.NewPredicateFuncs(func(o client.Object) bool { return o.GetName() == discovery.TrainJobCRD }),
 			predicate.GenerationChangedPredicate{})).
 		Complete(&shapeWatch{client: mgr.GetClient(), serving: serving, stop: stop})
 }

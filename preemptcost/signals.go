@@ -1,4 +1,4 @@
-package priorityboost
+package preemptcost
 
 import (
 	"math"
@@ -13,15 +13,14 @@ import (
 
 	"github.com/trainjob-kueue/trainjob-kueue/names"
 	"github.com/trainjob-kueue/trainjob-kueue/podsets"
-	"github.com/trainjob-kueue/trainjob-kueue/preemptcost"
 	"github.com/trainjob-kueue/trainjob-kueue/trainjob"
 )
 
 // SignalsOf are what job, its roles (nil when they can't be computed) and
 // its Workload tell, at now, of what losing the job would cost; metric is
 // the trainer status metric the job reports its last checkpoint under.
-func SignalsOf(job *trainjob.TrainJob, roles []podsets.Role, wl *kueue.Workload, now time.Time, metric string) preemptcost.Signals {
-	s := preemptcost.Signals{Training: training(job, roles), Preemptions: preemptcost.Preemptions(wl)}
+func SignalsOf(job *trainjob.TrainJob, roles []podsets.Role, wl *kueue.Workload, now time.Time, metric string) Signals {
+	s := Signals{Training: training(job, roles), Preemptions: Preemptions(wl)}
 	s.CheckpointAgo = checkpointAgo(job, metric, now)
 	s.CheckpointInterval = CheckpointInterval(job)
 	if c := apimeta.FindStatusCondition(wl.Status.Conditions, kueue.WorkloadAdmitted); c != nil && c.Status == metav1.ConditionTrue {
@@ -89,7 +88,7 @@ func CheckpointInterval(job *trainjob.TrainJob) *int64 {
 	if !ok {
 		return nil
 	}
-	d, err := preemptcost.ParseCheckpointInterval(v)
+	d, err := ParseCheckpointInterval(v)
 	if err != nil {
 		return nil
 	}
