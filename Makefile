@@ -148,11 +148,16 @@ test-full: vet test-unit test-install test-image test-integration test-e2e test-
 	$(MAKE) fuzz FUZZTIME=5m
 	$(GO) test -run '^$$' -fuzz FuzzInjectThenRestoreIsIdentity -fuzztime 5m ./shape/
 
-## generate: the deepcopy functions of trainjob/ (controller-gen, built from
+## generate: the deepcopy functions of trainjob/, config/rbac/role.yaml
+## from the +kubebuilder:rbac markers and config/webhook/manifests.yaml from
+## the +kubebuilder:webhook markers with config/webhook/selectors.yaml (controller-gen, built from
 ## hack/tools/controller-gen into the binary cache).
 CONTROLLER_GEN = $$(hack/build-tool.sh controller-gen sigs.k8s.io/controller-tools/cmd/controller-gen controller-gen)
 generate:
 	$(CONTROLLER_GEN) object paths=./trainjob/...
+	$(CONTROLLER_GEN) rbac:roleName=trainjob-kueue-manager-role paths=./... output:rbac:artifacts:config=config/rbac
+	@tmp=$$(mktemp -d) && $(CONTROLLER_GEN) webhook paths=./webhook/... output:webhook:artifacts:config=$$tmp && \
+	  $(GO) run ./hack/webhookgen -generated $$tmp/manifests.yaml -selectors config/webhook/selectors.yaml -out config/webhook/manifests.yaml
 
 ## verify-generate: what make generate writes is what is committed.
 verify-generate:
@@ -160,6 +165,13 @@ verify-generate:
 	  $(CONTROLLER_GEN) object paths=./trainjob/... && \
 	  if ! cmp -s trainjob/zz_generated.deepcopy.go $$tmp/zz_generated.deepcopy.go; then \
 	    cp $$tmp/zz_generated.deepcopy.go trainjob/; echo "trainjob/zz_generated.deepcopy.go is stale: run make generate"; exit 1; fi
+	@tmp=$$(mktemp -d) && $(CONTROLLER_GEN) rbac:roleName=trainjob-kueue-manager-role paths=./... output:rbac:artifacts:config=$$tmp && \
+	  if ! cmp -s config/rbac/role.yaml $$tmp/role.yaml; then \
+	    diff config/rbac/role.yaml $$tmp/role.yaml; echo "config/rbac/role.yaml is stale: run make generate (the +kubebuilder:rbac markers changed)"; exit 1; fi
+	@tmp=$$(mktemp -d) && $(CONTROLLER_GEN) webhook paths=./webhook/... output:webhook:artifacts:config=$$tmp && \
+	  $(GO) run ./hack/webhookgen -generated $$tmp/manifests.yaml -selectors config/webhook/selectors.yaml -out $$tmp/ours.yaml && \
+	  if ! cmp -s config/webhook/manifests.yaml $$tmp/ours.yaml; then \
+	    diff config/webhook/manifests.yaml $$tmp/ours.yaml; echo "config/webhook/manifests.yaml is stale: run make generate (the +kubebuilder:webhook markers or selectors.yaml changed)"; exit 1; fi
 
 vet: verify-generate
 	@out=$$(gofmt -l $$(git ls-files '*.go' 2>/dev/null || find . -name '*.go')); \

@@ -31,7 +31,12 @@ func SetupClusterQueues(mgr ctrl.Manager) error {
 	return ctrl.NewWebhookManagedBy(mgr, &kueue.ClusterQueue{}).WithValidator(ClusterQueues{}).Complete()
 }
 
-// +kubebuilder:webhook:path=/validate-kueue-x-k8s-io-v1beta2-clusterqueue,mutating=false,failurePolicy=ignore,sideEffects=None,groups=kueue.x-k8s.io,resources=clusterqueues,verbs=create;update,versions=v1beta2,name=vclusterqueue.trainjob-kueue.dev,admissionReviewVersions=v1
+// failurePolicy Ignore: it only refuses our annotations with values we
+// could not use, and a ClusterQueue edit (Kueue's own object) must never
+// wait for our manager; a policy that got through is said afterwards.
+// config/webhook/selectors.yaml lets only writes that change annotations
+// reach it (matchConditions).
+// +kubebuilder:webhook:path=/validate-kueue-x-k8s-io-v1beta2-clusterqueue,mutating=false,failurePolicy=ignore,sideEffects=None,groups=kueue.x-k8s.io,resources=clusterqueues,verbs=create;update,versions=v1beta2,name=vclusterqueue.trainjob-kueue.dev,admissionReviewVersions=v1,timeoutSeconds=5
 
 func (ClusterQueues) ValidateCreate(_ context.Context, cq *kueue.ClusterQueue) (admission.Warnings, error) {
 	return nil, clusterQueueAnnotations(nil, cq).ToAggregate()

@@ -56,6 +56,8 @@ var (
 	_ admission.Validator[*trainjob.TrainJob] = (*Webhook)(nil)
 )
 
+// The TrainJob webhooks have failurePolicy Fail, like Kueue's own: a
+// queued job must never start unqueued because the webhook was down.
 // +kubebuilder:webhook:path=/mutate-trainer-kubeflow-org-v1alpha1-trainjob,mutating=true,failurePolicy=fail,sideEffects=None,groups=trainer.kubeflow.org,resources=trainjobs,verbs=create,versions=v1alpha1,name=mtrainjob.trainjob-kueue.dev,admissionReviewVersions=v1
 
 // job wraps a TrainJob for the job framework's checks, which read the job

@@ -35,7 +35,7 @@ func (b *bringUp) install(ctx context.Context) error {
 	if err := b.installCRDs(ctx); err != nil {
 		return err
 	}
-	files := []string{filepath.Join(b.o.Root, "config", "rbac", "role.yaml")}
+	files := []string{filepath.Join(b.o.Root, "config", "rbac", "role.yaml"), filepath.Join(b.o.Root, "config", "rbac", "role_binding.yaml")}
 	if b.o.MultiKueue == MultiKueueManager {
 		files = append(files, filepath.Join(b.o.Root, "config", "multikueue", "role.yaml"))
 	}

@@ -194,3 +194,47 @@ func excludedNamespaces(hook map[string]any) map[string]bool {
 	}
 	return excluded
 }
+
+// The manager's roles, generated from the +kubebuilder:rbac markers: least
+// privilege as installed. No wildcard; Secrets and leases only in the
+// manager's namespace; the webhook configurations and the certificate
+// Secret written only by name; and each role bound to the manager.
+func TestTheManagersRolesAreLeastPrivilege(t *testing.T) {
+	objs := kustomize(t)
+	cluster := find(t, objs, "ClusterRole", "trainjob-kueue-manager-role")
+	ns := find(t, objs, "Role", "trainjob-kueue-manager-role")
+	if ns.GetNamespace() != namespace {
+		t.Errorf("the Role is in %q, want the manager's %s", ns.GetNamespace(), namespace)
+	}
+	named := map[string]bool{"mutatingwebhookconfigurations": true, "validatingwebhookconfigurations": true}
+	for _, role := range []*unstructured.Unstructured{cluster, ns} {
+		rules, _, _ := unstructured.NestedSlice(role.Object, "rules")
+		for _, r := range rules {
+			r := r.(map[string]any)
+			resources, _, _ := unstructured.NestedStringSlice(r, "resources")
+			verbs, _, _ := unstructured.NestedStringSlice(r, "verbs")
+			groups, _, _ := unstructured.NestedStringSlice(r, "apiGroups")
+			byName, _, _ := unstructured.NestedStringSlice(r, "resourceNames")
+			for _, s := range append(append(append([]string{}, resources...), verbs...), groups...) {
+				if s == "*" {
+					t.Errorf("%s %s: a wildcard in %v", role.GetKind(), role.GetName(), r)
+				}
+			}
+			writes := slices.ContainsFunc(verbs, func(v string) bool { return v == "update" || v == "patch" || v == "create" || v == "delete" })
+			for _, res := range resources {
+				if role == cluster && (res == "secrets" || res == "leases") {
+					t.Errorf("the ClusterRole grants %v on %s: only the Role in the manager's namespace may", verbs, res)
+				}
+				if writes && (named[res] || (res == "secrets" && role == ns)) && len(byName) == 0 {
+					t.Errorf("%s %s writes %s by any name: %v", role.GetKind(), role.GetName(), res, r)
+				}
+			}
+		}
+	}
+	for kind, ref := range map[string]string{"ClusterRoleBinding": "ClusterRole", "RoleBinding": "Role"} {
+		b := find(t, objs, kind, "trainjob-kueue-manager-rolebinding")
+		if got, _, _ := unstructured.NestedString(b.Object, "roleRef", "name"); got != "trainjob-kueue-manager-role" {
+			t.Errorf("%s binds %s %q", kind, ref, got)
+		}
+	}
+}

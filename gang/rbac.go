@@ -1,0 +1,8 @@
+package gang
+
+// Gang scheduling: size the PodGroups Trainer makes, create our own for
+// jobs that opt in. A gang re-admitted after some of its pods succeeded:
+// its child Jobs' completed pods, which are not created again, leave its
+// gang (listed then, never cached).
+// +kubebuilder:rbac:groups=scheduling.x-k8s.io,resources=podgroups,verbs=get;list;watch;create;patch
+// +kubebuilder:rbac:groups=batch,resources=jobs,verbs=list

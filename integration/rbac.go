@@ -1,0 +1,36 @@
+package integration
+
+// The RBAC of the integration, generated into config/rbac/role.yaml by
+// make generate (controller-gen): a watch or write added without its
+// marker fails in the local cluster, which runs the manager under exactly
+// that role.
+//
+// TrainJobs: read, and patch our override entries and spec.suspend; a
+// Workload's controller reference blocks the job's deletion.
+// +kubebuilder:rbac:groups=trainer.kubeflow.org,resources=trainjobs,verbs=get;list;watch;patch
+// +kubebuilder:rbac:groups=trainer.kubeflow.org,resources=trainjobs/finalizers,verbs=update
+// +kubebuilder:rbac:groups=trainer.kubeflow.org,resources=trainingruntimes;clustertrainingruntimes,verbs=get;list;watch
+//
+// Trainer v2.0 reports its Jobs' state only on the JobSet.
+// +kubebuilder:rbac:groups=jobset.x-k8s.io,resources=jobsets,verbs=get;list;watch
+//
+// The job framework's Workloads, and holds on them.
+// +kubebuilder:rbac:groups=kueue.x-k8s.io,resources=workloads,verbs=get;list;watch;create;update;patch;delete
+// +kubebuilder:rbac:groups=kueue.x-k8s.io,resources=workloads/status,verbs=get;update;patch
+// +kubebuilder:rbac:groups=kueue.x-k8s.io,resources=workloads/finalizers,verbs=update
+// +kubebuilder:rbac:groups=kueue.x-k8s.io,resources=localqueues;clusterqueues;resourceflavors;admissionchecks;workloadpriorityclasses,verbs=get;list;watch
+// +kubebuilder:rbac:groups=scheduling.k8s.io,resources=priorityclasses,verbs=get;list;watch
+// +kubebuilder:rbac:groups="",resources=namespaces,verbs=get;list;watch
+//
+// On a MultiKueue manager: which Secret holds a worker's kubeconfig (read
+// one by one; the Secret itself through config/multikueue's Role, in
+// Kueue's namespace).
+// +kubebuilder:rbac:groups=kueue.x-k8s.io,resources=multikueueclusters,verbs=get
+//
+// Trainer v2.3's runtime snapshots (<trainjob>-runtime-snapshot), read one
+// by one: no ConfigMap is listed or watched.
+// +kubebuilder:rbac:groups="",resources=configmaps,verbs=get
+//
+// Our events, core/v1 and events.k8s.io.
+// +kubebuilder:rbac:groups="",resources=events,verbs=create;patch
+// +kubebuilder:rbac:groups=events.k8s.io,resources=events,verbs=create;patch
