@@ -4,6 +4,7 @@ import (
 	"context"
 
 	"sigs.k8s.io/controller-runtime/pkg/client"
+	configapi "sigs.k8s.io/kueue/apis/config/v1beta2"
 	"sigs.k8s.io/kueue/pkg/features"
 
 	"github.com/trainjob-kueue/trainjob-kueue/podsets"
@@ -30,13 +31,18 @@ type Facts struct {
 	Topology podsets.Topology
 	// PodGroups: scheduler-plugins' PodGroup CRD is installed.
 	PodGroups bool
+	// Config is the deployed Kueue's Configuration, read once, with the
+	// installed release's defaults (its client budget and controller
+	// concurrency are the manager's too).
+	Config configapi.Configuration
 }
 
 // Discover learns the Facts from the cluster c reads and Kueue's
-// Configuration file kueueConfig ("" for Kueue's defaults), under the
-// feature gates set for Kueue (ApplyFeatureGates). It refuses, saying why,
-// a cluster or configuration it can't serve.
-func Discover(ctx context.Context, c client.Reader, kueueConfig string) (Facts, error) {
+// Configuration file kueueConfig ("" for Kueue's defaults), read once, and
+// sets Kueue's feature gates as the file sets them, with featureGates
+// ("A=true,B=false") over them (ApplyFeatureGates). It refuses, saying
+// why, a cluster or configuration it can't serve.
+func Discover(ctx context.Context, c client.Reader, kueueConfig, featureGates string) (Facts, error) {
 	var f Facts
 	var err error
 	if f.Shape, err = trainerShape(ctx, c); err != nil {
@@ -54,11 +60,13 @@ func Discover(ctx context.Context, c client.Reader, kueueConfig string) (Facts, 
 	}
 	// The file is read with the installed release's defaults: an older
 	// Kueue waits for pods only when configured to.
-	cfg, err := LoadKueueConfigFor(kueueConfig, f.Kueue)
-	if err != nil {
+	if f.Config, err = LoadKueueConfigFor(kueueConfig, f.Kueue); err != nil {
 		return f, err
 	}
-	if f.Settings, err = SettingsOf(&cfg); err != nil {
+	if err := ApplyFeatureGates(&f.Config, featureGates); err != nil {
+		return f, err
+	}
+	if f.Settings, err = SettingsOf(&f.Config); err != nil {
 		return f, err
 	}
 	if features.Enabled(features.TopologyAwareScheduling) {

@@ -71,7 +71,7 @@ func TestDiscoverLearnsTheFactsOnce(t *testing.T) {
 					}
 					return c.Get(ctx, key, obj, opts...)
 				}}).Build()
-			f, err := Discover(t.Context(), c, config)
+			f, err := Discover(t.Context(), c, config, "")
 			if tc.wantErr != "" {
 				if err == nil || !strings.Contains(err.Error(), tc.wantErr) {
 					t.Fatalf("error %v, want one containing %q", err, tc.wantErr)

@@ -46,9 +46,12 @@ type deps struct {
 // newDeps are the deps of one reconciler: c reads from the manager's
 // cache, apiReader from the API server.
 func newDeps(c client.Client, apiReader client.Reader, recorder events.EventRecorder, opts Options) *deps {
+	runtimes := opts.Runtimes
+	if runtimes == nil {
+		runtimes = runtimesource.New(c, apiReader, runtimesource.Options{Shape: opts.Shape, PodSets: opts.PodSets})
+	}
 	return &deps{client: c, apiReader: apiReader, recorder: recorder, opts: opts, caps: opts.Shape.Capabilities(),
-		metrics: opts.Metrics, said: saidonce.New(),
-		runtimes: runtimesource.New(c, apiReader, runtimesource.Options{Shape: opts.Shape, PodSets: opts.PodSets})}
+		metrics: opts.Metrics, said: saidonce.New(), runtimes: runtimes}
 }
 
 // ForChecks is obj as the job framework's webhook checks see it: they read

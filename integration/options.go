@@ -8,6 +8,7 @@ import (
 	"github.com/trainjob-kueue/trainjob-kueue/discovery"
 	"github.com/trainjob-kueue/trainjob-kueue/metrics"
 	"github.com/trainjob-kueue/trainjob-kueue/podsets"
+	"github.com/trainjob-kueue/trainjob-kueue/runtimesource"
 	"github.com/trainjob-kueue/trainjob-kueue/shape"
 )
 
@@ -35,6 +36,9 @@ type Options struct {
 	PolicyRetry time.Duration
 	// Metrics, when set, records the integration's metrics.
 	Metrics *metrics.Metrics
+	// Runtimes is the source of runtimes and PodSets the manager's
+	// controllers share (one memo); nil makes one of the reconciler's own.
+	Runtimes *runtimesource.Source
 	// ManagerUsername is the identity our manager writes TrainJobs with; the
 	// webhook lets only it touch entries carrying our ownership marker.
 	ManagerUsername string

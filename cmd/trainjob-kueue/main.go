@@ -15,6 +15,7 @@ import (
 
 	authenticationv1 "k8s.io/api/authentication/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/client-go/kubernetes"
 	"k8s.io/client-go/rest"
 	ctrl "sigs.k8s.io/controller-runtime"
@@ -113,109 +114,32 @@ func run(ctx context.Context, f flags, draining *atomic.Bool) error {
 	log := ctrl.Log.WithName("setup")
 	log.Info("Starting", "version", version, "commit", commit)
 	scheme := integration.NewScheme()
-
-	kcfg, err := discovery.LoadKueueConfig(f.kueueConfig)
-	if err != nil {
-		return err
-	}
-	if err := discovery.ApplyFeatureGates(&kcfg, f.featureGates); err != nil {
-		return err
-	}
-
 	restCfg := ctrl.GetConfigOrDie()
-	// The same client budget as the deployed Kueue: a burst of jobs is a
-	// burst of admissions for both.
-	if cc := kcfg.ClientConnection; cc != nil {
-		if cc.QPS != nil {
-			restCfg.QPS = *cc.QPS
-		}
-		if cc.Burst != nil {
-			restCfg.Burst = int(*cc.Burst)
-		}
-	}
-	var controllerCfg ctrlconfig.Controller
-	if kcfg.Controller != nil {
-		// "TrainJob.trainer.kubeflow.org" sets how many TrainJobs are
-		// reconciled at once.
-		controllerCfg.GroupKindConcurrency = kcfg.Controller.GroupKindConcurrency
-	}
 	username, err := whoAmI(ctx, restCfg)
 	if err != nil {
 		return err
 	}
-
 	direct, err := client.New(restCfg, client.Options{Scheme: scheme})
 	if err != nil {
 		return err
 	}
-	facts, err := discovery.Discover(ctx, direct, f.kueueConfig)
+	facts, err := discovery.Discover(ctx, direct, f.kueueConfig, f.featureGates)
 	if err != nil {
 		return err
 	}
-	opts := integration.Options{Shape: facts.Shape, KueueSettings: facts.Settings, PodGroups: facts.PodGroups, ManagerUsername: username}
-	opts.PodSets.Defaulter, opts.PodSets.MaxPodSets, opts.PodSets.Topology = facts.Defaulter, facts.Kueue.MaxPodSets, facts.Topology
-	opts.GangRetryInterval = f.gangRetryInterval
+	opts := integrationOptions(facts, username, f)
 	if opts.BuiltInTrainJob {
 		log.Info("Standing by: Kueue's configuration turns its built-in TrainJob integration on, so only the webhook is served (queued TrainJobs are suspended, bad ones refused); TrainJobs are taken over once the configuration turns it off", "kueueConfig", f.kueueConfig)
 	}
 	log.Info("Serving TrainJobs", "overrides", opts.Shape.Name(), "kueue", facts.Kueue.Name(), "maxPodSets", facts.Kueue.MaxPodSets,
 		"waitForPodsReady", opts.WaitForPodsReady, "manager", opts.ManagerUsername, "podGroups", opts.PodGroups)
-
-	if err := checkPprofAddress(f.pprofAddr); err != nil {
-		return err
-	}
-	metricsOpts := metricsserver.Options{BindAddress: f.metricsAddr, SecureServing: f.metricsSecure, TLSOpts: tlsOptions(f.enableHTTP2)}
-	if f.metricsSecure {
-		metricsOpts.FilterProvider = filters.WithAuthenticationAndAuthorization
-	}
-	// client-go's transport cache hands the manager's clients the same
-	// connections.
-	httpClient, err := rest.HTTPClientFor(restCfg)
+	mgr, err := newManager(f, facts, restCfg, scheme)
 	if err != nil {
 		return err
 	}
-	cacheOpts, err := onepass.Watches(informercache.Options(), restCfg, httpClient, scheme, &kueue.Workload{}, &trainjob.TrainJob{})
-	if err != nil {
-		return err
-	}
-	mgr, err := ctrl.NewManager(restCfg, ctrl.Options{
-		Scheme:                  scheme,
-		Cache:                   cacheOpts,
-		Controller:              controllerCfg,
-		PprofBindAddress:        f.pprofAddr,
-		Metrics:                 metricsOpts,
-		HealthProbeBindAddress:  f.probeAddr,
-		LeaderElection:          f.leaderElect,
-		LeaderElectionID:        "trainjob-kueue.dev",
-		LeaderElectionNamespace: f.leaderElectNS,
-		// A leader that stops (a rolling upgrade, a deleted pod) hands the
-		// lease over at once instead of leaving the standby to wait it out:
-		// the process exits as soon as the manager returns, so nothing of
-		// ours runs after the release.
-		LeaderElectionReleaseOnCancel: true,
-		WebhookServer: webhook.NewServer(webhook.Options{
-			Host:    f.webhookHost,
-			Port:    f.webhookPort,
-			CertDir: f.webhookCertDir,
-			TLSOpts: tlsOptions(f.enableHTTP2),
-		}),
-	})
-	if err != nil {
-		return fmt.Errorf("creating the manager: %w", err)
-	}
-	// An in-place Trainer upgrade that changes the TrainJob shape stops us;
-	// the Deployment restarts us on the new one.
 	ctx, cancel := context.WithCancelCause(ctx)
 	defer cancel(nil)
-	if err := restartwatch.WatchShape(mgr, opts.Shape, func(err error) {
-		log.Info("Stopping", "reason", err.Error())
-		cancel(err)
-	}); err != nil {
-		return err
-	}
-	// Kueue's built-in TrainJob integration turned on or off: restart in
-	// the mode the configuration asks for (standby: the webhook alone).
-	if err := restartwatch.WatchBuiltIn(mgr, f.kueueConfig, opts.BuiltInTrainJob, builtInCheckInterval, func(err error) {
+	if err := watchRestarts(mgr, f, opts, func(err error) {
 		log.Info("Stopping", "reason", err.Error())
 		cancel(err)
 	}); err != nil {
@@ -240,10 +164,104 @@ func run(ctx context.Context, f flags, draining *atomic.Bool) error {
 		<-certsReady
 		setupErr <- setup(ctx, mgr, opts, !f.disableWebhook)
 	}()
+	if err := addProbes(mgr, f, certsReady, draining); err != nil {
+		return err
+	}
+	return start(ctx, mgr, setupErr)
+}
+
+// integrationOptions are the integration's options from what the manager
+// learned at start and its flags.
+func integrationOptions(facts discovery.Facts, username string, f flags) integration.Options {
+	opts := integration.Options{Shape: facts.Shape, KueueSettings: facts.Settings, PodGroups: facts.PodGroups, ManagerUsername: username}
+	opts.PodSets.Defaulter, opts.PodSets.MaxPodSets, opts.PodSets.Topology = facts.Defaulter, facts.Kueue.MaxPodSets, facts.Topology
+	opts.GangRetryInterval = f.gangRetryInterval
+	return opts
+}
+
+// newManager is the controller manager: the deployed Kueue's client budget
+// and concurrency, the trimmed one-pass cache, metrics, leader election
+// and the webhook server.
+func newManager(f flags, facts discovery.Facts, restCfg *rest.Config, scheme *runtime.Scheme) (ctrl.Manager, error) {
+	// The same client budget as the deployed Kueue: a burst of jobs is a
+	// burst of admissions for both.
+	var controllerCfg ctrlconfig.Controller
+	if cc := facts.Config.ClientConnection; cc != nil {
+		if cc.QPS != nil {
+			restCfg.QPS = *cc.QPS
+		}
+		if cc.Burst != nil {
+			restCfg.Burst = int(*cc.Burst)
+		}
+	}
+	if c := facts.Config.Controller; c != nil {
+		// "TrainJob.trainer.kubeflow.org" sets how many TrainJobs are
+		// reconciled at once.
+		controllerCfg.GroupKindConcurrency = c.GroupKindConcurrency
+	}
+	if err := checkPprofAddress(f.pprofAddr); err != nil {
+		return nil, err
+	}
+	metricsOpts := metricsserver.Options{BindAddress: f.metricsAddr, SecureServing: f.metricsSecure, TLSOpts: tlsOptions(f.enableHTTP2)}
+	if f.metricsSecure {
+		metricsOpts.FilterProvider = filters.WithAuthenticationAndAuthorization
+	}
+	// client-go's transport cache hands the manager's clients the same
+	// connections.
+	httpClient, err := rest.HTTPClientFor(restCfg)
+	if err != nil {
+		return nil, err
+	}
+	cacheOpts, err := onepass.Watches(informercache.Options(), restCfg, httpClient, scheme, &kueue.Workload{}, &trainjob.TrainJob{})
+	if err != nil {
+		return nil, err
+	}
+	mgr, err := ctrl.NewManager(restCfg, ctrl.Options{
+		Scheme:                  scheme,
+		Cache:                   cacheOpts,
+		Controller:              controllerCfg,
+		PprofBindAddress:        f.pprofAddr,
+		Metrics:                 metricsOpts,
+		HealthProbeBindAddress:  f.probeAddr,
+		LeaderElection:          f.leaderElect,
+		LeaderElectionID:        "trainjob-kueue.dev",
+		LeaderElectionNamespace: f.leaderElectNS,
+		// A leader that stops (a rolling upgrade, a deleted pod) hands the
+		// lease over at once instead of leaving the standby to wait it out:
+		// the process exits as soon as the manager returns, so nothing of
+		// ours runs after the release.
+		LeaderElectionReleaseOnCancel: true,
+		WebhookServer: webhook.NewServer(webhook.Options{
+			Host:    f.webhookHost,
+			Port:    f.webhookPort,
+			CertDir: f.webhookCertDir,
+			TLSOpts: tlsOptions(f.enableHTTP2),
+		}),
+	})
+	if err != nil {
+		return nil, fmt.Errorf("creating the manager: %w", err)
+	}
+	return mgr, nil
+}
+
+// watchRestarts stops the manager (stop) when what it learned at start no
+// longer holds: an in-place Trainer upgrade that changes the TrainJob
+// shape, or Kueue's built-in TrainJob integration turned on or off. The
+// Deployment restarts it in the mode it then finds.
+func watchRestarts(mgr ctrl.Manager, f flags, opts integration.Options, stop func(error)) error {
+	if err := restartwatch.WatchShape(mgr, opts.Shape, stop); err != nil {
+		return err
+	}
+	return restartwatch.WatchBuiltIn(mgr, f.kueueConfig, opts.BuiltInTrainJob, builtInCheckInterval, stop)
+}
+
+// addProbes: alive while the process runs; ready once the certificate
+// exists and the webhook serves, and no longer once draining.
+func addProbes(mgr ctrl.Manager, f flags, certsReady <-chan struct{}, draining *atomic.Bool) error {
 	if err := mgr.AddHealthzCheck("healthz", healthz.Ping); err != nil {
 		return err
 	}
-	if err := mgr.AddReadyzCheck("readyz", func(req *http.Request) error {
+	return mgr.AddReadyzCheck("readyz", func(req *http.Request) error {
 		if draining.Load() {
 			return errors.New("shutting down")
 		}
@@ -256,9 +274,12 @@ func run(ctx context.Context, f flags, draining *atomic.Bool) error {
 			return nil
 		}
 		return mgr.GetWebhookServer().StartedChecker()(req)
-	}); err != nil {
-		return err
-	}
+	})
+}
+
+// start runs the manager until it stops, a setup fails, or a restart watch
+// asks it to stop (then that is the error returned).
+func start(ctx context.Context, mgr ctrl.Manager, setupErr <-chan error) error {
 	runErr := make(chan error, 1)
 	go func() { runErr <- mgr.Start(ctx) }()
 	select {
@@ -320,16 +341,13 @@ func setup(ctx context.Context, mgr ctrl.Manager, opts integration.Options, with
 		}
 		opts.Recorder = r
 	}
+	// One source of runtimes and PodSets, one memo, for the integration and
+	// the priority boost (whose jobs are among the integration's).
+	opts.Runtimes = runtimesource.New(mgr.GetClient(), mgr.GetAPIReader(), runtimesource.Options{Shape: opts.Shape, PodSets: opts.PodSets})
 	if err := integration.Setup(ctx, mgr, opts); err != nil {
 		return err
 	}
-	// A source of its own: its memo holds only the jobs of ClusterQueues
-	// with a policy.
-	runtimes := runtimesource.New(mgr.GetClient(), mgr.GetAPIReader(), runtimesource.Options{Shape: opts.Shape, PodSets: opts.PodSets})
-	if err := runtimes.PruneOnDelete(mgr.GetCache()); err != nil {
-		return err
-	}
-	boosts := priorityboost.New(priorityboost.Options{Client: mgr.GetClient(), Runtimes: runtimes, Recorder: opts.Recorder, Metrics: opts.Metrics, GateOn: opts.PriorityBoost})
+	boosts := priorityboost.New(priorityboost.Options{Client: mgr.GetClient(), Runtimes: opts.Runtimes, Recorder: opts.Recorder, Metrics: opts.Metrics, GateOn: opts.PriorityBoost})
 	if err := boosts.SetupWithManager(mgr); err != nil {
 		return fmt.Errorf("setting up the priority boost: %w", err)
 	}

@@ -108,7 +108,7 @@ func TestPodSetsRoundTripThroughTheAPIServer(t *testing.T) {
 		t.Fatalf("stored port protocol %q, want TCP", p)
 	}
 
-	facts, err := discovery.Discover(ctx, k8s, "")
+	facts, err := discovery.Discover(ctx, k8s, "", "")
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -418,7 +418,7 @@ func startTrainJobKueue(ctx context.Context, cfg *rest.Config, port int, certDir
 	if err != nil {
 		return err
 	}
-	facts, err := discovery.Discover(ctx, direct, "")
+	facts, err := discovery.Discover(ctx, direct, "", "")
 	if err != nil {
 		return err
 	}
