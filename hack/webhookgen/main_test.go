@@ -40,8 +40,8 @@ func TestCompose(t *testing.T) {
 		t.Errorf("an empty creationTimestamp:\n%s", got)
 	}
 	for name, sel := range map[string]string{
-		"no entry for the webhook":    `other.example.dev: {}`,
-		"an entry for no webhook":     "vx.example.dev: {}\nother.example.dev: {}",
+		"no entry for the webhook":     `other.example.dev: {}`,
+		"an entry for no webhook":      "vx.example.dev: {}\nother.example.dev: {}",
 		"a misspelt field of an entry": `vx.example.dev: {namespaceSelectr: {}}`,
 	} {
 		if _, err := compose([]byte(generated), []byte(sel)); err == nil {

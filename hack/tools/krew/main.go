@@ -175,8 +175,8 @@ It changes nothing in the cluster.`,
 	}
 	for _, a := range done {
 		p.Spec.Platforms = append(p.Spec.Platforms, index.Platform{
-			URI:    fmt.Sprintf("%s/%s/%s", strings.TrimSuffix(base, "/"), version, a.file),
-			Sha256: a.sha256,
+			URI:      fmt.Sprintf("%s/%s/%s", strings.TrimSuffix(base, "/"), version, a.file),
+			Sha256:   a.sha256,
 			Selector: &metav1.LabelSelector{MatchLabels: map[string]string{"os": a.os, "arch": a.arch}},
 			Bin:      binary + exe(a.platform),
 		})
