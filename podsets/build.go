@@ -182,10 +182,12 @@ func applyTrainer(job *trainjob.TrainJob, rt *trainer.TrainingRuntimeSpec, rules
 		if r == nil || !(trainerStep || workers) {
 			continue
 		}
+		// Either way Trainer writes the container's limits and requests
+		// alone: the runtime's resources.claims (DRA) of that container are
+		// gone (its pod's resourceClaims stay, allocated and counted).
 		switch {
 		case rules.ResourcesPerNodeMerges:
-			c.Resources.Limits = mergeResources(c.Resources.Limits, r.Limits)
-			c.Resources.Requests = mergeResources(c.Resources.Requests, r.Requests)
+			c.Resources = corev1.ResourceRequirements{Limits: mergeResources(c.Resources.Limits, r.Limits), Requests: mergeResources(c.Resources.Requests, r.Requests)}
 		case r.Limits != nil || r.Requests != nil:
 			c.Resources = corev1.ResourceRequirements{Limits: r.Limits.DeepCopy(), Requests: r.Requests.DeepCopy()}
 		}

@@ -1,0 +1,102 @@
+package podsets_test
+
+import (
+	"testing"
+
+	"github.com/google/go-cmp/cmp"
+	corev1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/api/resource"
+	"k8s.io/utils/ptr"
+
+	trainer "github.com/kubeflow/trainer/v2/pkg/apis/trainer/v1alpha1"
+
+	"github.com/trainjob-kueue/trainjob-kueue/podsets"
+	"github.com/trainjob-kueue/trainjob-kueue/shape"
+	"github.com/trainjob-kueue/trainjob-kueue/trainjob"
+)
+
+// withClaims gives every role of rt a DRA claim: the pod's resourceClaims
+// entry from a ResourceClaimTemplate (what Kueue counts against quota),
+// and each container's resources.claims naming it.
+func withClaims(rt *trainer.TrainingRuntimeSpec) *trainer.TrainingRuntimeSpec {
+	for i := range rt.Template.Spec.ReplicatedJobs {
+		spec := &rt.Template.Spec.ReplicatedJobs[i].Template.Spec.Template.Spec
+		spec.ResourceClaims = []corev1.PodResourceClaim{{Name: "gpus", ResourceClaimTemplateName: ptr.To("two-gpus")}}
+		for j := range spec.Containers {
+			spec.Containers[j].Resources.Claims = []corev1.ResourceClaim{{Name: "gpus"}}
+		}
+	}
+	return rt
+}
+
+// Every role's PodSet keeps its pod's resourceClaims and its containers'
+// resources.claims, on every Trainer shape, whatever the TrainJob sets:
+// Kueue counts DRA devices from the PodSet templates' claims, so a claim
+// lost here is a GPU job that bypasses quota. The one exception is
+// Trainer's own: where spec.trainer.resourcesPerNode applies, every release
+// writes the node container's limits and requests alone, so that
+// container's resources.claims are not in the pods either (its pod's
+// resourceClaims stay: still allocated and counted).
+func TestPodSetsCarryTheRuntimesDRAClaims(t *testing.T) {
+	shapes := map[string]shape.Shape{
+		"v2.0 podSpecOverrides":     shape.PodSpecOverrides{},
+		"v2.1 podTemplateOverrides": shape.PodTemplateOverrides{},
+		"v2.2 runtimePatches":       shape.RuntimePatches{Release: podsets.Rules{LauncherAsNodeWorkersGetResources: true}},
+		"v2.3 runtimePatches":       shape.RuntimePatches{Release: podsets.Rules{LauncherAsNodeWorkersGetResources: true, ResourcesPerNodeMerges: true, ResourcesPerNodeNeedsMLPolicy: true, RuntimeSnapshot: true}},
+	}
+	gpus := corev1.ResourceList{"nvidia.com/gpu": resource.MustParse("1")}
+	runtimes := map[string]*trainer.TrainingRuntimeSpec{
+		"torch with initializers": runtimeOf(torch(ptr.To[int32](3)),
+			rj{name: "dataset-initializer", ancestor: "dataset-initializer", replicas: 1},
+			rj{name: "model-initializer", ancestor: "model-initializer", replicas: 1},
+			rj{name: "node", ancestor: "trainer", replicas: 1}),
+		"MPI launcher and nodes": runtimeOf(mpi(ptr.To[int32](2), false),
+			rj{name: "launcher", ancestor: "trainer", replicas: 1, container: "launcher"},
+			rj{name: "node", replicas: 1}),
+	}
+	jobs := map[string]*trainjob.TrainJob{
+		"no trainer fields": jobWith(nil),
+		"numNodes set":      jobWith(numNodes(4)),
+		"resourcesPerNode":  jobWith(perNode(gpus)),
+	}
+	wantPod := []corev1.PodResourceClaim{{Name: "gpus", ResourceClaimTemplateName: ptr.To("two-gpus")}}
+	for sn, s := range shapes {
+		for rn, rt := range runtimes {
+			for jn, job := range jobs {
+				t.Run(sn+"/"+rn+"/"+jn, func(t *testing.T) {
+					got, err := podsets.Build(job, withClaims(rt.DeepCopy()), s, podsets.Options{})
+					if err != nil {
+						t.Fatal(err)
+					}
+					if len(got) != len(rt.Template.Spec.ReplicatedJobs) {
+						t.Fatalf("%d PodSets for %d roles", len(got), len(rt.Template.Spec.ReplicatedJobs))
+					}
+					for _, ps := range got {
+						if diff := cmp.Diff(wantPod, ps.Template.Spec.ResourceClaims); diff != "" {
+							t.Errorf("PodSet %s: pod resourceClaims (-want +got):\n%s", ps.Name, diff)
+						}
+						for _, c := range ps.Template.Spec.Containers {
+							want := []corev1.ResourceClaim{{Name: "gpus"}}
+							if job.Spec.Trainer != nil && job.Spec.Trainer.ResourcesPerNode != nil && c.Name == podsets.NodeName && takesResourcesPerNode(string(ps.Name), rn) {
+								want = nil
+							}
+							if diff := cmp.Diff(want, c.Resources.Claims); diff != "" {
+								t.Errorf("PodSet %s container %s: resources.claims (-want +got):\n%s", ps.Name, c.Name, diff)
+							}
+						}
+					}
+				})
+			}
+		}
+	}
+}
+
+// takesResourcesPerNode: Trainer writes resourcesPerNode into role's node
+// container (the trainer step; MPI's node workers only with the launcher
+// as a node, which these runtimes don't run).
+func takesResourcesPerNode(role, runtime string) bool {
+	if runtime == "MPI launcher and nodes" {
+		return role == "launcher"
+	}
+	return role == "node"
+}
