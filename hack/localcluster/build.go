@@ -27,6 +27,9 @@ func (b *bringUp) buildStreams() [][]string {
 	if b.o.Integration == IntegrationOurs {
 		streams[2] = append(streams[2], "trainjob-kueue")
 	}
+	if (fakeDRA{}).runs(b.o) {
+		streams[0] = append(streams[0], "fake-dra-driver")
+	}
 	return streams
 }
 
@@ -57,9 +60,13 @@ func (b *bringUp) build(ctx context.Context) error {
 // buildOne builds a component into the machine's binary cache (or finds it
 // there) and returns its path; trainjob-kueue goes to the cluster's bin/.
 func (b *bringUp) buildOne(ctx context.Context, name string) (string, error) {
-	if name == "trainjob-kueue" {
+	switch name {
+	case "trainjob-kueue":
 		b.step("binary trainjob-kueue (from the working tree)")
 		return buildOurs(ctx, b.o.Root, b.path("bin", "trainjob-kueue"), b.o.Progress)
+	case "fake-dra-driver":
+		b.step("binary fake-dra-driver (hack/fakedra, from the working tree)")
+		return buildFakeDRA(ctx, b.o.Root, b.path("bin", "fake-dra-driver"), b)
 	}
 	b.step("binary %s", name)
 	cmd := exec.CommandContext(ctx, filepath.Join(b.o.Root, "hack", "component.sh"), name)

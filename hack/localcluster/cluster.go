@@ -52,6 +52,10 @@ type Settings struct {
 	// Kueue's visibility API is off on such a cluster: its server listens
 	// on loopback only.
 	EndpointRouting bool `json:"endpointRouting,omitempty"`
+	// DRA: Dynamic Resource Allocation with a fake driver (dra.go): the
+	// DeviceClass gpu.example.com, devices on the kwok GPU nodes, counted
+	// by Kueue as example.com/gpu.
+	DRA bool `json:"dra,omitempty"`
 }
 
 // Options for Up.
@@ -140,6 +144,9 @@ func Up(ctx context.Context, o Options) (*Cluster, error) {
 	}
 	if o.MultiKueue != "" && o.MultiKueue != MultiKueueManager {
 		return nil, fmt.Errorf("MultiKueue role %q: use %q or nothing", o.MultiKueue, MultiKueueManager)
+	}
+	if o.DRA && !draSupported(o.KueueVersion) {
+		return nil, fmt.Errorf("DRA=true: Kueue %s does not count DRA devices; use Kueue v0.18 or later", o.KueueVersion)
 	}
 	if _, err := parseGates(o.KueueFeatureGates); err != nil {
 		return nil, fmt.Errorf("KUEUE_FEATURE_GATES: %w", err)

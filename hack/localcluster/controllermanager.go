@@ -5,16 +5,21 @@ import "context"
 // controllerManager is kube-controller-manager with the controllers a
 // batch cluster without kubelets needs: Jobs, garbage collection,
 // namespaces, node lifecycle (it lifts new nodes' not-ready taint), pod GC
-// and TTL after finished.
+// and TTL after finished; with DRA, ResourceClaims.
 type controllerManager struct{}
 
 func (controllerManager) name() string      { return "kube-controller-manager" }
 func (controllerManager) runs(Options) bool { return true }
 
 func (controllerManager) start(_ context.Context, b *bringUp) error {
+	controllers := "job-controller,garbage-collector-controller,namespace-controller,node-lifecycle-controller,pod-garbage-collector-controller,ttl-after-finished-controller"
+	if b.o.DRA {
+		// A pod's claims from its ResourceClaimTemplates, made and freed.
+		controllers += ",resourceclaim-controller"
+	}
 	return b.launch("kube-controller-manager", nil,
 		"--kubeconfig="+b.kubeconfig("kube-controller-manager"),
-		"--controllers=job-controller,garbage-collector-controller,namespace-controller,node-lifecycle-controller,pod-garbage-collector-controller,ttl-after-finished-controller",
+		"--controllers="+controllers,
 		"--use-service-account-credentials=false",
 		"--secure-port=0",
 		"--leader-elect=false",

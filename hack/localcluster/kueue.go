@@ -75,6 +75,9 @@ func (kueueManager) writeConfig(b *bringUp) error {
 	if b.o.MultiKueue == MultiKueueManager {
 		cfg.forMultiKueueManager()
 	}
+	if b.o.DRA {
+		cfg.forDRA()
+	}
 	cfg["internalCertManagement"] = map[string]any{"enable": false}
 	cfg["webhook"] = map[string]any{"host": "127.0.0.1", "port": b.ports["kueue-webhook"], "certDir": b.path("certs", "webhook")}
 	cfg["metrics"] = map[string]any{"bindAddress": fmt.Sprintf("127.0.0.1:%d", b.ports["kueue-metrics"])}

@@ -114,6 +114,14 @@ func (c kueueConfig) forMultiKueueManager() {
 	})
 }
 
+// forDRA: the fake driver's devices counted as the quota resource
+// example.com/gpu (KueueDRAIntegration is on by default from v0.18).
+func (c kueueConfig) forDRA() {
+	c.object("resources")["deviceClassMappings"] = []any{
+		map[string]any{"name": DRAQuotaResource, "deviceClassNames": []any{DRADeviceClass}},
+	}
+}
+
 func asSlice(v any) []any {
 	s, _ := v.([]any)
 	return s

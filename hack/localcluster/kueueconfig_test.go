@@ -76,3 +76,20 @@ func TestAWrittenConfigurationReadsBackTheSame(t *testing.T) {
 		t.Errorf("read back (-want +got):\n%s", diff)
 	}
 }
+
+// A DRA cluster's Kueue counts the fake driver's devices as
+// example.com/gpu; DRA needs a Kueue that counts devices.
+func TestDRAIsCountedByKueueFromV018(t *testing.T) {
+	cfg := kueueConfig{}
+	cfg.forDRA()
+	got := cfg.object("resources")["deviceClassMappings"]
+	want := []any{map[string]any{"name": "example.com/gpu", "deviceClassNames": []any{"gpu.example.com"}}}
+	if diff := cmp.Diff(want, got); diff != "" {
+		t.Errorf("deviceClassMappings (-want +got):\n%s", diff)
+	}
+	for v, ok := range map[string]bool{"v0.16.2": false, "v0.17.1": false, "v0.18.0": true, "v0.19.2": true, "main": false} {
+		if got := draSupported(v); got != ok {
+			t.Errorf("draSupported(%s) = %v, want %v", v, got, ok)
+		}
+	}
+}

@@ -49,7 +49,7 @@ type (
 func launchers() [][]launcher {
 	return [][]launcher{
 		{etcd{}, apiServer{}},
-		{controllerManager{}, scheduler{}, kwok{}, kueueManager{}, jobsetController{}, trainerController{}},
+		{controllerManager{}, scheduler{}, kwok{}, kueueManager{}, jobsetController{}, trainerController{}, fakeDRA{}},
 		{ours{}},
 	}
 }
