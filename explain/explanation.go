@@ -46,6 +46,9 @@ type Input struct {
 	// Priority: the ClusterQueue's preemption-cost policy and its peers;
 	// nil when not read.
 	Priority *PriorityInput
+	// DRA: what the roles claim through ResourceClaimTemplates; nil when
+	// none does (or they can't be read).
+	DRA *DRAInput
 }
 
 // Explanation answers a batch admin's questions about one TrainJob.
@@ -62,6 +65,9 @@ type Explanation struct {
 	Quota        []QuotaLine       `json:"quota,omitempty"`
 	Position     *Position         `json:"position,omitempty"`
 	PositionNote string            `json:"positionNote,omitempty"`
+	// DRAMissing are the ResourceClaimTemplates the roles name that do
+	// not exist in the job's namespace.
+	DRAMissing []string `json:"draMissingTemplates,omitempty"`
 	// KueueSays is Kueue's own message on the Workload, when pending.
 	KueueSays string `json:"kueueSays,omitempty"`
 	// Priority under the ClusterQueue's preemption-cost policy.
@@ -79,6 +85,8 @@ type RoleExplanation struct {
 	Flavors map[corev1.ResourceName]string `json:"flavors,omitempty"`
 	// Candidates considered now, for a job not admitted.
 	Candidates []Candidate `json:"candidates,omitempty"`
+	// DRA devices the role's pods claim through ResourceClaimTemplates.
+	DRA []DRADevices `json:"dra,omitempty"`
 }
 
 // QuotaLine is one flavor's resource in the ClusterQueue.

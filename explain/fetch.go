@@ -75,6 +75,9 @@ func (e *Explainer) Explain(ctx context.Context, job *trainjob.TrainJob) (Explan
 	if snapshotted {
 		in.RuntimeFrom = fmt.Sprintf("Trainer's snapshot of the runtime, ConfigMap %s/%s-runtime-snapshot (the runtime as it was when the job was created)", job.Namespace, job.Name)
 	}
+	if in.DRA, err = e.dra(ctx, job.Namespace, roles); err != nil {
+		return Explanation{}, err
+	}
 	if in.LocalQueue != "" {
 		if in.Queue, err = e.queue(ctx, job.Namespace, in.LocalQueue); err != nil {
 			return Explanation{}, err

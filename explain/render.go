@@ -40,6 +40,7 @@ func (ex *Explanation) WriteText(w io.Writer) error {
 	for _, r := range ex.Roles {
 		fmt.Fprintf(tw, "%s\t%d\t%s\t%s\t%s\n", r.Name, r.Count, compact(r.PerPod), compact(r.Total), roleFlavorText(&r))
 	}
+	writeDRA(tw, ex)
 	if len(ex.Quota) > 0 {
 		fmt.Fprintln(tw)
 		fmt.Fprintf(tw, "QUOTA OF %s\tRESOURCE\tNOMINAL\tBORROWING LIMIT\tUSED\tCOHORT LENDS\n", ex.ClusterQueue)

@@ -25,6 +25,7 @@ func Explain(in Input) Explanation {
 	for _, u := range usage {
 		ex.Roles = append(ex.Roles, RoleExplanation{Name: u.Name, Count: u.Count, PerPod: u.PerPod, Total: u.Total})
 	}
+	addDRA(&ex, in)
 	if in.Queue != nil {
 		cq := in.Queue.ClusterQueue
 		ex.ClusterQueue, ex.Cohort = cq.Name, string(cq.Spec.CohortName)

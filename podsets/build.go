@@ -95,6 +95,9 @@ func Roles(job *trainjob.TrainJob, rt *trainer.TrainingRuntimeSpec, shape Shape)
 		if err := checkPodQuantities(rj.Name, &tmpl.Spec); err != nil {
 			return nil, err
 		}
+		if err := checkClaims(rj.Name, &tmpl.Spec); err != nil {
+			return nil, err
+		}
 		var deps []Dependency
 		for _, d := range rj.DependsOn {
 			deps = append(deps, Dependency{Name: d.Name, Complete: d.Status == jobset.DependencyComplete})
@@ -345,6 +348,19 @@ func checkPodQuantities(role string, spec *corev1.PodSpec) error {
 			if err := checkQuantities(where+" limits", c.Resources.Limits); err != nil {
 				return err
 			}
+		}
+	}
+	return nil
+}
+
+// checkClaims refuses a pod claiming an existing ResourceClaim by name (a
+// shared claim): Kueue counts DRA devices only from ResourceClaimTemplates,
+// so such a job would run on devices no quota booked.
+func checkClaims(role string, spec *corev1.PodSpec) error {
+	for _, c := range spec.ResourceClaims {
+		if c.ResourceClaimName != nil {
+			return fmt.Errorf("replicatedJob %q claims ResourceClaim %q by name (resourceClaims[%s].resourceClaimName): Kueue does not count a shared claim against quota, so the job would run on devices no quota booked; give the role a ResourceClaimTemplate (resourceClaimTemplateName) instead",
+				role, *c.ResourceClaimName, c.Name)
 		}
 	}
 	return nil

@@ -1,6 +1,7 @@
 package podsets_test
 
 import (
+	"strings"
 	"testing"
 
 	"github.com/google/go-cmp/cmp"
@@ -99,4 +100,18 @@ func takesResourcesPerNode(role, runtime string) bool {
 		return role == "launcher"
 	}
 	return role == "node"
+}
+
+// A role that claims an existing ResourceClaim by name is refused: Kueue
+// does not count shared claims, so the job would run on devices no quota
+// booked. The refusal names the role, the claim and the fix.
+func TestASharedClaimIsRefusedNamingTheFix(t *testing.T) {
+	rt := withClaims(runtimeOf(torch(nil), rj{name: "node", ancestor: "trainer", replicas: 1}))
+	rt.Template.Spec.ReplicatedJobs[0].Template.Spec.Template.Spec.ResourceClaims = []corev1.PodResourceClaim{{Name: "gpus", ResourceClaimName: ptr.To("team-gpus")}}
+	_, err := podsets.Build(jobWith(nil), rt, shape.PodTemplateOverrides{}, podsets.Options{})
+	for _, want := range []string{`replicatedJob "node"`, `ResourceClaim "team-gpus"`, "resourceClaims[gpus].resourceClaimName", "resourceClaimTemplateName"} {
+		if err == nil || !strings.Contains(err.Error(), want) {
+			t.Errorf("error %v, want it to say %q", err, want)
+		}
+	}
 }
