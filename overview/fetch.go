@@ -7,6 +7,9 @@ import (
 	"time"
 
 	corev1 "k8s.io/api/core/v1"
+	resourcev1 "k8s.io/api/resource/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	apimeta "k8s.io/apimachinery/pkg/api/meta"
 	"k8s.io/apimachinery/pkg/fields"
 	"k8s.io/apimachinery/pkg/labels"
 	"k8s.io/apimachinery/pkg/selection"
@@ -14,6 +17,7 @@ import (
 	jobsetapi "sigs.k8s.io/jobset/api/jobset/v1alpha2"
 	kueue "sigs.k8s.io/kueue/apis/kueue/v1beta2"
 
+	"github.com/trainjob-kueue/trainjob-kueue/quota"
 	"github.com/trainjob-kueue/trainjob-kueue/trainjob"
 )
 
@@ -34,7 +38,8 @@ type Options struct {
 }
 
 // Fetch reads what Rows needs with one list call per kind — TrainJobs,
-// Workloads, LocalQueues, running pods — and one visibility request per
+// Workloads, LocalQueues, running pods, and ResourceClaimTemplates when a
+// job claims DRA devices through one — and one visibility request per
 // ClusterQueue with pending jobs, never one request per job. Positions are
 // left out, with the reason in notes, where Kueue's visibility API does not
 // answer (not served, or not allowed).
@@ -59,6 +64,9 @@ func Fetch(ctx context.Context, c client.Reader, pending Pending, o Options, now
 		return in, nil, fmt.Errorf("listing Workloads: %w", err)
 	}
 	in.Workloads = wls.Items
+	if in.ClaimTemplates, err = claimTemplates(ctx, c, in.Workloads, ns); err != nil {
+		return in, nil, err
+	}
 	var lqs kueue.LocalQueueList
 	if err := c.List(ctx, &lqs, ns...); err != nil {
 		return in, nil, fmt.Errorf("listing LocalQueues: %w", err)
@@ -95,6 +103,35 @@ func Fetch(ctx context.Context, c client.Reader, pending Pending, o Options, now
 		}
 	}
 	return in, notes, nil
+}
+
+// claimTemplates are the devices of each ResourceClaimTemplate, by
+// namespace and name, listed once, and only when some Workload's pods
+// claim through one (DRA): a cluster without DRA costs no request. A
+// reader who may not list them, or a cluster that serves no DRA, gets
+// none: its DRA devices are then not counted.
+func claimTemplates(ctx context.Context, c client.Reader, wls []kueue.Workload, ns []client.ListOption) (map[string]map[string]quota.Devices, error) {
+	needed := slices.ContainsFunc(wls, func(wl kueue.Workload) bool {
+		return slices.ContainsFunc(wl.Spec.PodSets, func(ps kueue.PodSet) bool { return quota.ClaimsTemplates(&ps.Template.Spec) })
+	})
+	if !needed {
+		return nil, nil
+	}
+	var list resourcev1.ResourceClaimTemplateList
+	if err := c.List(ctx, &list, ns...); err != nil {
+		if apierrors.IsForbidden(err) || apierrors.IsNotFound(err) || apimeta.IsNoMatchError(err) {
+			return nil, nil
+		}
+		return nil, fmt.Errorf("listing ResourceClaimTemplates: %w", err)
+	}
+	out := map[string]map[string]quota.Devices{}
+	for _, t := range list.Items {
+		if out[t.Namespace] == nil {
+			out[t.Namespace] = map[string]quota.Devices{}
+		}
+		out[t.Namespace][t.Name] = quota.TemplateDevices(t.Spec.Spec)
+	}
+	return out, nil
 }
 
 // pendingClusterQueues are the ClusterQueues the listed jobs wait in,

@@ -15,6 +15,7 @@ import (
 
 	"github.com/trainjob-kueue/trainjob-kueue/names"
 	"github.com/trainjob-kueue/trainjob-kueue/preemptcost"
+	"github.com/trainjob-kueue/trainjob-kueue/quota"
 	"github.com/trainjob-kueue/trainjob-kueue/trainjob"
 )
 
@@ -82,6 +83,9 @@ type Input struct {
 	// ManageJobsWithoutQueueName: Kueue queues unlabelled jobs too.
 	ManageJobsWithoutQueueName bool
 	Now                        time.Time
+	// ClaimTemplates are the DRA devices of each ResourceClaimTemplate, by
+	// namespace and name; nil where no job claims through one.
+	ClaimTemplates map[string]map[string]quota.Devices
 }
 
 // Rows is the table of in's jobs, sorted by namespace and name.
@@ -117,7 +121,7 @@ func row(job *trainjob.TrainJob, wl *kueue.Workload, in Input) Row {
 	}
 	admittedAt := time.Time{}
 	if wl != nil {
-		r.Pods, r.GPUs = booked(wl)
+		r.Pods, r.GPUs = booked(wl, in.ClaimTemplates[wl.Namespace])
 		r.Preemptions = preemptcost.Preemptions(wl)
 		r.Priority = ptr.To(int64(ptr.Deref(wl.Spec.Priority, 0)) + int64(preemptcost.BoostValue(wl)))
 		if adm := wl.Status.Admission; adm != nil {
@@ -184,11 +188,14 @@ func state(job *trainjob.TrainJob, wl *kueue.Workload) (State, string) {
 	return StateQueued, ""
 }
 
-// booked is how many pods the Workload books, and their GPUs.
-func booked(wl *kueue.Workload) (pods int32, gpus int64) {
+// booked is how many pods the Workload books, and their GPUs: extended
+// resources, and DRA devices of GPU classes its pods claim through
+// ResourceClaimTemplates (its namespace's, by name).
+func booked(wl *kueue.Workload, templates map[string]quota.Devices) (pods int32, gpus int64) {
 	for _, ps := range wl.Spec.PodSets {
 		pods += ps.Count
-		per := int64(0)
+		devices, _ := quota.PodDevices(&ps.Template.Spec, templates)
+		per := devices.GPUs()
 		for _, c := range ps.Template.Spec.Containers {
 			per += gpusOf(c.Resources.Requests)
 		}

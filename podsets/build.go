@@ -141,6 +141,9 @@ func FromRoles(roles []Role, opts Options) ([]kueue.PodSet, error) {
 			if err != nil {
 				return nil, fmt.Errorf("replicatedJob %q: %w", r.Name, err)
 			}
+			if err := placeableWithClaims(r, req); err != nil {
+				return nil, err
+			}
 			podSets[i].TopologyRequest = req
 		}
 	}
@@ -348,6 +351,24 @@ func checkPodQuantities(role string, spec *corev1.PodSpec) error {
 			if err := checkQuantities(where+" limits", c.Resources.Limits); err != nil {
 				return err
 			}
+		}
+	}
+	return nil
+}
+
+// placeableWithClaims refuses a role that asks Kueue for a topology
+// (required, preferred or unconstrained) and claims DRA devices: Kueue's
+// topology-aware scheduling places pods by node capacity, and DRA devices
+// are no node capacity (kueue#10548, open), so such a job would be booked
+// where its devices may not be.
+func placeableWithClaims(r *Role, req *kueue.PodSetTopologyRequest) error {
+	if req == nil || (req.Required == nil && req.Preferred == nil && !ptr.Deref(req.Unconstrained, false)) {
+		return nil
+	}
+	for _, c := range r.Template.Spec.ResourceClaims {
+		if c.ResourceClaimTemplateName != nil {
+			return fmt.Errorf("replicatedJob %q asks for topology-aware placement and claims DRA devices (resourceClaims[%s]): Kueue's topology-aware scheduling does not place DRA devices (kueue#10548); drop the role's kueue.x-k8s.io/podset-*-topology annotation, or claim its GPUs as an extended resource",
+				r.Name, c.Name)
 		}
 	}
 	return nil

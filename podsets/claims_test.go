@@ -8,9 +8,11 @@ import (
 	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/api/resource"
 	"k8s.io/utils/ptr"
+	kueue "sigs.k8s.io/kueue/apis/kueue/v1beta2"
 
 	trainer "github.com/kubeflow/trainer/v2/pkg/apis/trainer/v1alpha1"
 
+	"github.com/trainjob-kueue/trainjob-kueue/discovery"
 	"github.com/trainjob-kueue/trainjob-kueue/podsets"
 	"github.com/trainjob-kueue/trainjob-kueue/shape"
 	"github.com/trainjob-kueue/trainjob-kueue/trainjob"
@@ -113,5 +115,32 @@ func TestASharedClaimIsRefusedNamingTheFix(t *testing.T) {
 		if err == nil || !strings.Contains(err.Error(), want) {
 			t.Errorf("error %v, want it to say %q", err, want)
 		}
+	}
+}
+
+// Kueue's topology-aware scheduling does not place DRA devices
+// (kueue#10548): a role asking for a topology and claiming devices is
+// refused, naming the fix; without a topology annotation, or without TAS,
+// the claims pass.
+func TestTopologyAndDRAClaimsAreRefusedTogether(t *testing.T) {
+	with := func(annotations map[string]string) *trainer.TrainingRuntimeSpec {
+		return withClaims(runtimeOf(torch(nil), rj{name: "node", ancestor: "trainer", replicas: 1, annotations: annotations}))
+	}
+	for name, tc := range map[string]struct {
+		rt     *trainer.TrainingRuntimeSpec
+		opts   podsets.Options
+		refuse bool
+	}{
+		"required topology":              {rt: with(map[string]string{kueue.PodSetRequiredTopologyAnnotation: "rack"}), opts: podsets.Options{Topology: discovery.KueueTopology()}, refuse: true},
+		"unconstrained topology":         {rt: with(map[string]string{kueue.PodSetUnconstrainedTopologyAnnotation: "true"}), opts: podsets.Options{Topology: discovery.KueueTopology()}, refuse: true},
+		"no topology annotation, TAS on": {rt: with(nil), opts: podsets.Options{Topology: discovery.KueueTopology()}},
+		"TAS off":                        {rt: with(map[string]string{kueue.PodSetRequiredTopologyAnnotation: "rack"})},
+	} {
+		t.Run(name, func(t *testing.T) {
+			_, err := podsets.Build(jobWith(nil), tc.rt, shape.PodTemplateOverrides{}, tc.opts)
+			if tc.refuse != (err != nil) || (err != nil && !strings.Contains(err.Error(), "kueue#10548")) {
+				t.Errorf("error %v, want refused %v naming kueue#10548", err, tc.refuse)
+			}
+		})
 	}
 }

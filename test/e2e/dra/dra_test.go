@@ -2,15 +2,22 @@ package dra_test
 
 import (
 	"fmt"
+
 	"strings"
 	"testing"
 	"time"
 
+	"github.com/google/go-cmp/cmp"
+
 	corev1 "k8s.io/api/core/v1"
 	resourcev1 "k8s.io/api/resource/v1"
+	apiextensionsv1 "k8s.io/apiextensions-apiserver/pkg/apis/apiextensions/v1"
 	apimeta "k8s.io/apimachinery/pkg/api/meta"
 	"k8s.io/apimachinery/pkg/api/resource"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/runtime"
+	utilruntime "k8s.io/apimachinery/pkg/util/runtime"
+	clientgoscheme "k8s.io/client-go/kubernetes/scheme"
 	"k8s.io/utils/ptr"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	kueue "sigs.k8s.io/kueue/apis/kueue/v1beta2"
@@ -18,9 +25,12 @@ import (
 
 	trainer "github.com/kubeflow/trainer/v2/pkg/apis/trainer/v1alpha1"
 
+	"github.com/trainjob-kueue/trainjob-kueue/explain"
 	"github.com/trainjob-kueue/trainjob-kueue/hack/localcluster"
+	"github.com/trainjob-kueue/trainjob-kueue/overview"
 	"github.com/trainjob-kueue/trainjob-kueue/test/fixtures"
 	"github.com/trainjob-kueue/trainjob-kueue/test/poll"
+	"github.com/trainjob-kueue/trainjob-kueue/trainjob"
 )
 
 const quotaResource = corev1.ResourceName(localcluster.DRAQuotaResource)
@@ -119,6 +129,33 @@ func TestDRAGPUsAreCountedAgainstQuotaAndAllocated(t *testing.T) {
 		t.Errorf("%d pods, %d claims allocated 2 devices each; want 2 and 2", len(pods), allocated)
 	}
 
+	// explain and list count the devices as Kueue does, with the types
+	// the plugin reads.
+	scheme := runtime.NewScheme()
+	utilruntime.Must(clientgoscheme.AddToScheme(scheme))
+	utilruntime.Must(apiextensionsv1.AddToScheme(scheme))
+	utilruntime.Must(kueue.AddToScheme(scheme))
+	utilruntime.Must(trainjob.AddToScheme(scheme))
+	reader, err := cluster.Client(scheme)
+	if err != nil {
+		t.Fatal(err)
+	}
+	ex, err := (&explain.Explainer{Client: reader}).Explain(ctx, fixtures.Ours(first))
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := []explain.DRADevices{{Class: localcluster.DRADeviceClass, PerPod: 2, Total: 4, CountedAs: quotaResource}}
+	if diff := cmp.Diff(want, ex.Roles[0].DRA); diff != "" {
+		t.Errorf("explain's DRA devices (-want +got):\n%s", diff)
+	}
+	in, _, err := overview.Fetch(ctx, reader, nil, overview.Options{Namespace: ns}, time.Now())
+	if err != nil {
+		t.Fatal(err)
+	}
+	if rows := overview.Rows(in); len(rows) != 1 || rows[0].GPUs != 4 {
+		t.Errorf("list: %+v, want first with 4 GPUs", rows)
+	}
+
 	fixtures.Create(t, ctx, k8s, second)
 	poll.Eventually(t, time.Minute, "the second job waiting for example.com/gpu", func() error {
 		wl, err := fixtures.WorkloadOf(ctx, k8s, second)
@@ -166,17 +203,10 @@ func TestBadDRAClaimsHoldNoQuotaAndAreSaid(t *testing.T) {
 			return nil
 		})
 	}
+	// A shared claim: refused when the job is created, the fix named.
 	shared := fixtures.TrainJob(ns, "shared", "shared", "lq")
-	err := k8s.Create(ctx, shared)
-	if err == nil {
-		poll.Eventually(t, time.Minute, "the shared claim said on the job", func() error {
-			return fixtures.EventOn(ctx, k8s, shared, "InvalidRuntime", "resourceClaimTemplateName")
-		})
-		if wl, err := fixtures.WorkloadOf(ctx, k8s, shared); err != nil || wl != nil {
-			t.Errorf("a job with a shared claim got Workload %v (%v)", wl, err)
-		}
-	} else if !strings.Contains(err.Error(), "resourceClaimTemplateName") {
-		t.Errorf("refused with %v, want the fix named", err)
+	if err := k8s.Create(ctx, shared); err == nil || !strings.Contains(err.Error(), "resourceClaimTemplateName") {
+		t.Errorf("a job whose runtime shares a claim: created with %v, want refused naming resourceClaimTemplateName", err)
 	}
 	cq := &kueue.ClusterQueue{}
 	if err := k8s.Get(ctx, client.ObjectKey{Name: ns}, cq); err != nil {
