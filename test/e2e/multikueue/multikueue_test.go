@@ -9,7 +9,6 @@ import (
 
 	corev1 "k8s.io/api/core/v1"
 	apimeta "k8s.io/apimachinery/pkg/api/meta"
-	"k8s.io/apimachinery/pkg/api/resource"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/utils/ptr"
 	"sigs.k8s.io/controller-runtime/pkg/client"
@@ -369,18 +368,7 @@ func TestDispatchedTrainJobWaitsForRoomThenGoesToTheOtherWorker(t *testing.T) {
 	})
 
 	// worker2 gets quota: the job goes there.
-	eventually(t, 30*time.Second, "quota on "+worker2.name, func() error {
-		cq := &kueue.ClusterQueue{}
-		if err := worker2.Get(ctx, client.ObjectKey{Name: ns}, cq); err != nil {
-			return err
-		}
-		for i, r := range cq.Spec.ResourceGroups[0].Flavors[0].Resources {
-			if r.Name == fixtures.GPU {
-				cq.Spec.ResourceGroups[0].Flavors[0].Resources[i].NominalQuota = resource.MustParse("8")
-			}
-		}
-		return worker2.Update(ctx, cq)
-	})
+	setQuota(t, worker2, ns, 8)
 	runsOn(t, worker2, tj)
 	if err := worker1.Get(ctx, client.ObjectKeyFromObject(tj), &trainer.TrainJob{}); client.IgnoreNotFound(err) != nil || err == nil {
 		t.Errorf("%s has a copy of the job it did not admit (err %v)", worker1.name, err)

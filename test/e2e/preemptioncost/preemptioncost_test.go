@@ -274,25 +274,16 @@ func TestTheVictimIsTheJobThatCheckpointedLast(t *testing.T) {
 	} {
 		t.Run(name, func(t *testing.T) {
 			t.Parallel()
-			ns, lq := queueOf(t, tc.policy)
-			a, b := fixtures.TrainJob(ns, "a", "long", lq), fixtures.TrainJob(ns, "b", "long", lq)
-			fixtures.Create(t, ctx, k8s, a)
-			running(t, a)
-			fixtures.Create(t, ctx, k8s, b)
-			running(t, b)
-			started := time.Now()
-			reportCheckpoint(t, b, started)
-			time.Sleep(125*time.Second - time.Since(started))
-			reportCheckpoint(t, a, time.Now())
-			if tc.policy != "" {
-				waitBoost(t, a, "")
-				waitBoost(t, b, "200")
-			}
-			high := fixtures.TrainJob(ns, "high", "short", lq)
-			fixtures.Create(t, ctx, k8s, high)
-			if got := preempted(t, a, b); got.Name != tc.victim {
-				t.Fatalf("%s preempted, want %s", got.Name, tc.victim)
-			}
+			victimOfTwo(t, tc.policy, tc.victim, nil, func(a, b *trainer.TrainJob) {
+				started := time.Now()
+				reportCheckpoint(t, b, started)
+				time.Sleep(125*time.Second - time.Since(started))
+				reportCheckpoint(t, a, time.Now())
+				if tc.policy != "" {
+					waitBoost(t, a, "")
+					waitBoost(t, b, "200")
+				}
+			})
 		})
 	}
 }
@@ -312,15 +303,14 @@ func TestTheVictimIsTheJobThatCheckpointedLastByItsDeclaredInterval(t *testing.T
 	} {
 		t.Run(name, func(t *testing.T) {
 			t.Parallel()
-			ns, lq := queueOf(t, tc.policy)
-			a, b := fixtures.TrainJob(ns, "a", "long", lq), fixtures.TrainJob(ns, "b", "long", lq)
-			a.Annotations = map[string]string{names.CheckpointIntervalAnnotation: "1m"}
-			b.Annotations = map[string]string{names.CheckpointIntervalAnnotation: "10m"}
-			fixtures.Create(t, ctx, k8s, a)
-			running(t, a)
-			fixtures.Create(t, ctx, k8s, b)
-			running(t, b)
-			if tc.policy != "" {
+			declare := func(a, b *trainer.TrainJob) {
+				a.Annotations = map[string]string{names.CheckpointIntervalAnnotation: "1m"}
+				b.Annotations = map[string]string{names.CheckpointIntervalAnnotation: "10m"}
+			}
+			victimOfTwo(t, tc.policy, tc.victim, declare, func(a, b *trainer.TrainJob) {
+				if tc.policy == "" {
+					return
+				}
 				poll.Eventually(t, 3*time.Minute, "b boosted two steps", func() error {
 					if got := boostOf(t, b); got != "200" {
 						return fmt.Errorf("boost %q", got)
@@ -330,13 +320,31 @@ func TestTheVictimIsTheJobThatCheckpointedLastByItsDeclaredInterval(t *testing.T
 				if got := boostOf(t, a); got != "" {
 					t.Fatalf("a, checkpointing every minute, boosted %q", got)
 				}
-			}
-			high := fixtures.TrainJob(ns, "high", "short", lq)
-			fixtures.Create(t, ctx, k8s, high)
-			if got := preempted(t, a, b); got.Name != tc.victim {
-				t.Fatalf("%s preempted, want %s", got.Name, tc.victim)
-			}
+			})
 		})
+	}
+}
+
+// victimOfTwo runs two jobs of one priority under policy ("" for none), a
+// admitted before b, edited by edit before they are created; between
+// brings them to the state compared; then a higher-priority arrival needs
+// one of them, and victim must be the one preempted.
+func victimOfTwo(t *testing.T, policy, victim string, edit, between func(a, b *trainer.TrainJob)) {
+	t.Helper()
+	ns, lq := queueOf(t, policy)
+	a, b := fixtures.TrainJob(ns, "a", "long", lq), fixtures.TrainJob(ns, "b", "long", lq)
+	if edit != nil {
+		edit(a, b)
+	}
+	fixtures.Create(t, ctx, k8s, a)
+	running(t, a)
+	fixtures.Create(t, ctx, k8s, b)
+	running(t, b)
+	between(a, b)
+	high := fixtures.TrainJob(ns, "high", "short", lq)
+	fixtures.Create(t, ctx, k8s, high)
+	if got := preempted(t, a, b); got.Name != victim {
+		t.Fatalf("%s preempted, want %s", got.Name, victim)
 	}
 }
 
