@@ -2,6 +2,7 @@ package priorityboost
 
 import (
 	"context"
+	"fmt"
 	"strings"
 	"testing"
 	"time"
@@ -29,6 +30,7 @@ import (
 
 	"github.com/trainjob-kueue/trainjob-kueue/metrics"
 	"github.com/trainjob-kueue/trainjob-kueue/names"
+	"github.com/trainjob-kueue/trainjob-kueue/preemptcost"
 	"github.com/trainjob-kueue/trainjob-kueue/runtimesource"
 	"github.com/trainjob-kueue/trainjob-kueue/shape"
 	"github.com/trainjob-kueue/trainjob-kueue/trainjob"
@@ -248,5 +250,120 @@ func TestAWorkersPolicyBoostsThePrebuiltWorkloadOfADispatchedJob(t *testing.T) {
 	}
 	if b := got.Annotations[constants.PriorityBoostAnnotationKey]; b != "500" {
 		t.Errorf("the prebuilt Workload's boost is %q, want 500", b)
+	}
+}
+
+// An hour of a training, compressed with the controller's clock: progress
+// reported every 30 s (all of it at the policy's default rate, 100% an
+// hour), a checkpoint every 10 minutes, the job reconciled at each report
+// and whenever the controller asked to be woken. The Workload is written
+// at most the documented bound (docs/preemption-cost.md): one per progress
+// step, and per checkpoint interval one per checkpoint step plus one back
+// to 0. Then, its boost at rest, the job is neither written nor woken.
+func TestAnHourOfReportsWritesAtMostTheDocumentedBound(t *testing.T) {
+	const ns = "ns"
+	admitted := time.Date(2026, 11, 28, 12, 0, 0, 0, time.UTC)
+	job := &trainjob.TrainJob{ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: "j", UID: "uid"}}
+	job.Spec.RuntimeRef = trainer.RuntimeRef{Name: "torch", Kind: ptr.To(trainer.TrainingRuntimeKind)}
+	rt := &trainer.TrainingRuntime{ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: "torch"}}
+	rt.Spec.Template.Spec.ReplicatedJobs = []jobsetapi.ReplicatedJob{{Name: "node", Replicas: 1}}
+	rt.Spec.Template.Spec.ReplicatedJobs[0].Template.Spec.Template.Spec.Containers = []corev1.Container{{Name: "node", Image: "x"}}
+	policy := preemptcost.Policy{Progress: &preemptcost.ProgressPart{Points: 1000, StepPercent: 10},
+		Checkpoint: &preemptcost.CheckpointPart{Points: 1000, StepPercent: 10, IntervalSeconds: 600}}
+	cq := &kueue.ClusterQueue{ObjectMeta: metav1.ObjectMeta{Name: "cq", Annotations: map[string]string{
+		names.PreemptionCostAnnotation: `{"progress":{"points":1000,"stepPercent":10},"checkpoint":{"points":1000,"stepPercent":10,"intervalSeconds":600}}`}}}
+	wl := &kueue.Workload{ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: jobframework.GetWorkloadNameForOwnerWithGVK(job.Name, job.UID, trainjob.GVK), UID: "wl", OwnerReferences: ownedBy(job)}}
+	wl.Status.Admission = &kueue.Admission{ClusterQueue: "cq"}
+	wl.Status.Conditions = []metav1.Condition{{Type: kueue.WorkloadAdmitted, Status: metav1.ConditionTrue, LastTransitionTime: metav1.NewTime(admitted)}}
+	writes := 0
+	c := fake.NewClientBuilder().WithScheme(testScheme()).WithObjects(job, rt, cq, wl).
+		WithInterceptorFuncs(interceptor.Funcs{Patch: func(ctx context.Context, c client.WithWatch, obj client.Object, patch client.Patch, opts ...client.PatchOption) error {
+			if _, ok := obj.(*kueue.Workload); ok {
+				writes++
+			}
+			return c.Patch(ctx, obj, patch, opts...)
+		}}).Build()
+	now := admitted
+	r := New(Options{Client: c, Runtimes: runtimesource.New(c, c, runtimesource.Options{Shape: shape.PodTemplateOverrides{}}),
+		Recorder: events.NewFakeRecorder(64), Metrics: metrics.NewMetrics(), GateOn: true, Now: func() time.Time { return now }})
+	report := func(progress int32, checkpoint time.Time) {
+		t.Helper()
+		got := &trainjob.TrainJob{}
+		if err := c.Get(t.Context(), client.ObjectKeyFromObject(job), got); err != nil {
+			t.Fatal(err)
+		}
+		got.Status.TrainerStatus = &trainer.TrainerStatus{ProgressPercentage: ptr.To(progress), LastUpdatedTime: metav1.NewTime(now),
+			Metrics: []trainer.Metric{{Name: preemptcost.DefaultCheckpointMetric, Value: fmt.Sprint(checkpoint.Unix())}}}
+		if err := c.Update(t.Context(), got); err != nil {
+			t.Fatal(err)
+		}
+	}
+	reconcile := func() time.Duration {
+		t.Helper()
+		res, err := r.Reconcile(t.Context(), ctrl.Request{NamespacedName: client.ObjectKeyFromObject(job)})
+		if err != nil {
+			t.Fatal(err)
+		}
+		return res.RequeueAfter
+	}
+	var wake time.Time
+	reconciles, woken := 0, 0
+	lastCheckpoint := admitted
+	for at := time.Duration(0); at <= time.Hour; at += 10 * time.Second {
+		now = admitted.Add(at)
+		due := !wake.IsZero() && !now.Before(wake)
+		if due {
+			woken++
+		}
+		if at%(30*time.Second) == 0 {
+			if at > 0 && at%(10*time.Minute) == 0 {
+				lastCheckpoint = now
+			}
+			report(int32(min(100, at/(36*time.Second))), lastCheckpoint)
+			due = true
+		}
+		if !due {
+			continue
+		}
+		reconciles++
+		wake = time.Time{}
+		if after := reconcile(); after > 0 {
+			wake = now.Add(after)
+		}
+	}
+	// Woken by the clock only at step boundaries: the checkpoint part's
+	// steps last a minute, the progress part's 6 minutes at this rate.
+	if steps := 60 + 10; woken > steps {
+		t.Errorf("woken %d times by the clock in an hour, more than its %d step boundaries", woken, steps)
+	}
+	bound := int(100/policy.Progress.StepPercent) + 6*int(100/policy.Checkpoint.StepPercent+1)
+	if writes > bound || writes < 6 {
+		t.Errorf("%d writes of the Workload over an hour of %d reconciles, want between 6 (one per checkpoint at least) and the documented bound %d", writes, reconciles, bound)
+	}
+	t.Logf("an hour: %d reconciles (%d woken by the clock), %d writes (bound %d)", reconciles, woken, writes, bound)
+
+	// At rest: done training (100%), checkpointed a moment ago under a
+	// policy of progress alone: nothing to write, no wake-up.
+	rest := `{"progress":{"points":1000,"stepPercent":10}}`
+	got := &kueue.ClusterQueue{}
+	if err := c.Get(t.Context(), client.ObjectKeyFromObject(cq), got); err != nil {
+		t.Fatal(err)
+	}
+	got.Annotations[names.PreemptionCostAnnotation] = rest
+	if err := c.Update(t.Context(), got); err != nil {
+		t.Fatal(err)
+	}
+	now = admitted.Add(2 * time.Hour)
+	report(100, now)
+	reconcile()
+	before := writes
+	for range 3 {
+		now = now.Add(time.Minute)
+		if after := reconcile(); after != 0 {
+			t.Errorf("a job whose boost can't change is woken in %s", after)
+		}
+	}
+	if writes != before {
+		t.Errorf("%d writes of a job at rest, want none", writes-before)
 	}
 }
