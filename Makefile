@@ -126,14 +126,15 @@ test-smoke: components
 	done
 	@for k in $(SMOKE_KUEUE_VERSIONS); do KUEUE_VERSION=$$k hack/component.sh kueue >/dev/null || exit 1; done
 	hack/smoke.sh $(SMOKE_PARALLEL) \
+	  'preemption-cost e2e (Trainer v2.3.0, Kueue PriorityBoost on)||-timeout 20m -parallel 4 -run $(SMOKE_PREEMPTION_COST_TESTS) ./test/e2e/preemptioncost/' \
 	  $(foreach v,$(SMOKE_MULTIKUEUE_VERSIONS),'MultiKueue e2e with Trainer $(v) (its full controller on the manager)|E2E_TRAINER_VERSION=$(v)|-timeout 30m -skip $(SMOKE_MULTIKUEUE_SKIP) ./test/e2e/multikueue/') \
-	  'recovery-timeout eviction e2e (Trainer $(TRAINER_VERSION))||-timeout 20m ./test/e2e/recovery/' \
 	  'switch from Kueue'"'"'s built-in TrainJob integration and back e2e (Kueue v0.19.2, Trainer v2.3.0)||-timeout 20m ./test/e2e/switchover/' \
-	  'preemption-cost e2e (Trainer v2.3.0, Kueue PriorityBoost on)||-timeout 20m -run $(SMOKE_PREEMPTION_COST_TESTS) ./test/e2e/preemptioncost/' \
+	  $(foreach v,$(SMOKE_TRAINER_VERSIONS),'e2e smoke on Trainer $(v)|E2E_TRAINER_VERSION=$(v)|-timeout 20m -run $(SMOKE_TESTS)$(if $(filter v2.3%,$(v)),|$(SMOKE_SNAPSHOT_TESTS))$(if $(filter v2.0%,$(v)),|$(SMOKE_SHARED_ENTRY_TESTS)) ./test/e2e/') \
+	  $(foreach k,$(SMOKE_KUEUE_VERSIONS),'e2e smoke on Kueue $(k) (Trainer v2.1.0)|E2E_KUEUE_VERSION=$(k)|-timeout 20m -run $(SMOKE_TESTS) ./test/e2e/') \
+	  'recovery-timeout eviction e2e (Trainer $(TRAINER_VERSION))||-timeout 20m ./test/e2e/recovery/' \
 	  'reliability smoke (Trainer $(TRAINER_VERSION))||-timeout 20m -parallel $(RELIABILITY_PARALLEL) -run $(RELIABILITY_SMOKE_TESTS) ./test/reliability/' \
 	  'as-deployed smoke||-timeout 30m -run $(DEPLOYED_SMOKE_TESTS) ./test/e2e/deployed/' \
-	  $(foreach v,$(SMOKE_TRAINER_VERSIONS),'e2e smoke on Trainer $(v)|E2E_TRAINER_VERSION=$(v)|-timeout 20m -run $(SMOKE_TESTS)$(if $(filter v2.3%,$(v)),|$(SMOKE_SNAPSHOT_TESTS))$(if $(filter v2.0%,$(v)),|$(SMOKE_SHARED_ENTRY_TESTS)) ./test/e2e/') \
-	  $(foreach k,$(SMOKE_KUEUE_VERSIONS),'e2e smoke on Kueue $(k) (Trainer v2.1.0)|E2E_KUEUE_VERSION=$(k)|-timeout 20m -run $(SMOKE_TESTS) ./test/e2e/')
+	  'DRA e2e (Kueue v0.19.2, Trainer v2.3.0, a fake GPU driver)||-timeout 15m ./test/e2e/dra/'
 
 ## test-full: everything, fully: all tiers on every Trainer release, and
 ## longer fuzzing.
@@ -280,13 +281,14 @@ test-e2e: test-e2e-main
 	$(GO) test -count=1 -timeout 20m ./test/e2e/recovery/
 	$(GO) test -count=1 -timeout 25m ./test/e2e/preemptioncost/
 	$(GO) test -count=1 -timeout 30m ./test/e2e/switchover/
+	$(GO) test -count=1 -timeout 15m ./test/e2e/dra/
 	$(MAKE) --no-print-directory test-deployed DEPLOYED_TESTS='$(DEPLOYED_SMOKE_TESTS)'
 
-# The e2e tiers but the as-deployed, recovery-timeout, preemption-cost and
-# MultiKueue ones (clusters of their own), one after another (make test
-# runs them, or their shares, among the smokes).
+# The e2e tiers but the as-deployed, recovery-timeout, preemption-cost,
+# MultiKueue, switch and DRA ones (clusters of their own), one after another
+# (make test runs them, or their shares, among the smokes, longest first).
 test-e2e-main: components
-	$(GO) test -p 1 -count=1 -timeout 40m $$($(GO) list ./test/e2e/... | grep -v -e /test/e2e/deployed -e /test/e2e/recovery -e /test/e2e/preemptioncost -e /test/e2e/multikueue -e /test/e2e/switchover)
+	$(GO) test -p 1 -count=1 -timeout 40m $$($(GO) list ./test/e2e/... | grep -v -e /test/e2e/deployed -e /test/e2e/recovery -e /test/e2e/preemptioncost -e /test/e2e/multikueue -e /test/e2e/switchover -e /test/e2e/dra)
 
 # The part of test-deployed make test runs: both replicas Ready with
 # internal certificates, and a leader failover mid-burst.

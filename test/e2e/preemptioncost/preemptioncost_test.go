@@ -24,6 +24,7 @@ import (
 // alone preempts B, the most recently admitted, and loses 90% of a
 // training; under the progress policy it preempts A, and B completes.
 func TestTheVictimFlipsWithThePolicy(t *testing.T) {
+	t.Parallel() // a namespace and ClusterQueue of its own
 	for name, tc := range map[string]struct {
 		policy string
 		victim string
@@ -63,6 +64,7 @@ func TestTheVictimFlipsWithThePolicy(t *testing.T) {
 // once per step of the policy: 50 reports from 1% to 50% under a policy of
 // 10% steps are at most 5 writes.
 func TestBoostWritesAreBoundedByThePolicysSteps(t *testing.T) {
+	t.Parallel() // a namespace and ClusterQueue of its own
 	ns, lq := queueOf(t, progressPolicy)
 	tj := fixtures.TrainJob(ns, "j", "long", lq)
 	fixtures.Create(t, ctx, k8s, tj)
@@ -91,6 +93,7 @@ func TestBoostWritesAreBoundedByThePolicysSteps(t *testing.T) {
 // A job preempted before climbs above an equal-priority newcomer: when the
 // quota frees it is admitted first, though the newcomer waited longer.
 func TestAPreemptedJobIsAdmittedBeforeANewcomer(t *testing.T) {
+	t.Parallel() // a namespace and ClusterQueue of its own
 	ns, lq := queueOf(t, preemptionsPolicy)
 	// The quota of one job at a time.
 	setQuota(t, ns, 4)
@@ -118,6 +121,7 @@ func TestAPreemptedJobIsAdmittedBeforeANewcomer(t *testing.T) {
 // A job in its initializer wave has lost no training: its progress, even
 // claimed, boosts nothing.
 func TestAJobInItsInitializerWaveGetsNoProgressBoost(t *testing.T) {
+	t.Parallel() // a namespace and ClusterQueue of its own
 	ns, lq := queueOf(t, progressPolicy)
 	tj := fixtures.TrainJob(ns, "j", "init", lq)
 	fixtures.Create(t, ctx, k8s, tj)
@@ -141,6 +145,7 @@ func TestAJobInItsInitializerWaveGetsNoProgressBoost(t *testing.T) {
 // written after; a policy that can't be read is refused when written, and
 // one that got through while the manager was down is said on the
 // ClusterQueue and writes nothing.
+// Not parallel: it stops the manager, which the others need running.
 func TestPolicyRemovedOrUnreadable(t *testing.T) {
 	ns, lq := queueOf(t, progressPolicy)
 	tj := fixtures.TrainJob(ns, "j", "long", lq)
@@ -212,6 +217,7 @@ const minRunTimePolicy = `{"minRunTime":{"points":1000,"seconds":40}}`
 // (it preempts the most recently admitted first). Its boost is taken back
 // with one write when the time is up, and it is the victim again.
 func TestAJobJustAdmittedIsSparedForItsMinimumRunTime(t *testing.T) {
+	t.Parallel() // a namespace and ClusterQueue of its own
 	ns, lq := queueOf(t, minRunTimePolicy)
 	a := fixtures.TrainJob(ns, "a", "long", lq)
 	fixtures.Create(t, ctx, k8s, a)
@@ -265,6 +271,7 @@ const checkpointPolicy = `{"checkpoint":{"points":1000,"stepPercent":10,"interva
 // the policy it preempts A, which loses nothing. (Time is compressed: the
 // policy's steps are a minute, the shortest it allows.)
 func TestTheVictimIsTheJobThatCheckpointedLast(t *testing.T) {
+	t.Parallel() // a namespace and ClusterQueue of its own
 	for name, tc := range map[string]struct {
 		policy string
 		victim string
@@ -294,6 +301,7 @@ func TestTheVictimIsTheJobThatCheckpointedLast(t *testing.T) {
 // in, A would lose under a minute (no step), B two minutes (two steps):
 // under the policy A goes; without it Kueue takes B, admitted last.
 func TestTheVictimIsTheJobThatCheckpointedLastByItsDeclaredInterval(t *testing.T) {
+	t.Parallel() // a namespace and ClusterQueue of its own
 	for name, tc := range map[string]struct {
 		policy string
 		victim string
@@ -354,6 +362,7 @@ func victimOfTwo(t *testing.T, policy, victim string, edit, between func(a, b *t
 // step (80 points) about every 10 s, never ahead of the time it ran, and
 // reaches the part's 800 points only after 100 s.
 func TestProgressIsCreditedAtTheRateThePolicySets(t *testing.T) {
+	t.Parallel() // a namespace and ClusterQueue of its own
 	ns, lq := queueOf(t, `{"progress":{"points":800,"stepPercent":10,"maxPercentPerHour":3600}}`)
 	tj := fixtures.TrainJob(ns, "j", "long", lq)
 	fixtures.Create(t, ctx, k8s, tj)
