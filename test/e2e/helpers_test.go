@@ -3,7 +3,6 @@ package e2e_test
 import (
 	"fmt"
 	"slices"
-	"strings"
 	"testing"
 	"time"
 
@@ -36,7 +35,7 @@ func create(t *testing.T, objs ...client.Object) {
 		eventually(t, 30*time.Second, "create "+o.GetName(), func() error {
 			err := k8s.Create(ctx, o)
 			// Webhooks read from informer caches that may lag a moment.
-			if err != nil && strings.Contains(err.Error(), "must be created before") {
+			if err != nil && fixtures.RuntimeNotCachedYet(err) {
 				return err
 			}
 			if err != nil {

@@ -110,7 +110,7 @@ func createAll(t *testing.T, c *cluster, objs ...client.Object) {
 		eventually(t, 30*time.Second, "create "+o.GetName()+" on "+c.name, func() error {
 			err := c.Create(ctx, o)
 			// Webhooks read from informer caches that may lag a moment.
-			if err != nil && strings.Contains(err.Error(), "must be created before") {
+			if err != nil && fixtures.RuntimeNotCachedYet(err) {
 				return err
 			}
 			if err != nil {
