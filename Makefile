@@ -134,6 +134,7 @@ test-smoke: components
 	  'recovery-timeout eviction e2e (Trainer $(TRAINER_VERSION))||-timeout 20m ./test/e2e/recovery/' \
 	  'reliability smoke (Trainer $(TRAINER_VERSION))||-timeout 20m -parallel $(RELIABILITY_PARALLEL) -run $(RELIABILITY_SMOKE_TESTS) ./test/reliability/' \
 	  'as-deployed smoke||-timeout 30m -run $(DEPLOYED_SMOKE_TESTS) ./test/e2e/deployed/' \
+	  'waitForPodsReady e2e (Trainer $(TRAINER_VERSION))||-timeout 20m ./test/e2e/podsready/' \
 	  'DRA e2e (Kueue v0.19.2, Trainer v2.3.0, a fake GPU driver)||-timeout 15m ./test/e2e/dra/'
 
 ## test-full: everything, fully: all tiers on every Trainer release, and
@@ -282,13 +283,14 @@ test-e2e: test-e2e-main
 	$(GO) test -count=1 -timeout 25m ./test/e2e/preemptioncost/
 	$(GO) test -count=1 -timeout 30m ./test/e2e/switchover/
 	$(GO) test -count=1 -timeout 15m ./test/e2e/dra/
+	$(GO) test -count=1 -timeout 20m ./test/e2e/podsready/
 	$(MAKE) --no-print-directory test-deployed DEPLOYED_TESTS='$(DEPLOYED_SMOKE_TESTS)'
 
 # The e2e tiers but the as-deployed, recovery-timeout, preemption-cost,
-# MultiKueue, switch and DRA ones (clusters of their own), one after another
+# MultiKueue, switch, waitForPodsReady and DRA ones (clusters of their own), one after another
 # (make test runs them, or their shares, among the smokes, longest first).
 test-e2e-main: components
-	$(GO) test -p 1 -count=1 -timeout 40m $$($(GO) list ./test/e2e/... | grep -v -e /test/e2e/deployed -e /test/e2e/recovery -e /test/e2e/preemptioncost -e /test/e2e/multikueue -e /test/e2e/switchover -e /test/e2e/dra)
+	$(GO) test -p 1 -count=1 -timeout 40m $$($(GO) list ./test/e2e/... | grep -v -e /test/e2e/deployed -e /test/e2e/recovery -e /test/e2e/preemptioncost -e /test/e2e/multikueue -e /test/e2e/switchover -e /test/e2e/dra -e /test/e2e/podsready)
 
 # The part of test-deployed make test runs: both replicas Ready with
 # internal certificates, and a leader failover mid-burst.
