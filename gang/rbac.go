@@ -1,5 +1,9 @@
 package gang
 
+// RBAC markers: make generate writes them into config/rbac/role.yaml;
+// make vet (verify-generate) fails on a stale role, test/install checks it
+// least-privilege, and the local cluster runs the manager under exactly it.
+
 // Gang scheduling: size the PodGroups Trainer makes, create our own for
 // jobs that opt in. A gang re-admitted after some of its pods succeeded:
 // its child Jobs' completed pods, which are not created again, leave its

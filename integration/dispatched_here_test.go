@@ -25,34 +25,6 @@ import (
 	"github.com/trainjob-kueue/trainjob-kueue/trainjob"
 )
 
-func TestDispatchedJobName(t *testing.T) {
-	wl := func(name string, origin bool) *kueue.Workload {
-		w := &kueue.Workload{ObjectMeta: metav1.ObjectMeta{Name: name}}
-		if origin {
-			w.Labels = map[string]string{kueue.MultiKueueOriginLabel: "mk"}
-		}
-		return w
-	}
-	for name, tc := range map[string]struct {
-		wl   *kueue.Workload
-		want string
-		ok   bool
-	}{
-		"dispatched here":                  {wl: wl("trainjob-clash-1a2b3", true), want: "clash", ok: true},
-		"a job name with dashes":           {wl: wl("trainjob-my-long-job-1a2b3", true), want: "my-long-job", ok: true},
-		"our own, not dispatched":          {wl: wl("trainjob-clash-1a2b3", false)},
-		"another kind's":                   {wl: wl("jobset-clash-1a2b3", true)},
-		"a name the framework never makes": {wl: wl("trainjob-", true)},
-	} {
-		t.Run(name, func(t *testing.T) {
-			got, ok := dispatchedJobName(tc.wl)
-			if got != tc.want || ok != tc.ok {
-				t.Errorf("dispatchedJobName = %q, %v; want %q, %v", got, ok, tc.want, tc.ok)
-			}
-		})
-	}
-}
-
 // A worker holds a Workload MultiKueue dispatched here while a TrainJob of
 // its job's name that MultiKueue did not make for it is in the way: the
 // quota goes back and Kueue does not admit it again; once that job is
@@ -157,20 +129,6 @@ func TestAWorkerHoldsADispatchedWorkloadWhileItsJobsNameIsTaken(t *testing.T) {
 				}
 			}
 		})
-	}
-}
-
-// The hold is said in full: the job in the way, why it is not the copy,
-// the Workload, and what to do.
-func TestNameTakenSaysWhatIsInTheWayAndTheFix(t *testing.T) {
-	wl := &kueue.Workload{ObjectMeta: metav1.ObjectMeta{Namespace: "ns", Name: "trainjob-clash-1a2b3"}}
-	for _, want := range []string{"TrainJob ns/clash", "MultiKueue did not create it", "trainjob-clash-1a2b3", "gives back its quota", "Rename or delete"} {
-		if got := nameTaken(wl, theirs()); !strings.Contains(got, want) {
-			t.Errorf("%q does not say %q", got, want)
-		}
-	}
-	if got := nameTaken(wl, copyFor("trainjob-clash-zzzzz")); !strings.Contains(got, "made for Workload trainjob-clash-zzzzz") {
-		t.Errorf("%q does not name the Workload the job in the way was made for", got)
 	}
 }
 
