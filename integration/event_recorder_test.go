@@ -14,6 +14,7 @@ import (
 	"k8s.io/client-go/tools/events"
 	"k8s.io/client-go/tools/record"
 
+	"github.com/trainjob-kueue/trainjob-kueue/scheme"
 	"github.com/trainjob-kueue/trainjob-kueue/trainjob"
 )
 
@@ -36,14 +37,14 @@ func BenchmarkEventsRetainedBytes(b *testing.B) {
 		make func(ctx context.Context) events.EventRecorder
 	}{
 		{"core/v1 (ours)", func(ctx context.Context) events.EventRecorder {
-			r, br := newCoreEvents(nopCoreSink{}, NewScheme())
+			r, br := newCoreEvents(nopCoreSink{}, scheme.New())
 			context.AfterFunc(ctx, br.Shutdown)
 			return r
 		}},
 		{"events.k8s.io/v1 (the manager's)", func(ctx context.Context) events.EventRecorder {
 			br := events.NewBroadcaster(nopEventsSink{})
 			br.StartRecordingToSinkWithContext(ctx)
-			return br.NewRecorder(NewScheme(), eventComponent)
+			return br.NewRecorder(scheme.New(), eventComponent)
 		}},
 	} {
 		for _, burst := range []int{5000, 20000} {

@@ -10,6 +10,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client/fake"
 	"sigs.k8s.io/controller-runtime/pkg/client/interceptor"
 
+	"github.com/trainjob-kueue/trainjob-kueue/scheme"
 	"github.com/trainjob-kueue/trainjob-kueue/trainjob"
 )
 
@@ -31,7 +32,7 @@ func TestFrameworkClientSendsNoPatchThatChangesNothing(t *testing.T) {
 		t.Run(name, func(t *testing.T) {
 			job := &trainjob.TrainJob{ObjectMeta: metav1.ObjectMeta{Namespace: "ns", Name: "j"}}
 			sent := false
-			c := fake.NewClientBuilder().WithScheme(NewScheme()).WithObjects(job).WithInterceptorFuncs(interceptor.Funcs{
+			c := fake.NewClientBuilder().WithScheme(scheme.New()).WithObjects(job).WithInterceptorFuncs(interceptor.Funcs{
 				Patch: func(context.Context, client.WithWatch, client.Object, client.Patch, ...client.PatchOption) error {
 					sent = true
 					return nil

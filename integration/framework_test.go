@@ -7,6 +7,8 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"sigs.k8s.io/controller-runtime/pkg/client/fake"
 	kueue "sigs.k8s.io/kueue/apis/kueue/v1beta2"
+
+	"github.com/trainjob-kueue/trainjob-kueue/scheme"
 )
 
 // Kueue's process reports LocalQueue metrics; the job framework's cache in
@@ -20,7 +22,7 @@ func TestTheFrameworkLooksUpNoLocalQueueForMetrics(t *testing.T) {
 		Spec:       kueue.WorkloadSpec{QueueName: "lq"},
 		Status:     kueue.WorkloadStatus{Admission: &kueue.Admission{ClusterQueue: "cq"}},
 	}
-	c := frameworkCache(fake.NewClientBuilder().WithScheme(NewScheme()).Build())
+	c := frameworkCache(fake.NewClientBuilder().WithScheme(scheme.New()).Build())
 	if c.ShouldExposeLocalQueueMetricsForWorkload(log, wl) {
 		t.Error("the framework would report LocalQueue metrics Kueue reports")
 	}

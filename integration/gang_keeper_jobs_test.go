@@ -13,6 +13,7 @@ import (
 
 	trainer "github.com/kubeflow/trainer/v2/pkg/apis/trainer/v1alpha1"
 
+	"github.com/trainjob-kueue/trainjob-kueue/scheme"
 	"github.com/trainjob-kueue/trainjob-kueue/shape"
 	"github.com/trainjob-kueue/trainjob-kueue/trainjob"
 )
@@ -25,7 +26,7 @@ func TestTheGangKeeperSeesOnlyJobsRunningAsAdmitted(t *testing.T) {
 	running.Spec.Suspend = ptr.To(false)
 	rt := torchRuntime(ns, corev1.ResourceRequirements{})
 	s := shape.PodTemplateOverrides{}
-	c0 := fake.NewClientBuilder().WithScheme(NewScheme()).WithObjects(rt).Build()
+	c0 := fake.NewClientBuilder().WithScheme(scheme.New()).WithObjects(rt).Build()
 	projected, err := newDeps(c0, c0, nil, Options{Shape: s}).runtimes.Project(t.Context(), running)
 	if err != nil {
 		t.Fatal(err)
@@ -56,7 +57,7 @@ func TestTheGangKeeperSeesOnlyJobsRunningAsAdmitted(t *testing.T) {
 			if tc.wl != nil {
 				tc.wl(wl)
 			}
-			c := fake.NewClientBuilder().WithScheme(NewScheme()).WithObjects(rt.DeepCopy(), j, wl).Build()
+			c := fake.NewClientBuilder().WithScheme(scheme.New()).WithObjects(rt.DeepCopy(), j, wl).Build()
 			got, err := (runningJobs{newDeps(c, c, nil, Options{Shape: s})}).Running(t.Context(), client.ObjectKeyFromObject(j))
 			if err != nil {
 				t.Fatal(err)
@@ -69,7 +70,7 @@ func TestTheGangKeeperSeesOnlyJobsRunningAsAdmitted(t *testing.T) {
 			}
 		})
 	}
-	c := fake.NewClientBuilder().WithScheme(NewScheme()).Build()
+	c := fake.NewClientBuilder().WithScheme(scheme.New()).Build()
 	if got, err := (runningJobs{newDeps(c, c, nil, Options{Shape: s})}).Running(t.Context(), types.NamespacedName{Namespace: ns, Name: "gone"}); got != nil || err != nil {
 		t.Errorf("a job that is gone: %+v, %v", got, err)
 	}

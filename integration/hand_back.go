@@ -13,7 +13,7 @@ import (
 	"github.com/trainjob-kueue/trainjob-kueue/trainjob"
 )
 
-// handBack runs while we stand by for Kueue's built-in TrainJob
+// HandBack runs while we stand by for Kueue's built-in TrainJob
 // integration (a switch back to it): a queued job that integration stopped
 // after we had started it still carries our entries, with the placement of
 // our admission, which Trainer would apply after that integration's own at
@@ -24,27 +24,25 @@ import (
 // label Kueue v0.16's webhook copies into a job's spec.labels goes too: the
 // moment Kueue's built-in integration is turned off, its JobSet
 // integration would queue the job's JobSet a second time.
-type handBack struct {
+type HandBack struct {
 	deps *deps
 }
 
-// SetupHandBack registers the hand-back of stopped jobs, for a manager that
-// stands by (Options.BuiltInTrainJob). It is the only writer then.
-func SetupHandBack(mgr ctrl.Manager, opts Options) error {
-	if opts.Recorder == nil {
-		r, err := NewEventRecorder(mgr)
-		if err != nil {
-			return err
-		}
-		opts.Recorder = r
-	}
+// NewHandBack hands stopped jobs back, for a manager that stands by
+// (Options.BuiltInTrainJob). It is the only controller that writes then.
+func NewHandBack(mgr ctrl.Manager, opts Options) *HandBack {
+	return &HandBack{deps: newDeps(mgr.GetClient(), mgr.GetAPIReader(), opts.Recorder, opts)}
+}
+
+// SetupWithManager watches TrainJobs.
+func (h *HandBack) SetupWithManager(mgr ctrl.Manager) error {
 	return ctrl.NewControllerManagedBy(mgr).
 		Named("trainjob-hand-back").
 		For(&trainjob.TrainJob{}).
-		Complete(&handBack{deps: newDeps(mgr.GetClient(), mgr.GetAPIReader(), opts.Recorder, opts)})
+		Complete(h)
 }
 
-func (h *handBack) Reconcile(ctx context.Context, req ctrl.Request) (ctrl.Result, error) {
+func (h *HandBack) Reconcile(ctx context.Context, req ctrl.Request) (ctrl.Result, error) {
 	job := &trainjob.TrainJob{}
 	if err := h.deps.client.Get(ctx, req.NamespacedName, job); err != nil {
 		return ctrl.Result{}, client.IgnoreNotFound(err)

@@ -17,6 +17,7 @@ import (
 
 	"github.com/trainjob-kueue/trainjob-kueue/names"
 	"github.com/trainjob-kueue/trainjob-kueue/podsets"
+	"github.com/trainjob-kueue/trainjob-kueue/scheme"
 	"github.com/trainjob-kueue/trainjob-kueue/shape"
 	"github.com/trainjob-kueue/trainjob-kueue/trainjob"
 )
@@ -49,9 +50,9 @@ func TestHandBackRemovesOurEntriesFromStoppedJobsAlone(t *testing.T) {
 		"MultiKueue's": {job: job("dispatched", func(j *trainjob.TrainJob) { j.Spec.ManagedBy = ptr.To(trainjob.MultiKueueControllerName) }), managers: []string{names.RuntimePatchManager}},
 	} {
 		t.Run(name, func(t *testing.T) {
-			c := fake.NewClientBuilder().WithScheme(NewScheme()).WithObjects(tc.job).WithStatusSubresource(&trainjob.TrainJob{}).Build()
+			c := fake.NewClientBuilder().WithScheme(scheme.New()).WithObjects(tc.job).WithStatusSubresource(&trainjob.TrainJob{}).Build()
 			rec := events.NewFakeRecorder(4)
-			h := &handBack{deps: newDeps(c, c, rec, Options{Shape: v23})}
+			h := &HandBack{deps: newDeps(c, c, rec, Options{Shape: v23})}
 			if _, err := h.Reconcile(t.Context(), ctrl.Request{NamespacedName: client.ObjectKeyFromObject(tc.job)}); err != nil {
 				t.Fatal(err)
 			}
@@ -81,8 +82,8 @@ func TestHandBackDropsTheQueueLabelKueueCopiedIntoSpecLabels(t *testing.T) {
 	job := &trainjob.TrainJob{ObjectMeta: metav1.ObjectMeta{Namespace: "team", Name: "queued", Labels: map[string]string{constants.QueueLabel: "lq"}}}
 	job.Spec.Suspend = ptr.To(true)
 	job.Spec.Labels = map[string]string{constants.QueueLabel: "lq", "team": "a"}
-	c := fake.NewClientBuilder().WithScheme(NewScheme()).WithObjects(job).Build()
-	h := &handBack{deps: newDeps(c, c, events.NewFakeRecorder(4), Options{Shape: shape.PodTemplateOverrides{}})}
+	c := fake.NewClientBuilder().WithScheme(scheme.New()).WithObjects(job).Build()
+	h := &HandBack{deps: newDeps(c, c, events.NewFakeRecorder(4), Options{Shape: shape.PodTemplateOverrides{}})}
 	if _, err := h.Reconcile(t.Context(), ctrl.Request{NamespacedName: client.ObjectKeyFromObject(job)}); err != nil {
 		t.Fatal(err)
 	}

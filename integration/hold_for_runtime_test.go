@@ -17,6 +17,7 @@ import (
 
 	"github.com/trainjob-kueue/trainjob-kueue/names"
 	"github.com/trainjob-kueue/trainjob-kueue/runtimesource"
+	"github.com/trainjob-kueue/trainjob-kueue/scheme"
 	"github.com/trainjob-kueue/trainjob-kueue/trainjob"
 )
 
@@ -99,7 +100,7 @@ func TestAJobWaitsForItsRuntimeOutOfTheQueue(t *testing.T) {
 func storedWorkload(t *testing.T, wl *kueue.Workload) (client.Client, *kueue.Workload, *int) {
 	t.Helper()
 	writes := 0
-	c := fake.NewClientBuilder().WithScheme(NewScheme()).WithObjects(wl).WithInterceptorFuncs(interceptor.Funcs{
+	c := fake.NewClientBuilder().WithScheme(scheme.New()).WithObjects(wl).WithInterceptorFuncs(interceptor.Funcs{
 		Patch: func(ctx context.Context, c client.WithWatch, obj client.Object, patch client.Patch, opts ...client.PatchOption) error {
 			writes++
 			return c.Patch(ctx, obj, patch, opts...)

@@ -13,6 +13,7 @@ import (
 	kueue "sigs.k8s.io/kueue/apis/kueue/v1beta2"
 
 	trainer "github.com/kubeflow/trainer/v2/pkg/apis/trainer/v1alpha1"
+	"github.com/trainjob-kueue/trainjob-kueue/scheme"
 )
 
 // An AdmissionCheck that comes or goes brings the TrainJobs whose Workloads
@@ -27,7 +28,7 @@ func TestAnAdmissionCheckBringsTheJobsThatNameIt(t *testing.T) {
 		return wl
 	}
 	tj := trainer.GroupVersion.String()
-	c := fake.NewClientBuilder().WithScheme(NewScheme()).WithObjects(
+	c := fake.NewClientBuilder().WithScheme(scheme.New()).WithObjects(
 		workload("a", tj, trainer.TrainJobKind, "dispatched", "mk"),
 		workload("b", tj, trainer.TrainJobKind, "local", "other"),
 		workload("c", "batch/v1", "Job", "a-job", "mk"),

@@ -24,6 +24,7 @@ import (
 	"github.com/trainjob-kueue/trainjob-kueue/names"
 	"github.com/trainjob-kueue/trainjob-kueue/podsets"
 	"github.com/trainjob-kueue/trainjob-kueue/runtimesource"
+	"github.com/trainjob-kueue/trainjob-kueue/scheme"
 	"github.com/trainjob-kueue/trainjob-kueue/shape"
 	"github.com/trainjob-kueue/trainjob-kueue/test/fixtures"
 	"github.com/trainjob-kueue/trainjob-kueue/trainjob"
@@ -69,7 +70,7 @@ func TestObserveFailsOnAFailedRead(t *testing.T) {
 			}
 			j := job.DeepCopy()
 			j.Spec.ManagedBy = tc.managedBy
-			c := fake.NewClientBuilder().WithScheme(NewScheme()).WithObjects(runtime.DeepCopy(), reserved.DeepCopy()).
+			c := fake.NewClientBuilder().WithScheme(scheme.New()).WithObjects(runtime.DeepCopy(), reserved.DeepCopy()).
 				WithInterceptorFuncs(failing(tc.fail)).Build()
 			d := newDeps(c, c, nil, Options{Shape: s})
 			adapter := &TrainJob{TrainJob: *j, deps: d}
@@ -89,7 +90,7 @@ func TestObserveFailsOnAFailedRead(t *testing.T) {
 	}
 
 	// Reads that succeed, with nothing there, are no error.
-	c := fake.NewClientBuilder().WithScheme(NewScheme()).Build()
+	c := fake.NewClientBuilder().WithScheme(scheme.New()).Build()
 	s := shape.PodTemplateOverrides{}
 	d := newDeps(c, c, nil, Options{Shape: s})
 	adapter := &TrainJob{TrainJob: *job.DeepCopy(), deps: d}
@@ -159,7 +160,7 @@ func TestAJobItsJobSetCantTakeIsNotStarted(t *testing.T) {
 				objs = append(objs, tc.jobSet)
 			}
 			reads := 0
-			c := fake.NewClientBuilder().WithScheme(NewScheme()).WithObjects(objs...).WithInterceptorFuncs(interceptor.Funcs{
+			c := fake.NewClientBuilder().WithScheme(scheme.New()).WithObjects(objs...).WithInterceptorFuncs(interceptor.Funcs{
 				Get: func(ctx context.Context, c client.WithWatch, key client.ObjectKey, obj client.Object, opts ...client.GetOption) error {
 					if _, ok := obj.(*jobsetapi.JobSet); ok {
 						reads++
@@ -227,7 +228,7 @@ func TestAGoneRuntimeIsObservedOnlyBeforeAStartHere(t *testing.T) {
 			if tc.workload {
 				objs = append(objs, ownedWorkload(job, false))
 			}
-			c := fake.NewClientBuilder().WithScheme(NewScheme()).WithObjects(objs...).Build()
+			c := fake.NewClientBuilder().WithScheme(scheme.New()).WithObjects(objs...).Build()
 			adapter := &TrainJob{TrainJob: *job, deps: newDeps(c, c, nil, Options{Shape: v23})}
 			if adapter.Skip(t.Context()) {
 				t.Fatalf("skipped: %v", adapter.readErr)

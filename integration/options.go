@@ -15,7 +15,7 @@ import (
 // Options configure the integration. The Kueue-facing ones must agree with
 // the deployed Kueue's Configuration; cmd/trainjob-kueue reads them from it.
 type Options struct {
-	// Recorder records our events; nil means NewEventRecorder's.
+	// Recorder records our events (cmd/trainjob-kueue builds it once: NewEventRecorder).
 	Recorder events.EventRecorder
 	// Shape is the override field of the installed Trainer API version.
 	Shape shape.Shape

@@ -21,6 +21,7 @@ import (
 	"github.com/go-logr/logr/funcr"
 	trainer "github.com/kubeflow/trainer/v2/pkg/apis/trainer/v1alpha1"
 
+	"github.com/trainjob-kueue/trainjob-kueue/scheme"
 	"github.com/trainjob-kueue/trainjob-kueue/shape"
 	"github.com/trainjob-kueue/trainjob-kueue/trainjob"
 )
@@ -60,7 +61,7 @@ func TestReconcileEnds(t *testing.T) {
 			for k, v := range tc.labels {
 				j.Labels[k] = v
 			}
-			b := fake.NewClientBuilder().WithScheme(NewScheme()).WithObjects(j, rt.DeepCopy(), &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: ns}}).WithInterceptorFuncs(tc.funcs).
+			b := fake.NewClientBuilder().WithScheme(scheme.New()).WithObjects(j, rt.DeepCopy(), &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: ns}}).WithInterceptorFuncs(tc.funcs).
 				WithStatusSubresource(&kueue.Workload{}, &trainjob.TrainJob{})
 			if err := SetupIndexes(t.Context(), fakeIndexer{b}); err != nil {
 				t.Fatal(err)

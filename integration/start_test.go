@@ -25,6 +25,7 @@ import (
 	"github.com/trainjob-kueue/trainjob-kueue/metrics"
 	"github.com/trainjob-kueue/trainjob-kueue/podsets"
 	"github.com/trainjob-kueue/trainjob-kueue/runtimesource"
+	"github.com/trainjob-kueue/trainjob-kueue/scheme"
 	"github.com/trainjob-kueue/trainjob-kueue/shape"
 	"github.com/trainjob-kueue/trainjob-kueue/trainjob"
 )
@@ -50,7 +51,7 @@ func newStartFixture(t *testing.T, s shape.Shape, refuse func(patch []byte) erro
 	job.Spec.RuntimeRef = trainer.RuntimeRef{Name: "torch"}
 	var writes []string
 	rt := &trainer.ClusterTrainingRuntime{ObjectMeta: metav1.ObjectMeta{Name: "torch"}}
-	c := fake.NewClientBuilder().WithScheme(NewScheme()).WithObjects(job.DeepCopy(), rt).
+	c := fake.NewClientBuilder().WithScheme(scheme.New()).WithObjects(job.DeepCopy(), rt).
 		WithInterceptorFuncs(interceptor.Funcs{Patch: func(ctx context.Context, c client.WithWatch, obj client.Object, patch client.Patch, opts ...client.PatchOption) error {
 			data, err := patch.Data(obj)
 			if err != nil {

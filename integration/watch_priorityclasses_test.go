@@ -9,6 +9,7 @@ import (
 	kueue "sigs.k8s.io/kueue/apis/kueue/v1beta2"
 	"sigs.k8s.io/kueue/pkg/controller/constants"
 
+	"github.com/trainjob-kueue/trainjob-kueue/scheme"
 	"github.com/trainjob-kueue/trainjob-kueue/trainjob"
 )
 
@@ -18,7 +19,7 @@ func TestAPriorityClassCreatedBringsTheJobsThatNameIt(t *testing.T) {
 	job := func(name, class string) *trainjob.TrainJob {
 		return &trainjob.TrainJob{ObjectMeta: metav1.ObjectMeta{Namespace: "ns", Name: name, Labels: map[string]string{constants.WorkloadPriorityClassLabel: class}}}
 	}
-	c := fake.NewClientBuilder().WithScheme(NewScheme()).WithObjects(job("a", "high"), job("b", "low")).Build()
+	c := fake.NewClientBuilder().WithScheme(scheme.New()).WithObjects(job("a", "high"), job("b", "low")).Build()
 	r := &Reconciler{deps: &deps{client: c}}
 	var got []string
 	for _, req := range r.jobsOfPriorityClass(t.Context(), &kueue.WorkloadPriorityClass{ObjectMeta: metav1.ObjectMeta{Name: "high"}}) {

@@ -18,6 +18,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/reconcile"
 
 	"github.com/trainjob-kueue/trainjob-kueue/names"
+	"github.com/trainjob-kueue/trainjob-kueue/scheme"
 	"github.com/trainjob-kueue/trainjob-kueue/trainjob"
 
 	trainer "github.com/kubeflow/trainer/v2/pkg/apis/trainer/v1alpha1"
@@ -97,7 +98,7 @@ func TestRuntimeEventsBringTheJobsThatUseIt(t *testing.T) {
 		}
 		return j
 	}
-	c := fake.NewClientBuilder().WithScheme(NewScheme()).WithIndex(&trainjob.TrainJob{}, names.RuntimeIndex, runtimeIndexKeys).WithObjects(
+	c := fake.NewClientBuilder().WithScheme(scheme.New()).WithIndex(&trainjob.TrainJob{}, names.RuntimeIndex, runtimeIndexKeys).WithObjects(
 		job("a", "torch-a", trainer.TrainingRuntimeKind, "torch", false),
 		job("b", "torch-b", trainer.TrainingRuntimeKind, "torch", false),
 		job("a", "done", trainer.TrainingRuntimeKind, "torch", true),

@@ -14,6 +14,7 @@ import (
 	kueue "sigs.k8s.io/kueue/apis/kueue/v1beta2"
 
 	trainer "github.com/kubeflow/trainer/v2/pkg/apis/trainer/v1alpha1"
+	"github.com/trainjob-kueue/trainjob-kueue/scheme"
 	"github.com/trainjob-kueue/trainjob-kueue/trainjob"
 )
 
@@ -123,7 +124,7 @@ func TestOnlyARewordedPendingMessageIsNoReasonToReconcile(t *testing.T) {
 func TestKueuesDecisionsAreReconciledFirst(t *testing.T) {
 	mapper := meta.NewDefaultRESTMapper(nil)
 	mapper.Add(trainjob.GVK, meta.RESTScopeNamespace)
-	h := decisionsFirst(handler.EnqueueRequestForOwner(NewScheme(), mapper, &trainjob.TrainJob{}, handler.OnlyControllerOwner()))
+	h := decisionsFirst(handler.EnqueueRequestForOwner(scheme.New(), mapper, &trainjob.TrainJob{}, handler.OnlyControllerOwner()))
 	wl := func(rv string, active bool, conds ...string) *kueue.Workload {
 		w := &kueue.Workload{ObjectMeta: metav1.ObjectMeta{Namespace: "ns", Name: "wl", ResourceVersion: rv, OwnerReferences: []metav1.OwnerReference{{
 			APIVersion: trainer.GroupVersion.String(), Kind: trainer.TrainJobKind, Name: "job", UID: types.UID("uid"), Controller: ptr.To(true)}}}}

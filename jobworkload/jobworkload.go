@@ -9,6 +9,7 @@ package jobworkload
 import (
 	"context"
 	"fmt"
+	"strings"
 
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
@@ -26,6 +27,23 @@ func Key(job *trainjob.TrainJob) (key client.ObjectKey, prebuilt bool) {
 		return client.ObjectKey{Namespace: job.Namespace, Name: name}, true
 	}
 	return client.ObjectKey{Namespace: job.Namespace, Name: jobframework.GetWorkloadNameForOwnerWithGVK(job.Name, job.UID, trainjob.GVK)}, false
+}
+
+// JobName is the name of the TrainJob the Workload MultiKueue dispatched
+// to this (worker) cluster was made for: the job framework names a job's
+// Workload "trainjob-<name>-<hash>" on the manager (Key), and MultiKueue
+// gives the worker's copy the same name. ok is false for a Workload
+// MultiKueue did not create, or one of another kind.
+func JobName(wl *kueue.Workload) (string, bool) {
+	if _, dispatched := wl.Labels[kueue.MultiKueueOriginLabel]; !dispatched {
+		return "", false
+	}
+	prefix := strings.ToLower(trainjob.GVK.Kind) + "-"
+	dash := strings.LastIndex(wl.Name, "-")
+	if !strings.HasPrefix(wl.Name, prefix) || dash <= len(prefix) {
+		return "", false
+	}
+	return wl.Name[len(prefix):dash], true
 }
 
 // Of reads job's Workload through c; nil when there is none (yet), or the

@@ -76,3 +76,31 @@ func TestOfFindsTheJobsOwnWorkloadPrebuiltOrNamedByTheJobFramework(t *testing.T)
 		}
 	})
 }
+
+func TestJobNameOfADispatchedWorkload(t *testing.T) {
+	wl := func(name string, origin bool) *kueue.Workload {
+		w := &kueue.Workload{ObjectMeta: metav1.ObjectMeta{Name: name}}
+		if origin {
+			w.Labels = map[string]string{kueue.MultiKueueOriginLabel: "mk"}
+		}
+		return w
+	}
+	for name, tc := range map[string]struct {
+		wl   *kueue.Workload
+		want string
+		ok   bool
+	}{
+		"dispatched here":                  {wl: wl("trainjob-clash-1a2b3", true), want: "clash", ok: true},
+		"a job name with dashes":           {wl: wl("trainjob-my-long-job-1a2b3", true), want: "my-long-job", ok: true},
+		"our own, not dispatched":          {wl: wl("trainjob-clash-1a2b3", false)},
+		"another kind's":                   {wl: wl("jobset-clash-1a2b3", true)},
+		"a name the framework never makes": {wl: wl("trainjob-", true)},
+	} {
+		t.Run(name, func(t *testing.T) {
+			got, ok := JobName(tc.wl)
+			if got != tc.want || ok != tc.ok {
+				t.Errorf("JobName = %q, %v; want %q, %v", got, ok, tc.want, tc.ok)
+			}
+		})
+	}
+}

@@ -19,8 +19,8 @@ import (
 	"sigs.k8s.io/kueue/pkg/controller/constants"
 
 	trainer "github.com/kubeflow/trainer/v2/pkg/apis/trainer/v1alpha1"
-	"github.com/trainjob-kueue/trainjob-kueue/integration"
 	"github.com/trainjob-kueue/trainjob-kueue/podsets"
+	"github.com/trainjob-kueue/trainjob-kueue/scheme"
 	"github.com/trainjob-kueue/trainjob-kueue/shape"
 	"github.com/trainjob-kueue/trainjob-kueue/test/fixtures"
 	"github.com/trainjob-kueue/trainjob-kueue/trainjob"
@@ -66,7 +66,7 @@ func TestCheckListsEachKindOnceAndJudgesEveryJob(t *testing.T) {
 				objs = append(objs, job, wl, fixtures.RuntimeSnapshot(t, job, snapshot))
 			}
 			reads := 0
-			c := fake.NewClientBuilder().WithScheme(integration.NewScheme()).WithObjects(objs...).
+			c := fake.NewClientBuilder().WithScheme(scheme.New()).WithObjects(objs...).
 				WithInterceptorFuncs(interceptor.Funcs{
 					List: func(ctx context.Context, c client.WithWatch, list client.ObjectList, opts ...client.ListOption) error {
 						reads++

@@ -29,7 +29,7 @@ import (
 
 	trainer "github.com/kubeflow/trainer/v2/pkg/apis/trainer/v1alpha1"
 
-	"github.com/trainjob-kueue/trainjob-kueue/integration"
+	"github.com/trainjob-kueue/trainjob-kueue/scheme"
 	"github.com/trainjob-kueue/trainjob-kueue/trainjob"
 )
 
@@ -101,7 +101,7 @@ type decoded struct {
 // clientGoDecode decodes stream as client-go's watch does for a typed cache.
 func clientGoDecode(t testing.TB, stream []byte, gv schema.GroupVersion) []decoded {
 	t.Helper()
-	ns := serializer.WithoutConversionCodecFactory{CodecFactory: serializer.NewCodecFactory(integration.NewScheme())}
+	ns := serializer.WithoutConversionCodecFactory{CodecFactory: serializer.NewCodecFactory(scheme.New())}
 	objDec, ss, framer, err := runtime.NewClientNegotiator(ns, gv).StreamDecoder(runtime.ContentTypeJSON, nil)
 	if err != nil {
 		t.Fatal(err)
@@ -271,7 +271,7 @@ func TestOnePassWatchesRefuseANarrowedCache(t *testing.T) {
 		{name: "the watched kind narrowed", opts: cache.Options{ByObject: map[client.Object]cache.ByObject{&kueue.Workload{}: {Label: sel}}}},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			opts, err := Watches(tc.opts, cfg, http.DefaultClient, integration.NewScheme(), &kueue.Workload{}, &trainjob.TrainJob{})
+			opts, err := Watches(tc.opts, cfg, http.DefaultClient, scheme.New(), &kueue.Workload{}, &trainjob.TrainJob{})
 			if (err == nil) != tc.ok {
 				t.Fatalf("err = %v, want ok = %v", err, tc.ok)
 			}

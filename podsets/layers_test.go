@@ -11,10 +11,10 @@ import (
 // edge (docs/development.md says where a new feature goes).
 var layers = [][]string{
 	{"names", "trainjob", "saidonce"},
-	{"podsets"},
+	{"podsets", "scheme"},
 	{"quota", "shape", "preemptcost"},
 	{"gang", "runtimesource", "discovery", "metrics", "jobworkload", "onepass"},
-	{"integration", "priorityboost", "informercache", "restartwatch"},
+	{"integration", "multikueue", "priorityboost", "informercache", "restartwatch"},
 	{"webhook", "explain", "overview", "migrate"},
 	{"cmd/trainjob-kueue", "cmd/kubectl-trainjob_kueue"},
 }

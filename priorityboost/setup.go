@@ -16,14 +16,10 @@ import (
 	"github.com/trainjob-kueue/trainjob-kueue/trainjob"
 )
 
-// SetupWithManager watches TrainJobs (their progress and phase), their
-// Workloads (preemptions, admission, the boost itself) and ClusterQueues'
-// policies, and registers the Warner.
-func (r *Reconciler) SetupWithManager(mgr ctrl.Manager) error {
-	if !r.opts.GateOn {
-		mgr.GetLogger().Info("Kueue's PriorityBoost feature gate is off: ClusterQueue preemption-cost policies are inactive", "annotation", names.PreemptionCostAnnotation)
-	}
-	policyChanged := predicate.Funcs{
+// policyChanged passes a ClusterQueue whose preemption-cost policy came
+// or changed.
+func policyChanged() predicate.Funcs {
+	return predicate.Funcs{
 		CreateFunc: func(e event.CreateEvent) bool { return e.Object.GetAnnotations()[names.PreemptionCostAnnotation] != "" },
 		UpdateFunc: func(e event.UpdateEvent) bool {
 			return e.ObjectOld.GetAnnotations()[names.PreemptionCostAnnotation] != e.ObjectNew.GetAnnotations()[names.PreemptionCostAnnotation]
@@ -31,18 +27,29 @@ func (r *Reconciler) SetupWithManager(mgr ctrl.Manager) error {
 		DeleteFunc:  func(event.DeleteEvent) bool { return false },
 		GenericFunc: func(event.GenericEvent) bool { return false },
 	}
-	if err := ctrl.NewControllerManagedBy(mgr).
+}
+
+// SetupWithManager watches TrainJobs (their progress and phase), their
+// Workloads (preemptions, admission, the boost itself) and ClusterQueues'
+// policies.
+func (r *Reconciler) SetupWithManager(mgr ctrl.Manager) error {
+	if !r.opts.GateOn {
+		mgr.GetLogger().Info("Kueue's PriorityBoost feature gate is off: ClusterQueue preemption-cost policies are inactive", "annotation", names.PreemptionCostAnnotation)
+	}
+	return ctrl.NewControllerManagedBy(mgr).
 		Named("trainjob-priority-boost").
 		For(&trainjob.TrainJob{}).
 		Watches(&kueue.Workload{}, handler.EnqueueRequestForOwner(mgr.GetScheme(), mgr.GetRESTMapper(), &trainjob.TrainJob{}, handler.OnlyControllerOwner())).
-		Watches(&kueue.ClusterQueue{}, handler.EnqueueRequestsFromMapFunc(r.jobsOf), builder.WithPredicates(policyChanged)).
-		Complete(r); err != nil {
-		return err
-	}
+		Watches(&kueue.ClusterQueue{}, handler.EnqueueRequestsFromMapFunc(r.jobsOf), builder.WithPredicates(policyChanged())).
+		Complete(r)
+}
+
+// SetupWithManager watches ClusterQueues' policies.
+func (w *Warner) SetupWithManager(mgr ctrl.Manager) error {
 	return ctrl.NewControllerManagedBy(mgr).
 		Named("clusterqueue-preemption-cost").
-		For(&kueue.ClusterQueue{}, builder.WithPredicates(policyChanged)).
-		Complete(NewWarner(r.opts.Client, r.opts.Recorder, r.opts.GateOn))
+		For(&kueue.ClusterQueue{}, builder.WithPredicates(policyChanged())).
+		Complete(w)
 }
 
 // jobsOf are the TrainJobs whose Workloads are queued in or admitted to

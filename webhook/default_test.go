@@ -12,6 +12,7 @@ import (
 	"github.com/trainjob-kueue/trainjob-kueue/integration"
 	"github.com/trainjob-kueue/trainjob-kueue/names"
 	"github.com/trainjob-kueue/trainjob-kueue/podsets"
+	"github.com/trainjob-kueue/trainjob-kueue/scheme"
 	"github.com/trainjob-kueue/trainjob-kueue/shape"
 	"github.com/trainjob-kueue/trainjob-kueue/trainjob"
 )
@@ -32,7 +33,7 @@ func TestDefaultSuspendsAQueuedJobAndKeepsItRunnableByKueuesIntegration(t *testi
 		"queued, Trainer v2.1":     {shape: shape.PodTemplateOverrides{}, queue: "lq", wantSuspend: true},
 	} {
 		t.Run(name, func(t *testing.T) {
-			w := &Webhook{client: fake.NewClientBuilder().WithScheme(integration.NewScheme()).Build(), opts: integration.Options{Shape: tc.shape}}
+			w := &Webhook{client: fake.NewClientBuilder().WithScheme(scheme.New()).Build(), opts: integration.Options{Shape: tc.shape}}
 			job := &trainjob.TrainJob{ObjectMeta: metav1.ObjectMeta{Namespace: "team", Name: "j"}}
 			job.Spec.RuntimeRef = trainer.RuntimeRef{Name: "torch", Kind: ptr.To(trainer.TrainingRuntimeKind)}
 			if tc.queue != "" {

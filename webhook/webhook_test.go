@@ -28,6 +28,7 @@ import (
 	"github.com/trainjob-kueue/trainjob-kueue/metrics"
 	"github.com/trainjob-kueue/trainjob-kueue/names"
 	"github.com/trainjob-kueue/trainjob-kueue/podsets"
+	"github.com/trainjob-kueue/trainjob-kueue/scheme"
 	"github.com/trainjob-kueue/trainjob-kueue/shape"
 	"github.com/trainjob-kueue/trainjob-kueue/trainjob"
 )
@@ -85,7 +86,7 @@ func TestWebhookValidateCreate(t *testing.T) {
 	}
 	for name, tc := range cases {
 		t.Run(name, func(t *testing.T) {
-			b := fake.NewClientBuilder().WithScheme(integration.NewScheme()).WithObjects(tc.objs...)
+			b := fake.NewClientBuilder().WithScheme(scheme.New()).WithObjects(tc.objs...)
 			if tc.failGet {
 				b = b.WithInterceptorFuncs(interceptor.Funcs{Get: func(ctx context.Context, c client.WithWatch, key client.ObjectKey, obj client.Object, opts ...client.GetOption) error {
 					if _, ok := obj.(*trainer.TrainingRuntime); ok {
@@ -213,7 +214,7 @@ func TestWebhookValidateUpdate(t *testing.T) {
 			if s == nil {
 				s = shape.PodTemplateOverrides{}
 			}
-			w := &Webhook{client: fake.NewClientBuilder().WithScheme(integration.NewScheme()).Build(), opts: integration.Options{Shape: s, ManagerUsername: us}}
+			w := &Webhook{client: fake.NewClientBuilder().WithScheme(scheme.New()).Build(), opts: integration.Options{Shape: s, ManagerUsername: us}}
 			w.opts.BuiltInTrainJob = tc.standby
 			ctx := admission.NewContextWithRequest(t.Context(), admission.Request{AdmissionRequest: admissionv1.AdmissionRequest{UserInfo: authenticationv1.UserInfo{Username: tc.user}}})
 			old := tc.old

@@ -35,11 +35,9 @@ import (
 	"github.com/trainjob-kueue/trainjob-kueue/integration"
 	"github.com/trainjob-kueue/trainjob-kueue/metrics"
 	"github.com/trainjob-kueue/trainjob-kueue/onepass"
-	"github.com/trainjob-kueue/trainjob-kueue/priorityboost"
 	"github.com/trainjob-kueue/trainjob-kueue/restartwatch"
-	"github.com/trainjob-kueue/trainjob-kueue/runtimesource"
+	"github.com/trainjob-kueue/trainjob-kueue/scheme"
 	"github.com/trainjob-kueue/trainjob-kueue/trainjob"
-	tjwebhook "github.com/trainjob-kueue/trainjob-kueue/webhook"
 )
 
 type flags struct {
@@ -113,7 +111,7 @@ func main() {
 func run(ctx context.Context, f flags, draining *atomic.Bool) error {
 	log := ctrl.Log.WithName("setup")
 	log.Info("Starting", "version", version, "commit", commit)
-	scheme := integration.NewScheme()
+	scheme := scheme.New()
 	restCfg := ctrl.GetConfigOrDie()
 	username, err := whoAmI(ctx, restCfg)
 	if err != nil {
@@ -318,52 +316,3 @@ func whoAmI(ctx context.Context, cfg *rest.Config) (string, error) {
 // switch of TrainJob integrations (the kubelet refreshes a mounted
 // ConfigMap within about a minute anyway).
 const builtInCheckInterval = 10 * time.Second
-
-// setup registers the integration, the priority boost of preemption-cost
-// policies and, unless disabled, the webhook; while Kueue runs its
-// built-in TrainJob integration, the webhook and the hand-back of stopped
-// jobs alone (standby): a queued TrainJob is suspended whichever
-// integration runs it, so none starts unqueued while the two hand over.
-func setup(ctx context.Context, mgr ctrl.Manager, opts integration.Options, withWebhook bool) error {
-	if opts.BuiltInTrainJob {
-		if err := integration.SetupHandBack(mgr, opts); err != nil {
-			return fmt.Errorf("setting up the hand-back to Kueue's built-in integration: %w", err)
-		}
-		if !withWebhook {
-			return nil
-		}
-		return setupWebhooks(mgr, opts)
-	}
-	if opts.Recorder == nil {
-		r, err := integration.NewEventRecorder(mgr)
-		if err != nil {
-			return err
-		}
-		opts.Recorder = r
-	}
-	// One source of runtimes and PodSets, one memo, for the integration and
-	// the priority boost (whose jobs are among the integration's).
-	opts.Runtimes = runtimesource.New(mgr.GetClient(), mgr.GetAPIReader(), runtimesource.Options{Shape: opts.Shape, PodSets: opts.PodSets})
-	if err := integration.Setup(ctx, mgr, opts); err != nil {
-		return err
-	}
-	boosts := priorityboost.New(priorityboost.Options{Client: mgr.GetClient(), Runtimes: opts.Runtimes, Recorder: opts.Recorder, Metrics: opts.Metrics, GateOn: opts.PriorityBoost})
-	if err := boosts.SetupWithManager(mgr); err != nil {
-		return fmt.Errorf("setting up the priority boost: %w", err)
-	}
-	if !withWebhook {
-		return nil
-	}
-	return setupWebhooks(mgr, opts)
-}
-
-// setupWebhooks registers the TrainJob webhook and the ClusterQueue one.
-func setupWebhooks(mgr ctrl.Manager, opts integration.Options) error {
-	if err := tjwebhook.Setup(mgr, opts); err != nil {
-		return fmt.Errorf("setting up the TrainJob webhook: %w", err)
-	}
-	if err := tjwebhook.SetupClusterQueues(mgr); err != nil {
-		return fmt.Errorf("setting up the ClusterQueue webhook: %w", err)
-	}
-	return nil
-}

@@ -31,8 +31,8 @@ import (
 
 	"github.com/trainjob-kueue/trainjob-kueue/explain"
 	"github.com/trainjob-kueue/trainjob-kueue/hack/localcluster"
-	"github.com/trainjob-kueue/trainjob-kueue/integration"
 	"github.com/trainjob-kueue/trainjob-kueue/overview"
+	"github.com/trainjob-kueue/trainjob-kueue/scheme"
 	"github.com/trainjob-kueue/trainjob-kueue/test/fixtures"
 	"github.com/trainjob-kueue/trainjob-kueue/trainjob"
 )
@@ -69,7 +69,7 @@ func run(ctx context.Context, name string, timeout time.Duration, record string)
 	if err != nil {
 		return err
 	}
-	ours, err := client.New(cfg, client.Options{Scheme: integration.NewScheme()})
+	ours, err := client.New(cfg, client.Options{Scheme: scheme.New()})
 	if err != nil {
 		return err
 	}

@@ -9,8 +9,8 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	kueue "sigs.k8s.io/kueue/apis/kueue/v1beta2"
 
-	"github.com/trainjob-kueue/trainjob-kueue/integration"
 	"github.com/trainjob-kueue/trainjob-kueue/overview"
+	"github.com/trainjob-kueue/trainjob-kueue/scheme"
 )
 
 // countingReader counts the requests a reader makes of the API server.
@@ -34,7 +34,7 @@ func (c *countingReader) List(ctx context.Context, list client.ObjectList, opts 
 // a namespace of 3.
 func TestListReadsOncePerKindHoweverManyJobs(t *testing.T) {
 	// As the command reads: with our TrainJob types.
-	reader, err := client.New(restCfg, client.Options{Scheme: integration.NewScheme()})
+	reader, err := client.New(restCfg, client.Options{Scheme: scheme.New()})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -63,7 +63,9 @@ import (
 	"github.com/trainjob-kueue/trainjob-kueue/discovery"
 	"github.com/trainjob-kueue/trainjob-kueue/hack/localcluster"
 	"github.com/trainjob-kueue/trainjob-kueue/integration"
+	"github.com/trainjob-kueue/trainjob-kueue/multikueue"
 	"github.com/trainjob-kueue/trainjob-kueue/onepass"
+	"github.com/trainjob-kueue/trainjob-kueue/scheme"
 	"github.com/trainjob-kueue/trainjob-kueue/test/fixtures"
 	"github.com/trainjob-kueue/trainjob-kueue/trainjob"
 )
@@ -399,7 +401,7 @@ func mustRequirement(key string, op selection.Operator, value string) labels.Req
 }
 
 func startTrainJobKueue(ctx context.Context, cfg *rest.Config, port int, certDir string) error {
-	scheme := integration.NewScheme()
+	scheme := scheme.New()
 	// Its caches of Workloads and TrainJobs watch as the manager's do, so
 	// every test here reads them through the one-pass watch decoding.
 	httpClient, err := rest.HTTPClientFor(cfg)
@@ -448,11 +450,23 @@ func startTrainJobKueue(ctx context.Context, cfg *rest.Config, port int, certDir
 		return err
 	}
 	opts.Recorder = countingRecorder{EventRecorder: recorder, counter: ourEvents}
-	if err := integration.Setup(ctx, mgr, opts); err != nil {
-		return err
+	// As cmd/trainjob-kueue's controllers list sets them up for this mode.
+	rec := integration.NewReconciler(mgr.GetClient(), mgr.GetAPIReader(), opts.Recorder, opts)
+	workers := multikueue.NewWorkerClients(mgr.GetAPIReader(), mgr.GetScheme(), opts.KueueNamespace)
+	setups := []func(ctrl.Manager) error{
+		func(m ctrl.Manager) error { return integration.SetupIndexes(ctx, m.GetFieldIndexer()) },
+		rec.SetupWithManager,
+		multikueue.NewNameClashes(mgr.GetClient(), opts.Recorder).SetupWithManager,
+		multikueue.NewWorkerRefusals(mgr.GetClient(), workers, opts.Recorder, opts.MultiKueueOrigin).SetupWithManager,
+		func(m ctrl.Manager) error { return tjwebhook.Setup(m, opts) },
 	}
-	if err := tjwebhook.Setup(mgr, opts); err != nil {
-		return err
+	if opts.PodGroups {
+		setups = append(setups, integration.NewGangKeeper(mgr.GetClient(), rec, opts).SetupWithManager)
+	}
+	for _, setup := range setups {
+		if err := setup(mgr); err != nil {
+			return err
+		}
 	}
 	go func() {
 		if err := mgr.Start(ctx); err != nil {

@@ -17,7 +17,7 @@ import (
 
 	trainer "github.com/kubeflow/trainer/v2/pkg/apis/trainer/v1alpha1"
 
-	"github.com/trainjob-kueue/trainjob-kueue/integration"
+	"github.com/trainjob-kueue/trainjob-kueue/multikueue"
 	"github.com/trainjob-kueue/trainjob-kueue/test/fixtures"
 )
 
@@ -134,12 +134,12 @@ func saidOnManager(t *testing.T, tj *trainer.TrainJob, worker, what string) {
 			return err
 		}
 		for _, e := range events.Items {
-			if e.InvolvedObject.Kind == "TrainJob" && e.InvolvedObject.Name == tj.Name && e.Reason == integration.ReasonDispatchHeld &&
+			if e.InvolvedObject.Kind == "TrainJob" && e.InvolvedObject.Name == tj.Name && e.Reason == multikueue.ReasonDispatchHeld &&
 				e.Type == corev1.EventTypeWarning && strings.Contains(e.Message, worker) && strings.Contains(e.Message, what) {
 				return nil
 			}
 		}
-		return fmt.Errorf("no %s event naming %s and saying %q; %s", integration.ReasonDispatchHeld, worker, what, dispatchState(tj))
+		return fmt.Errorf("no %s event naming %s and saying %q; %s", multikueue.ReasonDispatchHeld, worker, what, dispatchState(tj))
 	})
 }
 

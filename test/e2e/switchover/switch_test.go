@@ -23,8 +23,8 @@ import (
 
 	"github.com/trainjob-kueue/trainjob-kueue/discovery"
 	"github.com/trainjob-kueue/trainjob-kueue/hack/localcluster"
-	"github.com/trainjob-kueue/trainjob-kueue/integration"
 	"github.com/trainjob-kueue/trainjob-kueue/migrate"
+	"github.com/trainjob-kueue/trainjob-kueue/scheme"
 	"github.com/trainjob-kueue/trainjob-kueue/test/fixtures"
 	"github.com/trainjob-kueue/trainjob-kueue/test/poll"
 )
@@ -158,7 +158,7 @@ const runFor = 90 * time.Second
 // verdict out: the same Workload, the same pods.
 func checkBeforeTheSwitch(t *testing.T, ns string) map[string]migrate.Decision {
 	t.Helper()
-	c, err := cluster.Client(integration.NewScheme())
+	c, err := cluster.Client(scheme.New())
 	if err != nil {
 		t.Fatal(err)
 	}

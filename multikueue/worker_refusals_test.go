@@ -1,4 +1,4 @@
-package integration
+package multikueue
 
 import (
 	"context"
@@ -115,7 +115,7 @@ func TestTheManagerSaysAndHoldsWhatAWorkerCannotRun(t *testing.T) {
 	} {
 		t.Run(name, func(t *testing.T) {
 			managerWrites := 0
-			mgr := fake.NewClientBuilder().WithScheme(NewScheme()).WithObjects(tc.local, check, job.DeepCopy()).
+			mgr := fake.NewClientBuilder().WithScheme(testScheme()).WithObjects(tc.local, check, job.DeepCopy()).
 				WithInterceptorFuncs(interceptor.Funcs{
 					Create: func(context.Context, client.WithWatch, client.Object, ...client.CreateOption) error {
 						managerWrites++
@@ -140,7 +140,7 @@ func TestTheManagerSaysAndHoldsWhatAWorkerCannotRun(t *testing.T) {
 			}
 			workerWrites, dryRuns := 0, 0
 			var created *unstructured.Unstructured
-			wc := fake.NewClientBuilder().WithScheme(NewScheme()).WithObjects(objs...).WithStatusSubresource(&kueue.Workload{}).
+			wc := fake.NewClientBuilder().WithScheme(testScheme()).WithObjects(objs...).WithStatusSubresource(&kueue.Workload{}).
 				WithInterceptorFuncs(interceptor.Funcs{
 					Create: func(ctx context.Context, c client.WithWatch, obj client.Object, opts ...client.CreateOption) error {
 						co := &client.CreateOptions{}
@@ -159,7 +159,7 @@ func TestTheManagerSaysAndHoldsWhatAWorkerCannotRun(t *testing.T) {
 				}).Build()
 			w := &oneWorker{c: wc}
 			rec := events.NewFakeRecorder(8)
-			d := NewDispatchWord(mgr, w, rec, "multikueue")
+			d := NewWorkerRefusals(mgr, w, rec, "multikueue")
 			d.now = func() time.Time { return now }
 			var res ctrl.Result
 			for range 2 { // said once, written once
@@ -192,7 +192,7 @@ func TestTheManagerSaysAndHoldsWhatAWorkerCannotRun(t *testing.T) {
 				t.Fatal(err)
 			}
 			hold := ""
-			if h := heldDispatched(after); h != nil {
+			if h := held(after); h != nil {
 				hold = h.Reason
 			}
 			if hold != tc.wantHold {
@@ -219,7 +219,7 @@ func TestTheManagerSaysAndHoldsWhatAWorkerCannotRun(t *testing.T) {
 // A dispatch that waits is looked at soon, then less and less often: a
 // backlog of jobs waiting for room on the workers costs few reads.
 func TestAWaitingDispatchIsLookedAtLessAndLessOften(t *testing.T) {
-	d := NewDispatchWord(nil, nil, nil, "")
+	d := NewWorkerRefusals(nil, nil, nil, "")
 	key := client.ObjectKey{Namespace: "ns", Name: "wl"}
 	var got []time.Duration
 	for range 8 {

@@ -1,4 +1,4 @@
-package integration
+package multikueue
 
 import (
 	"context"
@@ -19,35 +19,36 @@ import (
 	"sigs.k8s.io/kueue/pkg/controller/jobframework"
 	"sigs.k8s.io/kueue/pkg/workload"
 
+	"github.com/trainjob-kueue/trainjob-kueue/jobworkload"
 	"github.com/trainjob-kueue/trainjob-kueue/trainjob"
 )
 
-// DispatchedHere is a worker cluster's side of MultiKueue: it watches the
+// NameClashes is a worker cluster's side of MultiKueue: it watches the
 // Workloads MultiKueue creates here for TrainJobs, and holds one (see
 // holdDispatched) while a TrainJob of its job's name that MultiKueue did
 // not make for it is in the way, so it neither keeps quota here for a job
 // that cannot start nor waits admitted forever; the hold is released once
 // that TrainJob is gone. The TrainJob in the way is never written: it is
 // someone else's.
-type DispatchedHere struct {
+type NameClashes struct {
 	client   client.Client
 	recorder events.EventRecorder
 	now      func() time.Time
 }
 
-// NewDispatchedHere makes the worker side's controller.
-func NewDispatchedHere(c client.Client, recorder events.EventRecorder) *DispatchedHere {
-	return &DispatchedHere{client: c, recorder: recorder, now: time.Now}
+// NewNameClashes makes the worker side's controller.
+func NewNameClashes(c client.Client, recorder events.EventRecorder) *NameClashes {
+	return &NameClashes{client: c, recorder: recorder, now: time.Now}
 }
 
 // Reconcile decides for one Workload MultiKueue dispatched here.
-func (d *DispatchedHere) Reconcile(ctx context.Context, req ctrl.Request) (ctrl.Result, error) {
+func (d *NameClashes) Reconcile(ctx context.Context, req ctrl.Request) (ctrl.Result, error) {
 	wl := &kueue.Workload{}
 	if err := d.client.Get(ctx, req.NamespacedName, wl); err != nil {
 		return ctrl.Result{}, client.IgnoreNotFound(err)
 	}
-	name, ok := dispatchedJobName(wl)
-	if !ok || workloadFinished(wl) || wl.DeletionTimestamp != nil {
+	name, ok := jobworkload.JobName(wl)
+	if !ok || finished(wl) || wl.DeletionTimestamp != nil {
 		return ctrl.Result{}, nil
 	}
 	job := &trainjob.TrainJob{}
@@ -57,16 +58,16 @@ func (d *DispatchedHere) Reconcile(ctx context.Context, req ctrl.Request) (ctrl.
 		}
 		job = nil
 	}
-	why, held := nameTaken(wl, job), heldDispatched(wl)
+	why, h := nameTaken(wl, job), held(wl)
 	switch {
-	case why != "" && (held == nil || held.Message != why || workload.HasQuotaReservation(wl)):
-		if err := holdDispatched(ctx, d.client, wl, ReasonNameTakenOnWorker, why, d.now()); err != nil {
+	case why != "" && (h == nil || h.Message != why || workload.HasQuotaReservation(wl)):
+		if err := hold(ctx, d.client, wl, ReasonNameTakenOnWorker, why, d.now()); err != nil {
 			return ctrl.Result{}, ignoreConflict(err)
 		}
 		d.recorder.Eventf(wl, job, corev1.EventTypeWarning, ReasonNameTakenOnWorker, actionQueue, "%s", why)
-	case why == "" && held != nil && held.Reason == ReasonNameTakenOnWorker:
+	case why == "" && h != nil && h.Reason == ReasonNameTakenOnWorker:
 		msg := fmt.Sprintf("no TrainJob %s/%s is in the way any more: Workload %s is queued here again", wl.Namespace, name, wl.Name)
-		if err := releaseDispatched(ctx, d.client, wl, msg, d.now()); err != nil {
+		if err := release(ctx, d.client, wl, msg, d.now()); err != nil {
 			return ctrl.Result{}, ignoreConflict(err)
 		}
 		d.recorder.Eventf(wl, nil, corev1.EventTypeNormal, ReasonHoldReleased, actionQueue, "%s", msg)
@@ -85,13 +86,13 @@ func ignoreConflict(err error) error {
 
 // SetupWithManager watches the Workloads MultiKueue creates here, and the
 // TrainJobs that come and go under their jobs' names.
-func (d *DispatchedHere) SetupWithManager(mgr ctrl.Manager) error {
+func (d *NameClashes) SetupWithManager(mgr ctrl.Manager) error {
 	dispatched := predicate.NewPredicateFuncs(func(o client.Object) bool {
 		wl, ok := o.(*kueue.Workload)
 		if !ok {
 			return false
 		}
-		_, ok = dispatchedJobName(wl)
+		_, ok = jobworkload.JobName(wl)
 		return ok
 	})
 	return ctrl.NewControllerManagedBy(mgr).
@@ -110,7 +111,7 @@ func (d *DispatchedHere) SetupWithManager(mgr ctrl.Manager) error {
 
 // workloadsNamedFor are the Workloads MultiKueue dispatched here for a job
 // of o's name.
-func (d *DispatchedHere) workloadsNamedFor(ctx context.Context, o client.Object) []reconcile.Request {
+func (d *NameClashes) workloadsNamedFor(ctx context.Context, o client.Object) []reconcile.Request {
 	var wls kueue.WorkloadList
 	if err := d.client.List(ctx, &wls, client.InNamespace(o.GetNamespace()), client.HasLabels{kueue.MultiKueueOriginLabel}); err != nil {
 		ctrl.LoggerFrom(ctx).Error(err, "listing dispatched Workloads", "namespace", o.GetNamespace())
@@ -118,7 +119,7 @@ func (d *DispatchedHere) workloadsNamedFor(ctx context.Context, o client.Object)
 	}
 	var out []reconcile.Request
 	for i := range wls.Items {
-		if name, ok := dispatchedJobName(&wls.Items[i]); ok && name == o.GetName() {
+		if name, ok := jobworkload.JobName(&wls.Items[i]); ok && name == o.GetName() {
 			out = append(out, reconcile.Request{NamespacedName: client.ObjectKeyFromObject(&wls.Items[i])})
 		}
 	}

@@ -1,4 +1,4 @@
-package integration
+package multikueue
 
 import (
 	"context"
@@ -27,11 +27,6 @@ import (
 	"github.com/trainjob-kueue/trainjob-kueue/trainjob"
 )
 
-// ReasonDispatchHeld: a dispatched job's Workload is held on a worker that
-// cannot run it (see holdDispatched); the event on the manager's TrainJob
-// names the worker and why.
-const ReasonDispatchHeld = "DispatchHeldOnWorker"
-
 const (
 	// copyGrace: how long a worker's copy of the Workload may be admitted
 	// before MultiKueue has created the job there; past it, the manager
@@ -50,7 +45,7 @@ type workerReach interface {
 	Forget(cluster string)
 }
 
-// DispatchWord is a MultiKueue manager's side of a dispatch that does not
+// WorkerRefusals is a MultiKueue manager's side of a dispatch that does not
 // go through. Kueue's MultiKueue tells the manager nothing when a worker
 // admits a job's Workload and the job cannot be created there: the check
 // stays Pending with no message. So for a dispatched TrainJob whose
@@ -65,7 +60,7 @@ type workerReach interface {
 //     once a later dry run is taken.
 //
 // It writes nothing on the manager.
-type DispatchWord struct {
+type WorkerRefusals struct {
 	client   client.Client
 	workers  workerReach
 	recorder events.EventRecorder
@@ -77,13 +72,13 @@ type DispatchWord struct {
 	looks map[types.NamespacedName]int
 }
 
-// NewDispatchWord makes the manager's side; origin is MultiKueue's.
-func NewDispatchWord(c client.Client, workers workerReach, recorder events.EventRecorder, origin string) *DispatchWord {
-	return &DispatchWord{client: c, workers: workers, recorder: recorder, said: saidonce.New(), origin: origin, now: time.Now, looks: map[types.NamespacedName]int{}}
+// NewWorkerRefusals makes the manager's side; origin is MultiKueue's.
+func NewWorkerRefusals(c client.Client, workers workerReach, recorder events.EventRecorder, origin string) *WorkerRefusals {
+	return &WorkerRefusals{client: c, workers: workers, recorder: recorder, said: saidonce.New(), origin: origin, now: time.Now, looks: map[types.NamespacedName]int{}}
 }
 
 // Reconcile looks at the workers of one dispatched job's Workload.
-func (d *DispatchWord) Reconcile(ctx context.Context, req ctrl.Request) (ctrl.Result, error) {
+func (d *WorkerRefusals) Reconcile(ctx context.Context, req ctrl.Request) (ctrl.Result, error) {
 	wl := &kueue.Workload{}
 	if err := d.client.Get(ctx, req.NamespacedName, wl); err != nil {
 		d.forget(req.NamespacedName)
@@ -129,9 +124,9 @@ func (d *DispatchWord) Reconcile(ctx context.Context, req ctrl.Request) (ctrl.Re
 
 // waiting: wl is a TrainJob's, reserved quota here, and its MultiKueue
 // check is Pending: MultiKueue looks for a worker to admit it.
-func (d *DispatchWord) waiting(ctx context.Context, wl *kueue.Workload) (bool, error) {
+func (d *WorkerRefusals) waiting(ctx context.Context, wl *kueue.Workload) (bool, error) {
 	owner := metav1.GetControllerOfNoCopy(wl)
-	if owner == nil || owner.Kind != trainjob.GVK.Kind || !workload.HasQuotaReservation(wl) || workload.IsAdmitted(wl) || workloadFinished(wl) {
+	if owner == nil || owner.Kind != trainjob.GVK.Kind || !workload.HasQuotaReservation(wl) || workload.IsAdmitted(wl) || finished(wl) {
 		return false, nil
 	}
 	for _, acs := range wl.Status.AdmissionChecks {
@@ -151,7 +146,7 @@ func (d *DispatchWord) waiting(ctx context.Context, wl *kueue.Workload) (bool, e
 
 // onWorker is what cluster says of wl's copy: the word to pass on ("" for
 // none), and how soon to look again (0 for the usual pace).
-func (d *DispatchWord) onWorker(ctx context.Context, cluster string, wl *kueue.Workload, job *trainjob.TrainJob) (string, time.Duration, error) {
+func (d *WorkerRefusals) onWorker(ctx context.Context, cluster string, wl *kueue.Workload, job *trainjob.TrainJob) (string, time.Duration, error) {
 	rc, err := d.workers.Client(ctx, cluster)
 	if err != nil {
 		return "", 0, err
@@ -163,18 +158,18 @@ func (d *DispatchWord) onWorker(ctx context.Context, cluster string, wl *kueue.W
 		}
 		return "", 0, client.IgnoreNotFound(err)
 	}
-	if held := heldDispatched(remote); held != nil {
-		if held.Reason == ReasonCopyRefusedOnWorker {
+	if h := held(remote); h != nil {
+		if h.Reason == ReasonCopyRefusedOnWorker {
 			refusal, err := d.refusal(ctx, rc, wl, job)
 			if err != nil {
 				return "", 0, err
 			}
 			if refusal == "" {
 				msg := fmt.Sprintf("the worker takes TrainJob %s/%s now: Workload %s is queued there again", job.Namespace, job.Name, wl.Name)
-				return "", 0, ignoreConflict(releaseDispatched(ctx, rc, remote, msg, d.now()))
+				return "", 0, ignoreConflict(release(ctx, rc, remote, msg, d.now()))
 			}
 		}
-		return held.Message, 0, nil
+		return h.Message, 0, nil
 	}
 	admitted := apimeta.FindStatusCondition(remote.Status.Conditions, kueue.WorkloadAdmitted)
 	if admitted == nil || admitted.Status != metav1.ConditionTrue {
@@ -195,7 +190,7 @@ func (d *DispatchWord) onWorker(ctx context.Context, cluster string, wl *kueue.W
 	msg := fmt.Sprintf("the worker refuses the TrainJob %s/%s MultiKueue would create there for Workload %s: %s. "+
 		"The Workload gives back its quota there and waits; the manager's trainjob-kueue asks the worker again every few minutes, and the Workload is queued there again once it takes the job",
 		job.Namespace, job.Name, wl.Name, refusal)
-	if err := holdDispatched(ctx, rc, remote, ReasonCopyRefusedOnWorker, msg, d.now()); err != nil {
+	if err := hold(ctx, rc, remote, ReasonCopyRefusedOnWorker, msg, d.now()); err != nil {
 		return "", 0, ignoreConflict(err)
 	}
 	return msg, 0, nil
@@ -203,7 +198,7 @@ func (d *DispatchWord) onWorker(ctx context.Context, cluster string, wl *kueue.W
 
 // refusal is why the worker refuses the copy of job MultiKueue creates
 // for wl ("" when it takes it): a dry run of that create.
-func (d *DispatchWord) refusal(ctx context.Context, rc client.Client, wl *kueue.Workload, job *trainjob.TrainJob) (string, error) {
+func (d *WorkerRefusals) refusal(ctx context.Context, rc client.Client, wl *kueue.Workload, job *trainjob.TrainJob) (string, error) {
 	dup, err := copyOf(job, wl.Name, d.origin)
 	if err != nil {
 		return "", err
@@ -250,7 +245,7 @@ func cloneMap(m map[string]string) map[string]string {
 
 // nextLook is when to look at a waiting dispatch again: soon at first,
 // then doubling up to dispatchLookMost.
-func (d *DispatchWord) nextLook(key types.NamespacedName) time.Duration {
+func (d *WorkerRefusals) nextLook(key types.NamespacedName) time.Duration {
 	d.mu.Lock()
 	defer d.mu.Unlock()
 	n := d.looks[key]
@@ -259,7 +254,7 @@ func (d *DispatchWord) nextLook(key types.NamespacedName) time.Duration {
 	return min(next, dispatchLookMost)
 }
 
-func (d *DispatchWord) forget(key types.NamespacedName) {
+func (d *WorkerRefusals) forget(key types.NamespacedName) {
 	d.mu.Lock()
 	delete(d.looks, key)
 	d.mu.Unlock()
@@ -268,7 +263,7 @@ func (d *DispatchWord) forget(key types.NamespacedName) {
 func klogKey(o client.Object) string { return o.GetNamespace() + "/" + o.GetName() }
 
 // SetupWithManager watches the Workloads of dispatched TrainJobs.
-func (d *DispatchWord) SetupWithManager(mgr ctrl.Manager) error {
+func (d *WorkerRefusals) SetupWithManager(mgr ctrl.Manager) error {
 	dispatched := predicate.NewPredicateFuncs(func(o client.Object) bool {
 		wl, ok := o.(*kueue.Workload)
 		if !ok || len(wl.Status.AdmissionChecks) == 0 {

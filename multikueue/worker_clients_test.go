@@ -1,4 +1,4 @@
-package integration
+package multikueue
 
 import (
 	"errors"
@@ -22,13 +22,13 @@ func TestWorkerClientsComeFromMultiKueuesSecrets(t *testing.T) {
 	cluster := func(name string, kc *kueue.KubeConfig) *kueue.MultiKueueCluster {
 		return &kueue.MultiKueueCluster{ObjectMeta: metav1.ObjectMeta{Name: name}, Spec: kueue.MultiKueueClusterSpec{ClusterSource: kueue.ClusterSource{KubeConfig: kc}}}
 	}
-	reader := fake.NewClientBuilder().WithScheme(NewScheme()).WithObjects(
+	reader := fake.NewClientBuilder().WithScheme(testScheme()).WithObjects(
 		cluster("w1", &kueue.KubeConfig{Location: "w1-kubeconfig", LocationType: kueue.SecretLocationType}),
 		cluster("on-disk", &kueue.KubeConfig{Location: "/etc/w.kubeconfig", LocationType: kueue.PathLocationType}),
 		cluster("no-secret", &kueue.KubeConfig{Location: "gone", LocationType: kueue.SecretLocationType}),
 		&corev1.Secret{ObjectMeta: metav1.ObjectMeta{Namespace: "kueue-system", Name: "w1-kubeconfig"}, Data: map[string][]byte{"kubeconfig": []byte("w1's")}},
 	).Build()
-	w := NewWorkerClients(reader, NewScheme(), "kueue-system")
+	w := NewWorkerClients(reader, testScheme(), "kueue-system")
 	now := time.Date(2026, 11, 28, 12, 0, 0, 0, time.UTC)
 	w.now = func() time.Time { return now }
 	var made []string

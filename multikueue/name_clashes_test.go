@@ -1,4 +1,4 @@
-package integration
+package multikueue
 
 import (
 	"context"
@@ -39,7 +39,8 @@ func TestAWorkerHoldsADispatchedWorkloadWhileItsJobsNameIsTaken(t *testing.T) {
 	dispatched := func() *kueue.Workload {
 		return &kueue.Workload{ObjectMeta: metav1.ObjectMeta{Namespace: "ns", Name: wlName, Labels: map[string]string{kueue.MultiKueueOriginLabel: "mk"}}}
 	}
-	held := func(wl *kueue.Workload) *kueue.Workload {
+	onHold := func(wl *kueue.Workload) *kueue.Workload {
+		workload.UnsetQuotaReservationWithCondition(wl, kueue.WorkloadOnHold, nameTaken(wl, theirs()), now.Add(-time.Minute))
 		setRequeued(wl, ReasonNameTakenOnWorker, nameTaken(wl, theirs()), false, now.Add(-time.Minute))
 		return wl
 	}
@@ -54,9 +55,9 @@ func TestAWorkerHoldsADispatchedWorkloadWhileItsJobsNameIsTaken(t *testing.T) {
 		"admitted, the name taken by a job of its owner: held, quota back": {wl: reserved(dispatched()), job: theirs(), wantHeld: true, writes: 1, event: ReasonNameTakenOnWorker},
 		"pending, the name taken: held before it takes quota":              {wl: dispatched(), job: theirs(), wantHeld: true, writes: 1, event: ReasonNameTakenOnWorker},
 		"taken by a copy made for another Workload: held":                  {wl: reserved(dispatched()), job: copyFor("trainjob-clash-zzzzz"), wantHeld: true, writes: 1, event: ReasonNameTakenOnWorker},
-		"held, still taken: no write":                                      {wl: held(dispatched()), job: theirs(), wantHeld: true},
-		"held, the job in the way gone: queued again":                      {wl: held(dispatched()), event: ReasonHoldReleased, writes: 1},
-		"held, the job in the way on its way out: queued again":            {wl: held(dispatched()), job: leaving(theirs()), event: ReasonHoldReleased, writes: 1},
+		"held, still taken: no write":                                      {wl: onHold(dispatched()), job: theirs(), wantHeld: true},
+		"held, the job in the way gone: queued again":                      {wl: onHold(dispatched()), event: ReasonHoldReleased, writes: 1},
+		"held, the job in the way on its way out: queued again":            {wl: onHold(dispatched()), job: leaving(theirs()), event: ReasonHoldReleased, writes: 1},
 		"admitted, no job yet (MultiKueue creates it next)":                {wl: reserved(dispatched()), wantQuota: true},
 		"admitted, running its copy":                                       {wl: reserved(dispatched()), job: copyFor(wlName), wantQuota: true},
 		"not dispatched here: never touched": {wl: func() *kueue.Workload {
@@ -71,7 +72,7 @@ func TestAWorkerHoldsADispatchedWorkloadWhileItsJobsNameIsTaken(t *testing.T) {
 				objs = append(objs, tc.job)
 			}
 			writes := 0
-			c := fake.NewClientBuilder().WithScheme(NewScheme()).WithObjects(objs...).WithStatusSubresource(&kueue.Workload{}).
+			c := fake.NewClientBuilder().WithScheme(testScheme()).WithObjects(objs...).WithStatusSubresource(&kueue.Workload{}).
 				WithInterceptorFuncs(interceptor.Funcs{
 					Patch: func(ctx context.Context, c client.WithWatch, obj client.Object, patch client.Patch, opts ...client.PatchOption) error {
 						t.Errorf("a write of %T %s outside its status", obj, obj.GetName())
@@ -90,7 +91,7 @@ func TestAWorkerHoldsADispatchedWorkloadWhileItsJobsNameIsTaken(t *testing.T) {
 					},
 				}).Build()
 			rec := events.NewFakeRecorder(4)
-			d := &DispatchedHere{client: c, recorder: rec, now: func() time.Time { return now }}
+			d := &NameClashes{client: c, recorder: rec, now: func() time.Time { return now }}
 			for range 2 { // idempotent: the second reconcile finds it done
 				if _, err := d.Reconcile(t.Context(), ctrl.Request{NamespacedName: client.ObjectKeyFromObject(tc.wl)}); err != nil {
 					t.Fatal(err)
@@ -100,11 +101,19 @@ func TestAWorkerHoldsADispatchedWorkloadWhileItsJobsNameIsTaken(t *testing.T) {
 			if err := c.Get(t.Context(), client.ObjectKeyFromObject(tc.wl), got); err != nil {
 				t.Fatal(err)
 			}
-			if h := heldDispatched(got) != nil; h != tc.wantHeld {
+			if h := held(got) != nil; h != tc.wantHeld {
 				t.Errorf("held %v, want %v: %v", h, tc.wantHeld, got.Status.Conditions)
 			}
 			if q := workload.HasQuotaReservation(got); q != tc.wantQuota {
 				t.Errorf("quota reserved %v, want %v", q, tc.wantQuota)
+			}
+			// Kueue's own reading: a Workload on hold is not queued, and
+			// is left alone where it needs DRA reconciling.
+			if h := workload.IsOnHold(got); h != tc.wantHeld {
+				t.Errorf("on hold by Kueue's reading %v, want %v: %v", h, tc.wantHeld, got.Status.Conditions)
+			}
+			if tc.wantHeld && workload.IsAdmissible(got) {
+				t.Errorf("held but admissible to Kueue's queues: %v", got.Status.Conditions)
 			}
 			if tc.wantHeld && (got.Status.Admission != nil || apimeta.IsStatusConditionTrue(got.Status.Conditions, kueue.WorkloadAdmitted)) {
 				t.Errorf("held but still admitted: %v", got.Status.Conditions)
@@ -136,14 +145,14 @@ func TestAWorkerHoldsADispatchedWorkloadWhileItsJobsNameIsTaken(t *testing.T) {
 // change brings its own reconcile.
 func TestAHoldOnAWorkloadChangedMeanwhileIsNotRetried(t *testing.T) {
 	wl := &kueue.Workload{ObjectMeta: metav1.ObjectMeta{Namespace: "ns", Name: "trainjob-clash-1a2b3", Labels: map[string]string{kueue.MultiKueueOriginLabel: "mk"}}}
-	c := fake.NewClientBuilder().WithScheme(NewScheme()).WithObjects(wl, theirs()).WithStatusSubresource(&kueue.Workload{}).
+	c := fake.NewClientBuilder().WithScheme(testScheme()).WithObjects(wl, theirs()).WithStatusSubresource(&kueue.Workload{}).
 		WithInterceptorFuncs(interceptor.Funcs{
 			SubResourcePatch: func(context.Context, client.Client, string, client.Object, client.Patch, ...client.SubResourcePatchOption) error {
 				return apierrors.NewConflict(schema.GroupResource{Group: "kueue.x-k8s.io", Resource: "workloads"}, wl.Name, nil)
 			},
 		}).Build()
 	rec := events.NewFakeRecorder(4)
-	d := &DispatchedHere{client: c, recorder: rec, now: time.Now}
+	d := &NameClashes{client: c, recorder: rec, now: time.Now}
 	if _, err := d.Reconcile(t.Context(), ctrl.Request{NamespacedName: client.ObjectKeyFromObject(wl)}); err != nil {
 		t.Errorf("a conflict returned %v: it would be retried with backoff beside the reconcile the change brings", err)
 	}

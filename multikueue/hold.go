@@ -1,9 +1,8 @@
-package integration
+package multikueue
 
 import (
 	"context"
 	"fmt"
-	"strings"
 	"time"
 
 	apimeta "k8s.io/apimachinery/pkg/api/meta"
@@ -17,12 +16,20 @@ import (
 )
 
 // A Workload MultiKueue dispatched to a worker for a TrainJob that cannot
-// run there is held on that worker: its quota reservation goes back
-// (QuotaReserved and Admitted false, no admission, as Kueue's own
-// UnsetQuotaReservationWithCondition leaves it) and its Requeued condition
-// is false with one of these reasons, so the worker's Kueue does not
-// admit it again (a Workload with Requeued false waits, as after Kueue's
-// own backoffs) until the hold is released.
+// run there is held on that worker:
+//
+//   - its quota reservation goes back: Admitted false, no admission, and
+//     QuotaReserved false with Kueue's own reason OnHold
+//     (kueue.WorkloadOnHold). Kueue (v0.19) does not queue a Workload on
+//     hold (workload.IsAdmissible), and its Workload controller leaves
+//     one alone where it would otherwise clear foreign conditions and
+//     requeue it: a Workload that needs DRA reconciling
+//     (dra.NeedsDRAReconcile). A reason of ours there was cleared, and a
+//     blocked DRA job looped between admitted and held;
+//   - its Requeued condition is false with one of our reasons (which the
+//     hold is known by), so a Kueue that does not know OnHold does not
+//     admit it again either (a Workload with Requeued false waits, as
+//     after Kueue's own backoffs).
 //
 // Why this is safe with Kueue 0.19's MultiKueue: the manager reads the
 // worker's copy as neither admitted nor evicted nor finished, so it
@@ -33,22 +40,9 @@ import (
 // (never a TrainJob it did not create). Deactivating the copy instead
 // would change its spec; evicting it would read, on the manager, as the
 // eviction of a job that already runs elsewhere.
-const (
-	// ReasonNameTakenOnWorker: a TrainJob of the dispatched job's name
-	// already exists on the worker and was not made for this Workload;
-	// MultiKueue cannot create its copy there.
-	ReasonNameTakenOnWorker = "TrainJobNameTakenOnWorker"
-	// ReasonCopyRefusedOnWorker: the worker's API server refuses the copy
-	// MultiKueue would create (its runtime missing there, a webhook or
-	// policy of the worker).
-	ReasonCopyRefusedOnWorker = "TrainJobCopyRefusedOnWorker"
-	// ReasonHoldReleased: what held the Workload on the worker is gone;
-	// it is queued there again.
-	ReasonHoldReleased = "DispatchHoldReleased"
-)
 
-// heldDispatched is the hold on wl, nil when it is not held by us.
-func heldDispatched(wl *kueue.Workload) *metav1.Condition {
+// held is the hold on wl, nil when it is not held by us.
+func held(wl *kueue.Workload) *metav1.Condition {
 	c := apimeta.FindStatusCondition(wl.Status.Conditions, kueue.WorkloadRequeued)
 	if c == nil || c.Status != metav1.ConditionFalse || (c.Reason != ReasonNameTakenOnWorker && c.Reason != ReasonCopyRefusedOnWorker) {
 		return nil
@@ -56,21 +50,26 @@ func heldDispatched(wl *kueue.Workload) *metav1.Condition {
 	return c
 }
 
-// holdDispatched holds wl (see above), saying msg in its conditions; one
-// status patch guarded by the resourceVersion read.
-func holdDispatched(ctx context.Context, c client.Client, wl *kueue.Workload, reason, msg string, now time.Time) error {
-	held := wl.DeepCopy()
-	workload.UnsetQuotaReservationWithCondition(held, reason, msg, now)
-	setRequeued(held, reason, msg, false, now)
-	if err := c.Status().Patch(ctx, held, client.MergeFromWithOptions(wl, client.MergeFromWithOptimisticLock{})); err != nil {
+// hold holds wl (see above), saying msg in its conditions; one status
+// patch guarded by the resourceVersion read.
+func hold(ctx context.Context, c client.Client, wl *kueue.Workload, reason, msg string, now time.Time) error {
+	out := wl.DeepCopy()
+	workload.UnsetQuotaReservationWithCondition(out, kueue.WorkloadOnHold, msg, now)
+	setRequeued(out, reason, msg, false, now)
+	if err := c.Status().Patch(ctx, out, client.MergeFromWithOptions(wl, client.MergeFromWithOptimisticLock{})); err != nil {
 		return fmt.Errorf("holding dispatched Workload %s/%s: %w", wl.Namespace, wl.Name, err)
 	}
 	return nil
 }
 
-// releaseDispatched lets the worker's Kueue queue wl again.
-func releaseDispatched(ctx context.Context, c client.Client, wl *kueue.Workload, msg string, now time.Time) error {
+// release lets the worker's Kueue queue wl again: off hold (QuotaReserved
+// false as for any pending Workload) and requeued.
+func release(ctx context.Context, c client.Client, wl *kueue.Workload, msg string, now time.Time) error {
 	released := wl.DeepCopy()
+	if workload.IsOnHold(released) {
+		apimeta.SetStatusCondition(&released.Status.Conditions, metav1.Condition{Type: kueue.WorkloadQuotaReserved, Status: metav1.ConditionFalse,
+			Reason: kueue.WorkloadPending, Message: msg, ObservedGeneration: wl.Generation, LastTransitionTime: metav1.NewTime(now)})
+	}
 	setRequeued(released, ReasonHoldReleased, msg, true, now)
 	if err := c.Status().Patch(ctx, released, client.MergeFromWithOptions(wl, client.MergeFromWithOptimisticLock{})); err != nil {
 		return fmt.Errorf("releasing dispatched Workload %s/%s: %w", wl.Namespace, wl.Name, err)
@@ -85,23 +84,6 @@ func setRequeued(wl *kueue.Workload, reason, msg string, status bool, now time.T
 		c.Status = metav1.ConditionTrue
 	}
 	apimeta.SetStatusCondition(&wl.Status.Conditions, c)
-}
-
-// dispatchedJobName is the name of the TrainJob a Workload MultiKueue
-// created on this worker was made for: the job framework names a job's
-// Workload "trainjob-<name>-<hash>" on the manager, and MultiKueue gives
-// the worker's copy the same name. ok is false for a Workload MultiKueue
-// did not create, or one of another kind.
-func dispatchedJobName(wl *kueue.Workload) (string, bool) {
-	if _, dispatched := wl.Labels[kueue.MultiKueueOriginLabel]; !dispatched {
-		return "", false
-	}
-	prefix := strings.ToLower(trainjob.GVK.Kind) + "-"
-	dash := strings.LastIndex(wl.Name, "-")
-	if !strings.HasPrefix(wl.Name, prefix) || dash <= len(prefix) {
-		return "", false
-	}
-	return wl.Name[len(prefix):dash], true
 }
 
 // nameTaken says why job, the TrainJob of the dispatched Workload wl's

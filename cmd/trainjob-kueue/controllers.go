@@ -1,0 +1,84 @@
+package main
+
+import (
+	"context"
+	"fmt"
+
+	ctrl "sigs.k8s.io/controller-runtime"
+
+	"github.com/trainjob-kueue/trainjob-kueue/integration"
+	"github.com/trainjob-kueue/trainjob-kueue/multikueue"
+	"github.com/trainjob-kueue/trainjob-kueue/priorityboost"
+	"github.com/trainjob-kueue/trainjob-kueue/runtimesource"
+	tjwebhook "github.com/trainjob-kueue/trainjob-kueue/webhook"
+)
+
+// A controller is one reconciler or webhook the manager runs; its name is
+// said when its setup fails.
+type controller struct {
+	name  string
+	setup func(ctrl.Manager) error
+}
+
+// controllers lists every controller and webhook the manager runs, in
+// the mode opts give, in the order they are set up. opts.Recorder is the
+// one recorder they share.
+//
+// While Kueue runs its built-in TrainJob integration (standby) only the
+// hand-back of stopped jobs and the webhooks run: a queued TrainJob is
+// suspended whichever integration runs it, so none starts unqueued while
+// the two hand over.
+func controllers(ctx context.Context, mgr ctrl.Manager, opts integration.Options, withWebhook bool) []controller {
+	c := mgr.GetClient()
+	var list []controller
+	if opts.BuiltInTrainJob {
+		list = append(list, controller{"the hand-back of stopped jobs to Kueue's built-in integration", integration.NewHandBack(mgr, opts).SetupWithManager})
+	} else {
+		rec := integration.NewReconciler(c, mgr.GetAPIReader(), opts.Recorder, opts)
+		boosts := priorityboost.New(priorityboost.Options{Client: c, Runtimes: opts.Runtimes, Recorder: opts.Recorder, Metrics: opts.Metrics, GateOn: opts.PriorityBoost})
+		list = append(list,
+			controller{"the TrainJob indexes", func(m ctrl.Manager) error { return integration.SetupIndexes(ctx, m.GetFieldIndexer()) }},
+			controller{"the TrainJob reconciler (Kueue's job framework)", rec.SetupWithManager},
+			// Every cluster may be a MultiKueue worker: one watch of the
+			// Workloads MultiKueue creates here, already cached.
+			controller{"MultiKueue's name clashes on this cluster as a worker", multikueue.NewNameClashes(c, opts.Recorder).SetupWithManager},
+		)
+		if opts.MultiKueue {
+			workers := multikueue.NewWorkerClients(mgr.GetAPIReader(), mgr.GetScheme(), opts.KueueNamespace)
+			list = append(list, controller{"MultiKueue's worker refusals on this manager", multikueue.NewWorkerRefusals(c, workers, opts.Recorder, opts.MultiKueueOrigin).SetupWithManager})
+		}
+		if opts.PodGroups {
+			list = append(list, controller{"the PodGroup keeper", integration.NewGangKeeper(c, rec, opts).SetupWithManager})
+		}
+		list = append(list,
+			controller{"the priority boost of preemption-cost policies", boosts.SetupWithManager},
+			controller{"the ClusterQueue preemption-cost warner", priorityboost.NewWarner(c, opts.Recorder, opts.PriorityBoost).SetupWithManager},
+		)
+	}
+	if withWebhook {
+		list = append(list,
+			controller{"the TrainJob webhook", func(m ctrl.Manager) error { return tjwebhook.Setup(m, opts) }},
+			controller{"the ClusterQueue webhook", tjwebhook.SetupClusterQueues},
+		)
+	}
+	return list
+}
+
+// setup builds the recorder and the runtime source the controllers share,
+// and sets up each controller, naming the one that failed.
+func setup(ctx context.Context, mgr ctrl.Manager, opts integration.Options, withWebhook bool) error {
+	r, err := integration.NewEventRecorder(mgr)
+	if err != nil {
+		return fmt.Errorf("setting up the event recorder: %w", err)
+	}
+	opts.Recorder = r
+	// One source of runtimes and PodSets, one memo, for the integration and
+	// the priority boost (whose jobs are among the integration's).
+	opts.Runtimes = runtimesource.New(mgr.GetClient(), mgr.GetAPIReader(), runtimesource.Options{Shape: opts.Shape, PodSets: opts.PodSets})
+	for _, c := range controllers(ctx, mgr, opts, withWebhook) {
+		if err := c.setup(mgr); err != nil {
+			return fmt.Errorf("setting up %s: %w", c.name, err)
+		}
+	}
+	return nil
+}

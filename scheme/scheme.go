@@ -1,0 +1,27 @@
+// Package scheme holds every kind trainjob-kueue reads or writes: the
+// manager's, the plugin's and the tests' one scheme.
+package scheme
+
+import (
+	apiextensionsv1 "k8s.io/apiextensions-apiserver/pkg/apis/apiextensions/v1"
+	"k8s.io/apimachinery/pkg/runtime"
+	utilruntime "k8s.io/apimachinery/pkg/util/runtime"
+	clientgoscheme "k8s.io/client-go/kubernetes/scheme"
+	jobsetapi "sigs.k8s.io/jobset/api/jobset/v1alpha2"
+	kueue "sigs.k8s.io/kueue/apis/kueue/v1beta2"
+	schedv1alpha1 "sigs.k8s.io/scheduler-plugins/apis/scheduling/v1alpha1"
+
+	"github.com/trainjob-kueue/trainjob-kueue/trainjob"
+)
+
+// New holds every type the manager reads or writes.
+func New() *runtime.Scheme {
+	s := runtime.NewScheme()
+	utilruntime.Must(clientgoscheme.AddToScheme(s))
+	utilruntime.Must(apiextensionsv1.AddToScheme(s))
+	utilruntime.Must(kueue.AddToScheme(s))
+	utilruntime.Must(trainjob.AddToScheme(s))
+	utilruntime.Must(jobsetapi.AddToScheme(s))
+	utilruntime.Must(schedv1alpha1.AddToScheme(s))
+	return s
+}
