@@ -48,7 +48,7 @@ func (h *HandBack) Reconcile(ctx context.Context, req ctrl.Request) (ctrl.Result
 		return ctrl.Result{}, client.IgnoreNotFound(err)
 	}
 	ops := func(j *trainjob.TrainJob) []shape.Op {
-		if !handedBack(j) {
+		if !handedBack(j, h.deps.opts.ManageJobsWithoutQueueName) {
 			return nil
 		}
 		return append(h.deps.opts.Shape.HandBack(j), dropCopiedQueueLabel(j)...)
@@ -68,9 +68,12 @@ func (h *HandBack) Reconcile(ctx context.Context, req ctrl.Request) (ctrl.Result
 }
 
 // handedBack: a job Kueue's built-in integration runs (it has a queue
-// name and is not MultiKueue's), stopped, its child Jobs drained.
-func handedBack(job *trainjob.TrainJob) bool {
-	if !job.Suspended() || job.Labels[constants.QueueLabel] == "" || job.Runner() != trainjob.RunLocally {
+// name, or Kueue manages jobs without one, and it is not MultiKueue's),
+// stopped, its child Jobs drained. With manageJobsWithoutQueueName an
+// unlabelled job we started is that integration's now too, and our stale
+// entries would follow it into its next start.
+func handedBack(job *trainjob.TrainJob, manageAll bool) bool {
+	if !job.Suspended() || (job.Labels[constants.QueueLabel] == "" && !manageAll) || job.Runner() != trainjob.RunLocally {
 		return false
 	}
 	for _, s := range job.Status.JobsStatus {

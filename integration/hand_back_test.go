@@ -38,10 +38,13 @@ func TestHandBackRemovesOurEntriesFromStoppedJobsAlone(t *testing.T) {
 		return j
 	}
 	for name, tc := range map[string]struct {
-		job      *trainjob.TrainJob
-		managers []string
+		job       *trainjob.TrainJob
+		manageAll bool
+		managers  []string
 	}{
 		"stopped": {job: job("stopped", nil), managers: []string{names.InTreeRuntimePatchManager}},
+		"stopped, unlabelled, Kueue manages jobs without a queue name": {job: job("unlabelled", func(j *trainjob.TrainJob) { j.Labels = nil }), manageAll: true,
+			managers: []string{names.InTreeRuntimePatchManager}},
 		"running": {job: job("running", func(j *trainjob.TrainJob) { j.Spec.Suspend = ptr.To(false) }), managers: []string{names.RuntimePatchManager}},
 		"pods still running": {job: job("draining", func(j *trainjob.TrainJob) {
 			j.Status.JobsStatus = []trainer.JobStatus{{Name: "node", Active: ptr.To[int32](1)}}
@@ -52,7 +55,9 @@ func TestHandBackRemovesOurEntriesFromStoppedJobsAlone(t *testing.T) {
 		t.Run(name, func(t *testing.T) {
 			c := fake.NewClientBuilder().WithScheme(scheme.New()).WithObjects(tc.job).WithStatusSubresource(&trainjob.TrainJob{}).Build()
 			rec := events.NewFakeRecorder(4)
-			h := &HandBack{deps: newDeps(c, c, rec, Options{Shape: v23})}
+			opts := Options{Shape: v23}
+			opts.ManageJobsWithoutQueueName = tc.manageAll
+			h := &HandBack{deps: newDeps(c, c, rec, opts)}
 			if _, err := h.Reconcile(t.Context(), ctrl.Request{NamespacedName: client.ObjectKeyFromObject(tc.job)}); err != nil {
 				t.Fatal(err)
 			}

@@ -36,13 +36,14 @@ func TestRuntimePatchesHandBack(t *testing.T) {
 		patches []trainjob.RuntimePatch
 		want    []trainjob.RuntimePatch
 	}{
-		"nothing":                         {want: []trainjob.RuntimePatch{emptyInTreePatch()}},
-		"ours alone":                      {patches: []trainjob.RuntimePatch{ours}, want: []trainjob.RuntimePatch{emptyInTreePatch()}},
-		"the user's and ours":             {patches: []trainjob.RuntimePatch{user, ours}, want: []trainjob.RuntimePatch{user, emptyInTreePatch()}},
-		"the marker and ours":             {patches: []trainjob.RuntimePatch{emptyInTreePatch(), ours}, want: []trainjob.RuntimePatch{emptyInTreePatch()}},
-		"Kueue's filled patch is Kueue's": {patches: []trainjob.RuntimePatch{user, filled}, want: []trainjob.RuntimePatch{user, filled}},
-		"no room for the marker":          {patches: append(many(15), ours), want: many(15)},
-		"the last room is for the marker": {patches: many(14), want: append(many(14), emptyInTreePatch())},
+		"nothing":                           {want: []trainjob.RuntimePatch{emptyInTreePatch()}},
+		"ours alone":                        {patches: []trainjob.RuntimePatch{ours}, want: []trainjob.RuntimePatch{emptyInTreePatch()}},
+		"the user's and ours":               {patches: []trainjob.RuntimePatch{user, ours}, want: []trainjob.RuntimePatch{user, emptyInTreePatch()}},
+		"the marker and ours":               {patches: []trainjob.RuntimePatch{emptyInTreePatch(), ours}, want: []trainjob.RuntimePatch{emptyInTreePatch()}},
+		"Kueue's filled patch is Kueue's":   {patches: []trainjob.RuntimePatch{user, filled}, want: []trainjob.RuntimePatch{user, filled}},
+		"no room for the marker":            {patches: many(16), want: many(16)},
+		"ours gone, its place the marker's": {patches: append(many(15), ours), want: append(many(15), emptyInTreePatch())},
+		"the last room is for the marker":   {patches: many(15), want: append(many(15), emptyInTreePatch())},
 	} {
 		t.Run(name, func(t *testing.T) {
 			j := jobWithPatches(tc.patches...)

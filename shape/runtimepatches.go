@@ -137,7 +137,9 @@ func (RuntimePatches) HandBack(job *trainjob.TrainJob) []Op {
 		}
 	}
 	ops := removeAll(patchesPath, ours, len(list))
-	if hasInTreePatch(list) || len(list)-len(ours) >= MaxRuntimePatches-1 {
+	// Ours gone, the marker needs one place of Trainer's MaxRuntimePatches
+	// beside the user's: no admission of ours adds an entry any more.
+	if hasInTreePatch(list) || len(list)-len(ours) >= MaxRuntimePatches {
 		return ops
 	}
 	if len(ops) == 1 && ops[0].Path == patchesPath || len(list) == 0 {

@@ -25,15 +25,22 @@ func TestDefaultSuspendsAQueuedJobAndKeepsItRunnableByKueuesIntegration(t *testi
 	for name, tc := range map[string]struct {
 		shape       shape.Shape
 		queue       string
+		standby     bool
 		wantSuspend bool
 		wantPatches []string
 	}{
+		// Kueue's own webhook adds its patch, unconditionally: a second
+		// one of ours would be a duplicate key whenever Kueue's webhook
+		// is called after ours.
+		"queued, Trainer v2.3, standing by for Kueue's built-in integration": {shape: v23, queue: "lq", standby: true, wantSuspend: true},
 		"queued, Trainer v2.3":     {shape: v23, queue: "lq", wantSuspend: true, wantPatches: []string{names.InTreeRuntimePatchManager}},
 		"not queued, Trainer v2.3": {shape: v23},
 		"queued, Trainer v2.1":     {shape: shape.PodTemplateOverrides{}, queue: "lq", wantSuspend: true},
 	} {
 		t.Run(name, func(t *testing.T) {
-			w := &Webhook{client: fake.NewClientBuilder().WithScheme(scheme.New()).Build(), opts: integration.Options{Shape: tc.shape}}
+			opts := integration.Options{Shape: tc.shape}
+			opts.BuiltInTrainJob = tc.standby
+			w := &Webhook{client: fake.NewClientBuilder().WithScheme(scheme.New()).Build(), opts: opts}
 			job := &trainjob.TrainJob{ObjectMeta: metav1.ObjectMeta{Namespace: "team", Name: "j"}}
 			job.Spec.RuntimeRef = trainer.RuntimeRef{Name: "torch", Kind: ptr.To(trainer.TrainingRuntimeKind)}
 			if tc.queue != "" {

@@ -47,6 +47,14 @@ func (w *Webhook) defaultManagedBy(ctx context.Context, job *integration.TrainJo
 // not configured to dispatch TrainJobs. A queue that does not exist yet is
 // no error: Kueue keeps the job pending until it does.
 func (w *Webhook) validateDispatch(ctx context.Context, job *integration.TrainJob) (field.ErrorList, error) {
+	if w.opts.BuiltInTrainJob {
+		// Standing by, Kueue's built-in integration runs the jobs with its
+		// own MultiKueue adapter (which is why Kueue refuses TrainJob in
+		// multiKueue.externalFrameworks then, and opts.MultiKueue is
+		// false): its webhook sets spec.managedBy on a dispatching queue,
+		// and judges the job as it will be run.
+		return nil, nil
+	}
 	managedBy := field.NewPath("spec", "managedBy")
 	queueLabel := field.NewPath("metadata", "labels").Key(constants.QueueLabel)
 	remote := job.Runner() == trainjob.RunRemotely

@@ -1,10 +1,21 @@
 package webhook
 
 import (
+	"strings"
 	"testing"
 
 	"github.com/google/go-cmp/cmp"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/utils/ptr"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+	"sigs.k8s.io/controller-runtime/pkg/client/fake"
 	kueue "sigs.k8s.io/kueue/apis/kueue/v1beta2"
+	"sigs.k8s.io/kueue/pkg/controller/constants"
+
+	"github.com/trainjob-kueue/trainjob-kueue/integration"
+	"github.com/trainjob-kueue/trainjob-kueue/scheme"
+	"github.com/trainjob-kueue/trainjob-kueue/shape"
+	"github.com/trainjob-kueue/trainjob-kueue/trainjob"
 )
 
 func TestAdmissionChecksOf(t *testing.T) {
@@ -16,5 +27,49 @@ func TestAdmissionChecksOf(t *testing.T) {
 	}
 	if got := admissionChecksOf(&kueue.ClusterQueue{}); len(got) != 0 {
 		t.Errorf("no strategy: %v", got)
+	}
+}
+
+// A job on a queue whose ClusterQueue dispatches: refused when Kueue does
+// not let MultiKueue dispatch TrainJobs through us, accepted when it does;
+// standing by for Kueue's built-in integration, which dispatches TrainJobs
+// with its own adapter (Kueue refuses TrainJob in externalFrameworks then),
+// the job is that integration's to judge, never refused by ours.
+func TestADispatchingQueueIsJudgedByTheIntegrationThatRunsTheJob(t *testing.T) {
+	objs := []client.Object{
+		&kueue.LocalQueue{ObjectMeta: metav1.ObjectMeta{Namespace: "team", Name: "lq"}, Spec: kueue.LocalQueueSpec{ClusterQueue: "dispatch"}},
+		&kueue.ClusterQueue{ObjectMeta: metav1.ObjectMeta{Name: "dispatch"}, Spec: kueue.ClusterQueueSpec{AdmissionChecksStrategy: &kueue.AdmissionChecksStrategy{
+			AdmissionChecks: []kueue.AdmissionCheckStrategyRule{{Name: "mk"}}}}},
+		&kueue.AdmissionCheck{ObjectMeta: metav1.ObjectMeta{Name: "mk"}, Spec: kueue.AdmissionCheckSpec{ControllerName: kueue.MultiKueueControllerName}},
+	}
+	for name, tc := range map[string]struct {
+		multiKueue, standby bool
+		managedBy           *string
+		refused             string
+	}{
+		"ours, TrainJob not in externalFrameworks": {refused: "multiKueue.externalFrameworks"},
+		"ours, TrainJob in externalFrameworks":     {multiKueue: true, managedBy: ptr.To(kueue.MultiKueueControllerName)},
+		"standing by, the built-in adapter's":      {standby: true},
+		"standing by, managedBy set by Kueue":      {standby: true, managedBy: ptr.To(kueue.MultiKueueControllerName)},
+	} {
+		t.Run(name, func(t *testing.T) {
+			opts := integration.Options{Shape: shape.PodTemplateOverrides{}}
+			opts.MultiKueue, opts.BuiltInTrainJob = tc.multiKueue, tc.standby
+			c := fake.NewClientBuilder().WithScheme(scheme.New()).WithObjects(objs...).Build()
+			w := &Webhook{client: c, opts: opts}
+			job := &trainjob.TrainJob{ObjectMeta: metav1.ObjectMeta{Namespace: "team", Name: "j", Labels: map[string]string{constants.QueueLabel: "lq"}}}
+			job.Spec.ManagedBy = tc.managedBy
+			errs, err := w.validateDispatch(t.Context(), w.job(job))
+			if err != nil {
+				t.Fatal(err)
+			}
+			got := errs.ToAggregate()
+			switch {
+			case tc.refused == "" && got != nil:
+				t.Errorf("refused: %v", got)
+			case tc.refused != "" && (got == nil || !strings.Contains(got.Error(), tc.refused)):
+				t.Errorf("got %v, want a refusal naming %s", got, tc.refused)
+			}
+		})
 	}
 }

@@ -87,7 +87,13 @@ func (w *Webhook) Default(ctx context.Context, obj *trainjob.TrainJob) error {
 		job.Suspend()
 		// As Kueue's own webhook does: the job stays runnable by Kueue's
 		// built-in integration should the cluster switch back to it.
-		w.opts.Shape.MarkForBuiltIn(&job.TrainJob)
+		// Standing by, that webhook runs and adds the mark itself,
+		// unconditionally: a second one, ours, would be a duplicate key
+		// of spec.runtimePatches and refuse the create whenever Kueue's
+		// webhook is called after ours.
+		if !w.opts.BuiltInTrainJob {
+			w.opts.Shape.MarkForBuiltIn(&job.TrainJob)
+		}
 	}
 	job.TrainJob.DeepCopyInto(obj)
 	return nil
