@@ -106,3 +106,21 @@ func descName(d *prometheus.Desc) string {
 	n, _, _ := strings.Cut(rest, `"`)
 	return n
 }
+
+// A manager restarted in the same process (a mode change) registers its
+// metrics anew on the same registry: what the first one registered is
+// taken off, or the second registration fails and the manager with it.
+func TestMetricsRegisterAgainAfterUnregister(t *testing.T) {
+	reg := prometheus.NewRegistry()
+	first := NewMetrics()
+	if err := first.Register(reg, &cacheReader{}); err != nil {
+		t.Fatal(err)
+	}
+	if err := NewMetrics().Register(reg, &cacheReader{}); err == nil {
+		t.Fatal("registered twice on one registry: the test shows nothing")
+	}
+	first.Unregister(reg)
+	if err := NewMetrics().Register(reg, &cacheReader{}); err != nil {
+		t.Errorf("registering after Unregister: %v", err)
+	}
+}

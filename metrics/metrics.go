@@ -18,6 +18,10 @@ type Metrics struct {
 	gangs            *prometheus.CounterVec
 	boosts           *prometheus.CounterVec
 	refusals         *prometheus.CounterVec
+
+	// registered are the collectors Register put on a registry, for
+	// Unregister.
+	registered []prometheus.Collector
 }
 
 // Label values of the result and reason labels.
@@ -81,8 +85,19 @@ func (m *Metrics) Register(reg prometheus.Registerer, c client.Reader) error {
 		if err := reg.Register(col); err != nil {
 			return err
 		}
+		m.registered = append(m.registered, col)
 	}
 	return nil
+}
+
+// Unregister takes what Register put on reg off it again: a manager
+// restarted in the same process (a mode change) registers anew, its queue
+// state read through its new client.
+func (m *Metrics) Unregister(reg prometheus.Registerer) {
+	for _, col := range m.registered {
+		reg.Unregister(col)
+	}
+	m.registered = nil
 }
 
 // The methods below take a nil *Metrics: tests run without.

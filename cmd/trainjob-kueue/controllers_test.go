@@ -40,7 +40,10 @@ func TestTheManagerRunsTheControllersItsModeNeeds(t *testing.T) {
 				"the priority boost of preemption-cost policies", "the ClusterQueue preemption-cost warner"},
 		},
 		"a MultiKueue manager with PodGroups": {
-			opts:    with(func(o *integration.Options) { o.KueueSettings = discovery.KueueSettings{MultiKueue: true}; o.PodGroups = true }),
+			opts: with(func(o *integration.Options) {
+				o.KueueSettings = discovery.KueueSettings{MultiKueue: true}
+				o.PodGroups = true
+			}),
 			webhook: true,
 			want: []string{"the TrainJob indexes", "the TrainJob reconciler (Kueue's job framework)", "MultiKueue's name clashes on this cluster as a worker",
 				"MultiKueue's worker refusals on this manager", "the PodGroup keeper",

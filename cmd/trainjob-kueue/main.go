@@ -18,6 +18,7 @@ import (
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/client-go/kubernetes"
 	"k8s.io/client-go/rest"
+	"k8s.io/utils/ptr"
 	ctrl "sigs.k8s.io/controller-runtime"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	ctrlconfig "sigs.k8s.io/controller-runtime/pkg/config"
@@ -101,16 +102,34 @@ func main() {
 	}
 	ctrl.SetLogger(zap.New(zap.UseFlagOptions(&zapOpts)))
 
-	ctx, draining := drainAfter(ctrl.SetupSignalHandler(), f.shutdownDelay, time.After)
-	if err := run(ctx, f, draining); err != nil {
-		fmt.Fprintf(os.Stderr, "trainjob-kueue: %v\n", err)
-		os.Exit(1)
+	signals := ctrl.SetupSignalHandler()
+	p := process{identity: processIdentity()}
+	for ; ; p.runs++ {
+		ctx, draining := drainAfter(signals, f.shutdownDelay, time.After)
+		err := run(ctx, f, draining, p)
+		if restartInProcess(err, signals) {
+			ctrl.Log.WithName("setup").Info("Restarting in process", "reason", err.Error())
+			continue
+		}
+		if err != nil {
+			fmt.Fprintf(os.Stderr, "trainjob-kueue: %v\n", err)
+			os.Exit(1)
+		}
+		return
 	}
 }
 
-func run(ctx context.Context, f flags, draining *atomic.Bool) error {
+// process is what stays the same across the runs of one process.
+type process struct {
+	// identity names the process in the mode-change turn's Lease.
+	identity string
+	// runs counts the runs before this one (restarts for a mode change).
+	runs int
+}
+
+func run(ctx context.Context, f flags, draining *atomic.Bool, p process) error {
 	log := ctrl.Log.WithName("setup")
-	log.Info("Starting", "version", version, "commit", commit)
+	log.Info("Starting", "version", version, "commit", commit, "run", p.runs+1)
 	scheme := scheme.New()
 	restCfg := ctrl.GetConfigOrDie()
 	username, err := whoAmI(ctx, restCfg)
@@ -131,22 +150,22 @@ func run(ctx context.Context, f flags, draining *atomic.Bool) error {
 	}
 	log.Info("Serving TrainJobs", "overrides", opts.Shape.Name(), "kueue", facts.Kueue.Name(), "maxPodSets", facts.Kueue.MaxPodSets,
 		"waitForPodsReady", opts.WaitForPodsReady, "manager", opts.ManagerUsername, "podGroups", opts.PodGroups)
-	mgr, err := newManager(f, facts, restCfg, scheme)
+	mgr, err := newManager(f, facts, restCfg, scheme, p.runs > 0)
 	if err != nil {
 		return err
 	}
 	ctx, cancel := context.WithCancelCause(ctx)
 	defer cancel(nil)
-	if err := watchRestarts(mgr, f, opts, func(err error) {
-		log.Info("Stopping", "reason", err.Error())
-		cancel(err)
-	}); err != nil {
+	turn := newTurn(direct, turnNamespace(f), p.identity)
+	r := &restarter{turn: turn, draining: draining, shutdownDelay: f.shutdownDelay, cancel: cancel}
+	if err := watchRestarts(mgr, f, opts, func(err error) { r.stop(ctx, err) }); err != nil {
 		return err
 	}
 	opts.Metrics = metrics.NewMetrics()
 	if err := opts.Metrics.Register(ctrlmetrics.Registry, mgr.GetClient()); err != nil {
 		return fmt.Errorf("registering metrics: %w", err)
 	}
+	defer opts.Metrics.Unregister(ctrlmetrics.Registry)
 	certsReady := make(chan struct{})
 	if f.disableWebhook {
 		f.certManagement = "external"
@@ -162,8 +181,14 @@ func run(ctx context.Context, f flags, draining *atomic.Bool) error {
 		<-certsReady
 		setupErr <- setup(ctx, mgr, opts, !f.disableWebhook)
 	}()
-	if err := addProbes(mgr, f, certsReady, draining); err != nil {
+	ready, err := addProbes(mgr, f, certsReady, draining)
+	if err != nil {
 		return err
+	}
+	if turn != nil {
+		if err := mgr.Add(giveTurnWhenServing{turn: turn, serving: ready}); err != nil {
+			return err
+		}
 	}
 	return start(ctx, mgr, setupErr)
 }
@@ -180,10 +205,12 @@ func integrationOptions(facts discovery.Facts, username string, f flags) integra
 // newManager is the controller manager: the deployed Kueue's client budget
 // and concurrency, the trimmed one-pass cache, metrics, leader election
 // and the webhook server.
-func newManager(f flags, facts discovery.Facts, restCfg *rest.Config, scheme *runtime.Scheme) (ctrl.Manager, error) {
+// restarted: the process ran a manager before (a mode change); the
+// controllers' names were taken by it, and are again.
+func newManager(f flags, facts discovery.Facts, restCfg *rest.Config, scheme *runtime.Scheme, restarted bool) (ctrl.Manager, error) {
 	// The same client budget as the deployed Kueue: a burst of jobs is a
 	// burst of admissions for both.
-	var controllerCfg ctrlconfig.Controller
+	controllerCfg := ctrlconfig.Controller{SkipNameValidation: ptr.To(restarted)}
 	if cc := facts.Config.ClientConnection; cc != nil {
 		if cc.QPS != nil {
 			restCfg.QPS = *cc.QPS
@@ -255,11 +282,13 @@ func watchRestarts(mgr ctrl.Manager, f flags, opts integration.Options, stop fun
 
 // addProbes: alive while the process runs; ready once the certificate
 // exists and the webhook serves, and no longer once draining.
-func addProbes(mgr ctrl.Manager, f flags, certsReady <-chan struct{}, draining *atomic.Bool) error {
+// The readiness check is returned too: the turn of a mode change is given
+// back when it passes.
+func addProbes(mgr ctrl.Manager, f flags, certsReady <-chan struct{}, draining *atomic.Bool) (func() error, error) {
 	if err := mgr.AddHealthzCheck("healthz", healthz.Ping); err != nil {
-		return err
+		return nil, err
 	}
-	return mgr.AddReadyzCheck("readyz", func(req *http.Request) error {
+	ready := func(req *http.Request) error {
 		if draining.Load() {
 			return errors.New("shutting down")
 		}
@@ -272,7 +301,17 @@ func addProbes(mgr ctrl.Manager, f flags, certsReady <-chan struct{}, draining *
 			return nil
 		}
 		return mgr.GetWebhookServer().StartedChecker()(req)
-	})
+	}
+	if err := mgr.AddReadyzCheck("readyz", ready); err != nil {
+		return nil, err
+	}
+	return func() error {
+		req, err := http.NewRequest(http.MethodGet, "/readyz", nil)
+		if err != nil {
+			return err
+		}
+		return ready(req)
+	}, nil
 }
 
 // start runs the manager until it stops, a setup fails, or a restart watch

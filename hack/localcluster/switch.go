@@ -76,6 +76,7 @@ func (c *Cluster) switchToOurs(ctx context.Context, root string, cfg kueueConfig
 		}
 	}
 	say("turning Kueue's built-in TrainJob integration off and restarting Kueue")
+	restarts, _ := c.restartsOfOurs()
 	cfg.setIntegration(IntegrationOurs)
 	if err := cfg.write(kueueConfigPath(c.Dir)); err != nil {
 		return err
@@ -84,7 +85,7 @@ func (c *Cluster) switchToOurs(ctx context.Context, root string, cfg kueueConfig
 		return err
 	}
 	say("waiting for trainjob-kueue to leave standby and take TrainJobs over")
-	if err := c.modeChanged(ctx); err != nil {
+	if err := c.modeChanged(ctx, restarts); err != nil {
 		return err
 	}
 	c.state.Settings.Integration = IntegrationOurs
@@ -94,12 +95,13 @@ func (c *Cluster) switchToOurs(ctx context.Context, root string, cfg kueueConfig
 func (c *Cluster) switchToInTree(ctx context.Context, root string, cfg kueueConfig, say func(string, ...any)) error {
 	if cfg.integration() != IntegrationInTree {
 		say("turning Kueue's built-in TrainJob integration on; trainjob-kueue stands by")
+		restarts, _ := c.restartsOfOurs()
 		cfg.setIntegration(IntegrationInTree)
 		if err := cfg.write(kueueConfigPath(c.Dir)); err != nil {
 			return err
 		}
 		if c.Running("trainjob-kueue") {
-			if err := c.modeChanged(ctx); err != nil {
+			if err := c.modeChanged(ctx, restarts); err != nil {
 				return err
 			}
 		}
@@ -165,20 +167,33 @@ func finished(j *unstructured.Unstructured) bool {
 	return false
 }
 
-// modeChanged waits for trainjob-kueue to stop on seeing Kueue's
-// configuration change (as its Deployment's pods do), then starts it
-// again, as the kubelet would, and waits until it serves.
-func (c *Cluster) modeChanged(ctx context.Context) error {
+// modeChanged waits for trainjob-kueue to restart in the new mode on
+// seeing Kueue's configuration change, as its Deployment's pods do: in
+// process (it logs "Restarting in process"; no exit the kubelet would
+// count as a crash), then serving again.
+func (c *Cluster) modeChanged(ctx context.Context, restartsBefore int) error {
 	pid := c.state.PIDs["trainjob-kueue"]
 	if err := poll.UntilDone(ctx, time.Minute, func() error {
-		if alive(pid) {
+		if !alive(pid) {
+			return poll.Stop(fmt.Errorf("trainjob-kueue (pid %d) exited on the configuration's change; see %s", pid, c.Logs("trainjob-kueue")))
+		}
+		if n, _ := c.restartsOfOurs(); n <= restartsBefore {
 			return fmt.Errorf("trainjob-kueue (pid %d) did not restart on the configuration's change; see %s", pid, c.Logs("trainjob-kueue"))
 		}
 		return nil
 	}); err != nil {
 		return err
 	}
-	return c.Start(ctx, "trainjob-kueue")
+	return c.waitServing(ctx, "trainjob-kueue")
+}
+
+// restartsOfOurs counts trainjob-kueue's restarts in process, from its log.
+func (c *Cluster) restartsOfOurs() (int, error) {
+	data, err := os.ReadFile(c.Logs("trainjob-kueue"))
+	if err != nil {
+		return 0, err
+	}
+	return strings.Count(string(data), `"Restarting in process"`), nil
 }
 
 // restartGracefully stops a component with SIGTERM (it releases its

@@ -1,0 +1,134 @@
+package main
+
+import (
+	"context"
+	"errors"
+	"os"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	"github.com/google/uuid"
+	ctrl "sigs.k8s.io/controller-runtime"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+	"sigs.k8s.io/controller-runtime/pkg/manager"
+
+	"github.com/trainjob-kueue/trainjob-kueue/restartwatch"
+)
+
+// modeChange is why a run ended for a restart in a new mode: the restart
+// watches saw what the manager learned at its start no longer hold.
+type modeChange struct{ reason error }
+
+func (m modeChange) Error() string { return m.reason.Error() }
+func (m modeChange) Unwrap() error { return m.reason }
+
+// restartInProcess: the manager's run ended for a mode change, and no
+// signal asks the process to stop: it runs again, in the same process. An
+// exit would be counted by the kubelet as a crash, and a second mode
+// change within ten minutes would wait out CrashLoopBackOff's delays.
+func restartInProcess(err error, signals context.Context) bool {
+	var change modeChange
+	return errors.As(err, &change) && signals.Err() == nil
+}
+
+// processIdentity names this process in the turn's Lease: the pod's name
+// and a random suffix, as leader election names a candidate.
+func processIdentity() string {
+	host, err := os.Hostname()
+	if err != nil || host == "" {
+		host = "trainjob-kueue"
+	}
+	return host + "_" + uuid.NewString()
+}
+
+// restarter drains the manager for a mode change when its turn comes: the
+// readiness probe fails at once (the Service stops sending webhook calls
+// here) while the webhook keeps answering for shutdownDelay, as after a
+// SIGTERM; then the run's context ends with modeChange. One replica at a
+// time (turn): the other answers the webhooks meanwhile.
+type restarter struct {
+	turn          *restartwatch.Turn // nil: no namespace to coordinate in
+	draining      *atomic.Bool
+	shutdownDelay time.Duration
+	cancel        context.CancelCauseFunc
+	once          sync.Once
+}
+
+// stop is the restart watches' callback; only its first call counts.
+func (r *restarter) stop(ctx context.Context, reason error) {
+	r.once.Do(func() { go r.drain(ctx, reason) })
+}
+
+func (r *restarter) drain(ctx context.Context, reason error) {
+	log := ctrl.Log.WithName("restart")
+	if r.turn != nil {
+		log.Info("Waiting for the turn to restart (the other replica serves meanwhile)", "reason", reason.Error(), "lease", restartwatch.TurnLease)
+		if err := r.turn.Take(ctx); err != nil {
+			if ctx.Err() == nil {
+				log.Error(err, "Restarting without the turn")
+			} else {
+				return
+			}
+		}
+	}
+	log.Info("Draining before a restart in the new mode", "reason", reason.Error(), "shutdownDelay", r.shutdownDelay)
+	r.draining.Store(true)
+	select {
+	case <-time.After(r.shutdownDelay):
+	case <-ctx.Done():
+	}
+	r.cancel(modeChange{reason})
+}
+
+// giveTurnWhenServing gives the turn back once this replica serves again
+// (the webhook certificate in place and the webhook server started, as
+// the readiness probe says): the other replica may restart then. It also
+// gives back a turn a crashed earlier run of this pod left held.
+type giveTurnWhenServing struct {
+	turn    *restartwatch.Turn
+	serving func() error
+}
+
+// Start implements manager.Runnable.
+func (g giveTurnWhenServing) Start(ctx context.Context) error {
+	t := time.NewTicker(time.Second)
+	defer t.Stop()
+	for {
+		if g.serving() == nil {
+			if err := g.turn.Give(ctx); err != nil {
+				ctrl.Log.WithName("restart").Error(err, "Giving back the turn to restart")
+			} else {
+				return nil
+			}
+		}
+		select {
+		case <-ctx.Done():
+			return nil
+		case <-t.C:
+		}
+	}
+}
+
+// NeedLeaderElection: every replica restarts, and gives its turn back.
+func (giveTurnWhenServing) NeedLeaderElection() bool { return false }
+
+var _ manager.LeaderElectionRunnable = giveTurnWhenServing{}
+
+// newTurn is the replicas' turn in namespace (nil without one: a process
+// outside a cluster's namespace has no replica to take turns with).
+func newTurn(c client.Client, namespace, identity string) *restartwatch.Turn {
+	if namespace == "" {
+		return nil
+	}
+	return &restartwatch.Turn{Client: c, Namespace: namespace, Identity: identity, Every: 2 * time.Second, Now: time.Now}
+}
+
+// turnNamespace is where the turn's Lease lives: beside the leader
+// election's.
+func turnNamespace(f flags) string {
+	if f.leaderElectNS != "" {
+		return f.leaderElectNS
+	}
+	return f.namespace
+}

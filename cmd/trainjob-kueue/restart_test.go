@@ -1,0 +1,67 @@
+package main
+
+import (
+	"context"
+	"errors"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	"sigs.k8s.io/controller-runtime/pkg/client/fake"
+
+	"github.com/trainjob-kueue/trainjob-kueue/restartwatch"
+	"github.com/trainjob-kueue/trainjob-kueue/scheme"
+)
+
+// A mode change drains this replica only in its turn: while the other
+// replica restarts, this one keeps serving (not draining); once the turn
+// is given back, readiness fails at once, the webhook keeps answering for
+// the shutdown delay, and the run ends with the mode change as its cause,
+// which the process restarts from in place.
+func TestAModeChangeDrainsInTurnThenRestartsInProcess(t *testing.T) {
+	c := fake.NewClientBuilder().WithScheme(scheme.New()).Build()
+	turn := func(id string) *restartwatch.Turn {
+		return &restartwatch.Turn{Client: c, Namespace: "ns", Identity: id, Every: 5 * time.Millisecond, Now: time.Now}
+	}
+	other := turn("other")
+	if err := other.Take(t.Context()); err != nil {
+		t.Fatal(err)
+	}
+	ctx, cancel := context.WithCancelCause(t.Context())
+	draining := &atomic.Bool{}
+	r := &restarter{turn: turn("me"), draining: draining, shutdownDelay: 30 * time.Millisecond, cancel: cancel}
+	reason := errors.New("Kueue's configuration turns its built-in integration off")
+	r.stop(ctx, reason)
+	r.stop(ctx, errors.New("a second watch: ignored"))
+	time.Sleep(50 * time.Millisecond)
+	if draining.Load() || ctx.Err() != nil {
+		t.Fatal("drained while the other replica held the turn: both replicas would stop serving at once")
+	}
+	gaveAt := time.Now()
+	if err := other.Give(t.Context()); err != nil {
+		t.Fatal(err)
+	}
+	<-ctx.Done()
+	if !draining.Load() {
+		t.Error("stopped without failing readiness first")
+	}
+	if waited := time.Since(gaveAt); waited < 30*time.Millisecond {
+		t.Errorf("stopped %v after its turn came, before the shutdown delay", waited)
+	}
+	err := context.Cause(ctx)
+	if !errors.Is(err, reason) {
+		t.Errorf("the run ended with %v, want the mode change", err)
+	}
+	signals := context.Background()
+	if !restartInProcess(err, signals) {
+		t.Error("a mode change does not restart in process: the kubelet would count an exit as a crash")
+	}
+	stopped, stop := context.WithCancel(context.Background())
+	stop()
+	if restartInProcess(err, stopped) {
+		t.Error("restarted although a signal asked the process to stop")
+	}
+	if restartInProcess(errors.New("a real failure"), signals) {
+		t.Error("restarted on a failure: it must exit with it")
+	}
+}
