@@ -27,6 +27,11 @@ type Options struct {
 	// JobSetIntegrationOff: Kueue's Configuration is known to leave its
 	// JobSet integration off (--kueue-config); unknown, it is taken as on.
 	JobSetIntegrationOff bool
+	// To is the switch's direction: ToOurs ("" too) or ToInTree.
+	To string
+	// InTree computes PodSets as Kueue's built-in integration does
+	// (InTreePodSets); the way back (ToInTree) judges with it.
+	InTree PodSetsOf
 }
 
 // Check judges every TrainJob in o's scope. It reads the TrainJob and
@@ -45,6 +50,9 @@ func Check(ctx context.Context, c client.Reader, o Options) ([]Verdict, error) {
 // checkWith is Check for a Trainer of shape s, projecting PodSets with
 // projection.
 func checkWith(ctx context.Context, c client.Reader, o Options, s shape.Shape, projection podsets.Options) ([]Verdict, error) {
+	if o.To == ToInTree && o.InTree == nil {
+		return nil, fmt.Errorf("the way back is judged with Kueue's built-in integration's PodSets (Options.InTree)")
+	}
 	in, err := fetch(ctx, c, o, s.Rules().RuntimeSnapshot)
 	if err != nil {
 		return nil, err
@@ -60,6 +68,13 @@ func checkWith(ctx context.Context, c client.Reader, o Options, s shape.Shape, p
 	for i := range in.jobs.Items {
 		job := &in.jobs.Items[i]
 		j := Job{Job: job, Workload: byOwner[string(job.UID)]}
+		if o.To == ToInTree {
+			if j.Workload != nil && !finishedJob(job) {
+				j.PodSets, j.Err = o.InTree(ctx, job)
+			}
+			verdicts = append(verdicts, JudgeWayBack(j))
+			continue
+		}
 		if j.Workload != nil {
 			j.PodSets, j.Err = project(ctx, in, job, s, projection)
 		}
@@ -72,6 +87,11 @@ func checkWith(ctx context.Context, c client.Reader, o Options, s shape.Shape, p
 		return compare(a.Name, b.Name)
 	})
 	return verdicts, nil
+}
+
+func finishedJob(job *trainjob.TrainJob) bool {
+	_, _, finished := job.Finished()
+	return finished
 }
 
 func compare(a, b string) int {

@@ -27,11 +27,12 @@ func TestMigrateUsage(t *testing.T) {
 		code int
 		says string
 	}{
-		"--help":                     {args: []string{"--help"}, code: 0, says: "usage: kubectl trainjob-kueue migrate --check"},
-		"no --check":                 {args: []string{"-A"}, code: 2, says: "usage:"},
-		"an argument":                {args: []string{"--check", "extra"}, code: 2, says: "usage:"},
-		"an unreadable Kueue config": {args: []string{"--check", "--kubeconfig", unreachable, "--kueue-config", badConfig}, code: 2, says: "--kueue-config"},
-		"a cluster out of reach":     {args: []string{"--check", "--kubeconfig", unreachable}, code: 1, says: "migrate:"},
+		"--help":                      {args: []string{"--help"}, code: 0, says: "usage: kubectl trainjob-kueue migrate --check"},
+		"no --check":                  {args: []string{"-A"}, code: 2, says: "usage:"},
+		"a direction it doesn't know": {args: []string{"--check", "--to", "sideways"}, code: 2, says: "--to ours|intree"},
+		"an argument":                 {args: []string{"--check", "extra"}, code: 2, says: "usage:"},
+		"an unreadable Kueue config":  {args: []string{"--check", "--kubeconfig", unreachable, "--kueue-config", badConfig}, code: 2, says: "--kueue-config"},
+		"a cluster out of reach":      {args: []string{"--check", "--kubeconfig", unreachable}, code: 1, says: "migrate:"},
 	} {
 		t.Run(name, func(t *testing.T) {
 			var out, errs bytes.Buffer
