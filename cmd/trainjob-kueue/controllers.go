@@ -59,6 +59,7 @@ func controllers(ctx context.Context, mgr ctrl.Manager, opts integration.Options
 		list = append(list,
 			controller{"the TrainJob webhook", func(m ctrl.Manager) error { return tjwebhook.Setup(m, opts) }},
 			controller{"the ClusterQueue webhook", tjwebhook.SetupClusterQueues},
+			controller{"the JobSet webhook (no TrainJob's JobSet queued on its own)", func(m ctrl.Manager) error { return tjwebhook.SetupJobSets(m, opts) }},
 		)
 	}
 	return list
