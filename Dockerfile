@@ -29,7 +29,8 @@ ARG COMMIT=unknown
 LABEL org.opencontainers.image.title="trainjob-kueue" \
       org.opencontainers.image.source="https://github.com/trainjob-kueue/trainjob-kueue" \
       org.opencontainers.image.version="${VERSION}" \
-      org.opencontainers.image.revision="${COMMIT}"
+      org.opencontainers.image.revision="${COMMIT}" \
+      org.opencontainers.image.licenses="Apache-2.0"
 COPY --from=builder --chown=65532:65532 /out/manager /manager
 WORKDIR /
 USER 65532:65532

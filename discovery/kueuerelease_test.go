@@ -9,7 +9,7 @@ import (
 	"github.com/google/go-cmp/cmp"
 	apiextensionsv1 "k8s.io/apiextensions-apiserver/pkg/apis/apiextensions/v1"
 
-	"github.com/trainjob-kueue/trainjob-kueue/test/fixtures"
+	"github.com/trainjob-kueue/trainjob-kueue/hack/fixtures"
 )
 
 // pinnedWorkloadCRD reads the Workload CRD of the Kueue release a tools module

@@ -6,9 +6,9 @@ import (
 
 	apiextensionsv1 "k8s.io/apiextensions-apiserver/pkg/apis/apiextensions/v1"
 
+	"github.com/trainjob-kueue/trainjob-kueue/hack/fixtures"
 	"github.com/trainjob-kueue/trainjob-kueue/podsets"
 	"github.com/trainjob-kueue/trainjob-kueue/shape"
-	"github.com/trainjob-kueue/trainjob-kueue/test/fixtures"
 )
 
 func crdWithSpecFields(fields ...string) *apiextensionsv1.CustomResourceDefinition {

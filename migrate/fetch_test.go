@@ -19,10 +19,10 @@ import (
 	"sigs.k8s.io/kueue/pkg/controller/constants"
 
 	trainer "github.com/kubeflow/trainer/v2/pkg/apis/trainer/v1alpha1"
+	"github.com/trainjob-kueue/trainjob-kueue/hack/fixtures"
 	"github.com/trainjob-kueue/trainjob-kueue/podsets"
 	"github.com/trainjob-kueue/trainjob-kueue/scheme"
 	"github.com/trainjob-kueue/trainjob-kueue/shape"
-	"github.com/trainjob-kueue/trainjob-kueue/test/fixtures"
 	"github.com/trainjob-kueue/trainjob-kueue/trainjob"
 )
 

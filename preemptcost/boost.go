@@ -44,8 +44,22 @@ type Boost struct {
 
 // Of is the boost of a job with signals s under a valid policy p. Each part
 // is a whole number of steps, so it changes only when a step is crossed.
+//
+// Every part counts only while the job runs (its Workload admitted): a
+// boost is what losing a running job would cost. A pending job's boost
+// is 0, so it never outranks a job of its own priority class, and the
+// preemption it waits to make is never one its boost made possible: one
+// arrival preempts one job, never a cascade (a preempted job boosted for
+// its preemptions would preempt a peer, which, boosted in turn, would
+// preempt the next). What anti-starvation keeps: Kueue orders a job
+// preempted within its ClusterQueue by its creation time, so it is
+// admitted before equal jobs queued after it, and once it runs again the
+// preemptions part protects it from being preempted again.
 func Of(p Policy, s Signals) Boost {
 	var b Boost
+	if s.RunSeconds == nil || *s.RunSeconds < 0 {
+		return b
+	}
 	if pr := p.Progress; pr != nil && s.Training && s.ProgressPercent != nil {
 		var run int64
 		if s.RunSeconds != nil {
@@ -59,7 +73,7 @@ func Of(p Policy, s Signals) Boost {
 	if pe := p.Preemptions; pe != nil && s.Preemptions > 0 {
 		b.Preemptions = int32(min(int64(pe.Points)*int64(s.Preemptions/pe.Every), int64(pe.MaxPoints)))
 	}
-	if tl := p.TimeLeft; tl != nil && s.Training && s.RemainingSeconds != nil && *s.RemainingSeconds >= 0 && *s.RemainingSeconds < tl.UnderSeconds {
+	if tl := p.TimeLeft; tl != nil && timeLeftCredited(*tl, s) {
 		b.TimeLeft = tl.Points
 	}
 	if mr := p.MinRunTime; mr != nil && s.RunSeconds != nil && *s.RunSeconds >= 0 && *s.RunSeconds < int64(mr.Seconds) {
@@ -76,6 +90,16 @@ func Of(p Policy, s Signals) Boost {
 	// Validate bounds the sum by MaxInt32.
 	b.Total = b.Progress + b.Preemptions + b.TimeLeft + b.MinRunTime + b.Checkpoint
 	return b
+}
+
+// timeLeftCredited: the job reports less than the part's UnderSeconds
+// left, and has run at least that long since its latest admission. The
+// trust rule of time left, as maxPercentPerHour is progress's: a job can't
+// be believed nearly done before it ran as long as "nearly done" means,
+// so a job that reports 10 s left at its first report gains nothing by it.
+func timeLeftCredited(tl TimeLeftPart, s Signals) bool {
+	return s.Training && s.RemainingSeconds != nil && *s.RemainingSeconds >= 0 && *s.RemainingSeconds < tl.UnderSeconds &&
+		s.RunSeconds != nil && *s.RunSeconds >= int64(tl.UnderSeconds)
 }
 
 // lostWork is the work, in seconds, a preemption of a running job would
@@ -112,8 +136,15 @@ func NextChange(p Policy, s Signals) int64 {
 			next = n
 		}
 	}
-	if mr := p.MinRunTime; mr != nil && mr.Points > 0 && s.RunSeconds != nil && *s.RunSeconds >= 0 && *s.RunSeconds < int64(mr.Seconds) {
+	if s.RunSeconds == nil || *s.RunSeconds < 0 {
+		return 0 // pending: no part counts until it runs
+	}
+	if mr := p.MinRunTime; mr != nil && mr.Points > 0 && *s.RunSeconds < int64(mr.Seconds) {
 		soonest(int64(mr.Seconds) - *s.RunSeconds)
+	}
+	if tl := p.TimeLeft; tl != nil && tl.Points > 0 && s.Training && s.RemainingSeconds != nil && *s.RemainingSeconds >= 0 &&
+		*s.RemainingSeconds < tl.UnderSeconds && *s.RunSeconds < int64(tl.UnderSeconds) {
+		soonest(int64(tl.UnderSeconds) - *s.RunSeconds)
 	}
 	if cp := p.Checkpoint; cp != nil && cp.Points > 0 && s.Training {
 		soonest(checkpointChange(*cp, s))

@@ -100,8 +100,12 @@ func TestReconcileWritesOnlyWhatThePolicyAndTheStepSay(t *testing.T) {
 		"no policy, our boost: removed":    {cq: cq(""), wl: workload(ours, true), want: map[string]string{}, writes: 1},
 		"no policy, someone's boost: left": {cq: cq(""), wl: workload(foreign, true), want: foreign},
 		"a policy: 90% set, once":          {cq: cq(policy90), wl: workload(nil, true), want: ours, writes: 1},
-		"a policy, queued through its LocalQueue": {cq: cq(`{"preemptions":{"points":900,"every":1,"maxPoints":900}}`), wl: preempted(workload(nil, false)),
-			want: map[string]string{constants.PriorityBoostAnnotationKey: "900", names.PriorityBoostAnnotation: `{"total":900,"progress":0,"preemptions":900,"timeLeft":0}`}, writes: 1},
+		// Pending again after a preemption (its ClusterQueue found through
+		// its LocalQueue): no part counts, so it can't preempt a peer of
+		// its class; the boost it had while running is taken back.
+		"a policy, pending after a preemption: no boost": {cq: cq(`{"preemptions":{"points":900,"every":1,"maxPoints":900}}`), wl: preempted(workload(nil, false))},
+		"a policy, pending with the boost it ran with: removed": {cq: cq(policy90), wl: preempted(workload(ours, false)),
+			want: map[string]string{}, writes: 1},
 		"a policy, the step already written":    {cq: cq(policy90), wl: workload(ours, true), want: ours},
 		"a policy, an older step of ours":       {cq: cq(policy90), wl: workload(stale, true), want: ours, writes: 1},
 		"a policy, someone's boost: left, said": {cq: cq(policy90), wl: workload(foreign, true), want: foreign, wantSaid: ReasonBoostNotOurs},
@@ -237,6 +241,7 @@ func TestAWorkersPolicyBoostsThePrebuiltWorkloadOfADispatchedJob(t *testing.T) {
 	// As MultiKueue creates it on the worker: the manager's name, no owner yet.
 	wl := &kueue.Workload{ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: "trainjob-j-fromthemanager", UID: "wl"}}
 	wl.Status.Admission = &kueue.Admission{ClusterQueue: "cq"}
+	wl.Status.Conditions = []metav1.Condition{{Type: kueue.WorkloadAdmitted, Status: metav1.ConditionTrue, LastTransitionTime: metav1.NewTime(time.Now().Add(-time.Minute))}}
 	wl.Status.SchedulingStats = &kueue.SchedulingStats{Evictions: []kueue.WorkloadSchedulingStatsEviction{{Reason: kueue.WorkloadEvictedByPreemption, Count: 1}}}
 	c := fake.NewClientBuilder().WithScheme(testScheme()).WithObjects(job, rt, cq, wl).Build()
 	r := New(Options{Client: c, Runtimes: runtimesource.New(c, c, runtimesource.Options{Shape: shape.PodTemplateOverrides{}}),

@@ -5,7 +5,7 @@ import (
 	"testing"
 
 	"github.com/trainjob-kueue/trainjob-kueue/discovery"
-	"github.com/trainjob-kueue/trainjob-kueue/test/fixtures"
+	"github.com/trainjob-kueue/trainjob-kueue/hack/fixtures"
 )
 
 // A Trainer upgraded in place, to a release that serves another shape,

@@ -33,8 +33,8 @@ import (
 	ctrllog "sigs.k8s.io/controller-runtime/pkg/log"
 	kueue "sigs.k8s.io/kueue/apis/kueue/v1beta2"
 
+	"github.com/trainjob-kueue/trainjob-kueue/hack/fixtures"
 	"github.com/trainjob-kueue/trainjob-kueue/hack/localcluster"
-	"github.com/trainjob-kueue/trainjob-kueue/test/fixtures"
 )
 
 const (

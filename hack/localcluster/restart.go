@@ -6,7 +6,7 @@ import (
 	"syscall"
 	"time"
 
-	"github.com/trainjob-kueue/trainjob-kueue/test/poll"
+	"github.com/trainjob-kueue/trainjob-kueue/hack/poll"
 )
 
 // Restart kills one component of a running cluster with SIGKILL, as a

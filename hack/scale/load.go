@@ -16,8 +16,8 @@ import (
 
 	trainer "github.com/kubeflow/trainer/v2/pkg/apis/trainer/v1alpha1"
 
+	"github.com/trainjob-kueue/trainjob-kueue/hack/fixtures"
 	"github.com/trainjob-kueue/trainjob-kueue/hack/localcluster"
-	"github.com/trainjob-kueue/trainjob-kueue/test/fixtures"
 )
 
 const (

@@ -26,8 +26,8 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	ctrllog "sigs.k8s.io/controller-runtime/pkg/log"
 
+	"github.com/trainjob-kueue/trainjob-kueue/hack/fixtures"
 	"github.com/trainjob-kueue/trainjob-kueue/hack/localcluster"
-	"github.com/trainjob-kueue/trainjob-kueue/test/fixtures"
 )
 
 const ourUser = "system:serviceaccount:trainjob-kueue-system:trainjob-kueue-controller-manager"

@@ -15,7 +15,7 @@ import (
 
 	trainer "github.com/kubeflow/trainer/v2/pkg/apis/trainer/v1alpha1"
 
-	"github.com/trainjob-kueue/trainjob-kueue/test/fixtures"
+	"github.com/trainjob-kueue/trainjob-kueue/hack/fixtures"
 )
 
 // In a namespace with a LocalQueue named default, with Kueue's JobSet and

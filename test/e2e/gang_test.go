@@ -22,10 +22,10 @@ import (
 
 	"github.com/trainjob-kueue/trainjob-kueue/discovery"
 	"github.com/trainjob-kueue/trainjob-kueue/gang"
+	"github.com/trainjob-kueue/trainjob-kueue/hack/fixtures"
 	"github.com/trainjob-kueue/trainjob-kueue/hack/localcluster"
 	"github.com/trainjob-kueue/trainjob-kueue/integration"
 	"github.com/trainjob-kueue/trainjob-kueue/names"
-	"github.com/trainjob-kueue/trainjob-kueue/test/fixtures"
 )
 
 // boundPods counts, per TrainJob, the pods that hold a node: bound and not

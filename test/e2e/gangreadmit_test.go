@@ -18,7 +18,7 @@ import (
 	trainer "github.com/kubeflow/trainer/v2/pkg/apis/trainer/v1alpha1"
 
 	"github.com/trainjob-kueue/trainjob-kueue/gang"
-	"github.com/trainjob-kueue/trainjob-kueue/test/fixtures"
+	"github.com/trainjob-kueue/trainjob-kueue/hack/fixtures"
 )
 
 // kueue#10487's class. A 4-node × 8-GPU job, gang scheduled by the

@@ -7,8 +7,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/trainjob-kueue/trainjob-kueue/hack/fixtures"
 	"github.com/trainjob-kueue/trainjob-kueue/overview"
-	"github.com/trainjob-kueue/trainjob-kueue/test/fixtures"
 )
 
 // `kubectl trainjob-kueue list`: a running job, two queued behind it with

@@ -14,9 +14,9 @@ import (
 	"sigs.k8s.io/kueue/pkg/controller/constants"
 
 	"github.com/trainjob-kueue/trainjob-kueue/explain"
+	"github.com/trainjob-kueue/trainjob-kueue/hack/fixtures"
 	"github.com/trainjob-kueue/trainjob-kueue/names"
 	"github.com/trainjob-kueue/trainjob-kueue/preemptcost"
-	"github.com/trainjob-kueue/trainjob-kueue/test/fixtures"
 )
 
 // Kueue here runs with its PriorityBoost gate off (its default): a

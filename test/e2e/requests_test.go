@@ -12,8 +12,8 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	"github.com/trainjob-kueue/trainjob-kueue/discovery"
+	"github.com/trainjob-kueue/trainjob-kueue/hack/fixtures"
 	"github.com/trainjob-kueue/trainjob-kueue/hack/localcluster"
-	"github.com/trainjob-kueue/trainjob-kueue/test/fixtures"
 )
 
 // writesBy counts the successful requests user made on one TrainJob, by

@@ -18,8 +18,8 @@ import (
 
 	trainer "github.com/kubeflow/trainer/v2/pkg/apis/trainer/v1alpha1"
 
+	"github.com/trainjob-kueue/trainjob-kueue/hack/fixtures"
 	"github.com/trainjob-kueue/trainjob-kueue/quota"
-	"github.com/trainjob-kueue/trainjob-kueue/test/fixtures"
 )
 
 // Every node of these tests is tainted dedicated=ml: only pods that keep the

@@ -11,8 +11,8 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	kueue "sigs.k8s.io/kueue/apis/kueue/v1beta2"
 
+	"github.com/trainjob-kueue/trainjob-kueue/hack/fixtures"
 	"github.com/trainjob-kueue/trainjob-kueue/integration"
-	"github.com/trainjob-kueue/trainjob-kueue/test/fixtures"
 )
 
 // One user entry for both roles of a job whose roles Kueue admits to

@@ -21,8 +21,8 @@ import (
 
 	trainer "github.com/kubeflow/trainer/v2/pkg/apis/trainer/v1alpha1"
 
+	testpoll "github.com/trainjob-kueue/trainjob-kueue/hack/poll"
 	"github.com/trainjob-kueue/trainjob-kueue/names"
-	testpoll "github.com/trainjob-kueue/trainjob-kueue/test/poll"
 	"github.com/trainjob-kueue/trainjob-kueue/trainjob"
 )
 

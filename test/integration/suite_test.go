@@ -61,12 +61,12 @@ import (
 	trainerwebhooks "github.com/kubeflow/trainer/v2/pkg/webhooks"
 
 	"github.com/trainjob-kueue/trainjob-kueue/discovery"
+	"github.com/trainjob-kueue/trainjob-kueue/hack/fixtures"
 	"github.com/trainjob-kueue/trainjob-kueue/hack/localcluster"
 	"github.com/trainjob-kueue/trainjob-kueue/integration"
 	"github.com/trainjob-kueue/trainjob-kueue/multikueue"
 	"github.com/trainjob-kueue/trainjob-kueue/onepass"
 	"github.com/trainjob-kueue/trainjob-kueue/scheme"
-	"github.com/trainjob-kueue/trainjob-kueue/test/fixtures"
 	"github.com/trainjob-kueue/trainjob-kueue/trainjob"
 )
 

@@ -73,6 +73,9 @@ func (b Build) Binaries(ctx context.Context, dir string) (map[string]string, err
 	return out, nil
 }
 
+// license is the project's license (LICENSE at the root), as SPDX names it.
+const license = "Apache-2.0"
+
 // Labels are the image's OCI labels (and its index's annotations).
 func (b Build) Labels() map[string]string {
 	return map[string]string{
@@ -81,6 +84,7 @@ func (b Build) Labels() map[string]string {
 		"org.opencontainers.image.version":  b.Version,
 		"org.opencontainers.image.revision": b.Commit,
 		"org.opencontainers.image.created":  b.Created.UTC().Format(time.RFC3339),
+		"org.opencontainers.image.licenses": license,
 	}
 }
 

@@ -175,6 +175,7 @@ func checkImage(t *testing.T, img v1.Image, p v1.Platform, tmp string) {
 		"org.opencontainers.image.revision": testCommit,
 		"org.opencontainers.image.source":   source,
 		"org.opencontainers.image.title":    "trainjob-kueue",
+		"org.opencontainers.image.licenses": "Apache-2.0",
 	} {
 		if got := cf.Config.Labels[k]; got != v {
 			t.Errorf("label %s=%q, want %q", k, got, v)

@@ -108,8 +108,8 @@ func exe(p platform) string {
 	return ""
 }
 
-// archive packs bin (and license, when the repository has one: krew-index
-// asks for it) into a tar.gz for p, and returns it with its sha256.
+// archive packs bin and license (krew-index asks every archive for one)
+// into a tar.gz for p, and returns it with its sha256.
 func archive(p platform, bin, license, out string) (archived, error) {
 	name := fmt.Sprintf("%s_%s_%s.tar.gz", binary, p.os, p.arch)
 	f, err := os.Create(filepath.Join(out, name))
@@ -120,10 +120,10 @@ func archive(p platform, bin, license, out string) (archived, error) {
 	h := sha256.New()
 	gz := gzip.NewWriter(io.MultiWriter(f, h))
 	tw := tar.NewWriter(gz)
-	files := map[string]string{binary + exe(p): bin}
-	if _, err := os.Stat(license); err == nil {
-		files["LICENSE"] = license
+	if _, err := os.Stat(license); err != nil {
+		return archived{}, fmt.Errorf("krew-index wants a LICENSE in every archive: %w", err)
 	}
+	files := map[string]string{binary + exe(p): bin, "LICENSE": license}
 	for _, in := range []string{binary + exe(p), "LICENSE"} {
 		src, ok := files[in]
 		if !ok {

@@ -43,7 +43,10 @@ func TestTheManifestPassesKrewsValidation(t *testing.T) {
 		if err := os.WriteFile(bin, []byte("plugin for "+p.os+"/"+p.arch), 0o755); err != nil {
 			t.Fatal(err)
 		}
-		a, err := archive(p, bin, filepath.Join(dir, "no-license"), dir)
+		if _, err := archive(p, bin, filepath.Join(dir, "no-license"), dir); err == nil {
+			t.Fatal("archived without a LICENSE: krew-index refuses such an archive")
+		}
+		a, err := archive(p, bin, filepath.Join("..", "..", "..", "LICENSE"), dir)
 		if err != nil {
 			t.Fatal(err)
 		}

@@ -17,8 +17,8 @@ import (
 
 	trainer "github.com/kubeflow/trainer/v2/pkg/apis/trainer/v1alpha1"
 
+	"github.com/trainjob-kueue/trainjob-kueue/hack/fixtures"
 	"github.com/trainjob-kueue/trainjob-kueue/multikueue"
-	"github.com/trainjob-kueue/trainjob-kueue/test/fixtures"
 )
 
 // blockedSay bounds how long the manager may take to say why a dispatched

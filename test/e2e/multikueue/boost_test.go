@@ -17,8 +17,8 @@ import (
 
 	trainer "github.com/kubeflow/trainer/v2/pkg/apis/trainer/v1alpha1"
 
+	"github.com/trainjob-kueue/trainjob-kueue/hack/fixtures"
 	"github.com/trainjob-kueue/trainjob-kueue/names"
-	"github.com/trainjob-kueue/trainjob-kueue/test/fixtures"
 )
 
 // The progress policy of the single-cluster test, time compressed the

@@ -16,10 +16,10 @@ import (
 
 	trainer "github.com/kubeflow/trainer/v2/pkg/apis/trainer/v1alpha1"
 
+	"github.com/trainjob-kueue/trainjob-kueue/hack/fixtures"
+	"github.com/trainjob-kueue/trainjob-kueue/hack/poll"
 	"github.com/trainjob-kueue/trainjob-kueue/names"
 	"github.com/trainjob-kueue/trainjob-kueue/preemptcost"
-	"github.com/trainjob-kueue/trainjob-kueue/test/fixtures"
-	"github.com/trainjob-kueue/trainjob-kueue/test/poll"
 )
 
 // The priorities of the jobs: equal ones that run, and a higher one that
@@ -46,7 +46,13 @@ const (
 // "" leaves the ClusterQueue without one.
 func queueOf(t *testing.T, policy string) (ns, lq string) {
 	t.Helper()
-	ns, lq = fixtures.NamespaceWithQueue(t, ctx, k8s, "cost", 2, 4)
+	return queueOfNodes(t, policy, 2)
+}
+
+// queueOfNodes is queueOf with nodes 4-GPU nodes.
+func queueOfNodes(t *testing.T, policy string, nodes int) (ns, lq string) {
+	t.Helper()
+	ns, lq = fixtures.NamespaceWithQueue(t, ctx, k8s, "cost", nodes, 4)
 	if policy != "" {
 		setPolicy(t, ns, policy)
 	}

@@ -2,6 +2,7 @@ package preemptioncost_test
 
 import (
 	"fmt"
+	"slices"
 	"strconv"
 	"strings"
 	"testing"
@@ -12,11 +13,11 @@ import (
 	"sigs.k8s.io/kueue/pkg/workload"
 
 	trainer "github.com/kubeflow/trainer/v2/pkg/apis/trainer/v1alpha1"
+	"github.com/trainjob-kueue/trainjob-kueue/hack/fixtures"
 	"github.com/trainjob-kueue/trainjob-kueue/hack/localcluster"
+	"github.com/trainjob-kueue/trainjob-kueue/hack/poll"
 	"github.com/trainjob-kueue/trainjob-kueue/names"
 	"github.com/trainjob-kueue/trainjob-kueue/preemptcost"
-	"github.com/trainjob-kueue/trainjob-kueue/test/fixtures"
-	"github.com/trainjob-kueue/trainjob-kueue/test/poll"
 )
 
 // Two equal-priority jobs fill a ClusterQueue: A admitted first, at 10%;
@@ -90,8 +91,11 @@ func TestBoostWritesAreBoundedByThePolicysSteps(t *testing.T) {
 	}
 }
 
-// A job preempted before climbs above an equal-priority newcomer: when the
-// quota frees it is admitted first, though the newcomer waited longer.
+// A job preempted before is admitted before an equal-priority newcomer
+// queued after it, once the quota frees: Kueue keeps it in its place by
+// its creation time. It waits with no boost (a pending job's boost would
+// be its power to preempt its peers), and once it runs again its
+// preemptions protect it.
 func TestAPreemptedJobIsAdmittedBeforeANewcomer(t *testing.T) {
 	t.Parallel() // a namespace and ClusterQueue of its own
 	ns, lq := queueOf(t, preemptionsPolicy)
@@ -105,7 +109,14 @@ func TestAPreemptedJobIsAdmittedBeforeANewcomer(t *testing.T) {
 	high := fixtures.TrainJob(ns, "high", "short", lq)
 	fixtures.Create(t, ctx, k8s, high)
 	preempted(t, victim)
-	waitBoost(t, victim, "500")
+	poll.Consistently(t, 5*time.Second, "no boost while pending", func() error {
+		if wl := workloadOf(t, victim); !workload.HasQuotaReservation(wl) {
+			if got := boostOf(t, victim); got != "" {
+				return fmt.Errorf("pending with boost %q", got)
+			}
+		}
+		return nil
+	})
 	complete(t, high)
 	poll.Eventually(t, 2*time.Minute, "the victim admitted again", func() error {
 		if wl := workloadOf(t, newcomer); workload.HasQuotaReservation(wl) {
@@ -116,6 +127,78 @@ func TestAPreemptedJobIsAdmittedBeforeANewcomer(t *testing.T) {
 		}
 		return nil
 	})
+	waitBoost(t, victim, "500")
+}
+
+// The issue's set-up: three equal jobs run on 12 GPUs at 85%, 20% and 55%
+// of their training, an equal one waits; a job of a higher class
+// arrives. Kueue preempts the cheapest, b. b, pending, has no boost, so
+// it can't preempt a or c: they keep their pods (the same UIDs) and
+// their Workloads are never evicted, however long the arrival runs.
+// Before, b's preemptions part (3000) made it outrank c, then c a: one
+// arrival stopped three jobs. Once room frees, b is admitted before the
+// equal job queued after it.
+func TestOneArrivalPreemptsOneJobNeverACascade(t *testing.T) {
+	t.Parallel() // a namespace and ClusterQueue of its own
+	ns, lq := queueOfNodes(t, `{"progress":{"points":1000,"stepPercent":5,"maxPercentPerHour":360000},"preemptions":{"points":3000,"every":1,"maxPoints":3000},"timeLeft":{"points":500,"underSeconds":600}}`, 3)
+	jobs := map[string]*trainer.TrainJob{}
+	for name, pct := range map[string]int32{"a": 85, "b": 20, "c": 55} {
+		tj := fixtures.TrainJob(ns, name, "long", lq)
+		fixtures.Create(t, ctx, k8s, tj)
+		running(t, tj)
+		report(t, tj, pct)
+		jobs[name] = tj
+	}
+	waitBoost(t, jobs["a"], "850")
+	waitBoost(t, jobs["b"], "200")
+	waitBoost(t, jobs["c"], "550")
+	late := fixtures.TrainJob(ns, "late", "long", lq)
+	fixtures.Create(t, ctx, k8s, late)
+	pods := map[string][]string{}
+	for _, name := range []string{"a", "c"} {
+		pods[name] = podUIDs(t, jobs[name])
+	}
+	high := fixtures.TrainJob(ns, "high", "short", lq)
+	fixtures.Create(t, ctx, k8s, high)
+	if victim := preempted(t, jobs["a"], jobs["b"], jobs["c"]); victim.Name != "b" {
+		t.Fatalf("%s preempted, want b, the cheapest", victim.Name)
+	}
+	poll.Consistently(t, 30*time.Second, "a and c keep running", func() error {
+		for _, name := range []string{"a", "c"} {
+			if n := preemptcost.Preemptions(workloadOf(t, jobs[name])); n != 0 {
+				t.Fatalf("%s preempted too (%d): one arrival stopped more than one job", name, n)
+			}
+			if got := podUIDs(t, jobs[name]); !slices.Equal(got, pods[name]) {
+				t.Fatalf("%s runs on other pods now (%v, was %v): it was stopped", name, got, pods[name])
+			}
+		}
+		return nil
+	})
+	complete(t, high)
+	poll.Eventually(t, 2*time.Minute, "b admitted again, before late", func() error {
+		if wl := workloadOf(t, late); workload.HasQuotaReservation(wl) {
+			t.Fatalf("late, queued after b was, was admitted first")
+		}
+		if wl := workloadOf(t, jobs["b"]); !workload.IsAdmitted(wl) {
+			return fmt.Errorf("not admitted: %v", wl.Status.Conditions)
+		}
+		return nil
+	})
+}
+
+// podUIDs are the UIDs of tj's trainer pods, sorted.
+func podUIDs(t *testing.T, tj *trainer.TrainJob) []string {
+	t.Helper()
+	pods, err := fixtures.PodsOf(ctx, k8s, tj, "node")
+	if err != nil {
+		t.Fatal(err)
+	}
+	var uids []string
+	for _, p := range pods {
+		uids = append(uids, string(p.UID))
+	}
+	slices.Sort(uids)
+	return uids
 }
 
 // A job in its initializer wave has lost no training: its progress, even
