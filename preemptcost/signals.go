@@ -23,7 +23,12 @@ func SignalsOf(job *trainjob.TrainJob, roles []podsets.Role, wl *kueue.Workload,
 	s := Signals{Training: training(job, roles), Preemptions: Preemptions(wl)}
 	s.CheckpointAgo = checkpointAgo(job, metric, now)
 	s.CheckpointInterval = CheckpointInterval(job)
-	if c := apimeta.FindStatusCondition(wl.Status.Conditions, kueue.WorkloadAdmitted); c != nil && c.Status == metav1.ConditionTrue {
+	// Running: admitted and not being evicted. An evicted Workload keeps
+	// its admission until its job has stopped, with its new preemption
+	// already counted: boosted then, it would be pending at once with the
+	// boost of a running job, and preempt a peer (a cascade).
+	if c := apimeta.FindStatusCondition(wl.Status.Conditions, kueue.WorkloadAdmitted); c != nil && c.Status == metav1.ConditionTrue &&
+		!apimeta.IsStatusConditionTrue(wl.Status.Conditions, kueue.WorkloadEvicted) {
 		run := int64(now.Sub(c.LastTransitionTime.Time) / time.Second)
 		s.RunSeconds = &run
 	}

@@ -59,6 +59,15 @@ func TestSignalsOf(t *testing.T) {
 			want: Signals{ProgressPercent: ptr.To[int32](50), RemainingSeconds: ptr.To[int32](60)}},
 		"preempted 3 times, evicted otherwise 4": {job: job(0, nil), roles: trainerOnly, wl: preempted, want: Signals{Training: true, Preemptions: 3}},
 		"admitted 90 s ago":                      {job: job(0, nil), roles: trainerOnly, wl: admittedAt(now.Add(-90 * time.Second)), want: Signals{Training: true, RunSeconds: ptr.To[int64](90)}},
+		// Evicted, still admitted while its job stops, its preemption
+		// counted already: not running, so its boost is 0 before it is
+		// pending (it would preempt a peer with a running job's boost).
+		"evicted for a preemption, not stopped yet": {job: job(0, nil), roles: trainerOnly, wl: func() *kueue.Workload {
+			wl := admittedAt(now.Add(-90 * time.Second))
+			wl.Status.SchedulingStats = preempted.Status.SchedulingStats
+			wl.Status.Conditions = append(wl.Status.Conditions, metav1.Condition{Type: kueue.WorkloadEvicted, Status: metav1.ConditionTrue, Reason: kueue.WorkloadEvictedByPreemption})
+			return wl
+		}(), want: Signals{Training: true, Preemptions: 3}},
 	} {
 		t.Run(name, func(t *testing.T) {
 			if diff := cmp.Diff(tc.want, SignalsOf(tc.job, tc.roles, tc.wl, now, "ckpt")); diff != "" {

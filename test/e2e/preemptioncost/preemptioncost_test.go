@@ -9,7 +9,9 @@ import (
 	"time"
 
 	apimeta "k8s.io/apimachinery/pkg/api/meta"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	kueue "sigs.k8s.io/kueue/apis/kueue/v1beta2"
+	"sigs.k8s.io/kueue/pkg/controller/constants"
 	"sigs.k8s.io/kueue/pkg/workload"
 
 	trainer "github.com/kubeflow/trainer/v2/pkg/apis/trainer/v1alpha1"
@@ -141,9 +143,22 @@ func TestAPreemptedJobIsAdmittedBeforeANewcomer(t *testing.T) {
 func TestOneArrivalPreemptsOneJobNeverACascade(t *testing.T) {
 	t.Parallel() // a namespace and ClusterQueue of its own
 	ns, lq := queueOfNodes(t, `{"progress":{"points":1000,"stepPercent":5,"maxPercentPerHour":360000},"preemptions":{"points":3000,"every":1,"maxPoints":3000},"timeLeft":{"points":500,"underSeconds":600}}`, 3)
+	// Kueue's priorities (WorkloadPriorityClasses), as the issue's: the
+	// arrival's pod has no PriorityClass, so kube-scheduler preempts no
+	// pod of its own (it did, with the pods' classes: c's pod went while
+	// b's were terminating, whatever Kueue decided).
+	fixtures.Create(t, ctx, k8s,
+		&kueue.WorkloadPriorityClass{ObjectMeta: metav1.ObjectMeta{Name: ns + "-wlow"}, Value: lowPriority},
+		&kueue.WorkloadPriorityClass{ObjectMeta: metav1.ObjectMeta{Name: ns + "-whigh"}, Value: highPriority},
+		fixtures.TrainingRuntime(ns, "arrival", fixtures.TorchPolicy(1),
+			fixtures.Role{Name: "node", Ancestor: "trainer", Requests: fixtures.GPUs(4), Annotations: fixtures.RunFor(3 * time.Second)}))
+	classed := func(tj *trainer.TrainJob, class string) *trainer.TrainJob {
+		tj.Labels[constants.WorkloadPriorityClassLabel] = ns + class
+		return tj
+	}
 	jobs := map[string]*trainer.TrainJob{}
 	for name, pct := range map[string]int32{"a": 85, "b": 20, "c": 55} {
-		tj := fixtures.TrainJob(ns, name, "long", lq)
+		tj := classed(fixtures.TrainJob(ns, name, "long", lq), "-wlow")
 		fixtures.Create(t, ctx, k8s, tj)
 		running(t, tj)
 		report(t, tj, pct)
@@ -152,13 +167,13 @@ func TestOneArrivalPreemptsOneJobNeverACascade(t *testing.T) {
 	waitBoost(t, jobs["a"], "850")
 	waitBoost(t, jobs["b"], "200")
 	waitBoost(t, jobs["c"], "550")
-	late := fixtures.TrainJob(ns, "late", "long", lq)
+	late := classed(fixtures.TrainJob(ns, "late", "long", lq), "-wlow")
 	fixtures.Create(t, ctx, k8s, late)
 	pods := map[string][]string{}
 	for _, name := range []string{"a", "c"} {
 		pods[name] = podUIDs(t, jobs[name])
 	}
-	high := fixtures.TrainJob(ns, "high", "short", lq)
+	high := classed(fixtures.TrainJob(ns, "high", "arrival", lq), "-whigh")
 	fixtures.Create(t, ctx, k8s, high)
 	if victim := preempted(t, jobs["a"], jobs["b"], jobs["c"]); victim.Name != "b" {
 		t.Fatalf("%s preempted, want b, the cheapest", victim.Name)
