@@ -70,6 +70,9 @@ type Explanation struct {
 	DRAMissing []string `json:"draMissingTemplates,omitempty"`
 	// KueueSays is Kueue's own message on the Workload, when pending.
 	KueueSays string `json:"kueueSays,omitempty"`
+	// PreemptedBy is Kueue's word on the preemption the job, pending,
+	// waits after: the preemptor and the effective priorities compared.
+	PreemptedBy string `json:"preemptedBy,omitempty"`
 	// Priority under the ClusterQueue's preemption-cost policy.
 	Priority *PriorityExplanation `json:"priority,omitempty"`
 	Verdict  string               `json:"verdict"`

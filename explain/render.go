@@ -56,6 +56,9 @@ func (ex *Explanation) WriteText(w io.Writer) error {
 	if p := ex.Priority; p != nil {
 		writePriority(tw, p)
 	}
+	if ex.PreemptedBy != "" {
+		fmt.Fprintf(tw, "Preempted:\t%s\n", ex.PreemptedBy)
+	}
 	if ex.KueueSays != "" {
 		fmt.Fprintf(tw, "Kueue says:\t%s\n", ex.KueueSays)
 	}

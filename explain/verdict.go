@@ -10,6 +10,7 @@ import (
 	corev1 "k8s.io/api/core/v1"
 	apimeta "k8s.io/apimachinery/pkg/api/meta"
 	"k8s.io/apimachinery/pkg/api/resource"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/utils/ptr"
 	kueue "sigs.k8s.io/kueue/apis/kueue/v1beta2"
 
@@ -76,6 +77,7 @@ func Explain(in Input) Explanation {
 		if c := apimeta.FindStatusCondition(wl.Status.Conditions, kueue.WorkloadQuotaReserved); c != nil && c.Status != "True" && c.Message != "" {
 			ex.KueueSays = c.Message
 		}
+		ex.PreemptedBy = preemptedBy(wl)
 	}
 	if in.Queue == nil {
 		ex.Verdict = fmt.Sprintf("waiting for LocalQueue %s: it or its ClusterQueue does not exist", in.LocalQueue)
@@ -253,4 +255,15 @@ func checksText(checks []kueue.AdmissionCheckState) string {
 		return "none"
 	}
 	return strings.Join(parts, ", ")
+}
+
+// preemptedBy is Kueue's word on the job's latest preemption, while it
+// waits after it: the preemptor's Workload and, with Kueue's
+// PriorityBoost, the effective priorities compared (the Workload's
+// Preempted condition; "" when it was not preempted).
+func preemptedBy(wl *kueue.Workload) string {
+	if c := apimeta.FindStatusCondition(wl.Status.Conditions, kueue.WorkloadPreempted); c != nil && c.Status == metav1.ConditionTrue {
+		return c.Message
+	}
+	return ""
 }
