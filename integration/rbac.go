@@ -22,11 +22,6 @@ package integration
 // +kubebuilder:rbac:groups=scheduling.k8s.io,resources=priorityclasses,verbs=get;list;watch
 // +kubebuilder:rbac:groups="",resources=namespaces,verbs=get;list;watch
 //
-// On a MultiKueue manager: which Secret holds a worker's kubeconfig (read
-// one by one; the Secret itself through config/multikueue's Role, in
-// Kueue's namespace).
-// +kubebuilder:rbac:groups=kueue.x-k8s.io,resources=multikueueclusters,verbs=get
-//
 // Trainer v2.3's runtime snapshots (<trainjob>-runtime-snapshot), read one
 // by one: no ConfigMap is listed or watched.
 // +kubebuilder:rbac:groups="",resources=configmaps,verbs=get

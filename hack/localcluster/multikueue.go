@@ -8,6 +8,7 @@ import (
 	"time"
 
 	corev1 "k8s.io/api/core/v1"
+	rbacv1 "k8s.io/api/rbac/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	apimeta "k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
@@ -44,6 +45,7 @@ func ConnectWorkers(ctx context.Context, manager *Cluster, workers map[string]*C
 	scheme := runtime.NewScheme()
 	utilruntime.Must(clientgoscheme.AddToScheme(scheme))
 	utilruntime.Must(kueue.AddToScheme(scheme))
+	utilruntime.Must(rbacv1.AddToScheme(scheme))
 	c, err := manager.Client(scheme)
 	if err != nil {
 		return err
@@ -79,6 +81,9 @@ func ConnectWorkers(ctx context.Context, manager *Cluster, workers map[string]*C
 				return fmt.Errorf("creating %T %s: %w", o, o.GetName(), err)
 			}
 		}
+	}
+	if err := grantKubeconfigSecrets(ctx, c, names); err != nil {
+		return err
 	}
 	for _, o := range []client.Object{
 		&kueue.MultiKueueConfig{
@@ -130,4 +135,33 @@ func (c *Cluster) Kill(component string) error {
 		return err
 	}
 	return p.Kill()
+}
+
+// multiKueueRole is config/multikueue's Role: trainjob-kueue's read of the
+// workers' kubeconfig Secrets.
+const multiKueueRole = "trainjob-kueue-multikueue-role"
+
+// grantKubeconfigSecrets lists the workers' kubeconfig Secrets in the
+// Role's resourceNames, as a batch admin does when adding a worker
+// (docs/multikueue.md): trainjob-kueue reads those and no other Secret.
+// A cluster without the Role (not a MultiKueue manager of ours) is left
+// alone.
+func grantKubeconfigSecrets(ctx context.Context, c client.Client, workers []string) error {
+	role := &rbacv1.Role{}
+	if err := c.Get(ctx, client.ObjectKey{Namespace: kueueNamespace, Name: multiKueueRole}, role); err != nil {
+		return client.IgnoreNotFound(err)
+	}
+	secrets := make([]string, 0, len(workers))
+	for _, w := range workers {
+		secrets = append(secrets, w+"-kubeconfig")
+	}
+	for i := range role.Rules {
+		if slices.Contains(role.Rules[i].Resources, "secrets") {
+			role.Rules[i].ResourceNames = secrets
+		}
+	}
+	if err := c.Update(ctx, role); err != nil {
+		return fmt.Errorf("granting the workers' kubeconfig Secrets in Role %s/%s: %w", kueueNamespace, multiKueueRole, err)
+	}
+	return nil
 }

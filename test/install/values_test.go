@@ -27,15 +27,15 @@ type valueCase struct {
 var valueCases = []valueCase{
 	{
 		name:   "a MultiKueue manager reading its workers' kubeconfig Secrets, in Kueue's namespace",
-		values: map[string]any{"multikueue": map[string]any{"workerAccess": true, "kueueNamespace": "batch-system"}},
+		values: map[string]any{"multikueue": map[string]any{"workerAccess": true, "kueueNamespace": "batch-system", "kubeconfigSecrets": []any{"gpu-east-kubeconfig"}}},
 		check: func(t *testing.T, objs []*unstructured.Unstructured, _ manager) {
 			role, binding := find(t, objs, "Role", "trainjob-kueue-multikueue-role"), find(t, objs, "RoleBinding", "trainjob-kueue-multikueue-rolebinding")
 			if role.GetNamespace() != "batch-system" || binding.GetNamespace() != "batch-system" {
 				t.Errorf("Role in %q, RoleBinding in %q, want Kueue's batch-system", role.GetNamespace(), binding.GetNamespace())
 			}
 			rules, _, _ := unstructured.NestedSlice(role.Object, "rules")
-			if got := fmt.Sprint(rules); got != "[map[apiGroups:[] resources:[secrets] verbs:[get]]]" {
-				t.Errorf("rules %s, want get on secrets alone", got)
+			if got := fmt.Sprint(rules); got != "[map[apiGroups:[] resourceNames:[gpu-east-kubeconfig] resources:[secrets] verbs:[get]]]" {
+				t.Errorf("rules %s, want get on the workers' kubeconfig Secrets alone", got)
 			}
 			subjects, _, _ := unstructured.NestedSlice(binding.Object, "subjects")
 			if sa := subjects[0].(map[string]any); sa["namespace"] != namespace || sa["name"] != "trainjob-kueue-controller-manager" {
