@@ -458,14 +458,16 @@ func TestPlacementEditedUnderAReservationIsHonouredAtTheStart(t *testing.T) {
 	reservedAtCheck(t, tj)
 
 	mine := corev1.Toleration{Key: "example.com/spot", Operator: corev1.TolerationOpExists, Effect: corev1.TaintEffectNoSchedule}
-	edit := getTrainJob(t, tj)
 	p := userPatch("example.com/user", "node", "disk", "ssd")
 	p.TrainingRuntimeSpec.Template.Spec.ReplicatedJobs[0].Template.Spec.Template.Spec.Tolerations = []corev1.Toleration{mine}
-	patch := fmt.Appendf(nil, `[{"op":"test","path":"/metadata/resourceVersion","value":%q},{"op":"add","path":"/spec/runtimePatches","value":%s}]`,
-		edit.ResourceVersion, mustJSON(t, append(edit.Spec.RuntimePatches, p)))
-	if err := k8s.Patch(ctx, edit, client.RawPatch(types.JSONPatchType, patch)); err != nil {
-		t.Fatal(err)
-	}
+	// The user's edit, guarded by the resourceVersion read: a controller's
+	// write in between (a status) fails its test, and it is made again.
+	eventually(t, "the placement edited", func() error {
+		edit := getTrainJob(t, tj)
+		patch := fmt.Appendf(nil, `[{"op":"test","path":"/metadata/resourceVersion","value":%q},{"op":"add","path":"/spec/runtimePatches","value":%s}]`,
+			edit.ResourceVersion, mustJSON(t, append(edit.Spec.RuntimePatches, p)))
+		return k8s.Patch(ctx, edit, client.RawPatch(types.JSONPatchType, patch))
+	})
 	// Before the Workload is admitted Kueue compares tolerations too: a
 	// reconcile of the edit that comes first replaces the Workload, which
 	// queues again at the check. Either way the pods must start as edited:
