@@ -135,4 +135,3 @@ func inTreeOn(c client.Client) PodSetsOf {
 	}
 	return f
 }
-
