@@ -22,6 +22,7 @@ import (
 
 	"github.com/google/go-cmp/cmp"
 
+	"github.com/trainjob-kueue/trainjob-kueue/scheme"
 	"github.com/trainjob-kueue/trainjob-kueue/trainjob"
 )
 
@@ -72,7 +73,7 @@ func TestAWorkerHoldsADispatchedWorkloadWhileItsJobsNameIsTaken(t *testing.T) {
 				objs = append(objs, tc.job)
 			}
 			writes := 0
-			c := fake.NewClientBuilder().WithScheme(testScheme()).WithObjects(objs...).WithStatusSubresource(&kueue.Workload{}).
+			c := fake.NewClientBuilder().WithScheme(scheme.New()).WithObjects(objs...).WithStatusSubresource(&kueue.Workload{}).
 				WithInterceptorFuncs(interceptor.Funcs{
 					Patch: func(ctx context.Context, c client.WithWatch, obj client.Object, patch client.Patch, opts ...client.PatchOption) error {
 						t.Errorf("a write of %T %s outside its status", obj, obj.GetName())
@@ -145,7 +146,7 @@ func TestAWorkerHoldsADispatchedWorkloadWhileItsJobsNameIsTaken(t *testing.T) {
 // change brings its own reconcile.
 func TestAHoldOnAWorkloadChangedMeanwhileIsNotRetried(t *testing.T) {
 	wl := &kueue.Workload{ObjectMeta: metav1.ObjectMeta{Namespace: "ns", Name: "trainjob-clash-1a2b3", Labels: map[string]string{kueue.MultiKueueOriginLabel: "mk"}}}
-	c := fake.NewClientBuilder().WithScheme(testScheme()).WithObjects(wl, theirs()).WithStatusSubresource(&kueue.Workload{}).
+	c := fake.NewClientBuilder().WithScheme(scheme.New()).WithObjects(wl, theirs()).WithStatusSubresource(&kueue.Workload{}).
 		WithInterceptorFuncs(interceptor.Funcs{
 			SubResourcePatch: func(context.Context, client.Client, string, client.Object, client.Patch, ...client.SubResourcePatchOption) error {
 				return apierrors.NewConflict(schema.GroupResource{Group: "kueue.x-k8s.io", Resource: "workloads"}, wl.Name, nil)

@@ -12,6 +12,8 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/controller-runtime/pkg/client/fake"
 	kueue "sigs.k8s.io/kueue/apis/kueue/v1beta2"
+
+	"github.com/trainjob-kueue/trainjob-kueue/scheme"
 )
 
 // A worker's client is made from the kubeconfig Secret its
@@ -22,13 +24,13 @@ func TestWorkerClientsComeFromMultiKueuesSecrets(t *testing.T) {
 	cluster := func(name string, kc *kueue.KubeConfig) *kueue.MultiKueueCluster {
 		return &kueue.MultiKueueCluster{ObjectMeta: metav1.ObjectMeta{Name: name}, Spec: kueue.MultiKueueClusterSpec{ClusterSource: kueue.ClusterSource{KubeConfig: kc}}}
 	}
-	reader := fake.NewClientBuilder().WithScheme(testScheme()).WithObjects(
+	reader := fake.NewClientBuilder().WithScheme(scheme.New()).WithObjects(
 		cluster("w1", &kueue.KubeConfig{Location: "w1-kubeconfig", LocationType: kueue.SecretLocationType}),
 		cluster("on-disk", &kueue.KubeConfig{Location: "/etc/w.kubeconfig", LocationType: kueue.PathLocationType}),
 		cluster("no-secret", &kueue.KubeConfig{Location: "gone", LocationType: kueue.SecretLocationType}),
 		&corev1.Secret{ObjectMeta: metav1.ObjectMeta{Namespace: "kueue-system", Name: "w1-kubeconfig"}, Data: map[string][]byte{"kubeconfig": []byte("w1's")}},
 	).Build()
-	w := NewWorkerClients(reader, testScheme(), "kueue-system")
+	w := NewWorkerClients(reader, scheme.New(), "kueue-system")
 	now := time.Date(2026, 11, 28, 12, 0, 0, 0, time.UTC)
 	w.now = func() time.Time { return now }
 	var made []string

@@ -25,6 +25,7 @@ import (
 
 	trainer "github.com/kubeflow/trainer/v2/pkg/apis/trainer/v1alpha1"
 
+	"github.com/trainjob-kueue/trainjob-kueue/scheme"
 	"github.com/trainjob-kueue/trainjob-kueue/trainjob"
 )
 
@@ -115,7 +116,7 @@ func TestTheManagerSaysAndHoldsWhatAWorkerCannotRun(t *testing.T) {
 	} {
 		t.Run(name, func(t *testing.T) {
 			managerWrites := 0
-			mgr := fake.NewClientBuilder().WithScheme(testScheme()).WithObjects(tc.local, check, job.DeepCopy()).
+			mgr := fake.NewClientBuilder().WithScheme(scheme.New()).WithObjects(tc.local, check, job.DeepCopy()).
 				WithInterceptorFuncs(interceptor.Funcs{
 					Create: func(context.Context, client.WithWatch, client.Object, ...client.CreateOption) error {
 						managerWrites++
@@ -140,7 +141,7 @@ func TestTheManagerSaysAndHoldsWhatAWorkerCannotRun(t *testing.T) {
 			}
 			workerWrites, dryRuns := 0, 0
 			var created *unstructured.Unstructured
-			wc := fake.NewClientBuilder().WithScheme(testScheme()).WithObjects(objs...).WithStatusSubresource(&kueue.Workload{}).
+			wc := fake.NewClientBuilder().WithScheme(scheme.New()).WithObjects(objs...).WithStatusSubresource(&kueue.Workload{}).
 				WithInterceptorFuncs(interceptor.Funcs{
 					Create: func(ctx context.Context, c client.WithWatch, obj client.Object, opts ...client.CreateOption) error {
 						co := &client.CreateOptions{}
