@@ -114,3 +114,24 @@ func TestSteps(t *testing.T) {
 
 // pct is a reported percentage (or seconds), as Trainer's status has them.
 func pct(v int32) *int32 { return &v }
+
+// No policy the webhook accepts lets a pending job outrank a running job
+// of its own class: with every part at its maximum and every signal at
+// its most, a job that is not running (never admitted, or evicted and
+// stopping) is boosted 0, and the least boost of a running peer is 0.
+func TestNoPolicyGivesAPendingJobThePowerToPreemptItsClass(t *testing.T) {
+	const most = `{"progress":{"points":2147482900,"stepPercent":1},"preemptions":{"points":100,"every":1,"maxPoints":300},` +
+		`"timeLeft":{"points":247,"underSeconds":10},"minRunTime":{"points":100,"seconds":86400},"checkpoint":{"points":100,"stepPercent":10,"intervalSeconds":3600}}`
+	p, err := Parse(most)
+	if err != nil {
+		t.Fatal(err)
+	}
+	ago := int64(86400)
+	pending := Signals{Training: true, ProgressPercent: pct(100), RemainingSeconds: pct(1), Preemptions: math.MaxInt32, CheckpointAgo: &ago}
+	if b := Of(p, pending); b.Total != 0 {
+		t.Errorf("a pending job boosted %d (%+v): it would preempt running jobs of its class", b.Total, b)
+	}
+	if next := NextChange(p, pending); next != 0 {
+		t.Errorf("a pending job woken in %d s: nothing of its boost changes until it runs", next)
+	}
+}
