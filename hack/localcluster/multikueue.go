@@ -85,22 +85,8 @@ func ConnectWorkers(ctx context.Context, manager *Cluster, workers map[string]*C
 	if err := grantKubeconfigSecrets(ctx, c, names); err != nil {
 		return err
 	}
-	for _, o := range []client.Object{
-		&kueue.MultiKueueConfig{
-			ObjectMeta: metav1.ObjectMeta{Name: "workers"},
-			Spec:       kueue.MultiKueueConfigSpec{Clusters: names},
-		},
-		&kueue.AdmissionCheck{
-			ObjectMeta: metav1.ObjectMeta{Name: MultiKueueCheck},
-			Spec: kueue.AdmissionCheckSpec{
-				ControllerName: kueue.MultiKueueControllerName,
-				Parameters:     &kueue.AdmissionCheckParametersReference{APIGroup: kueue.SchemeGroupVersion.Group, Kind: "MultiKueueConfig", Name: "workers"},
-			},
-		},
-	} {
-		if err := c.Create(ctx, o); err != nil && !apierrors.IsAlreadyExists(err) {
-			return fmt.Errorf("creating %T %s: %w", o, o.GetName(), err)
-		}
+	if err := createCheck(ctx, c, names); err != nil {
+		return err
 	}
 	return poll.UntilDone(ctx, 90*time.Second, func() error {
 		for _, name := range names {
@@ -162,6 +148,29 @@ func grantKubeconfigSecrets(ctx context.Context, c client.Client, workers []stri
 	}
 	if err := c.Update(ctx, role); err != nil {
 		return fmt.Errorf("granting the workers' kubeconfig Secrets in Role %s/%s: %w", kueueNamespace, multiKueueRole, err)
+	}
+	return nil
+}
+
+// createCheck creates the MultiKueueConfig listing the workers and the
+// MultiKueue AdmissionCheck that uses it.
+func createCheck(ctx context.Context, c client.Client, names []string) error {
+	for _, o := range []client.Object{
+		&kueue.MultiKueueConfig{
+			ObjectMeta: metav1.ObjectMeta{Name: "workers"},
+			Spec:       kueue.MultiKueueConfigSpec{Clusters: names},
+		},
+		&kueue.AdmissionCheck{
+			ObjectMeta: metav1.ObjectMeta{Name: MultiKueueCheck},
+			Spec: kueue.AdmissionCheckSpec{
+				ControllerName: kueue.MultiKueueControllerName,
+				Parameters:     &kueue.AdmissionCheckParametersReference{APIGroup: kueue.SchemeGroupVersion.Group, Kind: "MultiKueueConfig", Name: "workers"},
+			},
+		},
+	} {
+		if err := c.Create(ctx, o); err != nil && !apierrors.IsAlreadyExists(err) {
+			return fmt.Errorf("creating %T %s: %w", o, o.GetName(), err)
+		}
 	}
 	return nil
 }

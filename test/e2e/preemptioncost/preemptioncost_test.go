@@ -142,7 +142,20 @@ func TestAPreemptedJobIsAdmittedBeforeANewcomer(t *testing.T) {
 // equal job queued after it.
 func TestOneArrivalPreemptsOneJobNeverACascade(t *testing.T) {
 	t.Parallel() // a namespace and ClusterQueue of its own
-	ns, lq := queueOfNodes(t, `{"progress":{"points":1000,"stepPercent":5,"maxPercentPerHour":360000},"preemptions":{"points":3000,"every":1,"maxPoints":3000},"timeLeft":{"points":500,"underSeconds":600}}`, 3)
+	oneArrivalOneStop(t, `{"progress":{"points":1000,"stepPercent":5,"maxPercentPerHour":360000},"preemptions":{"points":3000,"every":1,"maxPoints":3000},"timeLeft":{"points":500,"underSeconds":600}}`)
+}
+
+// The same with the preemptions part as large as a valid policy allows
+// beside the progress part, counted at every preemption (make test-full).
+func TestOneArrivalPreemptsOneJobAtTheMostPreemptionPoints(t *testing.T) {
+	t.Parallel() // a namespace and ClusterQueue of its own
+	oneArrivalOneStop(t, `{"progress":{"points":1000,"stepPercent":5,"maxPercentPerHour":360000},"preemptions":{"points":2147480000,"every":1,"maxPoints":2147480000}}`)
+}
+
+// oneArrivalOneStop runs the set-up above under policy.
+func oneArrivalOneStop(t *testing.T, policy string) {
+	t.Helper()
+	ns, lq := queueOfNodes(t, policy, 3)
 	// Kueue's priorities (WorkloadPriorityClasses), as the issue's: the
 	// arrival's pod has no PriorityClass, so kube-scheduler preempts no
 	// pod of its own (it did, with the pods' classes: c's pod went while
@@ -173,6 +186,7 @@ func TestOneArrivalPreemptsOneJobNeverACascade(t *testing.T) {
 	for _, name := range []string{"a", "c"} {
 		pods[name] = podUIDs(t, jobs[name])
 	}
+	arrived := time.Now()
 	high := classed(fixtures.TrainJob(ns, "high", "arrival", lq), "-whigh")
 	fixtures.Create(t, ctx, k8s, high)
 	if victim := preempted(t, jobs["a"], jobs["b"], jobs["c"]); victim.Name != "b" {
@@ -189,6 +203,13 @@ func TestOneArrivalPreemptsOneJobNeverACascade(t *testing.T) {
 		}
 		return nil
 	})
+	// The API server's word: trainjob-kueue wrote no TrainJob but b, the
+	// one it stopped (and started again), since the arrival.
+	for _, name := range []string{"a", "c"} {
+		if n := trainJobWrites(t, ns, name, arrived); n != 0 {
+			t.Errorf("TrainJob %s written %d times since the arrival: stopped", name, n)
+		}
+	}
 	complete(t, high)
 	poll.Eventually(t, 2*time.Minute, "b admitted again, before late", func() error {
 		if wl := workloadOf(t, late); workload.HasQuotaReservation(wl) {
@@ -289,6 +310,21 @@ func TestPolicyRemovedOrUnreadable(t *testing.T) {
 }
 
 // workloadWrites counts our manager's writes of Workload name since.
+// trainJobWrites counts trainjob-kueue's writes of TrainJob ns/name since
+// since, from the API server's audit log: a stop or a start is one.
+func trainJobWrites(t *testing.T, ns, name string, since time.Time) int {
+	t.Helper()
+	events, err := localcluster.AuditEvents(cluster.AuditLog(), func(e *localcluster.AuditEvent) bool {
+		return e.User.Username == localcluster.ManagerUser && !e.Received.Before(since) && e.ObjectRef != nil &&
+			e.ObjectRef.Resource == "trainjobs" && e.ObjectRef.Namespace == ns && e.ObjectRef.Name == name &&
+			e.ObjectRef.Subresource == "" && (e.Verb == "patch" || e.Verb == "update")
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return len(events)
+}
+
 func workloadWrites(t *testing.T, ns, name string, since time.Time) int {
 	t.Helper()
 	events, err := localcluster.AuditEvents(cluster.AuditLog(), func(e *localcluster.AuditEvent) bool {
