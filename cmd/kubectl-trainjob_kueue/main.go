@@ -1,8 +1,10 @@
 // Command kubectl-trainjob_kueue is trainjob-kueue's kubectl plugin, apart
 // from the manager (as Kueue keeps kueuectl): kubectl trainjob-kueue
-// explain, list, migrate --check and version. Every command reads only,
-// with the kubeconfig's identity. Install it with krew
-// (hack/krew/trainjob-kueue.yaml) or put it on PATH (make plugin).
+// explain, list, migrate --check and version. Every command changes
+// nothing, with the kubeconfig's identity (migrate --check --to intree
+// asks the API server for Workload defaults with dry runs). Install it
+// with krew (make krew writes the manifest bin/krew/trainjob-kueue.yaml
+// and an archive per platform) or put it on PATH (make plugin).
 package main
 
 import (
