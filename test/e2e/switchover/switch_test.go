@@ -3,8 +3,10 @@ package switchover_test
 import (
 	"errors"
 	"fmt"
+	"maps"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"sync"
 	"testing"
@@ -91,6 +93,10 @@ func switchWithJobsInFlight(t *testing.T, to string) {
 	var verdicts map[string]migrate.Decision
 	if to == localcluster.IntegrationOurs {
 		verdicts = checkBeforeTheSwitch(t, ns)
+	} else if !strings.HasPrefix(cluster.Settings().KueueVersion, "v0.16.") {
+		// migrate --check --to intree judges with Kueue v0.19's in-tree
+		// code, which the way back on Kueue v0.16 does not run.
+		checkTheWayBack(t, ns)
 	}
 
 	stop := make(chan struct{})
@@ -209,6 +215,70 @@ func checkBeforeTheSwitch(t *testing.T, ns string) map[string]migrate.Decision {
 		t.Errorf("migrate --check says %d running jobs would be stopped", n)
 	}
 	return got
+}
+
+// checkTheWayBack runs migrate --check --to intree on the jobs
+// trainjob-kueue runs, with Kueue's in-tree code against the live API
+// server (its dry-run Workload creates): no running job is stopped, and
+// the switch then bears it out. With the runtime of a running job edited
+// meanwhile, that job is reported stopped (migrate exits 1); the edit is
+// taken back before the switch.
+func checkTheWayBack(t *testing.T, ns string) {
+	t.Helper()
+	c, err := cluster.Client(scheme.New())
+	if err != nil {
+		t.Fatal(err)
+	}
+	inTree, err := migrate.InTreePodSets(ctx, c)
+	if err != nil {
+		t.Fatal(err)
+	}
+	check := func() map[string]migrate.Verdict {
+		verdicts, err := migrate.Check(ctx, c, migrate.Options{Namespace: ns, To: migrate.ToInTree, InTree: inTree})
+		if err != nil {
+			t.Fatal(err)
+		}
+		got := map[string]migrate.Verdict{}
+		for _, v := range verdicts {
+			got[v.Name] = v
+			t.Logf("migrate --check --to intree: %s %s: %s (%s)", v.Name, v.State, v.Decision, v.Reason)
+		}
+		return got
+	}
+	got := check()
+	for name, want := range map[string]migrate.Decision{"finished": migrate.LeftAlone, "with-init": migrate.Adopted, "long": migrate.Adopted} {
+		if got[name].Decision != want {
+			t.Errorf("the way back for %s: %q (%s), want %q", name, got[name].Decision, got[name].Reason, want)
+		}
+	}
+	rt := &trainer.TrainingRuntime{}
+	if err := k8s.Get(ctx, client.ObjectKey{Namespace: ns, Name: "long"}, rt); err != nil {
+		t.Fatal(err)
+	}
+	was := rt.Spec.DeepCopy()
+	rt.Spec.Template.Spec.ReplicatedJobs[0].Template.Spec.Template.Spec.Containers[0].Image += "-edited"
+	if err := k8s.Update(ctx, rt); err != nil {
+		t.Fatal(err)
+	}
+	poll.Eventually(t, 30*time.Second, "the edit seen", func() error {
+		if v := check()["long"]; v.Decision != migrate.Stopped || !strings.Contains(v.Reason, "TrainingRuntime "+ns+"/long") {
+			return fmt.Errorf("long: %q (%s), want stopped, naming its runtime", v.Decision, v.Reason)
+		}
+		return nil
+	})
+	if err := k8s.Get(ctx, client.ObjectKeyFromObject(rt), rt); err != nil {
+		t.Fatal(err)
+	}
+	rt.Spec = *was
+	if err := k8s.Update(ctx, rt); err != nil {
+		t.Fatal(err)
+	}
+	poll.Eventually(t, 30*time.Second, "the edit taken back", func() error {
+		if n := migrate.Stops(slices.Collect(maps.Values(check()))); n != 0 {
+			return fmt.Errorf("%d running jobs would be stopped", n)
+		}
+		return nil
+	})
 }
 
 // queuedAgainByKueuesJobSetIntegration bears out a "stopped" verdict of
