@@ -58,6 +58,33 @@ const (
 	RuntimeIndex = "trainjob-kueue.dev/runtime"
 	// FieldManager applies our PodGroups (server-side apply).
 	FieldManager = "trainjob-kueue"
+	// ModeChangeLease, a coordination.k8s.io Lease in the manager's
+	// namespace, is the turn a replica holds while it restarts for a mode
+	// change (standby <-> taking TrainJobs), so two replicas never restart
+	// at once and the webhook Service always has one answering.
+	ModeChangeLease = "trainjob-kueue.dev-mode-change"
+)
+
+// Our admission webhooks, by the names their configurations give them
+// (config/webhook/manifests.yaml, generated from the markers in webhook/).
+const (
+	// TrainJobDefaulter suspends a queued TrainJob at create and keeps
+	// injected entries ours alone.
+	TrainJobDefaulter = "mtrainjob.trainjob-kueue.dev"
+	// TrainJobValidator refuses a TrainJob that can't be queued, naming
+	// the field and the fix.
+	TrainJobValidator = "vtrainjob.trainjob-kueue.dev"
+	// JobSetDefaulter takes Kueue's default queue and suspension off the
+	// JobSet of a TrainJob we queue, so a default LocalQueue queues the job
+	// once, as its TrainJob.
+	JobSetDefaulter = "mjobset.trainjob-kueue.dev"
+	// PodDefaulter undoes Kueue's pod integration's queueing of a pod of a
+	// TrainJob we queue (its default LocalQueue), for the same reason.
+	PodDefaulter = "mpod.trainjob-kueue.dev"
+	// ClusterQueueValidator refuses a ClusterQueue whose preemption-cost
+	// or gang-scheduling annotation can't be read (failurePolicy Ignore:
+	// it never stands between an admin and Kueue).
+	ClusterQueueValidator = "vclusterqueue.trainjob-kueue.dev"
 )
 
 // Kueue's in-tree TrainJob integration's, recognised so an admin can

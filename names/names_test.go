@@ -83,3 +83,28 @@ func TestKueuesNamesAreKueues(t *testing.T) {
 		t.Errorf("KueuePriorityBoostAnnotation = %q, Kueue's is %q", KueuePriorityBoostAnnotation, constants.PriorityBoostAnnotationKey)
 	}
 }
+
+// Every admission webhook the manifests give our domain is declared, so
+// the table names each one an admin sees in kubectl get
+// mutatingwebhookconfigurations.
+func TestEveryWebhookIsDeclared(t *testing.T) {
+	manifests, err := os.ReadFile("../config/webhook/manifests.yaml")
+	if err != nil {
+		t.Fatal(err)
+	}
+	declared := declaredNames(t)
+	var seen int
+	for _, line := range strings.Split(string(manifests), "\n") {
+		name, ok := strings.CutPrefix(strings.TrimSpace(line), "name: ")
+		if !ok || !strings.HasSuffix(name, ".trainjob-kueue.dev") {
+			continue
+		}
+		seen++
+		if !contains(declared, name) {
+			t.Errorf("config/webhook/manifests.yaml has webhook %q, which names/names.go does not declare", name)
+		}
+	}
+	if seen < 4 {
+		t.Fatalf("found %d of our webhooks in config/webhook/manifests.yaml: parsed the wrong file?", seen)
+	}
+}

@@ -10,11 +10,13 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/utils/ptr"
 	"sigs.k8s.io/controller-runtime/pkg/client"
+
+	"github.com/trainjob-kueue/trainjob-kueue/names"
 )
 
 // TurnLease names the Lease the replicas take turns with for a mode
 // change, beside the leader election's.
-const TurnLease = "trainjob-kueue.dev-mode-change"
+const TurnLease = names.ModeChangeLease
 
 // turnHold: how long a turn is held at most when its holder never
 // comes back serving (it crashed while restarting); the next replica
