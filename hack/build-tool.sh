@@ -26,36 +26,62 @@ if [ -x "$out" ]; then echo "$out"; exit 0; fi
 if [ "${BUILD_TOOL_LOOKUP:-}" = 1 ]; then exit 1; fi
 mkdir -p "$(dirname "$out")" "$cache/timings"
 
-# How long it took last time on this machine, else how long it takes in a
-# cold make demo on two cores, built alone after the main module, sharing
-# its family's packages (docs/development.md).
+# How long it took last time on this machine, else how long it takes cold
+# (empty Go caches) on two cores, built alone (docs/development.md's
+# cold table); times how many builds share the machine's cores now.
 typical() {
   case $1 in
-    kube-apiserver) echo 190 ;; kube-scheduler) echo 190 ;; kueue) echo 100 ;;
-    kube-controller-manager) echo 60 ;; etcd) echo 30 ;; kubectl) echo 30 ;;
-    kwok) echo 20 ;; jobset-controller-manager) echo 10 ;;
-    trainer-controller-manager) echo 10 ;; *) echo 60 ;;
+    kube-apiserver) echo 360 ;; kube-scheduler) echo 360 ;; kueue) echo 240 ;;
+    kube-controller-manager) echo 90 ;; etcd) echo 90 ;; kubectl) echo 45 ;;
+    kwok) echo 60 ;; jobset-controller-manager) echo 25 ;;
+    trainer-controller-manager) echo 30 ;; controller-gen) echo 30 ;; *) echo 60 ;;
   esac
 }
+# builds: the go builds running on this machine now (this one included).
+builds() { pgrep -c -f '(^|/)go( -C [^ ]+)? build( |$)' || true; }
+# doing: what go build $1 is doing now, from its child processes.
+doing() {
+  local now
+  now=$(ps -o args= --ppid "$1" 2>/dev/null | sed -n 's/.*\/compile .* -p \([^ ]*\) .*/compiling \1/p; s/.*\/link .*/linking/p' | head -1)
+  echo "${now:-resolving modules and packages}"
+}
 timing=$cache/timings/$name
-if [ -s "$timing" ]; then estimate=$(cat "$timing") from="its last build here"
-else estimate=$(typical "$name") from="typical on 2 cores"; fi
+if [ -s "$timing" ]; then base=$(cat "$timing") from="its last build here"
+else base=$(typical "$name") from="cold on 2 cores"; fi
+cores=$(nproc)
+sharing=$(( $(builds) + 1 ))
+# Go compiles a build's packages on every core: k builds on c cores take
+# about k/c times as long each once k exceeds c/2 (two cores: one build
+# uses both).
+factor=$(( sharing * 2 > cores ? sharing * 2 / cores : 1 ))
+[ "$factor" -lt 1 ] && factor=1
+estimate=$(( base * factor ))
+if [ "$factor" -gt 1 ]; then from="$from, ${base}s, times $factor: $sharing builds share $cores cores"; fi
 
 start=$(date +%s)
 echo ">> building $name from hack/tools/$tool: about ${estimate}s ($from); cached afterwards" >&2
-# A progress line every 30s so a long cold build is never a silent wait.
-# Its sleep must die with it: a sleep left behind would hold the caller's
-# stdout pipe open, and the caller would wait out the rest of its 30s.
-( trap 'kill $s 2>/dev/null; exit 0' TERM
-  while :; do sleep 30 & s=$!; wait $s; echo "   ... $name: $(( $(date +%s) - start ))s of about ${estimate}s" >&2; done ) >/dev/null &
-ticker=$!
-trap 'kill $ticker 2>/dev/null || true' EXIT
 # A file of this process's own: a build of the same binary by a caller that
 # holds no lock (controller-gen) can't interleave with it.
 tmp=$out.tmp.$$
-(cd "$dir" && go build "$@" -o "$tmp" "$pkg")
+go -C "$dir" build "$@" -o "$tmp" "$pkg" &
+gobuild=$!
+# A progress line every 30s so a long cold build is never a silent wait;
+# past its estimate it says what the build is still doing. Its sleep must
+# die with it: a sleep left behind would hold the caller's stdout pipe
+# open, and the caller would wait out the rest of its 30s.
+( trap 'kill $s 2>/dev/null; exit 0' TERM
+  while :; do
+    sleep 30 & s=$!; wait $s
+    took=$(( $(date +%s) - start ))
+    if [ "$took" -le "$estimate" ]; then echo "   ... $name: ${took}s of about ${estimate}s" >&2
+    else echo "   ... $name: ${took}s, past the ${estimate}s estimated: $(doing $gobuild); $(builds) go builds running on $cores cores" >&2; fi
+  done ) >/dev/null &
+ticker=$!
+trap 'kill $ticker 2>/dev/null || true' EXIT
+wait $gobuild
 mv "$tmp" "$out"
 took=$(( $(date +%s) - start ))
-echo "$took" > "$timing"
+# The time alone, as the next estimate's base.
+echo $(( took / factor )) > "$timing"
 echo ">> built $name in ${took}s" >&2
 echo "$out"

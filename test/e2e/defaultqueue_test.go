@@ -8,8 +8,6 @@ import (
 	corev1 "k8s.io/api/core/v1"
 	apimeta "k8s.io/apimachinery/pkg/api/meta"
 	"k8s.io/utils/ptr"
-	"sigs.k8s.io/controller-runtime/pkg/client"
-	jobsetapi "sigs.k8s.io/jobset/api/jobset/v1alpha2"
 	kueue "sigs.k8s.io/kueue/apis/kueue/v1beta2"
 	"sigs.k8s.io/kueue/pkg/controller/constants"
 
@@ -46,34 +44,11 @@ func TestADefaultLocalQueueQueuesATrainJobOnce(t *testing.T) {
 		t.Fatalf("the unlabelled TrainJob was given queue %q, want %q", got, lq.Name)
 	}
 	queuedOnce := func() error {
-		var wls kueue.WorkloadList
-		if err := k8s.List(ctx, &wls, client.InNamespace(ns)); err != nil {
-			return err
+		twice, err := fixtures.QueuedOnce(ctx, k8s, ns)
+		for _, e := range twice {
+			t.Error(e)
 		}
-		for _, wl := range wls.Items {
-			if owner := wl.OwnerReferences; len(owner) == 0 || owner[0].Kind != "TrainJob" {
-				t.Errorf("Workload %s is not the TrainJob's (owners %v): the job is queued twice", wl.Name, owner)
-			}
-		}
-		var jss jobsetapi.JobSetList
-		if err := k8s.List(ctx, &jss, client.InNamespace(ns)); err != nil {
-			return err
-		}
-		for _, js := range jss.Items {
-			if q, ok := js.Labels[constants.QueueLabel]; ok {
-				t.Errorf("JobSet %s carries queue %q", js.Name, q)
-			}
-		}
-		var pods corev1.PodList
-		if err := k8s.List(ctx, &pods, client.InNamespace(ns)); err != nil {
-			return err
-		}
-		for _, p := range pods.Items {
-			if p.Labels["kueue.x-k8s.io/managed"] != "" || len(p.Spec.SchedulingGates) > 0 {
-				t.Errorf("pod %s taken by Kueue's pod integration: labels %v, gates %v", p.Name, p.Labels, p.Spec.SchedulingGates)
-			}
-		}
-		return nil
+		return err
 	}
 	eventually(t, 4*time.Minute, tj.Name+" complete, queued once at every poll", func() error {
 		if err := queuedOnce(); err != nil {

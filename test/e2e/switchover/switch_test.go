@@ -41,7 +41,9 @@ import (
 // job created during the switch was queued, none started unqueued. Then
 // the same jobs under trainjob-kueue, and the switch back: Kueue's
 // integration takes them over as they are, and starts the queued ones
-// trainjob-kueue's webhook marked for it.
+// trainjob-kueue's webhook marked for it. In a namespace with a LocalQueue
+// named default, an unlabelled job is queued once before, during and
+// after each switch.
 func TestASwitchFromTheBuiltInIntegrationAndBackRestartsNoJob(t *testing.T) {
 	t.Run("to ours", func(t *testing.T) { switchWithJobsInFlight(t, localcluster.IntegrationOurs) })
 	if t.Failed() {
@@ -70,6 +72,10 @@ func switchWithJobsInFlight(t *testing.T, to string) {
 			fixtures.Role{Name: "node", Ancestor: "trainer", Requests: fixtures.GPUs(4), Annotations: fixtures.RunFor(runFor)}),
 		fixtures.TrainingRuntime(ns, "short", fixtures.TorchPolicy(1),
 			fixtures.Role{Name: "node", Ancestor: "trainer", Requests: fixtures.GPUs(4), Annotations: fixtures.RunFor(3 * time.Second)}))
+
+	// Before the running jobs start, so they still outlast the switch.
+	dq := fixtures.NamespaceWithDefaultQueue(t, ctx, k8s, "switch-default")
+	fixtures.RunQueuedOnce(t, ctx, k8s, dq, "before")
 
 	finished := fixtures.TrainJob(ns, "finished", "short", lq)
 	fixtures.Create(t, ctx, k8s, finished)
@@ -102,10 +108,11 @@ func switchWithJobsInFlight(t *testing.T, to string) {
 	stop := make(chan struct{})
 	var wg sync.WaitGroup
 	var created []string
-	var watchErr error
-	wg.Add(2)
+	var watchErr, defaultErr error
+	wg.Add(3)
 	go func() { defer wg.Done(); created = createThroughout(t, ns, stop) }()
 	go func() { defer wg.Done(); watchErr = watchInvariants(ns, all, stop) }()
+	go func() { defer wg.Done(); defaultErr = watchQueuedOnce(dq, stop) }()
 	err := cluster.Switch(ctx, root, to, os.Stderr)
 	time.Sleep(5 * time.Second) // jobs created after the switch, too
 	close(stop)
@@ -116,6 +123,10 @@ func switchWithJobsInFlight(t *testing.T, to string) {
 	if watchErr != nil {
 		t.Error(watchErr)
 	}
+	if defaultErr != nil {
+		t.Errorf("in namespace %s, with a LocalQueue named default, during the switch: %v", dq, defaultErr)
+	}
+	fixtures.RunQueuedOnce(t, ctx, k8s, dq, "after")
 
 	after := snapshot(t, all)
 	for _, tj := range all {
