@@ -16,7 +16,7 @@ KUEUE_FEATURE_GATES ?=
 # driver (docs/local-cluster.md).
 DRA ?= false
 
-.PHONY: prefetch generate verify-generate all build plugin krew image image-push deploy bench bench-sweep bench-smoke scale test test-install test-image test-smoke test-full test-unit test-integration test-e2e test-e2e-main test-deployed test-deployed-helm test-reliability test-reliability-smoke fuzz vet envtest-assets components cluster-up cluster-down cluster-switch multikueue-up demo dashboard-picture clean
+.PHONY: prefetch generate verify-generate all build plugin krew image image-push deploy bench bench-sweep bench-smoke bench-check bench-baseline scale test test-install test-image test-smoke test-full test-unit test-integration test-e2e test-e2e-main test-deployed test-deployed-helm test-reliability test-reliability-smoke fuzz vet envtest-assets components cluster-up cluster-down cluster-switch multikueue-up demo dashboard-picture clean
 
 all: build
 
@@ -351,6 +351,25 @@ bench-smoke:
 	$(MAKE) --no-print-directory components TRAINER_VERSION=$(BENCH_TRAINER)
 	$(GO) test -run '^$$' -bench 'BenchmarkPodSets|BenchmarkInject|BenchmarkWebhook' -benchtime 100x ./podsets/ ./shape/ ./webhook/
 	$(GO) run ./hack/bench -n 24 -rate 8 -out .bench/smoke -trainer-version $(BENCH_TRAINER) -kueue-version $(KUEUE_VERSION)
+
+## bench-check: trainjob-kueue alone at BENCH_CHECK_N jobs, each figure
+## held to the committed baseline (hack/bench/baseline.json: created ->
+## Workload and admitted -> unsuspended p99, requests and CPU per job, no
+## dry run): fails naming each figure beyond its bound. Not part of make test.
+BENCH_CHECK_N ?= 60
+BENCH_CHECK_RATE ?= 8
+BENCH_CHECK_RUNS ?= 5
+bench-check:
+	$(MAKE) --no-print-directory components TRAINER_VERSION=$(BENCH_TRAINER)
+	$(GO) run ./hack/bench -setups ours -n $(BENCH_CHECK_N) -rate $(BENCH_CHECK_RATE) -out .bench/check -baseline hack/bench/baseline.json -trainer-version $(BENCH_TRAINER) -kueue-version $(KUEUE_VERSION)
+
+## bench-baseline: refresh hack/bench/baseline.json from BENCH_CHECK_RUNS
+## runs of bench-check's load (each figure's median; its bound from their
+## spread; docs/benchmark.md).
+bench-baseline:
+	$(MAKE) --no-print-directory components TRAINER_VERSION=$(BENCH_TRAINER)
+	for i in $$(seq $(BENCH_CHECK_RUNS)); do $(GO) run ./hack/bench -setups ours -n $(BENCH_CHECK_N) -rate $(BENCH_CHECK_RATE) -out .bench/baseline/run$$i -trainer-version $(BENCH_TRAINER) -kueue-version $(KUEUE_VERSION) || exit 1; done
+	$(GO) run ./hack/bench -rate $(BENCH_CHECK_RATE) -baseline hack/bench/baseline.json -make-baseline $$(seq -s, -f .bench/baseline/run%g $(BENCH_CHECK_RUNS))
 
 ## demo: the main job, on the local control plane.
 demo:

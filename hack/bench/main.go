@@ -62,6 +62,10 @@ type options struct {
 	sweep   string
 	// plotSweep: directories of earlier runs to plot as a sweep.
 	plotSweep string
+	// baseline: the committed baseline a run is checked against (or
+	// written to, from makeBaseline's directories).
+	baseline     string
+	makeBaseline string
 }
 
 func main() {
@@ -81,6 +85,8 @@ func main() {
 	flag.StringVar(&o.kueue, "kueue-version", localcluster.DefaultKueueVersion, "Kueue release of every set-up")
 	flag.StringVar(&o.sweep, "sweep", "", "job counts to run the whole side by side at, one after another, e.g. 500,1000,2000 (.bench/sweep.json, .bench/sweep.png); -n is then ignored")
 	flag.StringVar(&o.plotSweep, "plot-sweep", "", "output directories of earlier runs (comma-separated): write their sweep.json and sweep.png into -out, running nothing; runs of one N merge, a later directory's set-ups replacing an earlier's")
+	flag.StringVar(&o.baseline, "baseline", "", "compare trainjob-kueue's figures with this committed baseline (make bench-check) and fail on a regression beyond each figure's bound")
+	flag.StringVar(&o.makeBaseline, "make-baseline", "", "output directories of at least 5 earlier runs of one N (comma-separated): write the baseline of their figures to -baseline, running nothing")
 	flag.BoolVar(&o.check, "check", false, "fail unless every measurement is present and trainjob-kueue made no dry run (the smoke run)")
 	flag.Parse()
 	ctrllog.SetLogger(logr.Discard())
@@ -117,6 +123,12 @@ func run(ctx context.Context, o options) error {
 	if o.plotSweep != "" {
 		return replotSweep(o.out, strings.Split(o.plotSweep, ","))
 	}
+	if o.makeBaseline != "" {
+		if o.baseline == "" {
+			return fmt.Errorf("-make-baseline writes to -baseline: give its path")
+		}
+		return writeBaselineFrom(o.baseline, o.rate, strings.Split(o.makeBaseline, ","))
+	}
 	if o.sweep != "" {
 		ns, err := parseSweep(o.sweep)
 		if err != nil {
@@ -133,6 +145,9 @@ func run(ctx context.Context, o options) error {
 	}
 	if o.check {
 		return check(s)
+	}
+	if o.baseline != "" {
+		return checkBaseline(o.baseline, s, os.Stdout)
 	}
 	return nil
 }
