@@ -23,7 +23,7 @@ type Baseline struct {
 	N    int     `json:"n"`
 	Rate float64 `json:"rate"`
 	// Runs is how many runs the values are the medians of.
-	Runs    int                        `json:"runs"`
+	Runs    int                       `json:"runs"`
 	Figures map[string]BaselineFigure `json:"figures"`
 }
 
