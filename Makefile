@@ -15,6 +15,10 @@ KUEUE_FEATURE_GATES ?=
 # DRA=true: Dynamic Resource Allocation on the local cluster, with a fake GPU
 # driver (docs/local-cluster.md).
 DRA ?= false
+# PROVISIONING=true: ProvisioningRequests on the local cluster (Kueue's
+# provisioning admission check), with a fake provisioner standing in for
+# cluster-autoscaler (hack/fakeprovisioner; docs/provisioning.md).
+PROVISIONING ?= false
 
 .PHONY: prefetch generate verify-generate all build plugin krew image image-push deploy bench bench-sweep bench-smoke bench-check bench-baseline scale test test-install test-image test-smoke test-full test-unit test-integration test-e2e test-e2e-main test-deployed test-deployed-helm test-reliability test-reliability-smoke fuzz vet envtest-assets components cluster-up cluster-down cluster-switch multikueue-up demo dashboard-picture clean
 
@@ -258,7 +262,7 @@ components:
 ## cluster-up: the whole local control plane in the background.
 cluster-up:
 	@$(DOWNLOAD_MODULES)
-	$(GO) run ./hack/cluster up -name $(CLUSTER) -trainer-version $(TRAINER_VERSION) -kueue-version $(KUEUE_VERSION) -integration $(INTEGRATION) $(if $(KUEUE_CONFIG),-kueue-config $(KUEUE_CONFIG)) $(if $(KUEUE_FEATURE_GATES),-kueue-feature-gates $(KUEUE_FEATURE_GATES)) -dra=$(DRA)
+	$(GO) run ./hack/cluster up -name $(CLUSTER) -trainer-version $(TRAINER_VERSION) -kueue-version $(KUEUE_VERSION) -integration $(INTEGRATION) $(if $(KUEUE_CONFIG),-kueue-config $(KUEUE_CONFIG)) $(if $(KUEUE_FEATURE_GATES),-kueue-feature-gates $(KUEUE_FEATURE_GATES)) -dra=$(DRA) -provisioning=$(PROVISIONING)
 
 ## multikueue-up: a MultiKueue manager (mk-manager) and two workers
 ## (mk-worker1, mk-worker2), connected.

@@ -21,6 +21,10 @@ const (
 	ReasonAdoptedWorkloadDiffers = "AdoptedWorkloadDiffers"
 	ReasonNodeSelectorConflict   = "NodeSelectorConflict"
 	ReasonTopologyUnsupported    = "TopologyUnsupported"
+	// ReasonPodMetadataUnsupported: on Trainer v2.0, an admission check
+	// (a ProvisioningRequest) gives the pods labels or annotations, which
+	// spec.podSpecOverrides can't carry.
+	ReasonPodMetadataUnsupported = "PodMetadataUnsupported"
 	// ReasonSharedOverrideConflict: on Trainer v2.0, one user entry of
 	// spec.podSpecOverrides targets roles admitted to different placements.
 	ReasonSharedOverrideConflict = "SharedOverrideConflict"

@@ -112,7 +112,7 @@ func (t *TrainJob) startPlan(ctx context.Context, infos []podset.PodSetInfo) ([]
 		return nil, nil, podset.BadPodSetsInfoLenError(len(templates), len(infos))
 	}
 	if !t.deps.caps.PodMetadata {
-		if err := t.refuse(topologyUnsupported(t.deps.caps, infos)); err != nil {
+		if err := t.refuse(metadataUnsupported(t.deps.caps, infos)); err != nil {
 			return nil, nil, err
 		}
 	}

@@ -7,8 +7,11 @@ import (
 
 	jsonpatch "github.com/evanphx/json-patch/v5"
 
+	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/utils/ptr"
+	kueue "sigs.k8s.io/kueue/apis/kueue/v1beta2"
+	"sigs.k8s.io/kueue/pkg/podset"
 
 	"github.com/trainjob-kueue/trainjob-kueue/shape"
 	"github.com/trainjob-kueue/trainjob-kueue/trainjob"
@@ -117,5 +120,41 @@ func TestTheStartDropsTheQueueLabelKueueCopied(t *testing.T) {
 	one, _, _ := oneRequestStep(j, s, want, 1)
 	if got := applyOps(t, j, one); got.QueueLabelCopied() || ptr.Deref(got.Spec.Suspend, true) {
 		t.Errorf("the one-request start left spec.labels %v, suspend %v", got.Spec.Labels, got.Spec.Suspend)
+	}
+}
+
+// On Trainer v2.0 (no pod metadata in podSpecOverrides) a start that would
+// drop what the admission gives the pods is refused, naming it: the
+// topology gate, or an admission check's annotations and labels (a
+// ProvisioningRequest's); a plain admission (flavors' node selectors and
+// tolerations) starts.
+func TestAStartTrainerV20CantCarryIsRefused(t *testing.T) {
+	caps := shape.Capabilities{Field: "spec.podSpecOverrides"}
+	cases := map[string]struct {
+		info       podset.PodSetInfo
+		wantReason string
+		wantSaid   []string
+	}{
+		"a flavor's placement": {info: podset.PodSetInfo{Name: "node", NodeSelector: map[string]string{"pool": "a100"}, Annotations: map[string]string{}, Labels: map[string]string{}}},
+		"a topology": {info: podset.PodSetInfo{Name: "node", SchedulingGates: []corev1.PodSchedulingGate{{Name: kueue.TopologySchedulingGate}}},
+			wantReason: ReasonTopologyUnsupported, wantSaid: []string{`role "node"`, "topology-aware scheduling", "v2.1+"}},
+		"a ProvisioningRequest to consume": {info: podset.PodSetInfo{Name: "node", Annotations: map[string]string{
+			"autoscaling.x-k8s.io/consume-provisioning-request": "pr-1", "autoscaling.x-k8s.io/provisioning-class-name": "check-capacity.autoscaling.x-k8s.io"}},
+			wantReason: ReasonPodMetadataUnsupported, wantSaid: []string{`role "node"`, "autoscaling.x-k8s.io/consume-provisioning-request, autoscaling.x-k8s.io/provisioning-class-name", "spec.podSpecOverrides", "v2.1+"}},
+		"an admission check's label": {info: podset.PodSetInfo{Name: "launcher", Labels: map[string]string{"example.com/zone": "a"}},
+			wantReason: ReasonPodMetadataUnsupported, wantSaid: []string{`role "launcher"`, "example.com/zone"}},
+	}
+	for name, tc := range cases {
+		t.Run(name, func(t *testing.T) {
+			got := metadataUnsupported(caps, []podset.PodSetInfo{{Name: "dataset-initializer"}, tc.info})
+			if got.reason != tc.wantReason {
+				t.Fatalf("reason %q (%s), want %q", got.reason, got.msg, tc.wantReason)
+			}
+			for _, w := range tc.wantSaid {
+				if !strings.Contains(got.msg, w) {
+					t.Errorf("message %q does not say %q", got.msg, w)
+				}
+			}
+		})
 	}
 }

@@ -1,7 +1,7 @@
 // Command cluster brings the local control plane up and down; the Makefile's
 // cluster-up and cluster-down targets call it.
 //
-//	go run ./hack/cluster up   [-name local] [-trainer-version v2.1.0] [-kueue-version v0.19.2] [-integration ours|intree] [-kueue-config FILE] [-dra]
+//	go run ./hack/cluster up   [-name local] [-trainer-version v2.1.0] [-kueue-version v0.19.2] [-integration ours|intree] [-kueue-config FILE] [-dra] [-provisioning]
 //	go run ./hack/cluster down [-name local|all]
 //	go run ./hack/cluster switch [-name local] -integration ours|intree   (live, no job restarted)
 //	go run ./hack/cluster multikueue [-trainer-version v2.1.0] [-kueue-version v0.19.2]   (clusters mk-manager, mk-worker1, mk-worker2)
@@ -32,6 +32,7 @@ func main() {
 	kueueGates := fs.String("kueue-feature-gates", "", "Kueue feature gates over its Configuration's, e.g. PriorityBoost=true")
 	multiKueue := fs.String("multikueue", "", "\"manager\" for the manager cluster of a MultiKueue set-up")
 	dra := fs.Bool("dra", false, "Dynamic Resource Allocation with a fake GPU driver (DeviceClass gpu.example.com, counted by Kueue as example.com/gpu)")
+	provisioning := fs.Bool("provisioning", false, "ProvisioningRequests (Kueue's provisioning admission check) with a fake provisioner standing in for cluster-autoscaler (hack/fakeprovisioner)")
 	_ = fs.Parse(os.Args[2:])
 	root, err := os.Getwd()
 	if err != nil {
@@ -43,7 +44,7 @@ func main() {
 	case "up":
 		_, err = localcluster.Up(ctx, localcluster.Options{
 			Name: *name, Root: root, Progress: os.Stdout, KueueConfigFile: *kueueConfig,
-			Settings: localcluster.Settings{TrainerVersion: *trainer, KueueVersion: *kueueVersion, Integration: *integ, MultiKueue: *multiKueue, KueueFeatureGates: *kueueGates, DRA: *dra},
+			Settings: localcluster.Settings{TrainerVersion: *trainer, KueueVersion: *kueueVersion, Integration: *integ, MultiKueue: *multiKueue, KueueFeatureGates: *kueueGates, DRA: *dra, Provisioning: *provisioning},
 		})
 	case "multikueue":
 		err = upMultiKueue(ctx, root, *trainer, *kueueVersion)

@@ -30,6 +30,9 @@ func (b *bringUp) buildStreams() [][]string {
 	if (fakeDRA{}).runs(b.o) {
 		streams[0] = append(streams[0], "fake-dra-driver")
 	}
+	if (fakeProvisioner{}).runs(b.o) {
+		streams[0] = append(streams[0], "fake-provisioner")
+	}
 	return streams
 }
 
@@ -64,6 +67,9 @@ func (b *bringUp) buildOne(ctx context.Context, name string) (string, error) {
 	case "trainjob-kueue":
 		b.step("binary trainjob-kueue (from the working tree)")
 		return buildOurs(ctx, b.o.Root, b.path("bin", "trainjob-kueue"), b.o.Progress)
+	case "fake-provisioner":
+		b.step("binary fake-provisioner (hack/fakeprovisioner, from the working tree)")
+		return buildFakeProvisioner(ctx, b.o.Root, b.path("bin", "fake-provisioner"), b)
 	case "fake-dra-driver":
 		b.step("binary fake-dra-driver (hack/fakedra, from the working tree)")
 		return buildFakeDRA(ctx, b.o.Root, b.path("bin", "fake-dra-driver"), b)

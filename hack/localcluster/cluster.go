@@ -56,6 +56,10 @@ type Settings struct {
 	// DeviceClass gpu.example.com, devices on the kwok GPU nodes, counted
 	// by Kueue as example.com/gpu.
 	DRA bool `json:"dra,omitempty"`
+	// Provisioning: ProvisioningRequests (Kueue's provisioning admission
+	// check, as clouds obtain GPU nodes) with a fake provisioner
+	// (provisioning.go) standing in for cluster-autoscaler.
+	Provisioning bool `json:"provisioning,omitempty"`
 }
 
 // Options for Up.

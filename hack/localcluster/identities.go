@@ -22,6 +22,7 @@ func identities() map[string][]string {
 		"trainer-controller-manager": {"system:serviceaccount:kubeflow-system:kubeflow-trainer-controller-manager", "system:masters"},
 		"jobset-controller-manager":  {"system:serviceaccount:jobset-system:jobset-controller-manager", "system:masters"},
 		"fake-dra-driver":            {"system:fake-dra-driver", "system:masters"},
+		"fake-provisioner":           {"system:fake-provisioner", "system:masters"},
 		"trainjob-kueue":             {"system:serviceaccount:trainjob-kueue-system:trainjob-kueue-controller-manager", "system:serviceaccounts", "system:serviceaccounts:trainjob-kueue-system"},
 	}
 }

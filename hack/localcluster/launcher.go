@@ -49,7 +49,7 @@ type (
 func launchers() [][]launcher {
 	return [][]launcher{
 		{etcd{}, apiServer{}},
-		{controllerManager{}, scheduler{}, kwok{}, kueueManager{}, jobsetController{}, trainerController{}, fakeDRA{}},
+		{controllerManager{}, scheduler{}, kwok{}, kueueManager{}, jobsetController{}, trainerController{}, fakeDRA{}, fakeProvisioner{}},
 		{ours{}},
 	}
 }

@@ -53,7 +53,9 @@ func run(m *testing.M) int {
 			}
 		}
 		c, err := localcluster.Up(ctx, localcluster.Options{Name: name, Root: root, Progress: os.Stderr,
-			Settings: localcluster.Settings{TrainerVersion: version, KueueVersion: kueueVersion}})
+			// ProvisioningRequests on (a fake provisioner): the
+			// provisioning admission check's scenarios run here.
+			Settings: localcluster.Settings{TrainerVersion: version, KueueVersion: kueueVersion, Provisioning: true}})
 		if err != nil {
 			fmt.Fprintf(os.Stderr, "e2e: bringing up the local control plane: %v\n", err)
 			return 1
