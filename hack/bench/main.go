@@ -270,6 +270,13 @@ func runSetup(ctx context.Context, root, setup string, o options) (*result, erro
 		}
 	}
 	r.end = time.Now()
+	if setup == setupOurs {
+		// Where the manager's time went: each controller's work-queue wait
+		// and work, and the client's rate-limiter waits (docs/benchmark.md).
+		if err := saveMetrics(ctx, c, filepath.Join(o.out, "ours-metrics.prom")); err != nil {
+			fmt.Fprintf(os.Stderr, "   %s: keeping the manager's metrics: %v\n", setup, err)
+		}
+	}
 	if r.unfinished != nil {
 		// What went wrong is in the components' logs, which Down deletes.
 		if err := keepLogs(c, filepath.Join(o.out, setup+"-logs")); err != nil {

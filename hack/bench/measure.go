@@ -321,3 +321,16 @@ func profileCPU(url, path string) {
 	defer f.Close()
 	_, _ = io.Copy(f, resp.Body)
 }
+
+// saveMetrics keeps one scrape of trainjob-kueue's metrics endpoint.
+func saveMetrics(ctx context.Context, c *localcluster.Cluster, path string) error {
+	token, err := c.MetricsToken(ctx)
+	if err != nil {
+		return err
+	}
+	body, err := c.Scrape(fmt.Sprintf("https://127.0.0.1:%d/metrics", c.Port("ours-metrics")), token)
+	if err != nil {
+		return err
+	}
+	return os.WriteFile(path, body, 0o644)
+}
