@@ -26,15 +26,16 @@ if [ -x "$out" ]; then echo "$out"; exit 0; fi
 if [ "${BUILD_TOOL_LOOKUP:-}" = 1 ]; then exit 1; fi
 mkdir -p "$(dirname "$out")" "$cache/timings"
 
-# How long it took last time on this machine, else how long it takes cold
-# (empty Go caches) on two cores, built alone (docs/development.md's
-# cold table); times how many builds share the machine's cores now.
+# How long it took last time on this machine (alone), else how long it
+# takes cold on two cores built alone after the main module, sharing its
+# family's packages (docs/development.md's table); times how many builds
+# share the machine's cores now.
 typical() {
   case $1 in
-    kube-apiserver) echo 360 ;; kube-scheduler) echo 360 ;; kueue) echo 240 ;;
-    kube-controller-manager) echo 90 ;; etcd) echo 90 ;; kubectl) echo 45 ;;
-    kwok) echo 60 ;; jobset-controller-manager) echo 25 ;;
-    trainer-controller-manager) echo 30 ;; controller-gen) echo 30 ;; *) echo 60 ;;
+    kube-apiserver) echo 190 ;; kube-scheduler) echo 190 ;; kueue) echo 100 ;;
+    kube-controller-manager) echo 60 ;; etcd) echo 30 ;; kubectl) echo 30 ;;
+    kwok) echo 20 ;; jobset-controller-manager) echo 10 ;;
+    trainer-controller-manager) echo 10 ;; controller-gen) echo 30 ;; *) echo 60 ;;
   esac
 }
 # builds: the go builds running on this machine now (this one included).
@@ -47,7 +48,7 @@ doing() {
 }
 timing=$cache/timings/$name
 if [ -s "$timing" ]; then base=$(cat "$timing") from="its last build here"
-else base=$(typical "$name") from="cold on 2 cores"; fi
+else base=$(typical "$name") from="typical on 2 cores"; fi
 cores=$(nproc)
 sharing=$(( $(builds) + 1 ))
 # Go compiles a build's packages on every core: k builds on c cores take
