@@ -78,6 +78,10 @@ const (
 	// JobSet of a TrainJob we queue, so a default LocalQueue queues the job
 	// once, as its TrainJob.
 	JobSetDefaulter = "mjobset.trainjob-kueue.dev"
+	// JobDefaulter takes Kueue's default queue and suspension off the Jobs
+	// of a TrainJob's JobSet where Kueue's JobSet integration is off, for
+	// the same reason.
+	JobDefaulter = "mjob.trainjob-kueue.dev"
 	// PodDefaulter undoes Kueue's pod integration's queueing of a pod of a
 	// TrainJob we queue (its default LocalQueue), for the same reason.
 	PodDefaulter = "mpod.trainjob-kueue.dev"

@@ -460,6 +460,7 @@ func startTrainJobKueue(ctx context.Context, cfg *rest.Config, port int, certDir
 		multikueue.NewWorkerRefusals(mgr.GetClient(), workers, opts.Recorder, opts.MultiKueueOrigin).SetupWithManager,
 		func(m ctrl.Manager) error { return tjwebhook.Setup(m, opts) },
 		func(m ctrl.Manager) error { return tjwebhook.SetupJobSets(m, opts) },
+		func(m ctrl.Manager) error { return tjwebhook.SetupJobs(m, opts) },
 		func(m ctrl.Manager) error { return tjwebhook.SetupPods(m, opts) },
 	}
 	if opts.PodGroups {
