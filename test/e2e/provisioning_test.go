@@ -146,8 +146,8 @@ func TestAProvisioningRequestStartsTheJobOnceProvisioned(t *testing.T) {
 }
 
 // A ProvisioningRequest that fails (no retry left) starts nothing: Kueue
-// rejects the check and deactivates the Workload; the job stays suspended,
-// with no JobSet and no pod, at every poll.
+// rejects the check and deactivates the Workload (its reservation
+// released); the job stays suspended, with no pod, at every poll.
 func TestAFailedProvisioningRequestStartsNothing(t *testing.T) {
 	ns := namespace(t)
 	pool := gpuPool(ns, "a100", 8)
@@ -157,21 +157,20 @@ func TestAFailedProvisioningRequestStartsNothing(t *testing.T) {
 	tj := fixtures.TrainJob(ns, "unprovisioned", "torch-init", lq)
 	tj.Spec.Trainer = &trainer.Trainer{NumNodes: ptr.To[int32](2), ResourcesPerNode: ptr.To(fixtures.WithLimits(fixtures.GPUs(4)))}
 	create(t, tj)
-	eventually(t, 2*time.Minute, "the check rejected and the Workload deactivated", func() error {
+	eventually(t, 2*time.Minute, "the Workload deactivated for its rejected check", func() error {
 		if got := getJob(t, tj); !suspended(got) {
 			t.Fatal("the job started although its ProvisioningRequest failed")
 		}
 		if pods := allPodsOf(t, tj); len(pods) > 0 {
 			t.Fatalf("%d pods of a job whose ProvisioningRequest failed", len(pods))
 		}
+		// Kueue resets the checks of the Workload it deactivates: the
+		// rejection is said in its event.
 		wl := workloadOf(t, tj)
-		if state := checkState(t, tj, check); state != kueue.CheckStateRejected {
-			return fmt.Errorf("admission check %s is %s", check, state)
-		}
 		if ptr.Deref(wl.Spec.Active, true) {
-			return fmt.Errorf("the Workload is still active")
+			return fmt.Errorf("the Workload is still active; admission check %s is %s", check, checkState(t, tj, check))
 		}
-		return nil
+		return fixtures.EventOn(ctx, k8s, wl, "AdmissionCheckRejected", check)
 	})
 	for range 5 {
 		time.Sleep(time.Second)
