@@ -298,7 +298,7 @@ test-e2e-main: components
 
 # The part of test-deployed make test runs: both replicas Ready with
 # internal certificates, and a leader failover mid-burst.
-DEPLOYED_SMOKE_TESTS := TestBothReplicasReadyWithInternalCertificates|TestLeaderDeletedMidBurstStandbyTakesOver
+DEPLOYED_SMOKE_TESTS := TestBothReplicasReadyWithInternalCertificates|TestLeaderDeletedMidBurstStandbyTakesOver|TestModeChangesRestartOneReplicaAtATimeAndNoWebhookCallFails
 DEPLOYED_TESTS ?=
 ## test-deployed: trainjob-kueue exactly as shipped (test/e2e/deployed, its
 ## own cluster "e2e-deployed" without a trainjob-kueue of its own):

@@ -170,7 +170,7 @@ func run(ctx context.Context, f flags, draining *atomic.Bool, p process) error {
 	if f.disableWebhook {
 		f.certManagement = "external"
 	}
-	if err := manageCerts(mgr, f, certsReady); err != nil {
+	if err := manageCerts(mgr, f, certsReady, p.runs); err != nil {
 		return err
 	}
 	// Controllers and webhook start once the serving certificate exists:

@@ -126,6 +126,8 @@ func (d *deployment) Upgrade(objs []*unstructured.Unstructured) error {
 // pod is one replica: the image's binary running chrooted in its own root,
 // where its volumes are.
 type pod struct {
+	// seq is its place among the Deployment's pods (1, 2, …).
+	seq int
 	name string
 	dir  string
 	// image is the template's image the replica was started from.
@@ -195,7 +197,7 @@ func (d *deployment) Live() []*pod {
 func (d *deployment) Start() (*pod, error) {
 	d.mu.Lock()
 	d.seq++
-	p := &pod{name: fmt.Sprintf("%s-%d", d.container.Name, d.seq), image: d.container.Image, exited: make(chan struct{}), stopKubelet: make(chan struct{}), hostPorts: map[int32]int32{}}
+	p := &pod{seq: d.seq, name: fmt.Sprintf("%s-%d", d.container.Name, d.seq), image: d.container.Image, exited: make(chan struct{}), stopKubelet: make(chan struct{}), hostPorts: map[int32]int32{}}
 	d.pods = append(d.pods, p)
 	d.mu.Unlock()
 	p.dir = filepath.Join(d.dir, "pods", p.name)
@@ -446,9 +448,9 @@ func (d *deployment) user() (uint32, uint32, error) {
 }
 
 // mountVolumes projects the pod's ConfigMap and Secret volumes into its
-// root at their mount paths, and keeps the Secrets in sync as kubelet
-// does (the internal certificate management writes the Secret; the
-// replica reads the files).
+// root at their mount paths, and keeps them in sync as kubelet does (the
+// internal certificate management writes the Secret; an admin edits
+// Kueue's Configuration in its ConfigMap; the replica reads the files).
 func (d *deployment) mountVolumes(p *pod, root string) error {
 	for _, m := range d.container.VolumeMounts {
 		var vol *corev1.Volume
@@ -463,37 +465,13 @@ func (d *deployment) mountVolumes(p *pod, root string) error {
 		dir := filepath.Join(root, m.MountPath)
 		switch {
 		case vol.ConfigMap != nil:
-			cm := &corev1.ConfigMap{}
-			if err := k8s.Get(ctx, client.ObjectKey{Namespace: d.namespace, Name: vol.ConfigMap.Name}, cm); err != nil {
+			if err := keepSynced(p, dir, client.ObjectKey{Namespace: d.namespace, Name: vol.ConfigMap.Name}, syncConfigMap); err != nil {
 				return fmt.Errorf("volume %s: %w", m.Name, err)
-			}
-			files := map[string][]byte{}
-			for k, v := range cm.Data {
-				files[k] = []byte(v)
-			}
-			if err := project(dir, files); err != nil {
-				return err
 			}
 		case vol.Secret != nil:
-			key := client.ObjectKey{Namespace: d.namespace, Name: vol.Secret.SecretName}
-			rv, err := syncSecret(dir, key, "")
-			if err != nil {
+			if err := keepSynced(p, dir, client.ObjectKey{Namespace: d.namespace, Name: vol.Secret.SecretName}, syncSecret); err != nil {
 				return fmt.Errorf("volume %s: %w", m.Name, err)
 			}
-			p.kubelet.Add(1)
-			go func() {
-				defer p.kubelet.Done()
-				for {
-					select {
-					case <-p.stopKubelet:
-						return
-					case <-time.After(secretSyncPeriod):
-					}
-					if next, err := syncSecret(dir, key, rv); err == nil {
-						rv = next
-					}
-				}
-			}()
 		default:
 			return fmt.Errorf("volume %s: this test mounts ConfigMaps and Secrets only", m.Name)
 		}
@@ -501,10 +479,58 @@ func (d *deployment) mountVolumes(p *pod, root string) error {
 	return nil
 }
 
-// secretSyncPeriod: how soon a changed Secret reaches the replicas' files.
-// kubelet takes up to its sync period plus its cache's TTL, about a
-// minute; shorter here only makes the tests quicker.
-const secretSyncPeriod = 2 * time.Second
+// volumeSyncPeriod: how soon a changed Secret or ConfigMap reaches a
+// replica's files. kubelet takes up to its sync period plus its cache's
+// TTL, about a minute, at a moment of each pod's own; shorter here only
+// makes the tests quicker. Each replica syncs at an offset of its own
+// (its sequence number, in seconds, modulo the period), as two pods on
+// two nodes would: an edit reaches them at different moments.
+const volumeSyncPeriod = 4 * time.Second
+
+// keepSynced projects the object at key into dir now, and again at each
+// of the pod's ticks while its kubelet runs, whenever sync finds it
+// changed.
+func keepSynced(p *pod, dir string, key client.ObjectKey, sync func(string, client.ObjectKey, string) (string, error)) error {
+	rv, err := sync(dir, key, "")
+	if err != nil {
+		return err
+	}
+	offset := time.Duration(p.seq%int(volumeSyncPeriod/time.Second)) * time.Second
+	p.kubelet.Add(1)
+	go func() {
+		defer p.kubelet.Done()
+		wait := offset
+		for {
+			select {
+			case <-p.stopKubelet:
+				return
+			case <-time.After(wait):
+			}
+			wait = volumeSyncPeriod
+			if next, err := sync(dir, key, rv); err == nil {
+				rv = next
+			}
+		}
+	}()
+	return nil
+}
+
+// syncConfigMap projects the ConfigMap into dir unless it is still at
+// resourceVersion rv, and returns the version it projected.
+func syncConfigMap(dir string, key client.ObjectKey, rv string) (string, error) {
+	cm := &corev1.ConfigMap{}
+	if err := k8s.Get(ctx, key, cm); err != nil {
+		return rv, err
+	}
+	if cm.ResourceVersion == rv {
+		return rv, nil
+	}
+	files := map[string][]byte{}
+	for k, v := range cm.Data {
+		files[k] = []byte(v)
+	}
+	return cm.ResourceVersion, project(dir, files)
+}
 
 // syncSecret projects the Secret into dir unless it is still at
 // resourceVersion rv, and returns the version it projected.
