@@ -127,7 +127,7 @@ func (d *deployment) Upgrade(objs []*unstructured.Unstructured) error {
 // where its volumes are.
 type pod struct {
 	// seq is its place among the Deployment's pods (1, 2, …).
-	seq int
+	seq  int
 	name string
 	dir  string
 	// image is the template's image the replica was started from.
