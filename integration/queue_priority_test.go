@@ -32,18 +32,18 @@ func (p *priorities) GetWithPriority() (reconcile.Request, int, bool) {
 func TestUrgentAddsAtTheDecisionPriorityAtLeast(t *testing.T) {
 	req := reconcile.Request{NamespacedName: types.NamespacedName{Namespace: "ns", Name: "j"}}
 	for name, tc := range map[string]struct {
-		add  func(u urgent)
+		add  func(u ahead)
 		want int
 	}{
-		"Add":               {add: func(u urgent) { u.Add(req) }, want: decisionPriority},
-		"AddAfter":          {add: func(u urgent) { u.AddAfter(req, time.Second) }, want: decisionPriority},
-		"AddRateLimited":    {add: func(u urgent) { u.AddRateLimited(req) }, want: decisionPriority},
-		"a lower priority":  {add: func(u urgent) { u.AddWithOpts(priorityqueue.AddOpts{Priority: ptr.To(1)}, req) }, want: decisionPriority},
-		"a higher priority": {add: func(u urgent) { u.AddWithOpts(priorityqueue.AddOpts{Priority: ptr.To(50)}, req) }, want: 50},
+		"Add":               {add: func(u ahead) { u.Add(req) }, want: decisionPriority},
+		"AddAfter":          {add: func(u ahead) { u.AddAfter(req, time.Second) }, want: decisionPriority},
+		"AddRateLimited":    {add: func(u ahead) { u.AddRateLimited(req) }, want: decisionPriority},
+		"a lower priority":  {add: func(u ahead) { u.AddWithOpts(priorityqueue.AddOpts{Priority: ptr.To(1)}, req) }, want: decisionPriority},
+		"a higher priority": {add: func(u ahead) { u.AddWithOpts(priorityqueue.AddOpts{Priority: ptr.To(50)}, req) }, want: 50},
 	} {
 		t.Run(name, func(t *testing.T) {
 			p := &priorities{got: map[reconcile.Request]int{}}
-			tc.add(urgent{p})
+			tc.add(urgent(p))
 			if got, ok := p.got[req]; !ok || got != tc.want {
 				t.Errorf("added at %d (added: %v), want %d", got, ok, tc.want)
 			}

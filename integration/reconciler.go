@@ -70,10 +70,11 @@ func (r *Reconciler) SetupWithManager(mgr ctrl.Manager) error {
 	b := ctrl.NewControllerManagedBy(mgr).
 		Named("trainjob").
 		For(&trainjob.TrainJob{}, builder.WithPredicates(predicate.Funcs{
+			CreateFunc: func(e event.CreateEvent) bool { return e.IsInInitialList },
 			UpdateFunc: func(e event.UpdateEvent) bool { return !startedUnderKueue(e, manageAll) },
 		})).
-		Watches(&trainjob.TrainJob{}, startedFirst(), builder.WithPredicates(predicate.Funcs{
-			CreateFunc:  func(event.CreateEvent) bool { return false },
+		Watches(&trainjob.TrainJob{}, arrivedOrStartedFirst(), builder.WithPredicates(predicate.Funcs{
+			CreateFunc:  func(e event.CreateEvent) bool { return !e.IsInInitialList },
 			DeleteFunc:  func(event.DeleteEvent) bool { return false },
 			GenericFunc: func(event.GenericEvent) bool { return false },
 			UpdateFunc:  func(e event.UpdateEvent) bool { return startedUnderKueue(e, manageAll) },

@@ -44,14 +44,30 @@ func hasActivePods(job *trainjob.TrainJob) bool {
 	return false
 }
 
-// startedFirst enqueues a TrainJob for its own update, ahead of the others
-// (startedUnderKueue picks the updates it is given).
-func startedFirst() handler.EventHandler {
+// arrivedOrStartedFirst enqueues a TrainJob ahead of the others for its
+// arrival (arrivalPriority: its first reconcile creates its Workload, the
+// step every job waits on before it can queue) and for its own update once
+// it runs (decisionPriority)
+// (startedUnderKueue picks the updates it is given). In a burst of
+// arrivals, the reconciles of jobs already queued (Kueue's status writes,
+// Trainer's) would otherwise be served first, in order, and a new job
+// would wait seconds for its Workload. The jobs of the informer's first
+// list are no arrivals: a restart does not put every job ahead.
+func arrivedOrStartedFirst() handler.EventHandler {
 	inner := &handler.EnqueueRequestForObject{}
 	return handler.Funcs{
+		CreateFunc: func(ctx context.Context, e event.CreateEvent, q workqueue.TypedRateLimitingInterface[reconcile.Request]) {
+			if e.IsInInitialList {
+				return
+			}
+			if pq, ok := q.(priorityqueue.PriorityQueue[reconcile.Request]); ok {
+				q = ahead{PriorityQueue: pq, at: arrivalPriority}
+			}
+			inner.Create(ctx, e, q)
+		},
 		UpdateFunc: func(ctx context.Context, e event.UpdateEvent, q workqueue.TypedRateLimitingInterface[reconcile.Request]) {
 			if pq, ok := q.(priorityqueue.PriorityQueue[reconcile.Request]); ok {
-				q = urgent{pq}
+				q = urgent(pq)
 			}
 			inner.Update(ctx, e, q)
 		},

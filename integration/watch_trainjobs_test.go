@@ -53,10 +53,35 @@ func TestStartedJobsUpdatesAreReconciledFirst(t *testing.T) {
 				return
 			}
 			q := &priorities{got: map[reconcile.Request]int{}}
-			startedFirst().Update(t.Context(), e, q)
+			arrivedOrStartedFirst().Update(t.Context(), e, q)
 			if got, ok := q.got[req]; !ok || got != decisionPriority {
 				t.Errorf("enqueued %v at priority %d, want %d", ok, got, decisionPriority)
 			}
 		})
+	}
+}
+
+// A TrainJob that arrives goes ahead of the queued jobs' reconciles: its
+// first reconcile creates the Workload it waits on. The jobs of the
+// informer's first list (a restart) are no arrivals: not enqueued here at
+// all (the controller's own watch enqueues them at the default priority).
+func TestArrivalsAreReconciledFirst(t *testing.T) {
+	j := &trainjob.TrainJob{}
+	j.Namespace, j.Name = "ns", "job"
+	req := reconcile.Request{NamespacedName: types.NamespacedName{Namespace: "ns", Name: "job"}}
+
+	q := &priorities{got: map[reconcile.Request]int{}}
+	arrivedOrStartedFirst().Create(t.Context(), event.CreateEvent{Object: j}, q)
+	if got, ok := q.got[req]; !ok || got != arrivalPriority {
+		t.Errorf("an arrival enqueued %v at priority %d, want %d", ok, got, arrivalPriority)
+	}
+	if arrivalPriority <= 0 || arrivalPriority >= decisionPriority {
+		t.Errorf("arrivals at %d: want them after the starts (%d) and before the rest (0)", arrivalPriority, decisionPriority)
+	}
+
+	q = &priorities{got: map[reconcile.Request]int{}}
+	arrivedOrStartedFirst().Create(t.Context(), event.CreateEvent{Object: j, IsInInitialList: true}, q)
+	if _, ok := q.got[req]; ok {
+		t.Errorf("a job of the first list was enqueued ahead: %v", q.got)
 	}
 }

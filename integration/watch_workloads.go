@@ -94,7 +94,7 @@ func decisionsFirst(inner handler.EventHandler) handler.EventHandler {
 			old, oldOK := e.ObjectOld.(*kueue.Workload)
 			wl, newOK := e.ObjectNew.(*kueue.Workload)
 			if pq, ok := q.(priorityqueue.PriorityQueue[reconcile.Request]); ok && oldOK && newOK && (decided(old, wl) || changedHoldingQuota(old, wl)) {
-				q = urgent{pq}
+				q = urgent(pq)
 			}
 			inner.Update(ctx, e, q)
 		},
