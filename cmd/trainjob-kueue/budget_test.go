@@ -3,6 +3,8 @@ package main
 import (
 	"testing"
 
+	"github.com/google/go-cmp/cmp"
+
 	"k8s.io/utils/ptr"
 	configapi "sigs.k8s.io/kueue/apis/config/v1beta2"
 )
@@ -31,6 +33,32 @@ func TestTheClientBudget(t *testing.T) {
 			qps, burst := clientBudget(tc.f, tc.kueues)
 			if qps != tc.qps || burst != tc.burst {
 				t.Errorf("budget %v/%d, want %v/%d", qps, burst, tc.qps, tc.burst)
+			}
+		})
+	}
+}
+
+// The TrainJob controllers reconcile at least 20 jobs at once (four times
+// Kueue's setting for its own TrainJob controller), or the flag's number;
+// the other kinds keep Kueue's.
+func TestTheTrainJobConcurrency(t *testing.T) {
+	kueues := &configapi.ControllerConfigurationSpec{GroupKindConcurrency: map[string]int{trainJobGroupKind: 5, "Job.batch": 5}}
+	for name, tc := range map[string]struct {
+		f      flags
+		kueues *configapi.ControllerConfigurationSpec
+		want   map[string]int
+	}{
+		"Kueue's default (5)": {kueues: kueues, want: map[string]int{trainJobGroupKind: 20, "Job.batch": 5}},
+		"no controller part":  {want: map[string]int{trainJobGroupKind: 20}},
+		"Kueue's raised":      {kueues: &configapi.ControllerConfigurationSpec{GroupKindConcurrency: map[string]int{trainJobGroupKind: 10}}, want: map[string]int{trainJobGroupKind: 40}},
+		"the flag":            {f: flags{concurrency: 8}, kueues: kueues, want: map[string]int{trainJobGroupKind: 8, "Job.batch": 5}},
+	} {
+		t.Run(name, func(t *testing.T) {
+			if diff := cmp.Diff(tc.want, concurrency(tc.f, tc.kueues)); diff != "" {
+				t.Errorf("concurrency (-want +got):\n%s", diff)
+			}
+			if tc.kueues != nil && tc.kueues.GroupKindConcurrency[trainJobGroupKind] > 10 {
+				t.Error("Kueue's configuration was written to")
 			}
 		})
 	}

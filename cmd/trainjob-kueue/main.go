@@ -44,8 +44,10 @@ import (
 
 type flags struct {
 	// qps, burst: the client budget (0: from Kueue's, clientBudget).
-	qps               float64
-	burst             int
+	qps   float64
+	burst int
+	// concurrency of the TrainJob controllers (0: from Kueue's).
+	concurrency       int
 	kueueConfig       string
 	featureGates      string
 	metricsAddr       string
@@ -98,6 +100,7 @@ func main() {
 	flag.DurationVar(&f.shutdownDelay, "shutdown-delay", 5*time.Second, "After SIGTERM, keep serving this long (readiness failing) before stopping: the API server keeps sending webhook calls to a terminating pod until its endpoint's change reaches it. Keep it under the pod's terminationGracePeriodSeconds.")
 	flag.Float64Var(&f.qps, "kube-api-qps", 0, "The manager's own client budget (queries per second; 0: twice Kueue's clientConnection.qps, at least 100). A burst of arrivals is a Workload create each, and must not wait behind Kueue's default budget (50).")
 	flag.IntVar(&f.burst, "kube-api-burst", 0, "The manager's own client burst (0: twice Kueue's clientConnection.burst, at least 200).")
+	flag.IntVar(&f.concurrency, "trainjob-concurrency", 0, "How many TrainJobs each of the manager's TrainJob controllers reconciles at once (0: four times Kueue's controller.groupKindConcurrency for TrainJob, at least 20). Its reconciles wait on the API server, not the CPU: a burst of arrivals is a Workload create each.")
 	flag.BoolVar(&f.disableWebhook, "disable-webhook", false, "Do not serve the TrainJob webhook (testing only: queued jobs could start unqueued).")
 	zapOpts := zap.Options{}
 	zapOpts.BindFlags(flag.CommandLine)
@@ -216,11 +219,7 @@ func integrationOptions(facts discovery.Facts, username string, f flags) integra
 func newManager(f flags, facts discovery.Facts, restCfg *rest.Config, scheme *runtime.Scheme, restarted bool) (ctrl.Manager, error) {
 	controllerCfg := ctrlconfig.Controller{SkipNameValidation: ptr.To(restarted)}
 	restCfg.QPS, restCfg.Burst = clientBudget(f, facts.Config.ClientConnection)
-	if c := facts.Config.Controller; c != nil {
-		// "TrainJob.trainer.kubeflow.org" sets how many TrainJobs are
-		// reconciled at once.
-		controllerCfg.GroupKindConcurrency = c.GroupKindConcurrency
-	}
+	controllerCfg.GroupKindConcurrency = concurrency(f, facts.Config.Controller)
 	if err := checkPprofAddress(f.pprofAddr); err != nil {
 		return nil, err
 	}
@@ -378,4 +377,29 @@ func clientBudget(f flags, kueues *configapi.ClientConnection) (float32, int) {
 		burst = f.burst
 	}
 	return qps, burst
+}
+
+// trainJobGroupKind keys TrainJobs in controller.groupKindConcurrency.
+const trainJobGroupKind = "TrainJob.trainer.kubeflow.org"
+
+// concurrency is the controllers' concurrency per kind: Kueue's
+// controller.groupKindConcurrency, with TrainJob's from the flag, else
+// four times Kueue's (at least 20). Kueue's value sizes its own in-tree
+// TrainJob controller, whose reconciles are few per job; ours spend their
+// time waiting on the API server (a Workload create, a start's patches)
+// while the CPU idles: with 5 workers a 150-job burst waited seconds for
+// its Workloads (docs/benchmark.md).
+func concurrency(f flags, kueues *configapi.ControllerConfigurationSpec) map[string]int {
+	out := map[string]int{}
+	if kueues != nil {
+		for k, v := range kueues.GroupKindConcurrency {
+			out[k] = v
+		}
+	}
+	n := max(20, 4*out[trainJobGroupKind])
+	if f.concurrency > 0 {
+		n = f.concurrency
+	}
+	out[trainJobGroupKind] = n
+	return out
 }

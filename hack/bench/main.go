@@ -66,6 +66,9 @@ type options struct {
 	// written to, from makeBaseline's directories).
 	baseline     string
 	makeBaseline string
+	// keep: leave each set-up's cluster up (its audit log and component
+	// logs), to look at; the next run of the set-up replaces it.
+	keep bool
 }
 
 func main() {
@@ -87,6 +90,7 @@ func main() {
 	flag.StringVar(&o.plotSweep, "plot-sweep", "", "output directories of earlier runs (comma-separated): write their sweep.json and sweep.png into -out, running nothing; runs of one N merge, a later directory's set-ups replacing an earlier's")
 	flag.StringVar(&o.baseline, "baseline", "", "compare trainjob-kueue's figures with this committed baseline (make bench-check) and fail on a regression beyond each figure's bound")
 	flag.StringVar(&o.makeBaseline, "make-baseline", "", "output directories of at least 5 earlier runs of one N (comma-separated): write the baseline of their figures to -baseline, running nothing")
+	flag.BoolVar(&o.keep, "keep", false, "leave each set-up's cluster up afterwards (.cluster/bench-<set-up>: audit log, logs), to look at; make cluster-down CLUSTER=bench-<set-up> removes it")
 	flag.BoolVar(&o.check, "check", false, "fail unless every measurement is present and trainjob-kueue made no dry run (the smoke run)")
 	flag.Parse()
 	ctrllog.SetLogger(logr.Discard())
@@ -198,7 +202,9 @@ func runSetup(ctx context.Context, root, setup string, o options) (*result, erro
 	if err != nil {
 		return nil, err
 	}
-	defer func() { _ = localcluster.Down(root, name, os.Stderr) }()
+	if !o.keep {
+		defer func() { _ = localcluster.Down(root, name, os.Stderr) }()
+	}
 	cfg, err := clientcmd.BuildConfigFromFlags("", c.Kubeconfig)
 	if err != nil {
 		return nil, err
