@@ -42,13 +42,13 @@ func TestATrainJobsJobIsNeverQueuedOnItsOwn(t *testing.T) {
 		wantLabels  map[string]string
 		wantSuspend bool
 	}{
-		"running TrainJob, suspended by Kueue":    {trainJob: trainJob(false), job: job("JobSet", true, defaulted), wantLabels: map[string]string{"team": "a"}},
+		"running TrainJob, suspended by Kueue":     {trainJob: trainJob(false), job: job("JobSet", true, defaulted), wantLabels: map[string]string{"team": "a"}},
 		"queued TrainJob: suspended as its JobSet": {trainJob: trainJob(true), job: job("JobSet", true, defaulted), wantLabels: map[string]string{"team": "a"}, wantSuspend: true},
-		"no queue label: nothing to do":           {trainJob: trainJob(false), job: job("JobSet", true, map[string]string{"team": "a"}), wantLabels: map[string]string{"team": "a"}, wantSuspend: true},
-		"a JobSet of its own: Kueue's to queue":   {job: job("JobSet", true, defaulted), wantLabels: defaulted, wantSuspend: true},
-		"owned by another kind":                   {trainJob: trainJob(false), job: job("CronJob", true, defaulted), wantLabels: defaulted, wantSuspend: true},
-		"no owner":                                {trainJob: trainJob(false), job: job("", true, defaulted), wantLabels: defaulted, wantSuspend: true},
-		"standing by: the built-in skips it":      {trainJob: trainJob(false), job: job("JobSet", true, defaulted), standby: true, wantLabels: defaulted, wantSuspend: true},
+		"no queue label: nothing to do":            {trainJob: trainJob(false), job: job("JobSet", true, map[string]string{"team": "a"}), wantLabels: map[string]string{"team": "a"}, wantSuspend: true},
+		"a JobSet of its own: Kueue's to queue":    {job: job("JobSet", true, defaulted), wantLabels: defaulted, wantSuspend: true},
+		"owned by another kind":                    {trainJob: trainJob(false), job: job("CronJob", true, defaulted), wantLabels: defaulted, wantSuspend: true},
+		"no owner":                                 {trainJob: trainJob(false), job: job("", true, defaulted), wantLabels: defaulted, wantSuspend: true},
+		"standing by: the built-in skips it":       {trainJob: trainJob(false), job: job("JobSet", true, defaulted), standby: true, wantLabels: defaulted, wantSuspend: true},
 	} {
 		t.Run(name, func(t *testing.T) {
 			b := fake.NewClientBuilder().WithScheme(scheme.New())
