@@ -192,19 +192,11 @@ func runAll(ctx context.Context, o options) (*Summary, error) {
 }
 
 func runSetup(ctx context.Context, root, setup string, o options) (*result, error) {
-	integration := map[string]string{setupFloor: localcluster.IntegrationNone, setupInTree: localcluster.IntegrationInTree, setupOurs: localcluster.IntegrationOurs}[setup]
-	name := "bench-" + setup
-	if err := localcluster.Down(root, name, os.Stderr); err != nil {
-		return nil, err
-	}
-	c, err := localcluster.Up(ctx, localcluster.Options{Name: name, Root: root, Progress: os.Stderr,
-		Settings: localcluster.Settings{Integration: integration, TrainerVersion: o.trainer, KueueVersion: o.kueue}})
+	c, down, err := clusterFor(ctx, root, setup, o)
 	if err != nil {
 		return nil, err
 	}
-	if !o.keep {
-		defer func() { _ = localcluster.Down(root, name, os.Stderr) }()
-	}
+	defer down()
 	cfg, err := clientcmd.BuildConfigFromFlags("", c.Kubeconfig)
 	if err != nil {
 		return nil, err
@@ -248,49 +240,11 @@ func runSetup(ctx context.Context, root, setup string, o options) (*result, erro
 	if err := submit(ctx, k, o.n, o.rate, mk, rec); err != nil {
 		return nil, err
 	}
-	deadline := time.Now().Add(o.timeout)
-	lastReport := time.Now()
-	var moved progress
-	for rec.finishedCount() < o.n {
-		if time.Now().After(deadline) {
-			return nil, fmt.Errorf("only %d of %d jobs finished within %s (%s)", rec.finishedCount(), o.n, o.timeout, describeStates(rec.states()))
-		}
-		if gone := c.Exited(); len(gone) > 0 {
-			r.unfinished = withExited(rec.states(), gone, func(name string) string { return lastWords(c.LogFile(name)) })
-			fmt.Fprintf(os.Stderr, "   %s: STOPPED, %s: %s\n", setup, strings.Join(gone, ", ")+" exited", describeStates(r.unfinished))
-			break
-		}
-		if moved.stalled(time.Now(), rec.finishedCount(), o.stall) {
-			r.unfinished = rec.states()
-			fmt.Fprintf(os.Stderr, "   %s: STALLED, no job finished for %s: %s\n", setup, o.stall, describeStates(r.unfinished))
-			break
-		}
-		select {
-		case <-ctx.Done():
-			return nil, ctx.Err()
-		case <-time.After(time.Second):
-		}
-		if time.Since(lastReport) >= 10*time.Second {
-			fmt.Fprintf(os.Stderr, "   %s: %d/%d finished\n", setup, rec.finishedCount(), o.n)
-			lastReport = time.Now()
-		}
+	if err := waitFinished(ctx, c, rec, setup, o, r); err != nil {
+		return nil, err
 	}
 	r.end = time.Now()
-	if setup == setupOurs {
-		// Where the manager's time went: each controller's work-queue wait
-		// and work, and the client's rate-limiter waits (docs/benchmark.md).
-		if err := saveMetrics(ctx, c, filepath.Join(o.out, "ours-metrics.prom")); err != nil {
-			fmt.Fprintf(os.Stderr, "   %s: keeping the manager's metrics: %v\n", setup, err)
-		}
-	}
-	if r.unfinished != nil {
-		// What went wrong is in the components' logs, which Down deletes.
-		if err := keepLogs(c, filepath.Join(o.out, setup+"-logs")); err != nil {
-			fmt.Fprintf(os.Stderr, "   %s: keeping the logs: %v\n", setup, err)
-		} else {
-			fmt.Fprintf(os.Stderr, "   %s: the components' logs are in %s\n", setup, filepath.Join(o.out, setup+"-logs"))
-		}
-	}
+	keepEvidence(ctx, c, setup, o, r)
 	// A process that exited has no usage left to read: its figure stays 0,
 	// and the set-up, unfinished, gets no ratio.
 	if kueueAfter, err := procUsage(c.PID("kueue")); err == nil {
@@ -304,19 +258,100 @@ func runSetup(ctx context.Context, root, setup string, o options) (*result, erro
 		return nil, err
 	}
 	cancel()
-	// Requests counted up to now; the audit log is written synchronously.
+	if err := readRequests(c, r); err != nil {
+		return nil, err
+	}
+	r.jobs = rec.jobs
+	return r, nil
+}
+
+// clusterFor brings up a fresh cluster for the set-up (replacing one a
+// run before left), and what takes it down: nothing with -keep.
+func clusterFor(ctx context.Context, root, setup string, o options) (*localcluster.Cluster, func(), error) {
+	integration := map[string]string{setupFloor: localcluster.IntegrationNone, setupInTree: localcluster.IntegrationInTree, setupOurs: localcluster.IntegrationOurs}[setup]
+	name := "bench-" + setup
+	if err := localcluster.Down(root, name, os.Stderr); err != nil {
+		return nil, nil, err
+	}
+	c, err := localcluster.Up(ctx, localcluster.Options{Name: name, Root: root, Progress: os.Stderr,
+		Settings: localcluster.Settings{Integration: integration, TrainerVersion: o.trainer, KueueVersion: o.kueue}})
+	if err != nil {
+		return nil, nil, err
+	}
+	if o.keep {
+		return c, func() {}, nil
+	}
+	return c, func() { _ = localcluster.Down(root, name, os.Stderr) }, nil
+}
+
+// waitFinished waits until every job finished, or the set-up stalled or
+// lost a component (then r.unfinished says where its jobs stand), saying
+// the progress every 10 s.
+func waitFinished(ctx context.Context, c *localcluster.Cluster, rec *recorder, setup string, o options, r *result) error {
+	deadline := time.Now().Add(o.timeout)
+	lastReport := time.Now()
+	var moved progress
+	for rec.finishedCount() < o.n {
+		if time.Now().After(deadline) {
+			return fmt.Errorf("only %d of %d jobs finished within %s (%s)", rec.finishedCount(), o.n, o.timeout, describeStates(rec.states()))
+		}
+		if gone := c.Exited(); len(gone) > 0 {
+			r.unfinished = withExited(rec.states(), gone, func(name string) string { return lastWords(c.LogFile(name)) })
+			fmt.Fprintf(os.Stderr, "   %s: STOPPED, %s: %s\n", setup, strings.Join(gone, ", ")+" exited", describeStates(r.unfinished))
+			return nil
+		}
+		if moved.stalled(time.Now(), rec.finishedCount(), o.stall) {
+			r.unfinished = rec.states()
+			fmt.Fprintf(os.Stderr, "   %s: STALLED, no job finished for %s: %s\n", setup, o.stall, describeStates(r.unfinished))
+			return nil
+		}
+		select {
+		case <-ctx.Done():
+			return ctx.Err()
+		case <-time.After(time.Second):
+		}
+		if time.Since(lastReport) >= 10*time.Second {
+			fmt.Fprintf(os.Stderr, "   %s: %d/%d finished\n", setup, rec.finishedCount(), o.n)
+			lastReport = time.Now()
+		}
+	}
+	return nil
+}
+
+// keepEvidence keeps what a reader needs after the cluster is gone: the
+// manager's metrics (each controller's work-queue waits and work), and the
+// components' logs of a set-up that did not finish.
+func keepEvidence(ctx context.Context, c *localcluster.Cluster, setup string, o options, r *result) {
+	if setup == setupOurs {
+		if err := saveMetrics(ctx, c, filepath.Join(o.out, "ours-metrics.prom")); err != nil {
+			fmt.Fprintf(os.Stderr, "   %s: keeping the manager's metrics: %v\n", setup, err)
+		}
+	}
+	if r.unfinished == nil {
+		return
+	}
+	// What went wrong is in the components' logs, which Down deletes.
+	if err := keepLogs(c, filepath.Join(o.out, setup+"-logs")); err != nil {
+		fmt.Fprintf(os.Stderr, "   %s: keeping the logs: %v\n", setup, err)
+	} else {
+		fmt.Fprintf(os.Stderr, "   %s: the components' logs are in %s\n", setup, filepath.Join(o.out, setup+"-logs"))
+	}
+}
+
+// readRequests reads Kueue's and our requests since the load began from
+// the audit log (written synchronously: complete up to now).
+func readRequests(c *localcluster.Cluster, r *result) error {
 	kq, err := requests(c, kueueUser, r.start)
 	if err != nil {
-		return nil, err
+		return err
 	}
 	oq, err := requests(c, ourUser, r.start)
 	if err != nil {
-		return nil, err
+		return err
 	}
 	r.kueueDry, r.kueueVerb, r.kueueStatus = kq.dryRuns, kq.byVerb, kq.statusByOwner
 	r.ourDry, r.ourVerbs, r.ourStatus = oq.dryRuns, oq.byVerb, oq.statusByOwner
-	r.jobs = rec.jobs
-	return r, nil
+	return nil
 }
 
 func kueueFinished() metav1.Condition {

@@ -97,14 +97,32 @@ func (r *recorder) watch(ctx context.Context, cfg *rest.Config, c client.Client,
 	if err != nil {
 		return err
 	}
-	handler := func(f func(obj any)) toolscache.ResourceEventHandlerFuncs {
-		return toolscache.ResourceEventHandlerFuncs{AddFunc: f, UpdateFunc: func(_, obj any) { f(obj) }}
+	handlers := map[client.Object]func(obj any){&kueue.Workload{}: r.onWorkload(ctx, c, floor, runFor)}
+	if !floor {
+		handlers[&trainer.TrainJob{}] = r.onTrainJob(nodePods)
+		handlers[&corev1.Pod{}] = r.onPod()
 	}
-	wlInf, err := ca.GetInformer(ctx, &kueue.Workload{})
-	if err != nil {
-		return err
+	for obj, f := range handlers {
+		inf, err := ca.GetInformer(ctx, obj)
+		if err != nil {
+			return err
+		}
+		if _, err := inf.AddEventHandler(toolscache.ResourceEventHandlerFuncs{AddFunc: f, UpdateFunc: func(_, obj any) { f(obj) }}); err != nil {
+			return err
+		}
 	}
-	if _, err := wlInf.AddEventHandler(handler(func(obj any) {
+	go func() { _ = ca.Start(ctx) }()
+	if !ca.WaitForCacheSync(ctx) {
+		return fmt.Errorf("informers did not sync")
+	}
+	return nil
+}
+
+// onWorkload records when a job's Workload appeared, was admitted and
+// finished; on the floor (bare Workloads) it finishes each admitted one
+// after runFor, as a job's pods would.
+func (r *recorder) onWorkload(ctx context.Context, c client.Client, floor bool, runFor time.Duration) func(obj any) {
+	return func(obj any) {
 		wl, ok := obj.(*kueue.Workload)
 		if !ok {
 			return
@@ -130,62 +148,50 @@ func (r *recorder) watch(ctx context.Context, cfg *rest.Config, c client.Client,
 		if floor && admitted && !done {
 			go finishAfter(ctx, c, wl.Name, runFor)
 		}
-	})); err != nil {
-		return err
 	}
-	if !floor {
-		tjInf, err := ca.GetInformer(ctx, &trainer.TrainJob{})
-		if err != nil {
-			return err
+}
+
+// onTrainJob records when a job was unsuspended and finished, and how many
+// trainer pods it runs (its runtime's, nodePods).
+func (r *recorder) onTrainJob(nodePods map[string]int) func(obj any) {
+	return func(obj any) {
+		tj, ok := obj.(*trainer.TrainJob)
+		if !ok {
+			return
 		}
-		if _, err := tjInf.AddEventHandler(handler(func(obj any) {
-			tj, ok := obj.(*trainer.TrainJob)
-			if !ok {
-				return
-			}
-			now := time.Now()
-			r.mu.Lock()
-			defer r.mu.Unlock()
-			t := r.at(tj.Name)
-			if !ptr.Deref(tj.Spec.Suspend, true) {
-				first(&t.unsuspended, now)
-			}
-			if apimeta.IsStatusConditionTrue(tj.Status.Conditions, trainer.TrainJobComplete) || apimeta.IsStatusConditionTrue(tj.Status.Conditions, trainer.TrainJobFailed) {
-				first(&t.finished, now)
-			}
-			r.expected[tj.Name] = nodePods[tj.Spec.RuntimeRef.Name]
-		})); err != nil {
-			return err
+		now := time.Now()
+		r.mu.Lock()
+		defer r.mu.Unlock()
+		t := r.at(tj.Name)
+		if !ptr.Deref(tj.Spec.Suspend, true) {
+			first(&t.unsuspended, now)
 		}
-		podInf, err := ca.GetInformer(ctx, &corev1.Pod{})
-		if err != nil {
-			return err
+		if apimeta.IsStatusConditionTrue(tj.Status.Conditions, trainer.TrainJobComplete) || apimeta.IsStatusConditionTrue(tj.Status.Conditions, trainer.TrainJobFailed) {
+			first(&t.finished, now)
 		}
-		if _, err := podInf.AddEventHandler(handler(func(obj any) {
-			p, ok := obj.(*corev1.Pod)
-			if !ok || p.Labels[jobsetapi.ReplicatedJobNameKey] != "node" || p.Status.Phase != corev1.PodRunning {
-				return
-			}
-			job := p.Labels[jobsetapi.JobSetNameKey]
-			now := time.Now()
-			r.mu.Lock()
-			defer r.mu.Unlock()
-			if r.running[job] == nil {
-				r.running[job] = map[string]bool{}
-			}
-			r.running[job][p.Name] = true
-			if want := r.expected[job]; want > 0 && len(r.running[job]) >= want {
-				first(&r.at(job).running, now)
-			}
-		})); err != nil {
-			return err
+		r.expected[tj.Name] = nodePods[tj.Spec.RuntimeRef.Name]
+	}
+}
+
+// onPod records when all of a job's trainer pods run.
+func (r *recorder) onPod() func(obj any) {
+	return func(obj any) {
+		p, ok := obj.(*corev1.Pod)
+		if !ok || p.Labels[jobsetapi.ReplicatedJobNameKey] != "node" || p.Status.Phase != corev1.PodRunning {
+			return
+		}
+		job := p.Labels[jobsetapi.JobSetNameKey]
+		now := time.Now()
+		r.mu.Lock()
+		defer r.mu.Unlock()
+		if r.running[job] == nil {
+			r.running[job] = map[string]bool{}
+		}
+		r.running[job][p.Name] = true
+		if want := r.expected[job]; want > 0 && len(r.running[job]) >= want {
+			first(&r.at(job).running, now)
 		}
 	}
-	go func() { _ = ca.Start(ctx) }()
-	if !ca.WaitForCacheSync(ctx) {
-		return fmt.Errorf("informers did not sync")
-	}
-	return nil
 }
 
 func ownerName(wl *kueue.Workload) string {

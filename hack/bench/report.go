@@ -237,52 +237,11 @@ func summarize(n int, rs []*result) *Summary {
 	}
 	ours, intree := by[setupOurs], by[setupInTree]
 	if len(ours) > 0 {
-		var req, dry, cpu, rss []float64
-		verbs, owners := map[string]int{}, map[string]int{}
-		for _, r := range ours {
-			mine := ownRequests(r.ourVerbs)
-			req = append(req, float64(sum(mine))/float64(n))
-			dry = append(dry, float64(r.ourDry)/float64(n))
-			cpu = append(cpu, r.ours.cpuSeconds)
-			rss = append(rss, r.ours.peakRSSMiB)
-			for v, c := range mine {
-				verbs[v] += c
-			}
-			for owner, c := range r.ourStatus {
-				owners[owner] += c
-			}
-		}
-		o := s.Setups[setupOurs]
-		o.RequestsPerJob, o.DryRunPerJob, o.CPUSeconds, o.PeakRSSMiB = ref(mean(req)), ref(mean(dry)), ref(mean(cpu)), ref(mean(rss))
-		o.RequestsByVerb = verbs
-		o.StatusWritesByOwner = owners
-		o.ByRound = &Rounds{RequestsPerJob: req, CPUSeconds: cpu}
+		summarizeOurs(s.Setups[setupOurs], n, ours)
 	}
 	if len(intree) > 0 && len(ours) > 0 {
-		var req, dry, cpu, rss []float64
-		verbs, inTreeOwners := map[string]int{}, map[string]int{}
-		for i := range min(len(intree), len(ours)) {
-			it, ou := intree[i], ours[i]
-			theirs := integrationRequests(it.kueueVerb)
-			if w := inTreeStatusWrites(it.kueueStatus, ou.kueueStatus); w > 0 {
-				theirs["write workloads/status"] = w
-			}
-			for owner, v := range it.kueueStatus {
-				inTreeOwners[owner] += v
-			}
-			req = append(req, float64(sum(theirs))/float64(n))
-			dry = append(dry, float64(it.kueueDry-ou.kueueDry)/float64(n))
-			cpu = append(cpu, it.kueue.cpuSeconds-ou.kueue.cpuSeconds)
-			rss = append(rss, it.kueue.peakRSSMiB-ou.kueue.peakRSSMiB)
-			for v, c := range theirs {
-				verbs[v] += c
-			}
-		}
 		t := s.Setups[setupInTree]
-		t.RequestsPerJob, t.DryRunPerJob, t.CPUSeconds, t.PeakRSSMiB = ref(mean(req)), ref(mean(dry)), ref(mean(cpu)), ref(mean(rss))
-		t.RequestsByVerb = verbs
-		t.StatusWritesByOwner = inTreeOwners
-		t.ByRound = &Rounds{RequestsPerJob: req, CPUSeconds: cpu}
+		summarizeInTree(t, n, intree, ours)
 		o := s.Setups[setupOurs]
 		// A set-up that stalled did not do the same work: no ratio.
 		if unfinishedCount(o.Unfinished) == 0 && unfinishedCount(t.Unfinished) == 0 {
@@ -293,6 +252,58 @@ func summarize(n int, rs []*result) *Summary {
 		s.Ratios["throughput_vs_floor"] = ref(o.ThroughputJobsPerS / f.ThroughputJobsPerS)
 	}
 	return s
+}
+
+// summarizeOurs fills o with trainjob-kueue's own figures over its rounds.
+func summarizeOurs(o *Setup, n int, ours []*result) {
+	var req, dry, cpu, rss []float64
+	verbs, owners := map[string]int{}, map[string]int{}
+	for _, r := range ours {
+		mine := ownRequests(r.ourVerbs)
+		req = append(req, float64(sum(mine))/float64(n))
+		dry = append(dry, float64(r.ourDry)/float64(n))
+		cpu = append(cpu, r.ours.cpuSeconds)
+		rss = append(rss, r.ours.peakRSSMiB)
+		for v, c := range mine {
+			verbs[v] += c
+		}
+		for owner, c := range r.ourStatus {
+			owners[owner] += c
+		}
+	}
+	o.RequestsPerJob, o.DryRunPerJob, o.CPUSeconds, o.PeakRSSMiB = ref(mean(req)), ref(mean(dry)), ref(mean(cpu)), ref(mean(rss))
+	o.RequestsByVerb = verbs
+	o.StatusWritesByOwner = owners
+	o.ByRound = &Rounds{RequestsPerJob: req, CPUSeconds: cpu}
+}
+
+// summarizeInTree fills t with the in-tree integration's figures: each
+// round's Kueue in the intree set-up against Kueue in the ours set-up of
+// the same round (summarize says why).
+func summarizeInTree(t *Setup, n int, intree, ours []*result) {
+	var req, dry, cpu, rss []float64
+	verbs, inTreeOwners := map[string]int{}, map[string]int{}
+	for i := range min(len(intree), len(ours)) {
+		it, ou := intree[i], ours[i]
+		theirs := integrationRequests(it.kueueVerb)
+		if w := inTreeStatusWrites(it.kueueStatus, ou.kueueStatus); w > 0 {
+			theirs["write workloads/status"] = w
+		}
+		for owner, v := range it.kueueStatus {
+			inTreeOwners[owner] += v
+		}
+		req = append(req, float64(sum(theirs))/float64(n))
+		dry = append(dry, float64(it.kueueDry-ou.kueueDry)/float64(n))
+		cpu = append(cpu, it.kueue.cpuSeconds-ou.kueue.cpuSeconds)
+		rss = append(rss, it.kueue.peakRSSMiB-ou.kueue.peakRSSMiB)
+		for v, c := range theirs {
+			verbs[v] += c
+		}
+	}
+	t.RequestsPerJob, t.DryRunPerJob, t.CPUSeconds, t.PeakRSSMiB = ref(mean(req)), ref(mean(dry)), ref(mean(cpu)), ref(mean(rss))
+	t.RequestsByVerb = verbs
+	t.StatusWritesByOwner = inTreeOwners
+	t.ByRound = &Rounds{RequestsPerJob: req, CPUSeconds: cpu}
 }
 
 // ratios of ours to the in-tree integration's figures, where both exist.

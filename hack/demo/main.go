@@ -93,42 +93,8 @@ func run(ctx context.Context, name string, timeout time.Duration, record string)
 		defer func() { stop(); _ = r.scrape() }()
 		go r.run(rctx)
 	}
-	deadline := time.Now().Add(timeout)
-	start := time.Now()
-	late := d.jobs(true)
-	for {
-		if len(late) > 0 && time.Since(start) > 20*time.Second {
-			// High-priority jobs arrive once the cluster is full.
-			for _, tj := range late {
-				if err := create(ctx, k, tj); err != nil {
-					return err
-				}
-			}
-			late = nil
-		}
-		if d.explained == "" && late == nil && time.Since(start) > 30*time.Second {
-			if err := d.explainPending(ctx); err != nil {
-				return err
-			}
-			if d.explained != "" && !isTTY() {
-				fmt.Println(d.explained)
-			}
-		}
-		done, err := d.show(ctx, start)
-		if err != nil {
-			return err
-		}
-		if done && late == nil {
-			break
-		}
-		if time.Now().After(deadline) {
-			return fmt.Errorf("not all TrainJobs finished within %s; see kubectl get trainjobs -n %s", timeout, ns)
-		}
-		select {
-		case <-ctx.Done():
-			return ctx.Err()
-		case <-time.After(time.Second):
-		}
+	if err := d.runJobs(ctx, timeout); err != nil {
+		return err
 	}
 	kubectl := filepath.Join(c.Dir, "bin", "kubectl")
 	// A log has it once already, from when the job was seen pending; a
@@ -407,6 +373,49 @@ func (d *demo) show(ctx context.Context, start time.Time) (bool, error) {
 		fmt.Println()
 	}
 	return allDone, nil
+}
+
+// runJobs lets the demo's jobs run until every one is done, showing them
+// each second: the high-priority jobs arrive once the cluster is full,
+// and a pending job is explained once.
+func (d *demo) runJobs(ctx context.Context, timeout time.Duration) error {
+	deadline := time.Now().Add(timeout)
+	start := time.Now()
+	late := d.jobs(true)
+	for {
+		if len(late) > 0 && time.Since(start) > 20*time.Second {
+			// High-priority jobs arrive once the cluster is full.
+			for _, tj := range late {
+				if err := create(ctx, d.k, tj); err != nil {
+					return err
+				}
+			}
+			late = nil
+		}
+		if d.explained == "" && late == nil && time.Since(start) > 30*time.Second {
+			if err := d.explainPending(ctx); err != nil {
+				return err
+			}
+			if d.explained != "" && !isTTY() {
+				fmt.Println(d.explained)
+			}
+		}
+		done, err := d.show(ctx, start)
+		if err != nil {
+			return err
+		}
+		if done && late == nil {
+			return nil
+		}
+		if time.Now().After(deadline) {
+			return fmt.Errorf("not all TrainJobs finished within %s; see kubectl get trainjobs -n %s", timeout, ns)
+		}
+		select {
+		case <-ctx.Done():
+			return ctx.Err()
+		case <-time.After(time.Second):
+		}
+	}
 }
 
 func isTTY() bool {

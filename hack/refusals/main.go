@@ -84,43 +84,63 @@ func run(ctx context.Context, cfg *rest.Config, release, out string) error {
 		fmt.Println(path)
 		return os.WriteFile(path, append(data, '\n'), 0o644)
 	}
-	unsuspend := client.RawPatch(types.MergePatchType, []byte(`{"spec":{"suspend":false}}`))
-
-	// The runtimes, each named by one suspended job outside every queue.
-	role := fixtures.Role{Name: "node", Ancestor: "trainer", Requests: fixtures.CPUs("1")}
-	rt := fixtures.TrainingRuntime(ns.Name, "rt", fixtures.TorchPolicy(1), role)
-	crt := &trainer.ClusterTrainingRuntime{ObjectMeta: metav1.ObjectMeta{Name: ns.Name}, Spec: rt.Spec}
-	if err := c.Create(ctx, rt); err != nil {
+	runtimes, jobs, err := suspendedJobs(ctx, c, ns.Name)
+	if err != nil {
 		return err
 	}
-	if err := c.Create(ctx, crt); err != nil {
+	// The API server's own validation: runtimeRef is immutable.
+	moved := client.RawPatch(types.MergePatchType, []byte(`{"spec":{"runtimeRef":{"name":"elsewhere"}}}`))
+	if err := record("immutable-field", c.Patch(ctx, jobs["rt"].DeepCopy(), moved)); err != nil {
 		return err
+	}
+	if err := policyRefusal(ctx, c, ns.Name, jobs["rt"], record); err != nil {
+		return err
+	}
+	return missingRuntimeRefusals(ctx, c, runtimes, jobs, record)
+}
+
+// unsuspend is a job's start, as a merge patch.
+func unsuspend() client.Patch {
+	return client.RawPatch(types.MergePatchType, []byte(`{"spec":{"suspend":false}}`))
+}
+
+// suspendedJobs creates a TrainingRuntime and a ClusterTrainingRuntime,
+// each named by one suspended job outside every queue ("rt", "crt"), and
+// waits for Trainer's first reconcile of them (on v2.3 its runtime
+// snapshot).
+func suspendedJobs(ctx context.Context, c client.Client, ns string) (map[string]client.Object, map[string]*trainer.TrainJob, error) {
+	role := fixtures.Role{Name: "node", Ancestor: "trainer", Requests: fixtures.CPUs("1")}
+	rt := fixtures.TrainingRuntime(ns, "rt", fixtures.TorchPolicy(1), role)
+	crt := &trainer.ClusterTrainingRuntime{ObjectMeta: metav1.ObjectMeta{Name: ns}, Spec: rt.Spec}
+	if err := c.Create(ctx, rt); err != nil {
+		return nil, nil, err
+	}
+	if err := c.Create(ctx, crt); err != nil {
+		return nil, nil, err
 	}
 	jobs := map[string]*trainer.TrainJob{}
 	for name, ref := range map[string]trainer.RuntimeRef{
 		"rt":  {Name: rt.Name, Kind: ptr.To(trainer.TrainingRuntimeKind), APIGroup: ptr.To(trainer.GroupVersion.Group)},
 		"crt": {Name: crt.Name, Kind: ptr.To(trainer.ClusterTrainingRuntimeKind), APIGroup: ptr.To(trainer.GroupVersion.Group)},
 	} {
-		tj := fixtures.TrainJob(ns.Name, name, "", "")
+		tj := fixtures.TrainJob(ns, name, "", "")
 		delete(tj.Labels, fixtures.QueueLabel)
 		tj.Spec.RuntimeRef = ref
 		tj.Spec.Suspend = ptr.To(true)
 		if err := retry(ctx, func() error { return c.Create(ctx, tj) }); err != nil {
-			return fmt.Errorf("creating TrainJob %s: %w", name, err)
+			return nil, nil, fmt.Errorf("creating TrainJob %s: %w", name, err)
 		}
 		jobs[name] = tj
 	}
-	// Trainer's first reconcile (on v2.3 its runtime snapshot) comes first.
 	time.Sleep(5 * time.Second)
+	return map[string]client.Object{"rt": rt, "crt": crt}, jobs, nil
+}
 
-	// The API server's own validation: runtimeRef is immutable.
-	moved := client.RawPatch(types.MergePatchType, []byte(`{"spec":{"runtimeRef":{"name":"elsewhere"}}}`))
-	if err := record("immutable-field", c.Patch(ctx, jobs["rt"].DeepCopy(), moved)); err != nil {
-		return err
-	}
-
-	// A ValidatingAdmissionPolicy that refuses to start jobs here.
-	policy, binding := fixtures.UpdatePolicy(ns.Name,
+// policyRefusal records a ValidatingAdmissionPolicy's refusal of a
+// job's start in namespace ns, then takes the policy out of force and
+// sees the start go through (a dry run).
+func policyRefusal(ctx context.Context, c client.Client, ns string, job *trainer.TrainJob, record func(string, error) error) error {
+	policy, binding := fixtures.UpdatePolicy(ns,
 		admissionregistrationv1.Validation{Expression: `object.spec.?suspend.orValue(false) == true`, Message: "TrainJobs in this namespace may not start"})
 	if err := c.Create(ctx, policy); err != nil {
 		return err
@@ -132,7 +152,7 @@ func run(ctx context.Context, cfg *rest.Config, release, out string) error {
 	defer c.Delete(context.Background(), binding) //nolint:errcheck // best effort
 	var refusal error
 	if err := retry(ctx, func() error {
-		refusal = c.Patch(ctx, jobs["rt"].DeepCopy(), unsuspend, client.DryRunAll)
+		refusal = c.Patch(ctx, job.DeepCopy(), unsuspend(), client.DryRunAll)
 		if refusal == nil {
 			return errors.New("the policy is not in force yet")
 		}
@@ -146,22 +166,22 @@ func run(ctx context.Context, cfg *rest.Config, release, out string) error {
 	if err := c.Delete(ctx, binding); err != nil {
 		return err
 	}
-	// The policy out of force: the start goes through (a dry run).
-	if err := retry(ctx, func() error {
-		return c.Patch(ctx, jobs["rt"].DeepCopy(), unsuspend, client.DryRunAll)
-	}); err != nil {
-		return err
-	}
+	return retry(ctx, func() error {
+		return c.Patch(ctx, job.DeepCopy(), unsuspend(), client.DryRunAll)
+	})
+}
 
-	// Each runtime force-deleted (Trainer's finalizer removed), then the
-	// start of its job.
-	for name, obj := range map[string]client.Object{"rt": rt, "crt": crt} {
+// missingRuntimeRefusals force-deletes each runtime (Trainer's finalizer
+// removed) and records the refusal of its job's start.
+func missingRuntimeRefusals(ctx context.Context, c client.Client, runtimes map[string]client.Object, jobs map[string]*trainer.TrainJob, record func(string, error) error) error {
+	for name, obj := range runtimes {
 		if err := fixtures.ForceDelete(ctx, c, obj); err != nil {
 			return err
 		}
+		var refusal error
 		// Trainer's webhook reads runtimes through its cache.
 		if err := retry(ctx, func() error {
-			refusal = c.Patch(ctx, jobs[name].DeepCopy(), unsuspend, client.DryRunAll)
+			refusal = c.Patch(ctx, jobs[name].DeepCopy(), unsuspend(), client.DryRunAll)
 			if refusal == nil {
 				return errors.New("not refused yet")
 			}

@@ -119,9 +119,42 @@ func run(ctx context.Context, o options) error {
 	}
 	s.setPhase("create")
 	go s.run(wctx, 2*time.Second)
-	r := &report{Jobs: o.n, Trainer: o.trainer, Kueue: o.kueue}
+	sr := &scaleRun{o: o, c: c, k: k, rec: rec, s: s, r: &report{Jobs: o.n, Trainer: o.trainer, Kueue: o.kueue}}
+	for _, phase := range []func(context.Context) error{sr.queueAll, sr.admitWaves, sr.runtimeEdit, sr.coldStart} {
+		if err := phase(ctx); err != nil {
+			return err
+		}
+	}
+	s.take()
+	cancel()
 
-	// 1. N TrainJobs, all queued.
+	sr.r.fill(s, rec)
+	if err := sr.r.write(filepath.Join(o.out, "scale.json")); err != nil {
+		return err
+	}
+	if err := plot(filepath.Join(o.out, "scale.png"), s, rec); err != nil {
+		return err
+	}
+	sr.r.print(os.Stdout)
+	fmt.Printf("\n%s/scale.json, %s/scale.png\n", o.out, o.out)
+	return nil
+}
+
+// scaleRun is one run's cluster, load and measurements, through its
+// phases.
+type scaleRun struct {
+	o   options
+	c   *localcluster.Cluster
+	k   client.Client
+	rec *recorder
+	s   *sampler
+	r   *report
+}
+
+// queueAll creates the N TrainJobs, all queued, and waits until each has
+// its Workload and Trainer has reported on each.
+func (sr *scaleRun) queueAll(ctx context.Context) error {
+	o, rec, r := sr.o, sr.rec, sr.r
 	var created atomic.Int64
 	go func() {
 		for ctx.Err() == nil && created.Load() < int64(o.n) {
@@ -130,11 +163,11 @@ func run(ctx context.Context, o options) error {
 		}
 	}()
 	t0 := time.Now()
-	if err := submit(ctx, k, o.n, &created); err != nil {
+	if err := submit(ctx, sr.k, o.n, &created); err != nil {
 		return err
 	}
 	r.CreateS = time.Since(t0).Seconds()
-	s.setPhase("queue")
+	sr.s.setPhase("queue")
 	if err := waitFor(ctx, 30*time.Minute, func() bool { return rec.workloadCount() >= o.n }); err != nil {
 		return fmt.Errorf("%d of %d Workloads: %w", rec.workloadCount(), o.n, err)
 	}
@@ -144,73 +177,84 @@ func run(ctx context.Context, o options) error {
 	// status write on each, after it took the job's runtime snapshot,
 	// wakes our manager to read the snapshot. Until Trainer is through,
 	// our manager follows it, and is not idle.
-	s.setPhase("trainer")
+	sr.s.setPhase("trainer")
 	if err := waitFor(ctx, 30*time.Minute, func() bool { return rec.reportedCount() >= o.n }); err != nil {
 		return fmt.Errorf("only %d of %d TrainJobs reported on by Trainer: %w", rec.reportedCount(), o.n, err)
 	}
 	r.TrainerReportedS = time.Since(t0).Seconds()
 	// Let both managers settle with everything queued.
 	sleep(ctx, 30*time.Second)
+	return nil
+}
 
-	// 2. Waves of admission.
+// admitWaves raises the GPU quota wave by wave: Kueue picks which queued
+// jobs fit (about o.wave of them); a wave is over when admissions stop and
+// every admitted job was started.
+func (sr *scaleRun) admitWaves(ctx context.Context) error {
 	quota := int64(0)
-	for w := range o.waves {
-		s.setPhase(fmt.Sprintf("wave %d", w+1))
-		for i := w * o.wave; i < (w+1)*o.wave; i++ {
+	for w := range sr.o.waves {
+		sr.s.setPhase(fmt.Sprintf("wave %d", w+1))
+		for i := w * sr.o.wave; i < (w+1)*sr.o.wave; i++ {
 			quota += gpusOf(i)
 		}
-		if err := setGPUQuota(ctx, k, quota); err != nil {
+		if err := setGPUQuota(ctx, sr.k, quota); err != nil {
 			return err
 		}
-		// Kueue picks which queued jobs fit the new quota (about o.wave
-		// of them): the wave is over when admissions stop and every
-		// admitted job was started.
-		prev, _ := rec.counts()
+		prev, _ := sr.rec.counts()
 		seen, since := prev, time.Now()
 		if err := waitFor(ctx, 10*time.Minute, func() bool {
-			a, st := rec.counts()
+			a, st := sr.rec.counts()
 			if a != seen {
 				seen, since = a, time.Now()
 			}
 			return a > prev && st >= a && time.Since(since) >= 10*time.Second
 		}); err != nil {
-			a, st := rec.counts()
+			a, st := sr.rec.counts()
 			return fmt.Errorf("wave %d: %d admitted, %d of them started: %w", w+1, a, st, err)
 		}
 	}
 	sleep(ctx, 20*time.Second)
+	return nil
+}
 
-	// 3. A runtime edit under a third of the jobs, once the manager is
-	// done with the waves and with the Workloads' first status writes
-	// (Kueue v0.19's PodsReady condition, one per Workload, paced by the
-	// client's QPS): what the next minute shows is then the edit's.
-	if _, err := waitIdle(ctx, s, 0, 15*time.Minute); err != nil {
+// runtimeEdit edits the runtime under a third of the jobs, once the
+// manager is done with the waves and with the Workloads' first status
+// writes (Kueue v0.19's PodsReady condition, one per Workload, paced by
+// the client's QPS): what the next minute shows is then the edit's.
+func (sr *scaleRun) runtimeEdit(ctx context.Context) error {
+	if _, err := waitIdle(ctx, sr.s, 0, 15*time.Minute); err != nil {
 		return fmt.Errorf("manager never idle before the runtime edit: %w", err)
 	}
-	s.setPhase("runtime edit")
-	before := s.take()
+	sr.s.setPhase("runtime edit")
+	before := sr.s.take()
 	editAt := time.Now()
-	if err := editRuntime(ctx, k, "torch"); err != nil {
+	if err := editRuntime(ctx, sr.k, "torch"); err != nil {
 		return err
 	}
 	sleep(ctx, time.Minute)
-	after := s.take()
-	byVerb, err := requests(c, ourUser, editAt, editAt.Add(time.Minute))
+	after := sr.s.take()
+	byVerb, err := requests(sr.c, ourUser, editAt, editAt.Add(time.Minute))
 	if err != nil {
 		return err
 	}
-	r.RuntimeEdit = &burst{Jobs: o.n / 3, Reconciles: int(after.OursReconcile - before.OursReconcile), Requests: total(byVerb), Writes: writes(byVerb), ByVerb: byVerb}
-	edited, err := localcluster.AuditEvents(c.AuditLog(), func(e *localcluster.AuditEvent) bool {
+	sr.r.RuntimeEdit = &burst{Jobs: sr.o.n / 3, Reconciles: int(after.OursReconcile - before.OursReconcile), Requests: total(byVerb), Writes: writes(byVerb), ByVerb: byVerb}
+	edited, err := localcluster.AuditEvents(sr.c.AuditLog(), func(e *localcluster.AuditEvent) bool {
 		return !e.Received.Before(editAt) && e.Received.Before(editAt.Add(time.Minute))
 	})
 	if err != nil {
 		return err
 	}
-	ew := classifyWrites(edited, ourUser, rec.jobOf)
-	r.RuntimeEditWrites = &ew
+	ew := classifyWrites(edited, ourUser, sr.rec.jobOf)
+	sr.r.RuntimeEditWrites = &ew
+	return nil
+}
 
-	// 4. A cold start with everything present.
-	s.setPhase("restart")
+// coldStart restarts the manager with everything present, waits until it
+// is ready and then idle (every job reconciled once), and measures the
+// restart's requests and the idle ones after.
+func (sr *scaleRun) coldStart(ctx context.Context) error {
+	o, c, r := sr.o, sr.c, sr.r
+	sr.s.setPhase("restart")
 	restartAt := time.Now()
 	if err := c.Rollout("trainjob-kueue"); err != nil {
 		return err
@@ -221,16 +265,16 @@ func run(ctx context.Context, o options) error {
 		return fmt.Errorf("restarted manager not ready: %w", err)
 	}
 	r.ColdStartReadyS = time.Since(started).Seconds()
-	// Idle: every job reconciled once since the start.
-	last, err := waitIdle(ctx, s, o.n, 15*time.Minute)
+	last, err := waitIdle(ctx, sr.s, o.n, 15*time.Minute)
 	if err != nil {
 		return fmt.Errorf("restarted manager never idle (%v reconciles): %w", last, err)
 	}
 	idleAt := time.Now()
 	r.ColdStartIdleS = idleAt.Sub(started).Seconds()
-	s.setPhase("idle")
+	sr.s.setPhase("idle")
 	sleep(ctx, o.idle)
-	if byVerb, err = requests(c, ourUser, restartAt, idleAt); err != nil {
+	byVerb, err := requests(c, ourUser, restartAt, idleAt)
+	if err != nil {
 		return err
 	}
 	r.Restart = &burst{Jobs: o.n, Reconciles: int(last), Requests: total(byVerb), Writes: writes(byVerb), ByVerb: byVerb}
@@ -240,7 +284,7 @@ func run(ctx context.Context, o options) error {
 	if err != nil {
 		return err
 	}
-	rw := classifyWrites(all, ourUser, rec.jobOf)
+	rw := classifyWrites(all, ourUser, sr.rec.jobOf)
 	r.RestartWrites = &rw
 	if byVerb, err = requests(c, ourUser, idleAt, idleAt.Add(o.idle)); err != nil {
 		return err
@@ -248,18 +292,6 @@ func run(ctx context.Context, o options) error {
 	r.IdleRequestsPerMin = float64(total(byVerb)) / o.idle.Minutes()
 	r.IdleWritesPerMin = float64(writes(byVerb)) / o.idle.Minutes()
 	r.IdleByVerb = byVerb
-	s.take()
-	cancel()
-
-	r.fill(s, rec)
-	if err := r.write(filepath.Join(o.out, "scale.json")); err != nil {
-		return err
-	}
-	if err := plot(filepath.Join(o.out, "scale.png"), s, rec); err != nil {
-		return err
-	}
-	r.print(os.Stdout)
-	fmt.Printf("\n%s/scale.json, %s/scale.png\n", o.out, o.out)
 	return nil
 }
 

@@ -208,18 +208,7 @@ func plot(path string, s *sampler, rec *recorder) error {
 		maxT = max(maxT, x.At)
 		maxMiB = max(maxMiB, x.OursRSSMiB, x.KueueRSSMiB)
 	}
-	type point struct{ t, ms float64 }
-	var lat []point
-	maxMS := 1.0
-	rec.mu.Lock()
-	for _, t := range rec.jobs {
-		if !t.admitted.IsZero() && !t.unsuspended.IsZero() {
-			p := point{t.admitted.Sub(start).Seconds(), float64(t.unsuspended.Sub(t.admitted).Milliseconds())}
-			lat = append(lat, p)
-			maxMS = max(maxMS, p.ms)
-		}
-	}
-	rec.mu.Unlock()
+	lat, maxMS := startLatencies(rec, start)
 	top0, bot0 := 40, 440 // memory panel
 	top1, bot1 := bot0+gap+20, h-40
 	px := func(t float64) int { return left + int(t/maxT*float64(w-left-right)) }
@@ -275,6 +264,30 @@ func plot(path string, s *sampler, rec *recorder) error {
 			}
 		}
 	}
+	return savePNG(path, img)
+}
+
+// latency is one job's admitted -> unsuspended, at its admission.
+type latency struct{ t, ms float64 }
+
+// startLatencies are the jobs' admitted -> unsuspended times (seconds
+// since start, milliseconds), and the largest (at least 1).
+func startLatencies(rec *recorder, start time.Time) ([]latency, float64) {
+	var lat []latency
+	maxMS := 1.0
+	rec.mu.Lock()
+	defer rec.mu.Unlock()
+	for _, t := range rec.jobs {
+		if !t.admitted.IsZero() && !t.unsuspended.IsZero() {
+			p := latency{t.admitted.Sub(start).Seconds(), float64(t.unsuspended.Sub(t.admitted).Milliseconds())}
+			lat = append(lat, p)
+			maxMS = max(maxMS, p.ms)
+		}
+	}
+	return lat, maxMS
+}
+
+func savePNG(path string, img image.Image) error {
 	f, err := os.Create(path)
 	if err != nil {
 		return err
