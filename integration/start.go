@@ -112,7 +112,7 @@ func (t *TrainJob) startPlan(ctx context.Context, infos []podset.PodSetInfo) ([]
 		return nil, nil, podset.BadPodSetsInfoLenError(len(templates), len(infos))
 	}
 	if !t.deps.caps.PodMetadata {
-		if err := t.refuse(metadataUnsupported(t.deps.caps, infos)); err != nil {
+		if err := t.refuse(metadataUnsupported(t.deps.caps, infos, admissionChecksOf(t.obs.reserved()))); err != nil {
 			return nil, nil, err
 		}
 	}
@@ -235,4 +235,12 @@ func workloadUID(wl *kueue.Workload) types.UID {
 		return ""
 	}
 	return wl.UID
+}
+
+// admissionChecksOf are a Workload's admission checks (none without one).
+func admissionChecksOf(wl *kueue.Workload) []kueue.AdmissionCheckState {
+	if wl == nil {
+		return nil
+	}
+	return wl.Status.AdmissionChecks
 }

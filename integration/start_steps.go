@@ -109,19 +109,25 @@ func injection(tmpl *corev1.PodTemplateSpec, info *podset.PodSetInfo, flavorsOf 
 // and workload annotation, so the topology ungater would never find the
 // pods (gated for ever); nor what an admission check's podSetUpdates give
 // the pods, such as a ProvisioningRequest's consume annotation, without
-// which the pods would not land on the capacity booked for them.
-func metadataUnsupported(caps shape.Capabilities, infos []podset.PodSetInfo) refusal {
+// which the pods would not land on the capacity booked for them. The labels
+// and annotations Kueue gives every admission (its podset label, its
+// workload annotation) are only for those two, and are not asked about.
+func metadataUnsupported(caps shape.Capabilities, infos []podset.PodSetInfo, checks []kueue.AdmissionCheckState) refusal {
 	for i := range infos {
 		info := &infos[i]
 		if slices.ContainsFunc(info.SchedulingGates, func(g corev1.PodSchedulingGate) bool { return g.Name == kueue.TopologySchedulingGate }) {
 			return refusal{ReasonTopologyUnsupported, "schedulingGates", fmt.Sprintf("role %q was admitted with topology-aware scheduling, which Trainer v2.0 can't carry out (%s has no pod labels or annotations for Kueue's ungater); the job is not started. Use a ClusterQueue without a topology for Trainer v2.0 jobs, or upgrade Trainer to v2.1+",
 				info.Name, caps.Field)}
 		}
-		keys := slices.Sorted(maps.Keys(info.Annotations))
-		keys = append(keys, slices.Sorted(maps.Keys(info.Labels))...)
-		if len(keys) > 0 {
-			return refusal{ReasonPodMetadataUnsupported, "podSetUpdates", fmt.Sprintf("role %q was admitted with pod labels or annotations from its admission checks (%s), which Trainer v2.0 can't give its pods (%s has no pod metadata); the job is not started, as its pods would miss what was obtained for them (a ProvisioningRequest's capacity). Use a ClusterQueue without such admission checks for Trainer v2.0 jobs, or upgrade Trainer to v2.1+",
-				info.Name, strings.Join(keys, ", "), caps.Field)}
+	}
+	for _, check := range checks {
+		for _, u := range check.PodSetUpdates {
+			keys := slices.Sorted(maps.Keys(u.Annotations))
+			keys = append(keys, slices.Sorted(maps.Keys(u.Labels))...)
+			if len(keys) > 0 {
+				return refusal{ReasonPodMetadataUnsupported, "podSetUpdates", fmt.Sprintf("role %q was admitted with pod labels or annotations from admission check %s (%s), which Trainer v2.0 can't give its pods (%s has no pod metadata); the job is not started, as its pods would miss what was obtained for them (a ProvisioningRequest's capacity). Use a ClusterQueue without such admission checks for Trainer v2.0 jobs, or upgrade Trainer to v2.1+",
+					u.Name, check.Name, strings.Join(keys, ", "), caps.Field)}
+			}
 		}
 	}
 	return refusal{}

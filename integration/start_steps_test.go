@@ -126,27 +126,33 @@ func TestTheStartDropsTheQueueLabelKueueCopied(t *testing.T) {
 // On Trainer v2.0 (no pod metadata in podSpecOverrides) a start that would
 // drop what the admission gives the pods is refused, naming it: the
 // topology gate, or an admission check's annotations and labels (a
-// ProvisioningRequest's); a plain admission (flavors' node selectors and
-// tolerations) starts.
+// ProvisioningRequest's). A plain admission starts, with the labels and
+// annotations Kueue gives every admission (its podset label, its workload
+// annotation), which only serve those two.
 func TestAStartTrainerV20CantCarryIsRefused(t *testing.T) {
 	caps := shape.Capabilities{Field: "spec.podSpecOverrides"}
+	kueues := podset.PodSetInfo{Name: "node", NodeSelector: map[string]string{"pool": "a100"},
+		Labels: map[string]string{"kueue.x-k8s.io/podset": "node"}, Annotations: map[string]string{"kueue.x-k8s.io/workload": "trainjob-j-1"}}
+	provisioned := kueue.AdmissionCheckState{Name: "gpu-capacity", PodSetUpdates: []kueue.PodSetUpdate{{Name: "node", Annotations: map[string]string{
+		"autoscaling.x-k8s.io/consume-provisioning-request": "pr-1", "autoscaling.x-k8s.io/provisioning-class-name": "check-capacity.autoscaling.x-k8s.io"}}}}
 	cases := map[string]struct {
 		info       podset.PodSetInfo
+		checks     []kueue.AdmissionCheckState
 		wantReason string
 		wantSaid   []string
 	}{
-		"a flavor's placement": {info: podset.PodSetInfo{Name: "node", NodeSelector: map[string]string{"pool": "a100"}, Annotations: map[string]string{}, Labels: map[string]string{}}},
+		"a flavor's placement, Kueue's own labels": {info: kueues},
+		"a check with no pod updates":              {info: kueues, checks: []kueue.AdmissionCheckState{{Name: "plain", PodSetUpdates: []kueue.PodSetUpdate{{Name: "node", NodeSelector: map[string]string{"zone": "a"}}}}}},
 		"a topology": {info: podset.PodSetInfo{Name: "node", SchedulingGates: []corev1.PodSchedulingGate{{Name: kueue.TopologySchedulingGate}}},
 			wantReason: ReasonTopologyUnsupported, wantSaid: []string{`role "node"`, "topology-aware scheduling", "v2.1+"}},
-		"a ProvisioningRequest to consume": {info: podset.PodSetInfo{Name: "node", Annotations: map[string]string{
-			"autoscaling.x-k8s.io/consume-provisioning-request": "pr-1", "autoscaling.x-k8s.io/provisioning-class-name": "check-capacity.autoscaling.x-k8s.io"}},
-			wantReason: ReasonPodMetadataUnsupported, wantSaid: []string{`role "node"`, "autoscaling.x-k8s.io/consume-provisioning-request, autoscaling.x-k8s.io/provisioning-class-name", "spec.podSpecOverrides", "v2.1+"}},
-		"an admission check's label": {info: podset.PodSetInfo{Name: "launcher", Labels: map[string]string{"example.com/zone": "a"}},
+		"a ProvisioningRequest to consume": {info: kueues, checks: []kueue.AdmissionCheckState{provisioned},
+			wantReason: ReasonPodMetadataUnsupported, wantSaid: []string{`role "node"`, "gpu-capacity", "autoscaling.x-k8s.io/consume-provisioning-request, autoscaling.x-k8s.io/provisioning-class-name", "spec.podSpecOverrides", "v2.1+"}},
+		"an admission check's label": {info: kueues, checks: []kueue.AdmissionCheckState{{Name: "zoner", PodSetUpdates: []kueue.PodSetUpdate{{Name: "launcher", Labels: map[string]string{"example.com/zone": "a"}}}}},
 			wantReason: ReasonPodMetadataUnsupported, wantSaid: []string{`role "launcher"`, "example.com/zone"}},
 	}
 	for name, tc := range cases {
 		t.Run(name, func(t *testing.T) {
-			got := metadataUnsupported(caps, []podset.PodSetInfo{{Name: "dataset-initializer"}, tc.info})
+			got := metadataUnsupported(caps, []podset.PodSetInfo{{Name: "dataset-initializer"}, tc.info}, tc.checks)
 			if got.reason != tc.wantReason {
 				t.Fatalf("reason %q (%s), want %q", got.reason, got.msg, tc.wantReason)
 			}
