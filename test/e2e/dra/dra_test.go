@@ -13,7 +13,6 @@ import (
 	resourcev1 "k8s.io/api/resource/v1"
 	apiextensionsv1 "k8s.io/apiextensions-apiserver/pkg/apis/apiextensions/v1"
 	apimeta "k8s.io/apimachinery/pkg/api/meta"
-	"k8s.io/apimachinery/pkg/api/resource"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime"
 	utilruntime "k8s.io/apimachinery/pkg/util/runtime"
@@ -33,7 +32,7 @@ import (
 	"github.com/trainjob-kueue/trainjob-kueue/trainjob"
 )
 
-const quotaResource = corev1.ResourceName(localcluster.DRAQuotaResource)
+const quotaResource = fixtures.DRAQuota
 
 // queueOf is a namespace whose ClusterQueue has gpus of example.com/gpu
 // (the fake driver's devices, as Kueue counts them) over two kwok nodes of
@@ -51,41 +50,19 @@ func queueOf(t *testing.T, gpus int64) string {
 		}
 	}
 	flavors, cq, lq := fixtures.Queue(ns, ns, pool)
-	rg := &cq.Spec.ResourceGroups[0]
-	rg.CoveredResources = append(rg.CoveredResources, quotaResource)
-	rg.Flavors[0].Resources = append(rg.Flavors[0].Resources, kueue.ResourceQuota{Name: quotaResource, NominalQuota: *resource.NewQuantity(gpus, resource.DecimalSI)})
+	fixtures.SetDRAQuota(cq, gpus)
 	for _, f := range flavors {
 		fixtures.Create(t, ctx, k8s, f)
 	}
-	fixtures.Create(t, ctx, k8s, cq, lq, claimTemplate(ns, "two-gpus", localcluster.DRADeviceClass, 2))
+	fixtures.Create(t, ctx, k8s, cq, lq, fixtures.ClaimTemplate(ns, "two-gpus", localcluster.DRADeviceClass, 2))
 	return ns
-}
-
-// claimTemplate asks for count devices of class.
-func claimTemplate(ns, name, class string, count int64) *resourcev1.ResourceClaimTemplate {
-	return &resourcev1.ResourceClaimTemplate{
-		ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: name},
-		Spec: resourcev1.ResourceClaimTemplateSpec{Spec: resourcev1.ResourceClaimSpec{Devices: resourcev1.DeviceClaim{
-			Requests: []resourcev1.DeviceRequest{{Name: "gpu", Exactly: &resourcev1.ExactDeviceRequest{
-				DeviceClassName: class, AllocationMode: resourcev1.DeviceAllocationModeExactCount, Count: count,
-			}}},
-		}}},
-	}
 }
 
 // draRuntime is a torch runtime of nodes trainer nodes whose pods claim
 // through claim (a PodResourceClaim), for an hour.
 func draRuntime(ns, name string, nodes int32, claim corev1.PodResourceClaim) *trainer.TrainingRuntime {
-	rt := fixtures.TrainingRuntime(ns, name, fixtures.TorchPolicy(nodes),
-		fixtures.Role{Name: "node", Ancestor: "trainer", Requests: fixtures.CPUs("1"), Annotations: fixtures.RunFor(time.Hour)})
-	pod := &rt.Spec.Template.Spec.ReplicatedJobs[0].Template.Spec.Template.Spec
-	pod.ResourceClaims = []corev1.PodResourceClaim{claim}
-	pod.Containers[0].Resources.Claims = []corev1.ResourceClaim{{Name: claim.Name}}
-	return rt
-}
-
-func fromTemplate(name string) corev1.PodResourceClaim {
-	return corev1.PodResourceClaim{Name: "gpus", ResourceClaimTemplateName: ptr.To(name)}
+	return fixtures.WithClaim(fixtures.TrainingRuntime(ns, name, fixtures.TorchPolicy(nodes),
+		fixtures.Role{Name: "node", Ancestor: "trainer", Requests: fixtures.CPUs("1"), Annotations: fixtures.RunFor(time.Hour)}), claim)
 }
 
 func workloadOf(t *testing.T, tj *trainer.TrainJob) *kueue.Workload {
@@ -102,7 +79,7 @@ func workloadOf(t *testing.T, tj *trainer.TrainJob) *kueue.Workload {
 // fake driver's devices; a second one waits for the quota, holding none.
 func TestDRAGPUsAreCountedAgainstQuotaAndAllocated(t *testing.T) {
 	ns := queueOf(t, 4)
-	fixtures.Create(t, ctx, k8s, draRuntime(ns, "dra", 2, fromTemplate("two-gpus")))
+	fixtures.Create(t, ctx, k8s, draRuntime(ns, "dra", 2, fixtures.FromTemplate("two-gpus")))
 	first, second := fixtures.TrainJob(ns, "first", "dra", "lq"), fixtures.TrainJob(ns, "second", "dra", "lq")
 	fixtures.Create(t, ctx, k8s, first)
 	fixtures.WaitRunning(t, ctx, k8s, first)
@@ -178,9 +155,9 @@ func TestDRAGPUsAreCountedAgainstQuotaAndAllocated(t *testing.T) {
 // on the Workload), a shared claim (ours: Kueue would not count it).
 func TestBadDRAClaimsHoldNoQuotaAndAreSaid(t *testing.T) {
 	ns := queueOf(t, 8)
-	fixtures.Create(t, ctx, k8s, claimTemplate(ns, "other-class", "other.example.com", 1),
-		draRuntime(ns, "missing", 1, fromTemplate("no-such-template")),
-		draRuntime(ns, "unmapped", 1, fromTemplate("other-class")),
+	fixtures.Create(t, ctx, k8s, fixtures.ClaimTemplate(ns, "other-class", "other.example.com", 1),
+		draRuntime(ns, "missing", 1, fixtures.FromTemplate("no-such-template")),
+		draRuntime(ns, "unmapped", 1, fixtures.FromTemplate("other-class")),
 		draRuntime(ns, "shared", 1, corev1.PodResourceClaim{Name: "gpus", ResourceClaimName: ptr.To("team-gpus")}))
 	for _, tc := range []struct{ runtime, says string }{
 		{"missing", "no-such-template"},

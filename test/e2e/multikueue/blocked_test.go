@@ -186,6 +186,7 @@ func setQuota(t *testing.T, w *cluster, ns string, gpus int64) {
 				cq.Spec.ResourceGroups[0].Flavors[0].Resources[i].NominalQuota = *resource.NewQuantity(gpus, resource.DecimalSI)
 			}
 		}
+		draQuota(cq, gpus)
 		return w.Update(ctx, cq)
 	})
 }

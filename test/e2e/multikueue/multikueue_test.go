@@ -65,6 +65,7 @@ func setUp(t *testing.T, w1, w2 capacity, run time.Duration) string {
 			fixtures.Role{Name: "node", Ancestor: "trainer", Requests: fixtures.GPUs(4), Annotations: fixtures.RunFor(run)})
 	}
 	flavors, cq, lq := fixtures.Queue(ns, ns, fixtures.Pool{Name: "gpu", GPUs: 64})
+	draQuota(cq, 64)
 	cq.Spec.AdmissionChecksStrategy = &kueue.AdmissionChecksStrategy{AdmissionChecks: []kueue.AdmissionCheckStrategyRule{{Name: localcluster.MultiKueueCheck}}}
 	createAll(t, manager, append(asObjects(flavors), cq, lq, rt())...)
 	for _, w := range []struct {
@@ -79,6 +80,7 @@ func setUp(t *testing.T, w1, w2 capacity, run time.Duration) string {
 			}
 		}
 		flavors, cq, lq := fixtures.Queue(ns, ns, p)
+		draQuota(cq, w.quotaGPUs)
 		createAll(t, w.c, append(asObjects(flavors), cq, lq, rt())...)
 	}
 	for _, c := range []*cluster{manager, worker1, worker2} {
@@ -95,6 +97,17 @@ func setUp(t *testing.T, w1, w2 capacity, run time.Duration) string {
 	}
 	return ns
 }
+
+// draQuota gives a ClusterQueue of a DRA set-up (draOn) as many GPUs
+// claimed through DRA as it has GPUs requested as nvidia.com/gpu.
+func draQuota(cq *kueue.ClusterQueue, gpus int64) {
+	if draOn() {
+		fixtures.SetDRAQuota(cq, gpus)
+	}
+}
+
+// draOn: the suite's clusters run DRA (suite_test.go), from Kueue v0.18.
+func draOn() bool { return kueueVersion == "" || kueueVersion >= "v0.18" }
 
 func asObjects[T client.Object](in []T) []client.Object {
 	out := make([]client.Object, len(in))

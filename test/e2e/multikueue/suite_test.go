@@ -4,7 +4,8 @@
 // and Trainer. trainjob-kueue runs on all three. The manager runs Trainer's
 // controller only from v2.3 (earlier releases ignore spec.managedBy and
 // would create JobSets there); with E2E_TRAINER_VERSION it runs on another
-// Trainer release, every cluster alike.
+// Trainer release, every cluster alike. From Kueue v0.18 the workers run
+// DRA too (make cluster-up DRA=true's fake driver).
 package multikueue_test
 
 import (
@@ -55,7 +56,10 @@ func run(m *testing.M) int {
 	scheme := fixtures.Scheme()
 
 	up := func(name, role string) (*cluster, error) {
-		settings := localcluster.Settings{TrainerVersion: version, KueueVersion: kueueVersion, MultiKueue: role}
+		// With a Kueue that counts DRA devices, the workers run the fake
+		// DRA driver and every Kueue counts its devices, so that a job
+		// can claim GPUs through DRA on its way through MultiKueue.
+		settings := localcluster.Settings{TrainerVersion: version, KueueVersion: kueueVersion, MultiKueue: role, DRA: draOn()}
 		if role == "" && priorityBoostOn() {
 			// The workers honour a ClusterQueue's preemption-cost policy.
 			settings.KueueFeatureGates = "PriorityBoost=true"
