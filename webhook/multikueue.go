@@ -23,8 +23,16 @@ import (
 // defaultManagedBy hands a job to MultiKueue when its queue dispatches, as
 // Kueue does for its built-in integrations: only when the user left
 // spec.managedBy unset or at Trainer's default.
+//
+// Standing by it does too, as Kueue's built-in webhook does then: in a
+// switch, Kueue restarts without its built-in integration (its TrainJob
+// webhook a no-op) up to one configuration tick before we restart taking
+// TrainJobs over, and a job created on a dispatching queue in between
+// was left with Trainer's managedBy: Kueue's MultiKueue check rejected it
+// and deactivated its Workload for good (seen in the MultiKueue switch
+// e2e). Both webhooks set the same value, whichever runs first.
 func (w *Webhook) defaultManagedBy(ctx context.Context, job *integration.TrainJob) error {
-	if !w.opts.MultiKueue || !job.CanDefaultManagedBy() {
+	if !(w.opts.MultiKueue || w.opts.BuiltInTrainJob) || !job.CanDefaultManagedBy() {
 		return nil
 	}
 	q := jobframework.QueueName(job)

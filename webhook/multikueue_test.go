@@ -73,3 +73,52 @@ func TestADispatchingQueueIsJudgedByTheIntegrationThatRunsTheJob(t *testing.T) {
 		})
 	}
 }
+
+// A job on a dispatching queue is handed to MultiKueue by ours when Kueue
+// lets MultiKueue dispatch TrainJobs through us, and standing by too (as
+// Kueue's built-in webhook does, which may already be a no-op while we
+// still stand by in a switch); with neither, and on a queue that does not
+// dispatch, it keeps Trainer's managedBy.
+func TestADispatchingQueueHandsTheJobToMultiKueue(t *testing.T) {
+	objs := []client.Object{
+		&kueue.LocalQueue{ObjectMeta: metav1.ObjectMeta{Namespace: "team", Name: "lq"}, Spec: kueue.LocalQueueSpec{ClusterQueue: "dispatch"}},
+		&kueue.LocalQueue{ObjectMeta: metav1.ObjectMeta{Namespace: "team", Name: "here"}, Spec: kueue.LocalQueueSpec{ClusterQueue: "local"}},
+		&kueue.ClusterQueue{ObjectMeta: metav1.ObjectMeta{Name: "dispatch"}, Spec: kueue.ClusterQueueSpec{AdmissionChecksStrategy: &kueue.AdmissionChecksStrategy{
+			AdmissionChecks: []kueue.AdmissionCheckStrategyRule{{Name: "mk"}}}}},
+		&kueue.ClusterQueue{ObjectMeta: metav1.ObjectMeta{Name: "local"}},
+		&kueue.AdmissionCheck{ObjectMeta: metav1.ObjectMeta{Name: "mk"}, Spec: kueue.AdmissionCheckSpec{ControllerName: kueue.MultiKueueControllerName}},
+	}
+	trainers := "trainer.kubeflow.org/trainjob-controller"
+	for name, tc := range map[string]struct {
+		multiKueue, standby bool
+		queue               string
+		managedBy           *string
+		want                *string
+	}{
+		"ours, dispatching":                    {multiKueue: true, queue: "lq", want: ptr.To(kueue.MultiKueueControllerName)},
+		"standing by, dispatching":             {standby: true, queue: "lq", want: ptr.To(kueue.MultiKueueControllerName)},
+		"standing by, Trainer's default":       {standby: true, queue: "lq", managedBy: &trainers, want: ptr.To(kueue.MultiKueueControllerName)},
+		"Kueue does not dispatch TrainJobs":    {queue: "lq"},
+		"standing by, a queue of this cluster": {standby: true, queue: "here"},
+		"ours, another controller's job":       {multiKueue: true, queue: "lq", managedBy: ptr.To("example.com/other"), want: ptr.To("example.com/other")},
+	} {
+		t.Run(name, func(t *testing.T) {
+			opts := integration.Options{Shape: shape.PodTemplateOverrides{}}
+			opts.MultiKueue, opts.BuiltInTrainJob = tc.multiKueue, tc.standby
+			c := fake.NewClientBuilder().WithScheme(scheme.New()).WithObjects(objs...).Build()
+			w := &Webhook{client: c, opts: opts}
+			job := w.job(&trainjob.TrainJob{ObjectMeta: metav1.ObjectMeta{Namespace: "team", Name: "j", Labels: map[string]string{constants.QueueLabel: tc.queue}}})
+			job.Spec.ManagedBy = tc.managedBy
+			if err := w.defaultManagedBy(t.Context(), job); err != nil {
+				t.Fatal(err)
+			}
+			want := tc.want
+			if want == nil {
+				want = tc.managedBy
+			}
+			if diff := cmp.Diff(want, job.Spec.ManagedBy); diff != "" {
+				t.Errorf("spec.managedBy (-want +got):\n%s", diff)
+			}
+		})
+	}
+}

@@ -5,7 +5,6 @@ package main
 
 import (
 	"context"
-	"errors"
 	"flag"
 	"fmt"
 	"net/http"
@@ -186,11 +185,17 @@ func run(ctx context.Context, f flags, draining *atomic.Bool, p process) error {
 	// the webhook server cannot start without it, and reconciling before the
 	// webhook answers would let jobs through unqueued.
 	setupErr := make(chan error, 1)
+	synced := &atomic.Bool{}
 	go func() {
 		<-certsReady
-		setupErr <- setup(ctx, mgr, opts, !f.disableWebhook)
+		err := setup(ctx, mgr, opts, !f.disableWebhook)
+		setupErr <- err
+		if err == nil {
+			synced.Store(syncReads(ctx, mgr, opts, !f.disableWebhook))
+		}
 	}()
-	ready, err := addProbes(mgr, f, certsReady, draining)
+	ready, err := addProbes(mgr, readiness{draining: draining, certsReady: certsReady, synced: synced, webhook: !f.disableWebhook,
+		started: func() error { return mgr.GetWebhookServer().StartedChecker()(nil) }})
 	if err != nil {
 		return err
 	}
@@ -276,38 +281,17 @@ func watchRestarts(mgr ctrl.Manager, f flags, opts integration.Options, stop fun
 	return restartwatch.WatchBuiltIn(mgr, f.kueueConfig, opts.BuiltInTrainJob, builtInCheckInterval, stop)
 }
 
-// addProbes: alive while the process runs; ready once the certificate
-// exists and the webhook serves, and no longer once draining.
-// The readiness check is returned too: the turn of a mode change is given
-// back when it passes.
-func addProbes(mgr ctrl.Manager, f flags, certsReady <-chan struct{}, draining *atomic.Bool) (func() error, error) {
+// addProbes: alive while the process runs; ready as r says. The
+// readiness check is returned too: the turn of a mode change is given back
+// when it passes.
+func addProbes(mgr ctrl.Manager, r readiness) (func() error, error) {
 	if err := mgr.AddHealthzCheck("healthz", healthz.Ping); err != nil {
 		return nil, err
 	}
-	ready := func(req *http.Request) error {
-		if draining.Load() {
-			return errors.New("shutting down")
-		}
-		select {
-		case <-certsReady:
-		default:
-			return errors.New("webhook certificate not ready")
-		}
-		if f.disableWebhook {
-			return nil
-		}
-		return mgr.GetWebhookServer().StartedChecker()(req)
-	}
-	if err := mgr.AddReadyzCheck("readyz", ready); err != nil {
+	if err := mgr.AddReadyzCheck("readyz", func(*http.Request) error { return r.check() }); err != nil {
 		return nil, err
 	}
-	return func() error {
-		req, err := http.NewRequest(http.MethodGet, "/readyz", nil)
-		if err != nil {
-			return err
-		}
-		return ready(req)
-	}, nil
+	return r.check, nil
 }
 
 // start runs the manager until it stops, a setup fails, or a restart watch

@@ -1,0 +1,72 @@
+package main
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"sync/atomic"
+
+	ctrl "sigs.k8s.io/controller-runtime"
+	"sigs.k8s.io/controller-runtime/pkg/cache"
+
+	"github.com/trainjob-kueue/trainjob-kueue/integration"
+	tjwebhook "github.com/trainjob-kueue/trainjob-kueue/webhook"
+)
+
+// readiness is when a replica takes webhook calls (a Service routes them
+// to ready pods only; the turn of a mode change is given back on it): once
+// its serving certificate exists, its webhook server runs with every
+// webhook registered and the caches the webhooks read are synced; no
+// longer once it drains.
+//
+// Without the last two, a replica restarted in process for a mode change
+// was ready while it still registered its webhooks ("the server could not
+// find the requested resource") and while a call's read made and synced
+// an informer within the call's deadline ("Timeout: failed waiting for
+// *v1beta2.ClusterQueue Informer to sync"): creates refused in the
+// MultiKueue switch e2e.
+type readiness struct {
+	draining   *atomic.Bool
+	certsReady <-chan struct{}
+	// synced: every webhook is registered and what they read is synced
+	// (syncReads).
+	synced *atomic.Bool
+	// webhook: the process serves webhooks (not --disable-webhook).
+	webhook bool
+	// started is the webhook server's own check.
+	started func() error
+}
+
+func (r readiness) check() error {
+	if r.draining.Load() {
+		return errors.New("shutting down")
+	}
+	select {
+	case <-r.certsReady:
+	default:
+		return errors.New("webhook certificate not ready")
+	}
+	if !r.synced.Load() {
+		return errors.New("the webhooks are not registered, or what they read not synced, yet")
+	}
+	if !r.webhook {
+		return nil
+	}
+	return r.started()
+}
+
+// syncReads makes the informers of what the webhooks read and waits until
+// they, and every informer made so far, are synced; false when ctx ends
+// first or an informer cannot be made (said in the log: the replica then
+// never becomes ready, rather than refusing calls).
+func syncReads(ctx context.Context, mgr ctrl.Manager, opts integration.Options, withWebhook bool) bool {
+	if withWebhook {
+		for _, o := range tjwebhook.CachedReads(opts) {
+			if _, err := mgr.GetCache().GetInformer(ctx, o, cache.BlockUntilSynced(false)); err != nil {
+				ctrl.Log.WithName("setup").Error(err, "Making the informer of what the webhooks read: this replica stays unready", "kind", fmt.Sprintf("%T", o))
+				return false
+			}
+		}
+	}
+	return mgr.GetCache().WaitForCacheSync(ctx)
+}
