@@ -265,13 +265,15 @@ cluster-up:
 	$(GO) run ./hack/cluster up -name $(CLUSTER) -trainer-version $(TRAINER_VERSION) -kueue-version $(KUEUE_VERSION) -integration $(INTEGRATION) $(if $(KUEUE_CONFIG),-kueue-config $(KUEUE_CONFIG)) $(if $(KUEUE_FEATURE_GATES),-kueue-feature-gates $(KUEUE_FEATURE_GATES)) -dra=$(DRA) -provisioning=$(PROVISIONING)
 
 ## multikueue-up: a MultiKueue manager (mk-manager) and two workers
-## (mk-worker1, mk-worker2), connected.
+## (mk-worker1, mk-worker2), connected, each with INTEGRATION. Switch the
+## whole set-up in the runbook's order: make cluster-switch CLUSTER=mk-manager INTEGRATION=…
 multikueue-up:
-	$(GO) run ./hack/cluster multikueue -trainer-version $(TRAINER_VERSION) -kueue-version $(KUEUE_VERSION)
+	$(GO) run ./hack/cluster multikueue -trainer-version $(TRAINER_VERSION) -kueue-version $(KUEUE_VERSION) -integration $(INTEGRATION)
 
 ## cluster-switch: switch a running cluster's TrainJobs, live, to
 ## INTEGRATION=ours (trainjob-kueue) or intree (Kueue's built-in), in the
 ## runbook's order (docs/install.md): make cluster-switch CLUSTER=… INTEGRATION=ours
+## (a MultiKueue manager's CLUSTER switches its workers and itself).
 cluster-switch:
 	$(GO) run ./hack/cluster switch -name $(CLUSTER) -integration $(INTEGRATION)
 
@@ -286,15 +288,16 @@ test-e2e: test-e2e-main
 	$(GO) test -count=1 -timeout 20m ./test/e2e/recovery/
 	$(GO) test -count=1 -timeout 25m ./test/e2e/preemptioncost/
 	$(GO) test -count=1 -timeout 30m ./test/e2e/switchover/
+	$(GO) test -count=1 -timeout 40m ./test/e2e/multikueueswitch/
 	$(GO) test -count=1 -timeout 15m ./test/e2e/dra/
 	$(GO) test -count=1 -timeout 20m ./test/e2e/podsready/
 	$(MAKE) --no-print-directory test-deployed DEPLOYED_TESTS='$(DEPLOYED_SMOKE_TESTS)'
 
 # The e2e tiers but the as-deployed, recovery-timeout, preemption-cost,
-# MultiKueue, switch, waitForPodsReady and DRA ones (clusters of their own), one after another
+# MultiKueue (and its switch), switch, waitForPodsReady and DRA ones (clusters of their own), one after another
 # (make test runs them, or their shares, among the smokes, longest first).
 test-e2e-main: components
-	$(GO) test -p 1 -count=1 -timeout 40m $$($(GO) list ./test/e2e/... | grep -v -e /test/e2e/deployed -e /test/e2e/recovery -e /test/e2e/preemptioncost -e /test/e2e/multikueue -e /test/e2e/switchover -e /test/e2e/dra -e /test/e2e/podsready)
+	$(GO) test -p 1 -count=1 -timeout 40m $$($(GO) list ./test/e2e/... | grep -v -e /test/e2e/deployed -e /test/e2e/recovery -e /test/e2e/preemptioncost -e /test/e2e/multikueue -e /test/e2e/multikueueswitch -e /test/e2e/switchover -e /test/e2e/dra -e /test/e2e/podsready)
 
 # The part of test-deployed make test runs: both replicas Ready with
 # internal certificates, and a leader failover mid-burst.

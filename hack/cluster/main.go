@@ -4,7 +4,7 @@
 //	go run ./hack/cluster up   [-name local] [-trainer-version v2.1.0] [-kueue-version v0.19.2] [-integration ours|intree] [-kueue-config FILE] [-dra] [-provisioning]
 //	go run ./hack/cluster down [-name local|all]
 //	go run ./hack/cluster switch [-name local] -integration ours|intree   (live, no job restarted)
-//	go run ./hack/cluster multikueue [-trainer-version v2.1.0] [-kueue-version v0.19.2]   (clusters mk-manager, mk-worker1, mk-worker2)
+//	go run ./hack/cluster multikueue [-trainer-version v2.1.0] [-kueue-version v0.19.2] [-integration ours|intree]   (clusters mk-manager, mk-worker1, mk-worker2)
 package main
 
 import (
@@ -47,7 +47,7 @@ func main() {
 			Settings: localcluster.Settings{TrainerVersion: *trainer, KueueVersion: *kueueVersion, Integration: *integ, MultiKueue: *multiKueue, KueueFeatureGates: *kueueGates, DRA: *dra, Provisioning: *provisioning},
 		})
 	case "multikueue":
-		err = upMultiKueue(ctx, root, *trainer, *kueueVersion)
+		err = upMultiKueue(ctx, root, localcluster.Settings{TrainerVersion: *trainer, KueueVersion: *kueueVersion, Integration: *integ})
 	case "down":
 		err = localcluster.Down(root, *name, os.Stdout)
 	case "switch":
@@ -74,11 +74,13 @@ func switchIntegration(ctx context.Context, root, name, to string) error {
 	return nil
 }
 
-// upMultiKueue brings up a manager and two workers and connects them.
-func upMultiKueue(ctx context.Context, root, trainer, kueueVersion string) error {
+// upMultiKueue brings up a manager and two workers with the same settings
+// and connects them. Switch the whole set-up with switch -name mk-manager.
+func upMultiKueue(ctx context.Context, root string, settings localcluster.Settings) error {
 	up := func(name, role string) (*localcluster.Cluster, error) {
-		return localcluster.Up(ctx, localcluster.Options{Name: name, Root: root, Progress: os.Stdout,
-			Settings: localcluster.Settings{TrainerVersion: trainer, KueueVersion: kueueVersion, MultiKueue: role}})
+		s := settings
+		s.MultiKueue = role
+		return localcluster.Up(ctx, localcluster.Options{Name: name, Root: root, Progress: os.Stdout, Settings: s})
 	}
 	manager, err := up("mk-manager", localcluster.MultiKueueManager)
 	if err != nil {

@@ -57,20 +57,25 @@ func (c kueueConfig) object(key string) map[string]any {
 func (c kueueConfig) frameworks() []any { return asSlice(c.object("integrations")["frameworks"]) }
 
 // setIntegration turns Kueue's built-in TrainJob integration on (intree)
-// or off (ours, none).
+// or off (ours, none). With it, TrainJob leaves
+// multiKueue.externalFrameworks (Kueue refuses a generic MultiKueue
+// adapter for a kind it has a built-in one for); with ours it comes back,
+// as config/kueue lists it: on a MultiKueue manager that is the one edit
+// the runbook makes, so that Kueue's generic adapter dispatches the jobs
+// trainjob-kueue queues.
 func (c kueueConfig) setIntegration(integration string) {
 	frameworks := slices.DeleteFunc(slices.Clone(c.frameworks()), func(f any) bool { return f == inTreeFramework })
-	if integration == IntegrationInTree {
+	external := slices.DeleteFunc(slices.Clone(asSlice(c.object("multiKueue")["externalFrameworks"])), func(f any) bool {
+		m, _ := f.(map[string]any)
+		return m["name"] == inTreeMultiKueue
+	})
+	switch integration {
+	case IntegrationInTree:
 		frameworks = append(frameworks, inTreeFramework)
-		// Kueue refuses a generic MultiKueue adapter for a kind it has a
-		// built-in one for.
-		if mk, _ := c["multiKueue"].(map[string]any); mk != nil {
-			mk["externalFrameworks"] = slices.DeleteFunc(slices.Clone(asSlice(mk["externalFrameworks"])), func(f any) bool {
-				m, _ := f.(map[string]any)
-				return m["name"] == inTreeMultiKueue
-			})
-		}
+	case IntegrationOurs:
+		external = append(external, map[string]any{"name": inTreeMultiKueue})
 	}
+	c.object("multiKueue")["externalFrameworks"] = external
 	c.object("integrations")["frameworks"] = frameworks
 }
 
@@ -98,7 +103,8 @@ func (c kueueConfig) setFeatureGates(list string) error {
 // forMultiKueueManager: a playground's short timeouts, and only the
 // frameworks whose kinds the workers have (MultiKueue watches every enabled
 // framework's kind on every worker and fails to connect to a worker missing
-// one of their CRDs: "no matches for kind").
+// one of their CRDs: "no matches for kind"): Job, JobSet and, while it is
+// on, Kueue's built-in TrainJob integration (every worker runs Trainer).
 func (c kueueConfig) forMultiKueueManager() {
 	mk := c.object("multiKueue")
 	// Kueue's default of 15 minutes suits production; a playground shows
@@ -110,7 +116,7 @@ func (c kueueConfig) forMultiKueueManager() {
 		mk["gcInterval"] = "20s"
 	}
 	c.object("integrations")["frameworks"] = slices.DeleteFunc(slices.Clone(c.frameworks()), func(f any) bool {
-		return f != "batch/job" && f != "jobset.x-k8s.io/jobset"
+		return f != "batch/job" && f != "jobset.x-k8s.io/jobset" && f != inTreeFramework
 	})
 }
 

@@ -35,12 +35,21 @@ func TestSetIntegrationTurnsTheBuiltInTrainJobIntegrationOnAndOffAlone(t *testin
 	if got := cfg.integration(); got != IntegrationOurs {
 		t.Errorf("integration() = %q after setting ours", got)
 	}
+	// A MultiKueue manager dispatches ours through Kueue's generic adapter.
+	want := []any{map[string]any{"name": "Other.v1.example.com"}, map[string]any{"name": inTreeMultiKueue}}
+	if diff := cmp.Diff(want, cfg.object("multiKueue")["externalFrameworks"]); diff != "" {
+		t.Errorf("ours: the generic MultiKueue adapter for TrainJob (-want +got):\n%s", diff)
+	}
+	cfg.setIntegration(IntegrationOurs)
+	if diff := cmp.Diff(want, cfg.object("multiKueue")["externalFrameworks"]); diff != "" {
+		t.Errorf("setting ours twice (-want +got):\n%s", diff)
+	}
 }
 
 func TestAManagersKueueWatchesOnlyKindsItsWorkersHave(t *testing.T) {
-	cfg := kueueConfig{"integrations": map[string]any{"frameworks": []any{"batch/job", "pod", "jobset.x-k8s.io/jobset", "kubeflow.org/mpijob"}}}
+	cfg := kueueConfig{"integrations": map[string]any{"frameworks": []any{"batch/job", "pod", "jobset.x-k8s.io/jobset", "kubeflow.org/mpijob", inTreeFramework}}}
 	cfg.forMultiKueueManager()
-	if diff := cmp.Diff([]any{"batch/job", "jobset.x-k8s.io/jobset"}, cfg.frameworks()); diff != "" {
+	if diff := cmp.Diff([]any{"batch/job", "jobset.x-k8s.io/jobset", inTreeFramework}, cfg.frameworks()); diff != "" {
 		t.Errorf("frameworks (-want +got):\n%s", diff)
 	}
 	mk := cfg.object("multiKueue")

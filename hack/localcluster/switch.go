@@ -7,6 +7,7 @@ import (
 	"io"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"time"
 
@@ -16,6 +17,7 @@ import (
 	"k8s.io/apimachinery/pkg/runtime"
 	utilruntime "k8s.io/apimachinery/pkg/util/runtime"
 	"sigs.k8s.io/controller-runtime/pkg/client"
+	kueue "sigs.k8s.io/kueue/apis/kueue/v1beta2"
 
 	"github.com/trainjob-kueue/trainjob-kueue/hack/poll"
 	"github.com/trainjob-kueue/trainjob-kueue/names"
@@ -36,20 +38,72 @@ import (
 // unfinished job carries its entries (until then it stands by and hands
 // the jobs Kueue stops back; switch again to stop it).
 //
+// On a MultiKueue manager it switches the whole set-up, in the runbook's
+// order: to ours, each worker first (a worker under ours runs what a
+// manager under either integration dispatches), then the manager; to
+// intree, the manager first, then each worker. So the one mixed state is
+// always a manager under Kueue's integration dispatching to workers under
+// ours. A worker alone switches as a plain cluster.
+//
 // root is the checkout trainjob-kueue is built from.
 func (c *Cluster) Switch(ctx context.Context, root, to string, progress io.Writer) error {
+	if to != IntegrationOurs && to != IntegrationInTree {
+		return fmt.Errorf("INTEGRATION=%q: switch to ours or intree", to)
+	}
+	if c.state.Settings.MultiKueue != MultiKueueManager {
+		return c.switchOne(ctx, root, to, progress)
+	}
+	workers, err := c.workers(ctx, root)
+	if err != nil {
+		return err
+	}
+	order := append(slices.Clone(workers), c)
+	if to == IntegrationInTree {
+		order = append([]*Cluster{c}, workers...)
+	}
+	for _, one := range order {
+		fmt.Fprintf(progress, "switch: %s\n", filepath.Base(one.Dir))
+		if err := one.switchOne(ctx, root, to, progress); err != nil {
+			return fmt.Errorf("switching %s: %w", filepath.Base(one.Dir), err)
+		}
+	}
+	return nil
+}
+
+// workers are the local clusters a MultiKueue manager dispatches to: its
+// MultiKueueClusters, each named as the local cluster it reaches
+// (ConnectWorkers).
+func (c *Cluster) workers(ctx context.Context, root string) ([]*Cluster, error) {
+	scheme := runtime.NewScheme()
+	utilruntime.Must(kueue.AddToScheme(scheme))
+	admin, err := c.Client(scheme)
+	if err != nil {
+		return nil, err
+	}
+	var list kueue.MultiKueueClusterList
+	if err := admin.List(ctx, &list); err != nil {
+		return nil, fmt.Errorf("listing the manager's MultiKueueClusters: %w", err)
+	}
+	out := make([]*Cluster, 0, len(list.Items))
+	for _, mkc := range list.Items {
+		w, err := Existing(root, mkc.Name)
+		if err != nil {
+			return nil, fmt.Errorf("worker %s (MultiKueueCluster %s) is no local cluster to switch: %w", mkc.Name, mkc.Name, err)
+		}
+		out = append(out, w)
+	}
+	slices.SortFunc(out, func(a, b *Cluster) int { return strings.Compare(a.Dir, b.Dir) })
+	return out, nil
+}
+
+// switchOne switches this cluster alone.
+func (c *Cluster) switchOne(ctx context.Context, root, to string, progress io.Writer) error {
 	cfg, err := readKueueConfig(kueueConfigPath(c.Dir))
 	if err != nil {
 		return err
 	}
-	from := cfg.integration()
 	say := func(format string, args ...any) { fmt.Fprintf(progress, "switch: "+format+"\n", args...) }
-	switch {
-	case to != IntegrationOurs && to != IntegrationInTree:
-		return fmt.Errorf("INTEGRATION=%q: switch to ours or intree", to)
-	case c.state.Settings.MultiKueue != "":
-		return fmt.Errorf("cluster %s is part of a MultiKueue set-up: switch its clusters one by one is not supported here", c.Dir)
-	case from == to && (to == IntegrationOurs) == c.Running("trainjob-kueue"):
+	if cfg.integration() == to && (to == IntegrationOurs) == c.Running("trainjob-kueue") {
 		say("the cluster already runs %s", to)
 		return nil
 	}
