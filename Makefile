@@ -19,6 +19,11 @@ DRA ?= false
 # provisioning admission check), with a fake provisioner standing in for
 # cluster-autoscaler (hack/fakeprovisioner; docs/provisioning.md).
 PROVISIONING ?= false
+# REPLICAS=2: two replicas of trainjob-kueue on the local cluster, leader
+# election on, their webhooks called through a loopback Service that sends
+# each connection to a ready replica (hack/loopbackservice), as a
+# Deployment's are.
+REPLICAS ?= 1
 
 .PHONY: prefetch generate verify-generate all build plugin krew image image-push deploy bench bench-sweep bench-smoke bench-check bench-baseline scale test test-install test-image test-smoke test-full test-unit test-integration test-e2e test-e2e-main test-deployed test-deployed-helm test-reliability test-reliability-smoke fuzz vet envtest-assets components cluster-up cluster-down cluster-switch multikueue-up demo dashboard-picture clean
 
@@ -262,13 +267,13 @@ components:
 ## cluster-up: the whole local control plane in the background.
 cluster-up:
 	@$(DOWNLOAD_MODULES)
-	$(GO) run ./hack/cluster up -name $(CLUSTER) -trainer-version $(TRAINER_VERSION) -kueue-version $(KUEUE_VERSION) -integration $(INTEGRATION) $(if $(KUEUE_CONFIG),-kueue-config $(KUEUE_CONFIG)) $(if $(KUEUE_FEATURE_GATES),-kueue-feature-gates $(KUEUE_FEATURE_GATES)) -dra=$(DRA) -provisioning=$(PROVISIONING)
+	$(GO) run ./hack/cluster up -name $(CLUSTER) -trainer-version $(TRAINER_VERSION) -kueue-version $(KUEUE_VERSION) -integration $(INTEGRATION) $(if $(KUEUE_CONFIG),-kueue-config $(KUEUE_CONFIG)) $(if $(KUEUE_FEATURE_GATES),-kueue-feature-gates $(KUEUE_FEATURE_GATES)) -dra=$(DRA) -provisioning=$(PROVISIONING) -replicas $(REPLICAS)
 
 ## multikueue-up: a MultiKueue manager (mk-manager) and two workers
 ## (mk-worker1, mk-worker2), connected, each with INTEGRATION. Switch the
 ## whole set-up in the runbook's order: make cluster-switch CLUSTER=mk-manager INTEGRATION=…
 multikueue-up:
-	$(GO) run ./hack/cluster multikueue -trainer-version $(TRAINER_VERSION) -kueue-version $(KUEUE_VERSION) -integration $(INTEGRATION)
+	$(GO) run ./hack/cluster multikueue -trainer-version $(TRAINER_VERSION) -kueue-version $(KUEUE_VERSION) -integration $(INTEGRATION) -replicas $(REPLICAS)
 
 ## cluster-switch: switch a running cluster's TrainJobs, live, to
 ## INTEGRATION=ours (trainjob-kueue) or intree (Kueue's built-in), in the

@@ -26,6 +26,9 @@ func (b *bringUp) buildStreams() [][]string {
 	}
 	if b.o.Integration == IntegrationOurs {
 		streams[2] = append(streams[2], "trainjob-kueue")
+		if (oursService{}).runs(b.o) {
+			streams[2] = append(streams[2], ourReplica2, oursService{}.name())
+		}
 	}
 	if (fakeDRA{}).runs(b.o) {
 		streams[0] = append(streams[0], "fake-dra-driver")
@@ -67,6 +70,12 @@ func (b *bringUp) buildOne(ctx context.Context, name string) (string, error) {
 	case "trainjob-kueue":
 		b.step("binary trainjob-kueue (from the working tree)")
 		return buildOurs(ctx, b.o.Root, b.path("bin", "trainjob-kueue"), b.o.Progress)
+	case ourReplica2:
+		// The same binary, built just before it in its stream.
+		return b.path("bin", "trainjob-kueue"), nil
+	case oursService{}.name():
+		b.step("binary %s (hack/loopbackservice, from the working tree)", name)
+		return buildOursService(ctx, b.o.Root, b.path("bin", name), b)
 	case "fake-provisioner":
 		b.step("binary fake-provisioner (hack/fakeprovisioner, from the working tree)")
 		return buildFakeProvisioner(ctx, b.o.Root, b.path("bin", "fake-provisioner"), b)

@@ -60,6 +60,10 @@ type Settings struct {
 	// check, as clouds obtain GPU nodes) with a fake provisioner
 	// (provisioning.go) standing in for cluster-autoscaler.
 	Provisioning bool `json:"provisioning,omitempty"`
+	// OursReplicas: 2 runs a second replica of trainjob-kueue (leader
+	// election on, as a Deployment's replicas) and a loopback Service in
+	// front of both (service.go); 0 or 1, one replica.
+	OursReplicas int `json:"oursReplicas,omitempty"`
 }
 
 // Options for Up.
@@ -148,6 +152,9 @@ func Up(ctx context.Context, o Options) (*Cluster, error) {
 	}
 	if o.MultiKueue != "" && o.MultiKueue != MultiKueueManager {
 		return nil, fmt.Errorf("MultiKueue role %q: use %q or nothing", o.MultiKueue, MultiKueueManager)
+	}
+	if o.OursReplicas < 0 || o.OursReplicas > 2 {
+		return nil, fmt.Errorf("REPLICAS=%d: trainjob-kueue runs 1 or 2 replicas here", o.OursReplicas)
 	}
 	if o.DRA && !draSupported(o.KueueVersion) {
 		return nil, fmt.Errorf("DRA=true: Kueue %s does not count DRA devices; use Kueue v0.18 or later", o.KueueVersion)

@@ -50,7 +50,7 @@ func launchers() [][]launcher {
 	return [][]launcher{
 		{etcd{}, apiServer{}},
 		{controllerManager{}, scheduler{}, kwok{}, kueueManager{}, jobsetController{}, trainerController{}, fakeDRA{}, fakeProvisioner{}},
-		{ours{}},
+		{ours{}, ours{replica: 2}, oursService{}},
 	}
 }
 

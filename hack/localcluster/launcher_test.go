@@ -33,7 +33,7 @@ func TestEveryComponentHasOneLauncherAndPortsOfItsOwn(t *testing.T) {
 		}
 	}
 	// Every binary bring-up builds but kubectl is a component it starts.
-	for _, stream := range (&bringUp{o: Options{Settings: Settings{Integration: IntegrationOurs, DRA: true, Provisioning: true}}}).buildStreams() {
+	for _, stream := range (&bringUp{o: Options{Settings: Settings{Integration: IntegrationOurs, DRA: true, Provisioning: true, OursReplicas: 2}}}).buildStreams() {
 		for _, bin := range stream {
 			if bin != "kubectl" && !names[bin] {
 				t.Errorf("%s is built but no launcher starts it", bin)

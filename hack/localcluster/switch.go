@@ -120,17 +120,13 @@ func (c *Cluster) switchToOurs(ctx context.Context, root string, cfg kueueConfig
 		return err
 	}
 	if !c.Running("trainjob-kueue") {
-		say("starting trainjob-kueue, standing by while Kueue runs its built-in integration")
-		c.state.Commands["trainjob-kueue"] = command{Bin: bin, Args: ours{}.args(c.Dir, c.state.Ports)}
-		if err := c.Start(ctx, "trainjob-kueue"); err != nil {
-			return err
-		}
-		if err := c.registerOurWebhooks(ctx, root); err != nil {
+		say("starting trainjob-kueue (%s), standing by while Kueue runs its built-in integration", strings.Join(ourComponents(c.state.Settings), ", "))
+		if err := c.startOurs(ctx, root, bin); err != nil {
 			return err
 		}
 	}
 	say("turning Kueue's built-in TrainJob integration off and restarting Kueue")
-	restarts, _ := c.restartsOfOurs()
+	restarts := c.restartsOfOurs()
 	cfg.setIntegration(IntegrationOurs)
 	if err := cfg.write(kueueConfigPath(c.Dir)); err != nil {
 		return err
@@ -149,7 +145,7 @@ func (c *Cluster) switchToOurs(ctx context.Context, root string, cfg kueueConfig
 func (c *Cluster) switchToInTree(ctx context.Context, root string, cfg kueueConfig, say func(string, ...any)) error {
 	if cfg.integration() != IntegrationInTree {
 		say("turning Kueue's built-in TrainJob integration on; trainjob-kueue stands by")
-		restarts, _ := c.restartsOfOurs()
+		restarts := c.restartsOfOurs()
 		cfg.setIntegration(IntegrationInTree)
 		if err := cfg.write(kueueConfigPath(c.Dir)); err != nil {
 			return err
@@ -221,29 +217,48 @@ func finished(j *unstructured.Unstructured) bool {
 	return false
 }
 
-// modeChanged waits for trainjob-kueue to restart in the new mode on
-// seeing Kueue's configuration change, as its Deployment's pods do: in
-// process (it logs "Restarting in process"; no exit the kubelet would
-// count as a crash), then serving again.
-func (c *Cluster) modeChanged(ctx context.Context, restartsBefore int) error {
-	pid := c.state.PIDs["trainjob-kueue"]
-	if err := poll.UntilDone(ctx, time.Minute, func() error {
-		if !alive(pid) {
-			return poll.Stop(fmt.Errorf("trainjob-kueue (pid %d) exited on the configuration's change; see %s", pid, c.Logs("trainjob-kueue")))
+// modeChanged waits for every replica of trainjob-kueue to restart in the
+// new mode on seeing Kueue's configuration change, each on its own tick,
+// as its Deployment's pods do: in process (it logs "Restarting in
+// process"; no exit the kubelet would count as a crash), then serving
+// again.
+func (c *Cluster) modeChanged(ctx context.Context, restartsBefore map[string]int) error {
+	for component, before := range restartsBefore {
+		pid := c.state.PIDs[component]
+		if err := poll.UntilDone(ctx, time.Minute, func() error {
+			if !alive(pid) {
+				return poll.Stop(fmt.Errorf("%s (pid %d) exited on the configuration's change; see %s", component, pid, c.Logs(component)))
+			}
+			if n, _ := c.restartsOf(component); n <= before {
+				return fmt.Errorf("%s (pid %d) did not restart on the configuration's change; see %s", component, pid, c.Logs(component))
+			}
+			return nil
+		}); err != nil {
+			return err
 		}
-		if n, _ := c.restartsOfOurs(); n <= restartsBefore {
-			return fmt.Errorf("trainjob-kueue (pid %d) did not restart on the configuration's change; see %s", pid, c.Logs("trainjob-kueue"))
+		if err := c.waitServing(ctx, component); err != nil {
+			return err
 		}
-		return nil
-	}); err != nil {
-		return err
 	}
-	return c.waitServing(ctx, "trainjob-kueue")
+	return nil
 }
 
-// restartsOfOurs counts trainjob-kueue's restarts in process, from its log.
-func (c *Cluster) restartsOfOurs() (int, error) {
-	data, err := os.ReadFile(c.Logs("trainjob-kueue"))
+// restartsOfOurs counts each running replica's restarts in process.
+func (c *Cluster) restartsOfOurs() map[string]int {
+	out := map[string]int{}
+	for _, component := range ourComponents(c.state.Settings) {
+		l, err := launcherNamed(component)
+		if _, replica := l.(ours); err != nil || !replica || !c.Running(component) {
+			continue
+		}
+		out[component], _ = c.restartsOf(component)
+	}
+	return out
+}
+
+// restartsOf counts a replica's restarts in process, from its log.
+func (c *Cluster) restartsOf(component string) (int, error) {
+	data, err := os.ReadFile(c.Logs(component))
 	if err != nil {
 		return 0, err
 	}
@@ -269,12 +284,43 @@ func (c *Cluster) stopOurs(ctx context.Context, root string) error {
 			return fmt.Errorf("removing %s: %w", h.GetName(), err)
 		}
 	}
-	stopAll(map[string]int{"trainjob-kueue": c.state.PIDs["trainjob-kueue"]}, io.Discard)
-	delete(c.state.PIDs, "trainjob-kueue")
-	if err := os.Remove(filepath.Join(c.Dir, "pids", "trainjob-kueue.pid")); err != nil && !os.IsNotExist(err) {
-		return err
+	pids := map[string]int{}
+	for _, component := range ourComponents(c.state.Settings) {
+		pids[component] = c.state.PIDs[component]
+	}
+	stopAll(pids, io.Discard)
+	for component := range pids {
+		delete(c.state.PIDs, component)
+		if err := os.Remove(filepath.Join(c.Dir, "pids", component+".pid")); err != nil && !os.IsNotExist(err) {
+			return err
+		}
 	}
 	return nil
+}
+
+// startOurs starts trainjob-kueue's processes (bin) on a cluster that runs
+// none, and registers its webhooks.
+func (c *Cluster) startOurs(ctx context.Context, root, bin string) error {
+	for _, component := range ourComponents(c.state.Settings) {
+		l, err := launcherNamed(component)
+		if err != nil {
+			return err
+		}
+		switch l := l.(type) {
+		case ours:
+			c.state.Commands[component] = command{Bin: bin, Args: l.args(c.Dir, c.state.Ports, c.state.Settings.OursReplicas)}
+		case oursService:
+			serviceBin, err := buildOursService(ctx, root, filepath.Join(c.Dir, "bin", component), nil)
+			if err != nil {
+				return err
+			}
+			c.state.Commands[component] = command{Bin: serviceBin, Args: l.args(c.state.Ports)}
+		}
+		if err := c.Start(ctx, component); err != nil {
+			return err
+		}
+	}
+	return c.registerOurWebhooks(ctx, root)
 }
 
 // registerOurWebhooks registers trainjob-kueue's webhooks on a cluster
@@ -299,7 +345,7 @@ func (c *Cluster) ourWebhooks(root string) (client.Client, []client.Object, erro
 	if err != nil {
 		return nil, nil, err
 	}
-	hooks, err := ours{}.webhooks(root, c.state.Ports, ca)
+	hooks, err := ours{}.webhooks(root, c.state.Ports[ourWebhookPort(c.state.Settings)], ca)
 	if err != nil {
 		return nil, nil, err
 	}

@@ -49,7 +49,7 @@ func run(m *testing.M) int {
 		return 1
 	}
 	settings := localcluster.Settings{TrainerVersion: trainerVersion(os.Getenv("E2E_TRAINER_VERSION")),
-		KueueVersion: os.Getenv("E2E_KUEUE_VERSION"), Integration: localcluster.IntegrationInTree}
+		KueueVersion: os.Getenv("E2E_KUEUE_VERSION"), Integration: localcluster.IntegrationInTree, OursReplicas: 2}
 	names := []string{"mks-manager", "mks-worker1", "mks-worker2"}
 	if os.Getenv("E2E_KEEP") == "" {
 		defer func() {

@@ -28,10 +28,11 @@ const dispatch = 3 * time.Minute
 
 // The set-up goes from Kueue's built-in integration to ours and back, the
 // workers first on the way there and the manager first on the way back,
-// while a job runs on worker 1 throughout, a new job is dispatched every
-// 10 s and a server-side dry-run create is sent to the manager every
-// 100 ms. The running job keeps its pods and its Workload; every job
-// dispatched during the switches completes; no create is refused by
+// while a job runs on worker 1 throughout, one dispatched before the
+// switches completes during them, a new job is dispatched every 10 s and a
+// server-side dry-run create is sent to the manager every 100 ms, with
+// two replicas of trainjob-kueue on every cluster (REPLICAS=2). The
+// running job keeps its pods and its Workload; every other job completes; no create is refused by
 // trainjob-kueue's webhook, standing by or not, and the only refusals are
 // Kueue's own webhook's while Kueue restarts (the window docs/install.md
 // names: one Kueue replica here).
@@ -42,6 +43,11 @@ func TestTheSetUpSwitchesToOursAndBackWhileJobsAreDispatched(t *testing.T) {
 	pods := runningOn(t, worker1, long)
 	wl := workloadOf(t, long)
 	setGPUQuota(t, worker2, 16)
+	// Dispatched under Kueue's built-in adapter, it completes during the
+	// switches: the adapter that takes over syncs its status back.
+	crossing := fixtures.TrainJob(ns, "crossing", "medium", "lq")
+	create(t, manager, crossing)
+	runningOn(t, worker2, crossing)
 
 	stop := make(chan struct{})
 	var wg sync.WaitGroup
@@ -71,9 +77,10 @@ func TestTheSetUpSwitchesToOursAndBackWhileJobsAreDispatched(t *testing.T) {
 	if len(dispatched) < 4 {
 		t.Errorf("only %d jobs were dispatched during the switches, want at least 4", len(dispatched))
 	}
-	for _, tj := range dispatched {
+	for _, tj := range append(dispatched, crossing) {
 		fixtures.WaitComplete(t, ctx, manager, tj, dispatch)
 	}
+	t.Logf("%d jobs dispatched during the switches, and the one dispatched before them, completed", len(dispatched))
 	t.Logf("dry-run creates on the manager: %d, refused: %d (by Kueue's webhook while it restarted: %d)", probes.sent, len(probes.refused), probes.kueues)
 	for _, r := range probes.refused {
 		if !r.byKueue {
@@ -83,8 +90,8 @@ func TestTheSetUpSwitchesToOursAndBackWhileJobsAreDispatched(t *testing.T) {
 }
 
 // namespace makes a namespace on every cluster with runtimes "long" (2
-// trainer nodes of 4 GPUs each, for an hour) and "short" (the same for
-// 3 s) and LocalQueue "lq": on the manager its ClusterQueue dispatches
+// trainer nodes of 4 GPUs each, for an hour), "medium" (the same for a
+// minute) and "short" (for 3 s) and LocalQueue "lq": on the manager its ClusterQueue dispatches
 // through the MultiKueue check; worker 1 has 8 GPUs of quota (one long
 // job) and worker 2 none, both two 8-GPU nodes.
 func namespace(t *testing.T) string {
@@ -112,7 +119,8 @@ func namespace(t *testing.T) string {
 		}
 		create(t, c, cq, lq,
 			fixtures.TrainingRuntime(ns, "long", fixtures.TorchPolicy(2), fixtures.Role{Name: "node", Ancestor: "trainer", Requests: fixtures.GPUs(4), Annotations: fixtures.RunFor(time.Hour)}),
-			fixtures.TrainingRuntime(ns, "short", fixtures.TorchPolicy(2), fixtures.Role{Name: "node", Ancestor: "trainer", Requests: fixtures.GPUs(4), Annotations: fixtures.RunFor(3 * time.Second)}))
+			fixtures.TrainingRuntime(ns, "short", fixtures.TorchPolicy(2), fixtures.Role{Name: "node", Ancestor: "trainer", Requests: fixtures.GPUs(4), Annotations: fixtures.RunFor(3 * time.Second)}),
+			fixtures.TrainingRuntime(ns, "medium", fixtures.TorchPolicy(2), fixtures.Role{Name: "node", Ancestor: "trainer", Requests: fixtures.GPUs(4), Annotations: fixtures.RunFor(time.Minute)}))
 		poll.Eventually(t, 30*time.Second, "ClusterQueue active on "+c.name, func() error {
 			got := &kueue.ClusterQueue{}
 			if err := c.Get(ctx, client.ObjectKey{Name: ns}, got); err != nil {
