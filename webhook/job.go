@@ -54,11 +54,8 @@ func SetupJobs(mgr ctrl.Manager, opts integration.Options) error {
 // Kueue's built-in integration needs its JobSet integration on, and skips
 // such Jobs itself.
 func (j *Jobs) Default(ctx context.Context, job *batchv1.Job) error {
-	owner := metav1.GetControllerOfNoCopy(job)
-	if j.opts.BuiltInTrainJob || owner == nil || owner.Kind != "JobSet" || !strings.HasPrefix(owner.APIVersion, jobsetapi.GroupVersion.Group+"/") {
-		return nil
-	}
-	if _, queued := job.Labels[constants.QueueLabel]; !queued {
+	owner := controllerOfKind(job, jobsetapi.GroupVersion.Group, "JobSet")
+	if j.opts.BuiltInTrainJob || owner == nil || !queued(job) {
 		return nil
 	}
 	tj := &trainjob.TrainJob{}
@@ -66,9 +63,37 @@ func (j *Jobs) Default(ctx context.Context, job *batchv1.Job) error {
 		// A JobSet of its own: Kueue's Job integration queues its Jobs.
 		return client.IgnoreNotFound(err)
 	}
-	delete(job.Labels, constants.QueueLabel)
-	if ptr.Deref(job.Spec.Suspend, false) && !tj.Suspended() {
-		job.Spec.Suspend = ptr.To(false)
-	}
+	job.Spec.Suspend = unqueue(job.Labels, job.Spec.Suspend, !tj.Suspended())
 	return nil
+}
+
+// What the JobSet and Job webhooks share: a child of a TrainJob we queue
+// (its JobSet, a Job of that JobSet) is never queued on its own.
+
+// controllerOfKind is obj's controller when it is a kind of group, else
+// nil.
+func controllerOfKind(obj metav1.Object, group, kind string) *metav1.OwnerReference {
+	owner := metav1.GetControllerOfNoCopy(obj)
+	if owner == nil || owner.Kind != kind || !strings.HasPrefix(owner.APIVersion, group+"/") {
+		return nil
+	}
+	return owner
+}
+
+// queued: Kueue's webhook gave obj a queue (a default LocalQueue).
+func queued(obj metav1.Object) bool {
+	_, ok := obj.GetLabels()[constants.QueueLabel]
+	return ok
+}
+
+// unqueue takes the queue-name label Kueue's default gave a TrainJob's
+// child off labels, and returns its spec.suspend: Kueue suspended it with
+// the label, so it runs again when its TrainJob runs (jobRuns), as Trainer
+// or JobSet made it.
+func unqueue(labels map[string]string, suspend *bool, jobRuns bool) *bool {
+	delete(labels, constants.QueueLabel)
+	if ptr.Deref(suspend, false) && jobRuns {
+		return ptr.To(false)
+	}
+	return suspend
 }

@@ -2,15 +2,12 @@ package webhook
 
 import (
 	"context"
-	"strings"
 
-	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/utils/ptr"
 	ctrl "sigs.k8s.io/controller-runtime"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/controller-runtime/pkg/webhook/admission"
 	jobsetapi "sigs.k8s.io/jobset/api/jobset/v1alpha2"
-	"sigs.k8s.io/kueue/pkg/controller/constants"
 
 	"github.com/trainjob-kueue/trainjob-kueue/integration"
 	"github.com/trainjob-kueue/trainjob-kueue/trainjob"
@@ -52,24 +49,21 @@ func SetupJobSets(mgr ctrl.Manager, opts integration.Options) error {
 // made it, when its TrainJob runs. Standing by, Kueue's built-in
 // integration skips such JobSets itself.
 func (j *JobSets) Default(ctx context.Context, js *jobsetapi.JobSet) error {
-	owner := metav1.GetControllerOfNoCopy(js)
-	if j.opts.BuiltInTrainJob || owner == nil || owner.Kind != trainjob.GVK.Kind || !strings.HasPrefix(owner.APIVersion, trainjob.GVK.Group+"/") {
+	owner := controllerOfKind(js, trainjob.GVK.Group, trainjob.GVK.Kind)
+	if j.opts.BuiltInTrainJob || owner == nil || !queued(js) {
 		return nil
 	}
-	if _, queued := js.Labels[constants.QueueLabel]; !queued {
-		return nil
+	runs := false
+	if ptr.Deref(js.Spec.Suspend, false) {
+		// A job not seen yet is suspended: Trainer made its JobSet
+		// suspended with it.
+		job := &trainjob.TrainJob{}
+		err := j.client.Get(ctx, client.ObjectKey{Namespace: js.Namespace, Name: owner.Name}, job)
+		if client.IgnoreNotFound(err) != nil {
+			return err
+		}
+		runs = err == nil && job.UID == owner.UID && !job.Suspended()
 	}
-	delete(js.Labels, constants.QueueLabel)
-	if !ptr.Deref(js.Spec.Suspend, false) {
-		return nil
-	}
-	job := &trainjob.TrainJob{}
-	if err := j.client.Get(ctx, client.ObjectKey{Namespace: js.Namespace, Name: owner.Name}, job); err != nil {
-		// Not seen yet: Trainer made it suspended with its suspended job.
-		return client.IgnoreNotFound(err)
-	}
-	if job.UID == owner.UID && !job.Suspended() {
-		js.Spec.Suspend = ptr.To(false)
-	}
+	js.Spec.Suspend = unqueue(js.Labels, js.Spec.Suspend, runs)
 	return nil
 }
