@@ -75,16 +75,7 @@ func queue(t *testing.T, ns, name string, pools ...fixtures.Pool) string {
 		create(t, rf)
 	}
 	create(t, cq, lq)
-	eventually(t, 30*time.Second, "ClusterQueue active", func() error {
-		got := &kueue.ClusterQueue{}
-		if err := k8s.Get(ctx, client.ObjectKeyFromObject(cq), got); err != nil {
-			return err
-		}
-		if !apimeta.IsStatusConditionTrue(got.Status.Conditions, kueue.ClusterQueueActive) {
-			return fmt.Errorf("inactive: %v", got.Status.Conditions)
-		}
-		return nil
-	})
+	fixtures.WaitActive(t, ctx, k8s, cq.Name, 30*time.Second)
 	return lq.Name
 }
 

@@ -105,16 +105,7 @@ func queue(t *testing.T, ns string, pools ...fixtures.Pool) (string, *kueue.Clus
 		create(t, rf)
 	}
 	create(t, cq, lq)
-	eventually(t, time.Minute, "ClusterQueue active", func() error {
-		got := &kueue.ClusterQueue{}
-		if err := k8s.Get(ctx, client.ObjectKeyFromObject(cq), got); err != nil {
-			return err
-		}
-		if !apimeta.IsStatusConditionTrue(got.Status.Conditions, kueue.ClusterQueueActive) {
-			return fmt.Errorf("inactive: %v", got.Status.Conditions)
-		}
-		return nil
-	})
+	fixtures.WaitActive(t, ctx, k8s, cq.Name, time.Minute)
 	return lq.Name, cq
 }
 

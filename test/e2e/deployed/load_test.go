@@ -61,16 +61,7 @@ func setUp(t *testing.T) (ns, lq string) {
 		fixtures.Create(t, ctx, k8s, rf)
 	}
 	fixtures.Create(t, ctx, k8s, cq, q)
-	eventually(t, 30*time.Second, "ClusterQueue active", func() error {
-		got := &kueue.ClusterQueue{}
-		if err := k8s.Get(ctx, client.ObjectKeyFromObject(cq), got); err != nil {
-			return err
-		}
-		if !apimeta.IsStatusConditionTrue(got.Status.Conditions, kueue.ClusterQueueActive) {
-			return fmt.Errorf("inactive: %v", got.Status.Conditions)
-		}
-		return nil
-	})
+	fixtures.WaitActive(t, ctx, k8s, cq.Name, 30*time.Second)
 	fixtures.Create(t, ctx, k8s, fixtures.TrainingRuntime(ns, "torch", fixtures.TorchPolicy(1),
 		fixtures.Role{Name: "node", Ancestor: "trainer", Requests: fixtures.GPUs(jobGPUs), Annotations: fixtures.RunFor(jobRuns)}))
 	// Trainer's webhook reads runtimes from its cache: a dry run that

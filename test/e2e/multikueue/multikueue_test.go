@@ -84,16 +84,7 @@ func setUp(t *testing.T, w1, w2 capacity, run time.Duration) string {
 		createAll(t, w.c, append(asObjects(flavors), cq, lq, rt())...)
 	}
 	for _, c := range []*cluster{manager, worker1, worker2} {
-		eventually(t, 30*time.Second, "ClusterQueue active on "+c.name, func() error {
-			got := &kueue.ClusterQueue{}
-			if err := c.Get(ctx, client.ObjectKey{Name: ns}, got); err != nil {
-				return err
-			}
-			if !apimeta.IsStatusConditionTrue(got.Status.Conditions, kueue.ClusterQueueActive) {
-				return fmt.Errorf("inactive: %v", got.Status.Conditions)
-			}
-			return nil
-		})
+		fixtures.WaitActive(t, ctx, c, ns, 30*time.Second)
 	}
 	return ns
 }

@@ -121,16 +121,7 @@ func namespace(t *testing.T) string {
 			fixtures.TrainingRuntime(ns, "long", fixtures.TorchPolicy(2), fixtures.Role{Name: "node", Ancestor: "trainer", Requests: fixtures.GPUs(4), Annotations: fixtures.RunFor(time.Hour)}),
 			fixtures.TrainingRuntime(ns, "short", fixtures.TorchPolicy(2), fixtures.Role{Name: "node", Ancestor: "trainer", Requests: fixtures.GPUs(4), Annotations: fixtures.RunFor(3 * time.Second)}),
 			fixtures.TrainingRuntime(ns, "medium", fixtures.TorchPolicy(2), fixtures.Role{Name: "node", Ancestor: "trainer", Requests: fixtures.GPUs(4), Annotations: fixtures.RunFor(time.Minute)}))
-		poll.Eventually(t, 30*time.Second, "ClusterQueue active on "+c.name, func() error {
-			got := &kueue.ClusterQueue{}
-			if err := c.Get(ctx, client.ObjectKey{Name: ns}, got); err != nil {
-				return err
-			}
-			if !apimeta.IsStatusConditionTrue(got.Status.Conditions, kueue.ClusterQueueActive) {
-				return fmt.Errorf("inactive: %v", got.Status.Conditions)
-			}
-			return nil
-		})
+		fixtures.WaitActive(t, ctx, c, ns, 30*time.Second)
 	}
 	return ns
 }
