@@ -60,35 +60,10 @@ func Of(p Policy, s Signals) Boost {
 	if s.RunSeconds == nil || *s.RunSeconds < 0 {
 		return b
 	}
-	if pr := p.Progress; pr != nil && s.Training && s.ProgressPercent != nil {
-		var run int64
-		if s.RunSeconds != nil {
-			run = *s.RunSeconds
-		}
-		pct := pr.Credited(*s.ProgressPercent, run)
-		steps := 100 / pr.StepPercent
-		step := min(pct/pr.StepPercent, steps)
-		b.Progress = int32(int64(pr.Points) * int64(step) / int64(steps))
+	for _, pt := range p.parts() {
+		// Validate bounds the sum by MaxInt32.
+		b.Total += pt.add(s, &b)
 	}
-	if pe := p.Preemptions; pe != nil && s.Preemptions > 0 {
-		b.Preemptions = int32(min(int64(pe.Points)*int64(s.Preemptions/pe.Every), int64(pe.MaxPoints)))
-	}
-	if tl := p.TimeLeft; tl != nil && timeLeftCredited(*tl, s) {
-		b.TimeLeft = tl.Points
-	}
-	if mr := p.MinRunTime; mr != nil && s.RunSeconds != nil && *s.RunSeconds >= 0 && *s.RunSeconds < int64(mr.Seconds) {
-		b.MinRunTime = mr.Points
-	}
-	if cp := p.Checkpoint; cp != nil && s.Training {
-		if lost, interval, ok := lostWork(*cp, s); ok {
-			steps := int64(100 / cp.StepPercent)
-			step := min(lost/cp.StepSeconds(interval), steps)
-			b.Checkpoint = int32(int64(cp.Points) * step / steps)
-			b.LostSeconds = lost
-		}
-	}
-	// Validate bounds the sum by MaxInt32.
-	b.Total = b.Progress + b.Preemptions + b.TimeLeft + b.MinRunTime + b.Checkpoint
 	return b
 }
 
@@ -130,27 +105,14 @@ func lostWork(cp CheckpointPart, s Signals) (lost, interval int64, ok bool) {
 // part changes by itself. The controller wakes the job then, and not
 // before: no timer runs for a job whose boost can't change.
 func NextChange(p Policy, s Signals) int64 {
-	var next int64
-	soonest := func(n int64) {
-		if n > 0 && (next == 0 || n < next) {
-			next = n
-		}
-	}
 	if s.RunSeconds == nil || *s.RunSeconds < 0 {
 		return 0 // pending: no part counts until it runs
 	}
-	if mr := p.MinRunTime; mr != nil && mr.Points > 0 && *s.RunSeconds < int64(mr.Seconds) {
-		soonest(int64(mr.Seconds) - *s.RunSeconds)
-	}
-	if tl := p.TimeLeft; tl != nil && tl.Points > 0 && s.Training && s.RemainingSeconds != nil && *s.RemainingSeconds >= 0 &&
-		*s.RemainingSeconds < tl.UnderSeconds && *s.RunSeconds < int64(tl.UnderSeconds) {
-		soonest(int64(tl.UnderSeconds) - *s.RunSeconds)
-	}
-	if cp := p.Checkpoint; cp != nil && cp.Points > 0 && s.Training {
-		soonest(checkpointChange(*cp, s))
-	}
-	if pr := p.Progress; pr != nil && pr.Points > 0 && s.Training && s.ProgressPercent != nil && s.RunSeconds != nil {
-		soonest(progressChange(*pr, *s.ProgressPercent, *s.RunSeconds))
+	var next int64
+	for _, pt := range p.parts() {
+		if n := pt.nextChange(s); n > 0 && (next == 0 || n < next) {
+			next = n
+		}
 	}
 	return next
 }

@@ -193,72 +193,12 @@ const Example = `{"progress":{"points":1000,"stepPercent":10},"preemptions":{"po
 // Validate checks every part's bounds, and that the largest boost the
 // policy can give fits the annotation's int32.
 func (p Policy) Validate() error {
-	nonNegative := func(field string, v int32) error {
-		if v < 0 {
-			return &Error{Field: field, Msg: fmt.Sprintf("%d is negative; points only raise a job's priority, from 0", v)}
-		}
-		return nil
-	}
 	var most int64
-	if pr := p.Progress; pr != nil {
-		if err := nonNegative("progress.points", pr.Points); err != nil {
+	for _, pt := range p.parts() {
+		if err := pt.validate(); err != nil {
 			return err
 		}
-		if pr.StepPercent < 1 || pr.StepPercent > 100 {
-			return &Error{Field: "progress.stepPercent", Msg: fmt.Sprintf("%d is not in 1..100: the boost changes every stepPercent of progress", pr.StepPercent)}
-		}
-		if pr.MaxPercentPerHour < 0 {
-			return &Error{Field: "progress.maxPercentPerHour", Msg: fmt.Sprintf("%d is negative: give the fastest progress, in percent per hour, a job is credited with (default %d)", pr.MaxPercentPerHour, DefaultMaxPercentPerHour)}
-		}
-		most += int64(pr.Points)
-	}
-	if pe := p.Preemptions; pe != nil {
-		if err := nonNegative("preemptions.points", pe.Points); err != nil {
-			return err
-		}
-		if err := nonNegative("preemptions.maxPoints", pe.MaxPoints); err != nil {
-			return err
-		}
-		if pe.Every < 1 {
-			return &Error{Field: "preemptions.every", Msg: fmt.Sprintf("%d is less than 1: points are given every that many preemptions", pe.Every)}
-		}
-		if pe.Points > 0 && pe.MaxPoints == 0 {
-			return &Error{Field: "preemptions.maxPoints", Msg: "missing: the preemption part needs a cap, at least preemptions.points"}
-		}
-		most += int64(pe.MaxPoints)
-	}
-	if tl := p.TimeLeft; tl != nil {
-		if err := nonNegative("timeLeft.points", tl.Points); err != nil {
-			return err
-		}
-		if tl.UnderSeconds < 1 {
-			return &Error{Field: "timeLeft.underSeconds", Msg: fmt.Sprintf("%d is less than 1: the threshold is a number of seconds", tl.UnderSeconds)}
-		}
-		most += int64(tl.Points)
-	}
-	if cp := p.Checkpoint; cp != nil {
-		if err := nonNegative("checkpoint.points", cp.Points); err != nil {
-			return err
-		}
-		if cp.StepPercent < 1 || cp.StepPercent > 100 {
-			return &Error{Field: "checkpoint.stepPercent", Msg: fmt.Sprintf("%d is not in 1..100: the boost changes every stepPercent of the checkpoint interval", cp.StepPercent)}
-		}
-		if int64(cp.IntervalSeconds)*int64(cp.StepPercent)/100 < MinCheckpointStepSeconds {
-			return &Error{Field: "checkpoint.intervalSeconds", Msg: fmt.Sprintf("%d with steps of %d%% makes steps under %d s: give an interval of at least %d s, or larger steps", cp.IntervalSeconds, cp.StepPercent, MinCheckpointStepSeconds, MinCheckpointStepSeconds*100/int64(cp.StepPercent))}
-		}
-		if cp.Metric != "" && !IsCheckpointMetric(cp.Metric) {
-			return &Error{Field: "checkpoint.metric", Msg: fmt.Sprintf("%q does not contain \"checkpoint\": name the metric the training reports its last checkpoint's Unix time under, e.g. %s", cp.Metric, DefaultCheckpointMetric)}
-		}
-		most += int64(cp.Points)
-	}
-	if mr := p.MinRunTime; mr != nil {
-		if err := nonNegative("minRunTime.points", mr.Points); err != nil {
-			return err
-		}
-		if mr.Seconds < 1 {
-			return &Error{Field: "minRunTime.seconds", Msg: fmt.Sprintf("%d is less than 1: a job is boosted for that many seconds after each start", mr.Seconds)}
-		}
-		most += int64(mr.Points)
+		most += pt.most()
 	}
 	if most > math.MaxInt32 {
 		return &Error{Field: "", Msg: fmt.Sprintf("the parts sum up to %d points, more than Kueue's priority-boost takes (%d, an int32): lower progress.points, preemptions.maxPoints, timeLeft.points, checkpoint.points or minRunTime.points", most, math.MaxInt32)}
@@ -276,20 +216,8 @@ func (p Policy) Validate() error {
 // bounded per interval, not over a life (and by MinCheckpointStepSeconds).
 func (p Policy) Steps() int32 {
 	var n int32
-	if pr := p.Progress; pr != nil && pr.Points > 0 {
-		n += 100 / pr.StepPercent
-	}
-	if pe := p.Preemptions; pe != nil && pe.Points > 0 {
-		n += (pe.MaxPoints + pe.Points - 1) / pe.Points
-	}
-	if tl := p.TimeLeft; tl != nil && tl.Points > 0 {
-		n++
-	}
-	if mr := p.MinRunTime; mr != nil && mr.Points > 0 {
-		n += 2
-	}
-	if cp := p.Checkpoint; cp != nil && cp.Points > 0 {
-		n += 100/cp.StepPercent + 1
+	for _, pt := range p.parts() {
+		n += pt.steps()
 	}
 	return n
 }
