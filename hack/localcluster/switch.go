@@ -57,17 +57,22 @@ func (c *Cluster) Switch(ctx context.Context, root, to string, progress io.Write
 	if err != nil {
 		return err
 	}
-	order := append(slices.Clone(workers), c)
-	if to == IntegrationInTree {
-		order = append([]*Cluster{c}, workers...)
-	}
-	for _, one := range order {
+	for _, one := range switchOrder(c, workers, to) {
 		fmt.Fprintf(progress, "switch: %s\n", filepath.Base(one.Dir))
 		if err := one.switchOne(ctx, root, to, progress); err != nil {
 			return fmt.Errorf("switching %s: %w", filepath.Base(one.Dir), err)
 		}
 	}
 	return nil
+}
+
+// switchOrder is the runbook's order on a MultiKueue set-up: to ours, the
+// workers, then the manager; to intree, the manager, then the workers.
+func switchOrder[C any](manager C, workers []C, to string) []C {
+	if to == IntegrationInTree {
+		return append([]C{manager}, workers...)
+	}
+	return append(slices.Clone(workers), manager)
 }
 
 // workers are the local clusters a MultiKueue manager dispatches to: its
