@@ -96,7 +96,7 @@ func (d *NameClashes) SetupWithManager(mgr ctrl.Manager) error {
 		return ok
 	})
 	return ctrl.NewControllerManagedBy(mgr).
-		Named("dispatched-here").
+		Named("multikueue-name-clashes").
 		For(&kueue.Workload{}, builder.WithPredicates(dispatched)).
 		Watches(&trainjob.TrainJob{}, handler.EnqueueRequestsFromMapFunc(d.workloadsNamedFor),
 			builder.WithPredicates(predicate.Funcs{

@@ -275,7 +275,7 @@ func (d *WorkerRefusals) SetupWithManager(mgr ctrl.Manager) error {
 		return owner != nil && owner.Kind == trainjob.GVK.Kind
 	})
 	return ctrl.NewControllerManagedBy(mgr).
-		Named("dispatch-word").
+		Named("multikueue-worker-refusals").
 		For(&kueue.Workload{}, builder.WithPredicates(dispatched)).
 		Complete(d)
 }
