@@ -78,22 +78,9 @@ func switchIntegration(ctx context.Context, root, name, to string) error {
 // upMultiKueue brings up a manager and two workers with the same settings
 // and connects them. Switch the whole set-up with switch -name mk-manager.
 func upMultiKueue(ctx context.Context, root string, settings localcluster.Settings) error {
-	up := func(name, role string) (*localcluster.Cluster, error) {
-		s := settings
-		s.MultiKueue = role
-		return localcluster.Up(ctx, localcluster.Options{Name: name, Root: root, Progress: os.Stdout, Settings: s})
-	}
-	manager, err := up("mk-manager", localcluster.MultiKueueManager)
+	manager, _, err := localcluster.UpMultiKueue(ctx, root, []string{"mk-manager", "mk-worker1", "mk-worker2"}, os.Stdout,
+		func(bool) localcluster.Settings { return settings })
 	if err != nil {
-		return err
-	}
-	workers := map[string]*localcluster.Cluster{}
-	for _, name := range []string{"mk-worker1", "mk-worker2"} {
-		if workers[name], err = up(name, ""); err != nil {
-			return err
-		}
-	}
-	if err := localcluster.ConnectWorkers(ctx, manager, workers); err != nil {
 		return err
 	}
 	fmt.Printf("MultiKueue is up: ClusterQueues on the manager that list the AdmissionCheck %q dispatch to mk-worker1 and mk-worker2.\nexport KUBECONFIG=%s\n", localcluster.MultiKueueCheck, manager.Kubeconfig)

@@ -3,6 +3,7 @@ package localcluster
 import (
 	"context"
 	"fmt"
+	"io"
 	"os"
 	"slices"
 	"time"
@@ -173,4 +174,36 @@ func createCheck(ctx context.Context, c client.Client, names []string) error {
 		}
 	}
 	return nil
+}
+
+// UpMultiKueue brings up a MultiKueue set-up, a manager named names[0]
+// and its workers names[1:], each with what settings gives for its role
+// (manager true for the manager; Settings.MultiKueue is set here), and
+// connects them (ConnectWorkers). Clusters already running with the same
+// settings are reused.
+func UpMultiKueue(ctx context.Context, root string, names []string, progress io.Writer, settings func(manager bool) Settings) (*Cluster, []*Cluster, error) {
+	if len(names) < 2 {
+		return nil, nil, fmt.Errorf("a MultiKueue set-up is a manager and at least one worker, not %v", names)
+	}
+	clusters := make([]*Cluster, len(names))
+	for i, name := range names {
+		s := settings(i == 0)
+		s.MultiKueue = ""
+		if i == 0 {
+			s.MultiKueue = MultiKueueManager
+		}
+		c, err := Up(ctx, Options{Name: name, Root: root, Progress: progress, Settings: s})
+		if err != nil {
+			return nil, nil, fmt.Errorf("bringing up %s: %w", name, err)
+		}
+		clusters[i] = c
+	}
+	workers := map[string]*Cluster{}
+	for i, name := range names[1:] {
+		workers[name] = clusters[i+1]
+	}
+	if err := ConnectWorkers(ctx, clusters[0], workers); err != nil {
+		return nil, nil, fmt.Errorf("connecting the workers: %w", err)
+	}
+	return clusters[0], clusters[1:], nil
 }

@@ -53,27 +53,6 @@ func run(m *testing.M) int {
 			prefix += "-" + v
 		}
 	}
-	scheme := fixtures.Scheme()
-
-	up := func(name, role string) (*cluster, error) {
-		// With a Kueue that counts DRA devices, the workers run the fake
-		// DRA driver and every Kueue counts its devices, so that a job
-		// can claim GPUs through DRA on its way through MultiKueue.
-		settings := localcluster.Settings{TrainerVersion: version, KueueVersion: kueueVersion, MultiKueue: role, DRA: draOn()}
-		if role == "" && priorityBoostOn() {
-			// The workers honour a ClusterQueue's preemption-cost policy.
-			settings.KueueFeatureGates = "PriorityBoost=true"
-		}
-		lc, err := localcluster.Up(ctx, localcluster.Options{Name: name, Root: root, Progress: os.Stderr, Settings: settings})
-		if err != nil {
-			return nil, fmt.Errorf("bringing up %s: %w", name, err)
-		}
-		c, err := lc.Client(scheme)
-		if err != nil {
-			return nil, err
-		}
-		return &cluster{name: name, lc: lc, Client: c}, nil
-	}
 	names := []string{prefix + "-manager", prefix + "-worker1", prefix + "-worker2"}
 	if os.Getenv("E2E_KEEP") == "" {
 		defer func() {
@@ -84,23 +63,39 @@ func run(m *testing.M) int {
 			}
 		}()
 	}
-	if manager, err = up(names[0], localcluster.MultiKueueManager); err != nil {
+	m0, ws, err := localcluster.UpMultiKueue(ctx, root, names, os.Stderr, func(isManager bool) localcluster.Settings {
+		// With a Kueue that counts DRA devices, the workers run the fake
+		// DRA driver and every Kueue counts its devices, so that a job
+		// can claim GPUs through DRA on its way through MultiKueue.
+		settings := localcluster.Settings{TrainerVersion: version, KueueVersion: kueueVersion, DRA: draOn()}
+		if !isManager && priorityBoostOn() {
+			// The workers honour a ClusterQueue's preemption-cost policy.
+			settings.KueueFeatureGates = "PriorityBoost=true"
+		}
+		return settings
+	})
+	if err != nil {
+		fmt.Fprintf(os.Stderr, "e2e: %v\n", err)
+		return 1
+	}
+	clusters, err := clientsOf(names, append([]*localcluster.Cluster{m0}, ws...))
+	if err != nil {
 		fmt.Fprintln(os.Stderr, err)
 		return 1
 	}
-	if worker1, err = up(names[1], ""); err != nil {
-		fmt.Fprintln(os.Stderr, err)
-		return 1
-	}
-	if worker2, err = up(names[2], ""); err != nil {
-		fmt.Fprintln(os.Stderr, err)
-		return 1
-	}
-	if err := localcluster.ConnectWorkers(ctx, manager.lc, map[string]*localcluster.Cluster{
-		worker1.name: worker1.lc, worker2.name: worker2.lc,
-	}); err != nil {
-		fmt.Fprintf(os.Stderr, "e2e: connecting the workers: %v\n", err)
-		return 1
-	}
+	manager, worker1, worker2 = clusters[0], clusters[1], clusters[2]
 	return m.Run()
+}
+
+// clientsOf pairs each local cluster with its name and a client.
+func clientsOf(names []string, lcs []*localcluster.Cluster) ([]*cluster, error) {
+	out := make([]*cluster, len(lcs))
+	for i, lc := range lcs {
+		c, err := lc.Client(fixtures.Scheme())
+		if err != nil {
+			return nil, err
+		}
+		out[i] = &cluster{name: names[i], lc: lc, Client: c}
+	}
+	return out, nil
 }

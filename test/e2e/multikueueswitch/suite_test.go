@@ -60,31 +60,21 @@ func run(m *testing.M) int {
 			}
 		}()
 	}
+	m0, ws, err := localcluster.UpMultiKueue(ctx, root, names, os.Stderr, func(bool) localcluster.Settings { return settings })
+	if err != nil {
+		fmt.Fprintf(os.Stderr, "e2e: %v\n", err)
+		return 1
+	}
 	clusters := make([]*cluster, len(names))
-	for i, name := range names {
-		s := settings
-		if i == 0 {
-			s.MultiKueue = localcluster.MultiKueueManager
-		}
-		lc, err := localcluster.Up(ctx, localcluster.Options{Name: name, Root: root, Progress: os.Stderr, Settings: s})
-		if err != nil {
-			fmt.Fprintf(os.Stderr, "e2e: bringing up %s: %v\n", name, err)
-			return 1
-		}
+	for i, lc := range append([]*localcluster.Cluster{m0}, ws...) {
 		c, err := lc.Client(fixtures.Scheme())
 		if err != nil {
 			fmt.Fprintln(os.Stderr, err)
 			return 1
 		}
-		clusters[i] = &cluster{name: name, lc: lc, Client: c}
+		clusters[i] = &cluster{name: names[i], lc: lc, Client: c}
 	}
 	manager, worker1, worker2 = clusters[0], clusters[1], clusters[2]
-	if err := localcluster.ConnectWorkers(ctx, manager.lc, map[string]*localcluster.Cluster{
-		worker1.name: worker1.lc, worker2.name: worker2.lc,
-	}); err != nil {
-		fmt.Fprintf(os.Stderr, "e2e: connecting the workers: %v\n", err)
-		return 1
-	}
 	return m.Run()
 }
 
