@@ -335,7 +335,7 @@ BENCH_ROUNDS ?= 1
 BENCH_TRAINER ?= v2.3.0
 bench:
 	$(MAKE) --no-print-directory components TRAINER_VERSION=$(BENCH_TRAINER)
-	$(GO) test -run '^$$' -bench . -benchmem ./podsets/ ./shape/ ./integration/ ./runtimesource/ ./webhook/ ./onepass/
+	$(GO) test -run '^$$' -bench . -benchmem ./podsets/ ./shape/ ./integration/ ./runtimesource/ ./webhook/ ./informercache/
 	$(GO) run ./hack/bench -n $(BENCH_N) -rounds $(BENCH_ROUNDS) -trainer-version $(BENCH_TRAINER) -kueue-version $(KUEUE_VERSION)
 
 ## bench-sweep: the same side by side at each of BENCH_SWEEP job counts, one

@@ -1,7 +1,11 @@
-// Package informercache is what the manager's informer caches keep: only
-// what the manager reads, with equal parts of thousands of queued jobs
-// shared (with thousands of TrainJobs and Workloads the cache is most of
-// its memory; docs/scale.md).
+// Package informercache is the manager's cache, in one place: what its
+// informers keep (informercache.go: only what the manager reads, with
+// equal parts of thousands of queued jobs shared; with thousands of
+// TrainJobs and Workloads the cache is most of its memory, docs/scale.md)
+// and how the kinds it watches most are decoded (onepass.go: each TrainJob
+// and Workload watch event in one pass over its line instead of
+// client-go's five). The manager, and the integration tier that runs it in
+// process, wire it; nothing else.
 package informercache
 
 import (

@@ -7,15 +7,15 @@
 // job framework asks for is a function of the job and that observation.
 // The files that write are named for what they write: start.go,
 // start_gangs.go (our PodGroups) and stop.go write the TrainJob through
-// guarded_patch.go; hold_for_runtime.go and hold_for_policy.go hold a
+// package jobpatch; hold_for_runtime.go and hold_for_policy.go hold a
 // Workload out of the queue. Every event goes through speak.go.
 //
 // For a job dispatched by MultiKueue, multikueue.go alone changes the
 // framework's answers: it runs remotely, and is never started here. What
 // reacts to Workloads between a MultiKueue manager and its workers is
 // package multikueue's (worker_refusals.go, name_clashes.go, hold.go,
-// worker_clients.go). hand_back.go is the one controller of a manager
-// that stands by for Kueue's built-in integration.
+// worker_clients.go). A manager that stands by for Kueue's built-in
+// integration runs package standby's hand-back, not this package.
 //
 // The webhook is package webhook's, the metrics package metrics', the
 // preemption-cost boosts package priorityboost's; cmd/trainjob-kueue

@@ -10,10 +10,6 @@ const (
 	ReasonInvalidRuntime     = runtimesource.ReasonInvalidRuntime
 	ReasonInjected           = "Injected"
 	ReasonRestored           = "Restored"
-	// ReasonHandedBack: standing by for Kueue's built-in integration, we
-	// removed our entries from a stopped job (and gave it the runtime
-	// patch that integration needs), so it can start the job again.
-	ReasonHandedBack = "HandedBack"
 	// ReasonAdoptedWorkloadDiffers: a running job adopted from Kueue's
 	// built-in integration runs on a Workload that integration wrote,
 	// which books other pods than Trainer runs; it is kept until the job's

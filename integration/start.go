@@ -14,6 +14,7 @@ import (
 	"sigs.k8s.io/kueue/pkg/podset"
 
 	"github.com/trainjob-kueue/trainjob-kueue/gang"
+	"github.com/trainjob-kueue/trainjob-kueue/jobpatch"
 	"github.com/trainjob-kueue/trainjob-kueue/metrics"
 	"github.com/trainjob-kueue/trainjob-kueue/shape"
 	"github.com/trainjob-kueue/trainjob-kueue/trainjob"
@@ -31,7 +32,7 @@ func (t *TrainJob) RunWithPodSetsInfo(ctx context.Context, _ client.Client, info
 		return t.refuseLocalRun()
 	}
 	err := t.start(ctx, infos)
-	if err != nil && refused(err) {
+	if err != nil && jobpatch.Refused(err) {
 		err = t.startRefused(ctx, err)
 	}
 	var re *reasonError
@@ -64,7 +65,7 @@ func (t *TrainJob) start(ctx context.Context, infos []podset.PodSetInfo) error {
 		return t.startInTwo(ctx, want, note)
 	}
 	_, _, err = t.write(ctx, &t.TrainJob, t.Generation, want, note, oneRequestStep)
-	if !refused(err) {
+	if !jobpatch.Refused(err) {
 		return err
 	}
 	// Trainer v2.2.0 refuses runtime patches on a job the same request
@@ -90,10 +91,10 @@ func (t *TrainJob) startInTwo(ctx context.Context, want []shape.Injection, note 
 		return err
 	}
 	_, _, err = t.write(ctx, injected, gen, want, note, unsuspendStep)
-	if err != nil && refused(err) {
+	if err != nil && jobpatch.Refused(err) {
 		// The unsuspend would be refused again: the job is not started, so
 		// it keeps only what its owner wrote, as a stop would leave it.
-		if _, rerr := patchGuarded(ctx, t.deps.client, t.deps.apiReader, injected, t.deps.opts.Shape.Restore); rerr != nil {
+		if _, rerr := jobpatch.Guarded(ctx, t.deps.client, t.deps.apiReader, injected, t.deps.opts.Shape.Restore); rerr != nil {
 			return errors.Join(err, fmt.Errorf("taking the admission's entries back: %w", rerr))
 		}
 	}
@@ -207,7 +208,7 @@ func (t *TrainJob) sharedEntryConflict(want []shape.Injection) refusal {
 func (t *TrainJob) write(ctx context.Context, from *trainjob.TrainJob, gen int64, want []shape.Injection, note string, step startStep) (*trainjob.TrainJob, int64, error) {
 	moved, injected := false, false
 	written := from.DeepCopy()
-	_, err := patchGuarded(ctx, t.deps.client, t.deps.apiReader, written, func(j *trainjob.TrainJob) []shape.Op {
+	_, err := jobpatch.Guarded(ctx, t.deps.client, t.deps.apiReader, written, func(j *trainjob.TrainJob) []shape.Op {
 		var ops []shape.Op
 		ops, injected, moved = step(j, t.deps.opts.Shape, want, gen)
 		return ops

@@ -29,18 +29,7 @@ func injectStep(j *trainjob.TrainJob, s shape.Shape, want []shape.Injection, gen
 		return nil, false, true
 	}
 	ops := s.Inject(j, want)
-	return append(ops, dropCopiedQueueLabel(j)...), ops != nil, false
-}
-
-// dropCopiedQueueLabel removes the queue-name label Kueue v0.16's built-in
-// integration copied into spec.labels (trainjob.QueueLabelCopied): on the
-// job's JobSet it would have Kueue's JobSet integration queue the JobSet a
-// second time. Written with the entries, while the job is suspended.
-func dropCopiedQueueLabel(j *trainjob.TrainJob) []shape.Op {
-	if !j.QueueLabelCopied() {
-		return nil
-	}
-	return []shape.Op{{Op: "remove", Path: trainjob.QueueLabelCopiedPath}}
+	return append(ops, shape.DropCopiedQueueLabel(j)...), ops != nil, false
 }
 
 // unsuspendStep: spec.suspend=false, once the entries are exactly ours; a
@@ -66,7 +55,7 @@ func oneRequestStep(j *trainjob.TrainJob, s shape.Shape, want []shape.Injection,
 		return nil, false, true
 	}
 	ops := s.Inject(j, want)
-	return append(append(ops, dropCopiedQueueLabel(j)...), unsuspend), ops != nil, false
+	return append(append(ops, shape.DropCopiedQueueLabel(j)...), unsuspend), ops != nil, false
 }
 
 var unsuspend = shape.Op{Op: "replace", Path: "/spec/suspend", Value: false}

@@ -4,12 +4,15 @@ import (
 	"context"
 	"fmt"
 
-	"github.com/trainjob-kueue/trainjob-kueue/metrics"
-	"github.com/trainjob-kueue/trainjob-kueue/shape"
-	"github.com/trainjob-kueue/trainjob-kueue/trainjob"
+	"k8s.io/apimachinery/pkg/types"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/kueue/pkg/controller/jobframework"
 	"sigs.k8s.io/kueue/pkg/podset"
+
+	"github.com/trainjob-kueue/trainjob-kueue/jobpatch"
+	"github.com/trainjob-kueue/trainjob-kueue/metrics"
+	"github.com/trainjob-kueue/trainjob-kueue/shape"
+	"github.com/trainjob-kueue/trainjob-kueue/trainjob"
 )
 
 // Stop mirrors the start: it suspends the job, waits for its child Jobs to
@@ -35,7 +38,7 @@ func (t *TrainJob) Stop(ctx context.Context, c client.Client, _ []podset.PodSetI
 	if t.IsActive() {
 		return stoppedNow, nil
 	}
-	restored, err := patchGuarded(ctx, c, t.deps.apiReader, &t.TrainJob, restoreSuspended(t.deps.opts.Shape.Restore))
+	restored, err := jobpatch.Guarded(ctx, c, t.deps.apiReader, &t.TrainJob, restoreSuspended(t.deps.opts.Shape.Restore))
 	if err != nil {
 		t.deps.metrics.Restored(metrics.ReasonAPIError)
 		t.stopRefused(err)
@@ -63,7 +66,7 @@ func (t *TrainJob) Stop(ctx context.Context, c client.Client, _ []podset.PodSetI
 // acts the job keeps its pods (or its entries). The reconciler retries
 // with its backoff.
 func (t *TrainJob) stopRefused(err error) {
-	if !refused(err) {
+	if !jobpatch.Refused(err) {
 		return
 	}
 	t.deps.speak(&t.TrainJob, warning(ReasonStopRefused, actionStop, fmt.Sprintf(
@@ -88,4 +91,14 @@ func restoreSuspended(restore func(*trainjob.TrainJob) []shape.Op) func(*trainjo
 		}
 		return restore(j)
 	}
+}
+
+// setSuspend sets spec.suspend alone. A merge patch is safe here: it names
+// one scalar and cannot clobber anything else.
+func setSuspend(ctx context.Context, c client.Client, job *trainjob.TrainJob, suspend bool) error {
+	data := fmt.Appendf(nil, `{"spec":{"suspend":%t}}`, suspend)
+	if err := c.Patch(ctx, job, client.RawPatch(types.MergePatchType, data)); err != nil {
+		return fmt.Errorf("setting spec.suspend=%t on TrainJob %s/%s: %w", suspend, job.Namespace, job.Name, err)
+	}
+	return nil
 }

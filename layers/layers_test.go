@@ -14,8 +14,8 @@ var layers = [][]string{
 	{"names", "trainjob", "saidonce"},
 	{"podsets", "scheme"},
 	{"quota", "shape", "preemptcost"},
-	{"gang", "runtimesource", "discovery", "metrics", "jobworkload", "onepass"},
-	{"integration", "multikueue", "priorityboost", "informercache", "restartwatch"},
+	{"gang", "runtimesource", "discovery", "metrics", "jobworkload", "jobpatch"},
+	{"integration", "multikueue", "priorityboost", "informercache", "restartwatch", "standby"},
 	{"webhook", "explain", "overview", "migrate"},
 	{"cmd/trainjob-kueue", "cmd/kubectl-trainjob_kueue"},
 }

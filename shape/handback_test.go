@@ -103,3 +103,18 @@ func TestPodTemplateOverridesHandBackRemovesOursAlone(t *testing.T) {
 		t.Errorf("v2.1 needs no marker (-before +after):\n%s", diff)
 	}
 }
+
+// The label Kueue v0.16's webhook copied into spec.labels goes, and only
+// that label; a job without it gets no operation.
+func TestDropCopiedQueueLabel(t *testing.T) {
+	copied := &trainjob.TrainJob{}
+	copied.Spec.Labels = map[string]string{"kueue.x-k8s.io/queue-name": "lq", "team": "a"}
+	if diff := cmp.Diff([]shape.Op{{Op: "remove", Path: trainjob.QueueLabelCopiedPath}}, shape.DropCopiedQueueLabel(copied)); diff != "" {
+		t.Errorf("copied label (-want +got):\n%s", diff)
+	}
+	plain := &trainjob.TrainJob{}
+	plain.Spec.Labels = map[string]string{"team": "a"}
+	if got := shape.DropCopiedQueueLabel(plain); got != nil {
+		t.Errorf("no copied label: %v, want no operation", got)
+	}
+}

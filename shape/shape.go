@@ -99,3 +99,15 @@ func removeAll(path string, idx []int, total int) []Op {
 	}
 	return ops
 }
+
+// DropCopiedQueueLabel removes the queue-name label Kueue v0.16's built-in
+// integration copied into spec.labels (trainjob.QueueLabelCopied): on the
+// job's JobSet it would have Kueue's JobSet integration queue the JobSet a
+// second time. Written with the start's entries and with a hand-back,
+// while the job is suspended.
+func DropCopiedQueueLabel(j *trainjob.TrainJob) []Op {
+	if !j.QueueLabelCopied() {
+		return nil
+	}
+	return []Op{{Op: "remove", Path: trainjob.QueueLabelCopiedPath}}
+}

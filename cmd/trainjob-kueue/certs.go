@@ -8,12 +8,6 @@ import (
 	ctrl "sigs.k8s.io/controller-runtime"
 )
 
-// Names the webhook certificates are managed under; they match config/.
-const (
-	mutatingWebhookConfiguration   = "trainjob-kueue-mutating-webhook-configuration"
-	validatingWebhookConfiguration = "trainjob-kueue-validating-webhook-configuration"
-)
-
 // manageCerts generates and rotates the webhook serving certificate into a
 // Secret and the webhook configurations' caBundle, as Kueue and Trainer do.
 // ready closes once the certificate is in place. run counts the process's
@@ -44,6 +38,9 @@ func certRotator(f flags, ready chan struct{}, run int) (*rotator.CertRotator, e
 	if f.namespace == "" {
 		return nil, fmt.Errorf("internal certificate management needs the manager's namespace: set --namespace or POD_NAMESPACE")
 	}
+	if f.mutatingWebhooks == "" || f.validatingWebhooks == "" {
+		return nil, fmt.Errorf("internal certificate management needs the webhook configurations' names: set --mutating-webhook-configuration-name and --validating-webhook-configuration-name")
+	}
 	return &rotator.CertRotator{
 		SecretKey:      types.NamespacedName{Namespace: f.namespace, Name: f.webhookSecret},
 		CertDir:        f.webhookCertDir,
@@ -52,8 +49,8 @@ func certRotator(f flags, ready chan struct{}, run int) (*rotator.CertRotator, e
 		DNSName:        fmt.Sprintf("%s.%s.svc", f.webhookService, f.namespace),
 		IsReady:        ready,
 		Webhooks: []rotator.WebhookInfo{
-			{Name: mutatingWebhookConfiguration, Type: rotator.Mutating},
-			{Name: validatingWebhookConfiguration, Type: rotator.Validating},
+			{Name: f.mutatingWebhooks, Type: rotator.Mutating},
+			{Name: f.validatingWebhooks, Type: rotator.Validating},
 		},
 		RequireLeaderElection: false,
 		ControllerName:        rotatorName(run),

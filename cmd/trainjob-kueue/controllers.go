@@ -10,6 +10,7 @@ import (
 	"github.com/trainjob-kueue/trainjob-kueue/multikueue"
 	"github.com/trainjob-kueue/trainjob-kueue/priorityboost"
 	"github.com/trainjob-kueue/trainjob-kueue/runtimesource"
+	"github.com/trainjob-kueue/trainjob-kueue/standby"
 	tjwebhook "github.com/trainjob-kueue/trainjob-kueue/webhook"
 )
 
@@ -32,7 +33,9 @@ func controllers(ctx context.Context, mgr ctrl.Manager, opts integration.Options
 	c := mgr.GetClient()
 	var list []controller
 	if opts.BuiltInTrainJob {
-		list = append(list, controller{"the hand-back of stopped jobs to Kueue's built-in integration", integration.NewHandBack(mgr, opts).SetupWithManager})
+		list = append(list, controller{"the hand-back of stopped jobs to Kueue's built-in integration", standby.NewHandBack(standby.HandBackOptions{
+			Client: c, Fresh: mgr.GetAPIReader(), Recorder: opts.Recorder, Shape: opts.Shape, ManageJobsWithoutQueueName: opts.ManageJobsWithoutQueueName,
+		}).SetupWithManager})
 	} else {
 		rec := integration.NewReconciler(c, mgr.GetAPIReader(), opts.Recorder, opts)
 		boosts := priorityboost.New(priorityboost.Options{Client: c, Runtimes: opts.Runtimes, Recorder: opts.Recorder, Metrics: opts.Metrics, GateOn: opts.PriorityBoost})

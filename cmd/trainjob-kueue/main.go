@@ -35,7 +35,6 @@ import (
 	"github.com/trainjob-kueue/trainjob-kueue/informercache"
 	"github.com/trainjob-kueue/trainjob-kueue/integration"
 	"github.com/trainjob-kueue/trainjob-kueue/metrics"
-	"github.com/trainjob-kueue/trainjob-kueue/onepass"
 	"github.com/trainjob-kueue/trainjob-kueue/restartwatch"
 	"github.com/trainjob-kueue/trainjob-kueue/scheme"
 	"github.com/trainjob-kueue/trainjob-kueue/trainjob"
@@ -46,27 +45,29 @@ type flags struct {
 	qps   float64
 	burst int
 	// concurrency of the TrainJob controllers (0: from Kueue's).
-	concurrency       int
-	kueueConfig       string
-	featureGates      string
-	metricsAddr       string
-	metricsSecure     bool
-	probeAddr         string
-	leaderElect       bool
-	leaderElectNS     string
-	webhookHost       string
-	webhookPort       int
-	webhookCertDir    string
-	disableWebhook    bool
-	gangRetryInterval time.Duration
-	certManagement    string
-	namespace         string
-	webhookService    string
-	webhookSecret     string
-	pprofAddr         string
-	enableHTTP2       bool
-	printVersion      bool
-	shutdownDelay     time.Duration
+	concurrency        int
+	kueueConfig        string
+	featureGates       string
+	metricsAddr        string
+	metricsSecure      bool
+	probeAddr          string
+	leaderElect        bool
+	leaderElectNS      string
+	webhookHost        string
+	webhookPort        int
+	webhookCertDir     string
+	disableWebhook     bool
+	gangRetryInterval  time.Duration
+	certManagement     string
+	namespace          string
+	webhookService     string
+	webhookSecret      string
+	mutatingWebhooks   string
+	validatingWebhooks string
+	pprofAddr          string
+	enableHTTP2        bool
+	printVersion       bool
+	shutdownDelay      time.Duration
 }
 
 // version and commit are stamped by the build (-ldflags -X main.version=…
@@ -92,6 +93,8 @@ func main() {
 	flag.StringVar(&f.namespace, "namespace", os.Getenv("POD_NAMESPACE"), "Namespace the manager runs in (default: $POD_NAMESPACE).")
 	flag.StringVar(&f.webhookService, "webhook-service-name", "trainjob-kueue-webhook-service", "Service in front of the webhook server, for the certificate's DNS name.")
 	flag.StringVar(&f.webhookSecret, "webhook-secret-name", "trainjob-kueue-webhook-server-cert", "Secret the internal certificate management keeps the certificate in.")
+	flag.StringVar(&f.mutatingWebhooks, "mutating-webhook-configuration-name", "trainjob-kueue-mutating-webhook-configuration", "MutatingWebhookConfiguration whose caBundle the internal certificate management keeps (an install that renames it, as a kustomize namePrefix does, sets this and the RBAC's resourceNames).")
+	flag.StringVar(&f.validatingWebhooks, "validating-webhook-configuration-name", "trainjob-kueue-validating-webhook-configuration", "ValidatingWebhookConfiguration whose caBundle the internal certificate management keeps.")
 	flag.StringVar(&f.pprofAddr, "pprof-bind-address", "", "Serve Go's pprof profiles on this loopback address, as 127.0.0.1:6060 (off when empty).")
 	flag.BoolVar(&f.enableHTTP2, "enable-http2", false, "Serve the webhook and metrics over HTTP/2 too (off: HTTP/2 rapid-reset attacks, CVE-2023-44487).")
 	flag.BoolVar(&f.printVersion, "version", false, "Print the version and commit, and exit.")
@@ -238,7 +241,7 @@ func newManager(f flags, facts discovery.Facts, restCfg *rest.Config, scheme *ru
 	if err != nil {
 		return nil, err
 	}
-	cacheOpts, err := onepass.Watches(informercache.Options(), restCfg, httpClient, scheme, &kueue.Workload{}, &trainjob.TrainJob{})
+	cacheOpts, err := informercache.Watches(informercache.Options(), restCfg, httpClient, scheme, &kueue.Workload{}, &trainjob.TrainJob{})
 	if err != nil {
 		return nil, err
 	}

@@ -65,7 +65,7 @@ import (
 	"github.com/trainjob-kueue/trainjob-kueue/hack/localcluster"
 	"github.com/trainjob-kueue/trainjob-kueue/integration"
 	"github.com/trainjob-kueue/trainjob-kueue/multikueue"
-	"github.com/trainjob-kueue/trainjob-kueue/onepass"
+	"github.com/trainjob-kueue/trainjob-kueue/informercache"
 	"github.com/trainjob-kueue/trainjob-kueue/scheme"
 	"github.com/trainjob-kueue/trainjob-kueue/trainjob"
 )
@@ -408,7 +408,7 @@ func startTrainJobKueue(ctx context.Context, cfg *rest.Config, port int, certDir
 	if err != nil {
 		return err
 	}
-	cacheOpts, err := onepass.Watches(cache.Options{}, cfg, httpClient, scheme, &kueue.Workload{}, &trainjob.TrainJob{})
+	cacheOpts, err := informercache.Watches(cache.Options{}, cfg, httpClient, scheme, &kueue.Workload{}, &trainjob.TrainJob{})
 	if err != nil {
 		return err
 	}

@@ -1,4 +1,10 @@
-package integration
+// Package jobpatch is how a TrainJob is written: a JSON Patch of exactly
+// the operations we own, guarded by the resourceVersion they were rendered
+// from, and the reading of the API server's answer (a race to retry, or a
+// refusal the job's owner or the admin must act on). The job framework's
+// start and stop (integration/) and the hand-back to Kueue's built-in
+// integration (standby/) write through it; never a full Update.
+package jobpatch
 
 import (
 	"context"
@@ -17,14 +23,14 @@ import (
 	"github.com/trainjob-kueue/trainjob-kueue/trainjob"
 )
 
-// patchGuarded writes the operations opsFor renders for job as one JSON
+// Guarded writes the operations opsFor renders for job as one JSON
 // Patch that first tests the resourceVersion they were rendered from. The
 // override lists are atomic: a change we did not see must fail the write,
 // never be overwritten. When our copy is stale (the informer lags, or
 // Trainer wrote meanwhile), it reads the job afresh from the API server and
 // renders again, a few times, before giving up. job ends up as the server
 // has it; no request is sent when opsFor has nothing to do.
-func patchGuarded(ctx context.Context, c client.Client, fresh client.Reader, job *trainjob.TrainJob, opsFor func(*trainjob.TrainJob) []shape.Op) (bool, error) {
+func Guarded(ctx context.Context, c client.Client, fresh client.Reader, job *trainjob.TrainJob, opsFor func(*trainjob.TrainJob) []shape.Op) (bool, error) {
 	const attempts = 3
 	for i := 0; ; i++ {
 		ops := opsFor(job)
@@ -44,7 +50,7 @@ func patchGuarded(ctx context.Context, c client.Client, fresh client.Reader, job
 			into.DeepCopyInto(job)
 			return true, nil
 		}
-		if !stale(err) || i == attempts-1 {
+		if !Stale(err) || i == attempts-1 {
 			return false, fmt.Errorf("patching TrainJob %s/%s: %w", job.Namespace, job.Name, err)
 		}
 		if err := fresh.Get(ctx, client.ObjectKeyFromObject(job), job); err != nil {
@@ -53,8 +59,8 @@ func patchGuarded(ctx context.Context, c client.Client, fresh client.Reader, job
 	}
 }
 
-// stale: our precondition failed because the object moved on.
-func stale(err error) bool {
+// Stale: our precondition failed because the object moved on.
+func Stale(err error) bool {
 	return apierrors.IsConflict(err) || preconditionFailed(err)
 }
 
@@ -74,10 +80,10 @@ func preconditionFailed(err error) bool {
 	return s.Details == nil || (s.Details.Kind == "" && len(s.Details.Causes) == 0)
 }
 
-// refused: the API server's validation, a webhook or an admission policy
+// Refused: the API server's validation, a webhook or an admission policy
 // refused what the write contains. The same write gets the same answer, so
 // it is not retried as a race: the job owner or the admin must act.
-func refused(err error) bool {
+func Refused(err error) bool {
 	if preconditionFailed(err) {
 		return false
 	}
@@ -87,14 +93,4 @@ func refused(err error) bool {
 	// RBAC forbids too, but that is the admin's to mend and may be mended
 	// any time; only an admission denial is about the object.
 	return apierrors.IsForbidden(err) && strings.Contains(err.Error(), "denied")
-}
-
-// setSuspend sets spec.suspend alone. A merge patch is safe here: it names
-// one scalar and cannot clobber anything else.
-func setSuspend(ctx context.Context, c client.Client, job *trainjob.TrainJob, suspend bool) error {
-	data := fmt.Appendf(nil, `{"spec":{"suspend":%t}}`, suspend)
-	if err := c.Patch(ctx, job, client.RawPatch(types.MergePatchType, data)); err != nil {
-		return fmt.Errorf("setting spec.suspend=%t on TrainJob %s/%s: %w", suspend, job.Namespace, job.Name, err)
-	}
-	return nil
 }

@@ -1,4 +1,4 @@
-package integration
+package jobpatch
 
 import (
 	"errors"
@@ -64,10 +64,10 @@ func TestStaleOrRefused(t *testing.T) {
 	for name, tc := range cases {
 		t.Run(name, func(t *testing.T) {
 			wrapped := fmt.Errorf("patching TrainJob ns/job: %w", tc.err)
-			if got := stale(wrapped); got != tc.stale {
+			if got := Stale(wrapped); got != tc.stale {
 				t.Errorf("stale = %v, want %v", got, tc.stale)
 			}
-			if got := refused(wrapped); got != tc.refused {
+			if got := Refused(wrapped); got != tc.refused {
 				t.Errorf("refused = %v, want %v", got, tc.refused)
 			}
 		})

@@ -1,4 +1,4 @@
-package onepass
+package informercache
 
 import (
 	"bytes"

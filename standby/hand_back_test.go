@@ -1,4 +1,4 @@
-package integration
+package standby
 
 import (
 	"testing"
@@ -55,9 +55,7 @@ func TestHandBackRemovesOurEntriesFromStoppedJobsAlone(t *testing.T) {
 		t.Run(name, func(t *testing.T) {
 			c := fake.NewClientBuilder().WithScheme(scheme.New()).WithObjects(tc.job).WithStatusSubresource(&trainjob.TrainJob{}).Build()
 			rec := events.NewFakeRecorder(4)
-			opts := Options{Shape: v23}
-			opts.ManageJobsWithoutQueueName = tc.manageAll
-			h := &HandBack{deps: newDeps(c, c, rec, opts)}
+			h := NewHandBack(HandBackOptions{Client: c, Fresh: c, Recorder: rec, Shape: v23, ManageJobsWithoutQueueName: tc.manageAll})
 			if _, err := h.Reconcile(t.Context(), ctrl.Request{NamespacedName: client.ObjectKeyFromObject(tc.job)}); err != nil {
 				t.Fatal(err)
 			}
@@ -88,7 +86,7 @@ func TestHandBackDropsTheQueueLabelKueueCopiedIntoSpecLabels(t *testing.T) {
 	job.Spec.Suspend = ptr.To(true)
 	job.Spec.Labels = map[string]string{constants.QueueLabel: "lq", "team": "a"}
 	c := fake.NewClientBuilder().WithScheme(scheme.New()).WithObjects(job).Build()
-	h := &HandBack{deps: newDeps(c, c, events.NewFakeRecorder(4), Options{Shape: shape.PodTemplateOverrides{}})}
+	h := NewHandBack(HandBackOptions{Client: c, Fresh: c, Recorder: events.NewFakeRecorder(4), Shape: shape.PodTemplateOverrides{}})
 	if _, err := h.Reconcile(t.Context(), ctrl.Request{NamespacedName: client.ObjectKeyFromObject(job)}); err != nil {
 		t.Fatal(err)
 	}

@@ -1,17 +1,29 @@
-package integration
+// Package standby is what the manager does while Kueue runs its built-in
+// TrainJob integration (a switch to it, or before a switch from it): hand
+// the jobs it stopped back to it (hand_back.go). The webhooks run too, in
+// their standby rules (webhook/); nothing else does.
+package standby
 
 import (
 	"context"
 	"fmt"
 
+	corev1 "k8s.io/api/core/v1"
+	"k8s.io/client-go/tools/events"
 	"k8s.io/utils/ptr"
 	ctrl "sigs.k8s.io/controller-runtime"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/kueue/pkg/controller/constants"
 
+	"github.com/trainjob-kueue/trainjob-kueue/jobpatch"
 	"github.com/trainjob-kueue/trainjob-kueue/shape"
 	"github.com/trainjob-kueue/trainjob-kueue/trainjob"
 )
+
+// ReasonHandedBack: standing by for Kueue's built-in integration, we
+// removed our entries from a stopped job (and gave it the runtime patch
+// that integration needs), so it can start the job again.
+const ReasonHandedBack = "HandedBack"
 
 // HandBack runs while we stand by for Kueue's built-in TrainJob
 // integration (a switch back to it): a queued job that integration stopped
@@ -25,13 +37,26 @@ import (
 // moment Kueue's built-in integration is turned off, its JobSet
 // integration would queue the job's JobSet a second time.
 type HandBack struct {
-	deps *deps
+	opts HandBackOptions
 }
 
-// NewHandBack hands stopped jobs back, for a manager that stands by
-// (Options.BuiltInTrainJob). It is the only controller that writes then.
-func NewHandBack(mgr ctrl.Manager, opts Options) *HandBack {
-	return &HandBack{deps: newDeps(mgr.GetClient(), mgr.GetAPIReader(), opts.Recorder, opts)}
+// HandBackOptions are what the hand-back reads and writes through.
+type HandBackOptions struct {
+	// Client reads jobs from the cache and writes them.
+	Client client.Client
+	// Fresh reads a job from the API server when the cache's copy is stale.
+	Fresh    client.Reader
+	Recorder events.EventRecorder
+	// Shape is the installed Trainer's override field.
+	Shape shape.Shape
+	// ManageJobsWithoutQueueName is Kueue's setting of that name.
+	ManageJobsWithoutQueueName bool
+}
+
+// NewHandBack hands stopped jobs back, for a manager that stands by. It is
+// the only controller that writes then.
+func NewHandBack(opts HandBackOptions) *HandBack {
+	return &HandBack{opts: opts}
 }
 
 // SetupWithManager watches TrainJobs.
@@ -44,25 +69,25 @@ func (h *HandBack) SetupWithManager(mgr ctrl.Manager) error {
 
 func (h *HandBack) Reconcile(ctx context.Context, req ctrl.Request) (ctrl.Result, error) {
 	job := &trainjob.TrainJob{}
-	if err := h.deps.client.Get(ctx, req.NamespacedName, job); err != nil {
+	if err := h.opts.Client.Get(ctx, req.NamespacedName, job); err != nil {
 		return ctrl.Result{}, client.IgnoreNotFound(err)
 	}
 	ops := func(j *trainjob.TrainJob) []shape.Op {
-		if !handedBack(j, h.deps.opts.ManageJobsWithoutQueueName) {
+		if !handedBack(j, h.opts.ManageJobsWithoutQueueName) {
 			return nil
 		}
-		return append(h.deps.opts.Shape.HandBack(j), dropCopiedQueueLabel(j)...)
+		return append(h.opts.Shape.HandBack(j), shape.DropCopiedQueueLabel(j)...)
 	}
 	if ops(job) == nil {
 		return ctrl.Result{}, nil
 	}
-	done, err := patchGuarded(ctx, h.deps.client, h.deps.apiReader, job, ops)
+	done, err := jobpatch.Guarded(ctx, h.opts.Client, h.opts.Fresh, job, ops)
 	if err != nil {
 		return ctrl.Result{}, fmt.Errorf("handing TrainJob %s back to Kueue's built-in integration: %w", req, err)
 	}
 	if done {
-		h.deps.speak(job, normal(ReasonHandedBack, actionStop,
-			"Kueue runs its built-in TrainJob integration: removed trainjob-kueue's entries from "+h.deps.caps.Field+" of this stopped job, so that integration can start it again"))
+		h.opts.Recorder.Eventf(job, nil, corev1.EventTypeNormal, ReasonHandedBack, "Stop",
+			"Kueue runs its built-in TrainJob integration: removed trainjob-kueue's entries from %s of this stopped job, so that integration can start it again", h.opts.Shape.Capabilities().Field)
 	}
 	return ctrl.Result{}, nil
 }
