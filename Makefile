@@ -25,7 +25,7 @@ PROVISIONING ?= false
 # Deployment's are.
 REPLICAS ?= 1
 
-.PHONY: prefetch generate verify-generate all build plugin krew image image-push deploy bench bench-sweep bench-smoke bench-check bench-baseline scale test test-install test-image test-smoke test-full test-unit test-integration test-e2e test-e2e-main test-deployed test-deployed-helm test-reliability test-reliability-smoke fuzz vet envtest-assets components cluster-up cluster-down cluster-switch multikueue-up demo dashboard-picture clean
+.PHONY: prefetch generate verify-generate all build plugin krew image image-push deploy bench bench-sweep bench-smoke bench-check bench-baseline scale scale-harness test test-install test-image test-smoke test-full test-unit test-integration test-e2e test-e2e-main test-deployed test-deployed-helm test-reliability test-reliability-smoke fuzz vet envtest-assets components cluster-up cluster-down cluster-switch multikueue-up demo dashboard-picture clean
 
 all: build
 
@@ -357,6 +357,18 @@ scale:
 	$(MAKE) --no-print-directory components TRAINER_VERSION=$(BENCH_TRAINER)
 	$(GO) test -run '^$$' -bench 'BenchmarkPodSetMemo|BenchmarkJobsByState|BenchmarkCachedBytesPerQueuedJob' -benchmem ./metrics/ ./runtimesource/ ./informercache/
 	$(GO) run ./hack/scale -n $(SCALE_N) -trainer-version $(BENCH_TRAINER) -kueue-version $(KUEUE_VERSION)
+
+## scale-harness: Kueue's harness scale (docs/scale.md): SCALE_HARNESS_N
+## TrainJobs, each Workload held after its quota reservation by an admission
+## check that never turns Ready (no pod runs), side by side with as many bare
+## Workloads (the floor) and with Kueue's in-tree integration: created ->
+## QuotaReserved, the time to reserve them all, CPU and RSS
+## (.bench/harness-n<N>/). Not part of make test.
+SCALE_HARNESS_N ?= 15000
+SCALE_HARNESS_SETUPS ?= floor,ours,intree
+scale-harness:
+	$(MAKE) --no-print-directory components TRAINER_VERSION=$(BENCH_TRAINER)
+	$(GO) run ./hack/bench -hold -n $(SCALE_HARNESS_N) -rate 50 -setups $(SCALE_HARNESS_SETUPS) -timeout 150m -out .bench/harness-n$(SCALE_HARNESS_N) -trainer-version $(BENCH_TRAINER) -kueue-version $(KUEUE_VERSION)
 
 ## bench-smoke: the benchmark's whole path on a small load (part of make test).
 bench-smoke:

@@ -22,23 +22,36 @@ import (
 
 // Reconciler drives TrainJobs through Kueue's job framework.
 type Reconciler struct {
-	jr   *jobframework.JobReconciler
-	deps *deps
+	jr *jobframework.JobReconciler
+	// startFirst is jr without the PodsReady step, for a reconcile that
+	// starts an admitted job (frameworkFor); nil without waitForPodsReady.
+	startFirst *jobframework.JobReconciler
+	deps       *deps
 }
 
 // NewReconciler builds a reconciler; c reads from the manager's cache,
 // apiReader from the API server.
 func NewReconciler(c client.Client, apiReader client.Reader, recorder events.EventRecorder, opts Options) *Reconciler {
-	return &Reconciler{
+	r := &Reconciler{
 		jr:   newFrameworkReconciler(c, recorder, opts),
 		deps: newDeps(c, apiReader, recorder, opts),
 	}
+	if opts.WaitForPodsReady {
+		starting := opts
+		starting.WaitForPodsReady = false
+		r.startFirst = newFrameworkReconciler(c, recorder, starting)
+	}
+	return r
 }
 
 // Reconcile implements reconcile.Reconciler.
 func (r *Reconciler) Reconcile(ctx context.Context, req ctrl.Request) (ctrl.Result, error) {
+	jr, err := r.frameworkFor(ctx, req)
+	if err != nil {
+		return ctrl.Result{}, err
+	}
 	t := &TrainJob{deps: r.deps}
-	res, err := r.jr.ReconcileGenericJob(ctx, req, t)
+	res, err := jr.ReconcileGenericJob(ctx, req, t)
 	t.tell()
 	if t.readErr != nil {
 		// The observation failed (Skip): the framework did nothing, and the

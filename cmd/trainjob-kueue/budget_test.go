@@ -38,7 +38,7 @@ func TestTheClientBudget(t *testing.T) {
 	}
 }
 
-// The TrainJob controllers reconcile at least 20 jobs at once (four times
+// The TrainJob controllers reconcile at least 50 jobs at once (ten times
 // Kueue's setting for its own TrainJob controller), or the flag's number;
 // the other kinds keep Kueue's.
 func TestTheTrainJobConcurrency(t *testing.T) {
@@ -48,9 +48,9 @@ func TestTheTrainJobConcurrency(t *testing.T) {
 		kueues *configapi.ControllerConfigurationSpec
 		want   map[string]int
 	}{
-		"Kueue's default (5)": {kueues: kueues, want: map[string]int{trainJobGroupKind: 20, "Job.batch": 5}},
-		"no controller part":  {want: map[string]int{trainJobGroupKind: 20}},
-		"Kueue's raised":      {kueues: &configapi.ControllerConfigurationSpec{GroupKindConcurrency: map[string]int{trainJobGroupKind: 10}}, want: map[string]int{trainJobGroupKind: 40}},
+		"Kueue's default (5)": {kueues: kueues, want: map[string]int{trainJobGroupKind: 50, "Job.batch": 5}},
+		"no controller part":  {want: map[string]int{trainJobGroupKind: 50}},
+		"Kueue's raised":      {kueues: &configapi.ControllerConfigurationSpec{GroupKindConcurrency: map[string]int{trainJobGroupKind: 10}}, want: map[string]int{trainJobGroupKind: 100}},
 		"the flag":            {f: flags{concurrency: 8}, kueues: kueues, want: map[string]int{trainJobGroupKind: 8, "Job.batch": 5}},
 	} {
 		t.Run(name, func(t *testing.T) {

@@ -102,7 +102,7 @@ func main() {
 	flag.DurationVar(&f.shutdownDelay, "shutdown-delay", 5*time.Second, "After SIGTERM, keep serving this long (readiness failing) before stopping: the API server keeps sending webhook calls to a terminating pod until its endpoint's change reaches it. Keep it under the pod's terminationGracePeriodSeconds.")
 	flag.Float64Var(&f.qps, "kube-api-qps", 0, "The manager's own client budget (queries per second; 0: twice Kueue's clientConnection.qps, at least 100). A burst of arrivals is a Workload create each, and must not wait behind Kueue's default budget (50).")
 	flag.IntVar(&f.burst, "kube-api-burst", 0, "The manager's own client burst (0: twice Kueue's clientConnection.burst, at least 200).")
-	flag.IntVar(&f.concurrency, "trainjob-concurrency", 0, "How many TrainJobs each of the manager's TrainJob controllers reconciles at once (0: four times Kueue's controller.groupKindConcurrency for TrainJob, at least 20). Its reconciles wait on the API server, not the CPU: a burst of arrivals is a Workload create each.")
+	flag.IntVar(&f.concurrency, "trainjob-concurrency", 0, "How many TrainJobs each of the manager's TrainJob controllers reconciles at once (0: ten times Kueue's controller.groupKindConcurrency for TrainJob, at least 50). Its reconciles wait on the API server, not the CPU: a burst of arrivals is a Workload create each.")
 	flag.BoolVar(&f.disableWebhook, "disable-webhook", false, "Do not serve the TrainJob webhook (testing only: queued jobs could start unqueued).")
 	zapOpts := zap.Options{}
 	zapOpts.BindFlags(flag.CommandLine)
@@ -371,11 +371,13 @@ const trainJobGroupKind = "TrainJob.trainer.kubeflow.org"
 
 // concurrency is the controllers' concurrency per kind: Kueue's
 // controller.groupKindConcurrency, with TrainJob's from the flag, else
-// four times Kueue's (at least 20). Kueue's value sizes its own in-tree
+// ten times Kueue's (at least 50). Kueue's value sizes its own in-tree
 // TrainJob controller, whose reconciles are few per job; ours spend their
 // time waiting on the API server (a Workload create, a start's patches)
 // while the CPU idles: with 5 workers a 150-job burst waited seconds for
-// its Workloads (docs/benchmark.md).
+// its Workloads, and with 20 a batch of admissions still queued for a
+// worker behind the burst's writes (207 reconciles waited 0.1–1 s at
+// N = 500; 23 with 50, for the same CPU; docs/benchmark.md).
 func concurrency(f flags, kueues *configapi.ControllerConfigurationSpec) map[string]int {
 	out := map[string]int{}
 	if kueues != nil {
@@ -383,7 +385,7 @@ func concurrency(f flags, kueues *configapi.ControllerConfigurationSpec) map[str
 			out[k] = v
 		}
 	}
-	n := max(20, 4*out[trainJobGroupKind])
+	n := max(50, 10*out[trainJobGroupKind])
 	if f.concurrency > 0 {
 		n = f.concurrency
 	}

@@ -8,8 +8,10 @@ import (
 	"time"
 
 	corev1 "k8s.io/api/core/v1"
+	apimeta "k8s.io/apimachinery/pkg/api/meta"
 	"k8s.io/apimachinery/pkg/api/resource"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/client-go/util/retry"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	kueue "sigs.k8s.io/kueue/apis/kueue/v1beta2"
 
@@ -77,9 +79,48 @@ func nodePods(runFor time.Duration) (map[string]int, error) {
 	return out, nil
 }
 
+// holdCheck is the admission check of a harness-scale run (-hold): no
+// controller ever sets it Ready, so each Workload keeps its quota
+// reservation and is never admitted, and no pod runs, as in Kueue's
+// scheduler performance harness.
+const holdCheck = "bench-hold"
+
+// holdQuota is each ClusterQueue's GPU quota in a harness-scale run: more
+// than any N reserves.
+const holdQuota = 1 << 30
+
+// holding makes cq hold every Workload it reserves quota for: the hold
+// check on each, quota for any N.
+func holding(cq *kueue.ClusterQueue) {
+	cq.Spec.AdmissionChecksStrategy = &kueue.AdmissionChecksStrategy{AdmissionChecks: []kueue.AdmissionCheckStrategyRule{{Name: holdCheck}}}
+	for i := range cq.Spec.ResourceGroups[0].Flavors[0].Resources {
+		if r := &cq.Spec.ResourceGroups[0].Flavors[0].Resources[i]; r.Name != corev1.ResourceMemory {
+			r.NominalQuota = *resource.NewQuantity(holdQuota, resource.DecimalSI)
+		}
+	}
+}
+
+// setUpHoldCheck creates the hold check, active (the ClusterQueues using
+// it are inactive until it is) and never Ready for any Workload.
+func setUpHoldCheck(ctx context.Context, c client.Client) error {
+	ac := &kueue.AdmissionCheck{ObjectMeta: metav1.ObjectMeta{Name: holdCheck}, Spec: kueue.AdmissionCheckSpec{ControllerName: "bench.trainjob-kueue.dev/never-ready"}}
+	if err := c.Create(ctx, ac); err != nil {
+		return err
+	}
+	// Kueue writes the check's status too: set ours on the latest.
+	return retry.RetryOnConflict(retry.DefaultRetry, func() error {
+		if err := c.Get(ctx, client.ObjectKeyFromObject(ac), ac); err != nil {
+			return err
+		}
+		apimeta.SetStatusCondition(&ac.Status.Conditions, metav1.Condition{Type: kueue.AdmissionCheckActive, Status: metav1.ConditionTrue, Reason: "Active", Message: "the bench's hold: never Ready"})
+		return c.Status().Update(ctx, ac)
+	})
+}
+
 // setUp creates the namespace, the nodes, a cohort of ClusterQueues with a
-// LocalQueue each, and the runtimes.
-func setUp(ctx context.Context, c client.Client, runFor time.Duration) error {
+// LocalQueue each, and the runtimes; hold: the ClusterQueues hold every
+// Workload after its quota reservation (holding).
+func setUp(ctx context.Context, c client.Client, runFor time.Duration, hold bool) error {
 	if err := c.Create(ctx, &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: ns}}); err != nil {
 		return err
 	}
@@ -88,8 +129,16 @@ func setUp(ctx context.Context, c client.Client, runFor time.Duration) error {
 			return err
 		}
 	}
+	if hold {
+		if err := setUpHoldCheck(ctx, c); err != nil {
+			return err
+		}
+	}
 	for q := range queues {
 		flavors, cq, lq := fixtures.Queue(ns, fmt.Sprintf("bench-%d", q), pool)
+		if hold {
+			holding(cq)
+		}
 		cq.Spec.CohortName = "bench"
 		lq.Name = fmt.Sprintf("lq-%d", q)
 		if q == 0 {

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"slices"
 	"testing"
 	"time"
 
@@ -11,6 +12,8 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/controller-runtime/pkg/client/fake"
+
+	"github.com/trainjob-kueue/trainjob-kueue/hack/fixtures"
 )
 
 // An interrupted bench stops submitting, so that its cluster is torn down
@@ -34,5 +37,27 @@ func TestSubmitStopsWhenInterrupted(t *testing.T) {
 		}
 	case <-time.After(time.Minute):
 		t.Fatal("submit went on after the interruption")
+	}
+}
+
+// A harness-scale ClusterQueue holds every Workload after its quota
+// reservation (the hold check), with quota for any N of GPUs and CPUs; its
+// memory quota is left as it was.
+func TestAHoldingClusterQueueChecksEveryWorkloadAndFitsAnyN(t *testing.T) {
+	_, cq, _ := fixtures.Queue(ns, "bench-0", pool)
+	before := slices.Clone(cq.Spec.ResourceGroups[0].Flavors[0].Resources)
+	holding(cq)
+	if s := cq.Spec.AdmissionChecksStrategy; s == nil || len(s.AdmissionChecks) != 1 || s.AdmissionChecks[0].Name != holdCheck {
+		t.Fatalf("admission checks %+v, want the hold check", s)
+	}
+	for i, r := range cq.Spec.ResourceGroups[0].Flavors[0].Resources {
+		switch {
+		case r.Name == corev1.ResourceMemory:
+			if !r.NominalQuota.Equal(before[i].NominalQuota) {
+				t.Errorf("memory quota %s, want it as it was", r.NominalQuota.String())
+			}
+		case r.NominalQuota.Value() < 15000*2:
+			t.Errorf("%s quota %s holds fewer than 15,000 jobs of 2", r.Name, r.NominalQuota.String())
+		}
 	}
 }

@@ -69,6 +69,10 @@ type options struct {
 	// keep: leave each set-up's cluster up (its audit log and component
 	// logs), to look at; the next run of the set-up replaces it.
 	keep bool
+	// hold: Kueue's harness scale (docs/scale.md): every Workload held
+	// after its quota reservation by an admission check that never turns
+	// Ready; a job is done once its Workload reserved quota.
+	hold bool
 }
 
 func main() {
@@ -91,6 +95,7 @@ func main() {
 	flag.StringVar(&o.baseline, "baseline", "", "compare trainjob-kueue's figures with this committed baseline (make bench-check) and fail on a regression beyond each figure's bound")
 	flag.StringVar(&o.makeBaseline, "make-baseline", "", "output directories of at least 5 earlier runs of one N (comma-separated): write the baseline of their figures to -baseline, running nothing")
 	flag.BoolVar(&o.keep, "keep", false, "leave each set-up's cluster up afterwards (.cluster/bench-<set-up>: audit log, logs), to look at; make cluster-down CLUSTER=bench-<set-up> removes it")
+	flag.BoolVar(&o.hold, "hold", false, "Kueue's harness scale: every ClusterQueue holds each Workload after its quota reservation (an admission check that never turns Ready, quota for any N), so no pod runs; a job is done once its Workload reserved quota, and the figure is created → QuotaReserved (docs/scale.md)")
 	flag.BoolVar(&o.check, "check", false, "fail unless every measurement is present and trainjob-kueue made no dry run (the smoke run)")
 	flag.Parse()
 	ctrllog.SetLogger(logr.Discard())
@@ -121,6 +126,8 @@ type result struct {
 	// unfinished: where the jobs stood when the set-up stalled; nil when
 	// every job finished.
 	unfinished map[string]int
+	// hold: a harness-scale run, its jobs done at their quota reservation.
+	hold bool
 }
 
 func run(ctx context.Context, o options) error {
@@ -207,7 +214,7 @@ func runSetup(ctx context.Context, root, setup string, o options) (*result, erro
 	if err != nil {
 		return nil, err
 	}
-	if err := setUp(ctx, k, o.runFor); err != nil {
+	if err := setUp(ctx, k, o.runFor, o.hold); err != nil {
 		return nil, err
 	}
 	nodePods, err := nodePods(o.runFor)
@@ -215,12 +222,13 @@ func runSetup(ctx context.Context, root, setup string, o options) (*result, erro
 		return nil, err
 	}
 	rec := newRecorder()
+	rec.hold = o.hold
 	wctx, cancel := context.WithCancel(ctx)
 	defer cancel()
 	if err := rec.watch(wctx, cfg, k, setup == setupFloor, o.runFor, nodePods); err != nil {
 		return nil, err
 	}
-	r := &result{setup: setup}
+	r := &result{setup: setup, hold: o.hold}
 	kueueBefore, err := procUsage(c.PID("kueue"))
 	if err != nil {
 		return nil, err

@@ -30,7 +30,7 @@ import (
 // times of one job, as the benchmark saw them: measured from outside the
 // integration, on watch events.
 type times struct {
-	created, workload, admitted, unsuspended, running, finished time.Time
+	created, workload, reserved, admitted, unsuspended, running, finished time.Time
 	// holding: the job's Workload, as last seen, is admitted and not
 	// finished.
 	holding bool
@@ -43,6 +43,9 @@ type recorder struct {
 	// pods running per job, of role "node".
 	running  map[string]map[string]bool
 	expected map[string]int
+	// hold: a harness-scale run (-hold), where a job is done once its
+	// Workload holds its quota reservation.
+	hold bool
 }
 
 func newRecorder() *recorder {
@@ -135,6 +138,12 @@ func (r *recorder) onWorkload(ctx context.Context, c client.Client, floor bool, 
 		r.mu.Lock()
 		t := r.at(job)
 		first(&t.workload, now)
+		if apimeta.IsStatusConditionTrue(wl.Status.Conditions, kueue.WorkloadQuotaReserved) {
+			first(&t.reserved, now)
+			if r.hold {
+				first(&t.finished, now)
+			}
+		}
 		admitted := apimeta.IsStatusConditionTrue(wl.Status.Conditions, kueue.WorkloadAdmitted)
 		if admitted {
 			first(&t.admitted, now)

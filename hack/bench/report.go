@@ -33,9 +33,15 @@ type Setup struct {
 	CreatedToWorkloadMS     *Percentiles `json:"created_to_workload_ms"`
 	AdmittedToUnsuspendedMS *Percentiles `json:"admitted_to_unsuspended_ms"`
 	CreatedToRunningMS      *Percentiles `json:"created_to_running_ms"`
-	ThroughputJobsPerS      float64      `json:"throughput_jobs_per_s"`
-	CPUSeconds              *float64     `json:"cpu_seconds"`
-	PeakRSSMiB              *float64     `json:"peak_rss_mib"`
+	// CreatedToReservedMS: created → the Workload's QuotaReserved, and
+	// AllReservedS: the first create to the last reservation (a
+	// harness-scale run, -hold; the floor's own Workload create is its
+	// job's).
+	CreatedToReservedMS *Percentiles `json:"created_to_reserved_ms,omitempty"`
+	AllReservedS        *float64     `json:"all_reserved_s,omitempty"`
+	ThroughputJobsPerS  float64      `json:"throughput_jobs_per_s"`
+	CPUSeconds          *float64     `json:"cpu_seconds"`
+	PeakRSSMiB          *float64     `json:"peak_rss_mib"`
 	// ByRound: the per-job requests and CPU seconds of each round, of which
 	// the figures above are the mean: how far rounds differ is the
 	// measurement's noise.
@@ -93,25 +99,38 @@ func spans(rs []*result, from, to func(*times) time.Time) []time.Duration {
 	return out
 }
 
+// throughput is jobs admitted per second, the first create to the last
+// admission; in a harness-scale run (r.hold), quota reservations.
 func throughput(r *result) float64 {
-	var firstCreated, lastAdmitted time.Time
+	n, d := span(r)
+	if n == 0 || d <= 0 {
+		return 0
+	}
+	return float64(n) / d.Seconds()
+}
+
+// span is how many of r's jobs were admitted (reserved, r.hold) and the
+// time from the first create to the last of them.
+func span(r *result) (int, time.Duration) {
+	var firstCreated, last time.Time
 	n := 0
 	for _, t := range r.jobs {
-		if t.admitted.IsZero() {
+		at := t.admitted
+		if r.hold {
+			at = t.reserved
+		}
+		if at.IsZero() {
 			continue
 		}
 		n++
 		if firstCreated.IsZero() || (!t.created.IsZero() && t.created.Before(firstCreated)) {
 			firstCreated = t.created
 		}
-		if t.admitted.After(lastAdmitted) {
-			lastAdmitted = t.admitted
+		if at.After(last) {
+			last = at
 		}
 	}
-	if n == 0 || !lastAdmitted.After(firstCreated) {
-		return 0
-	}
-	return float64(n) / lastAdmitted.Sub(firstCreated).Seconds()
+	return n, last.Sub(firstCreated)
 }
 
 func ref[T any](v T) *T { return &v }
@@ -220,6 +239,9 @@ func summarize(n int, rs []*result) *Summary {
 			tp = append(tp, throughput(r))
 		}
 		out.ThroughputJobsPerS = mean(tp)
+		if results[0].hold {
+			summarizeHold(out, results)
+		}
 		for _, r := range results {
 			for k, v := range r.unfinished {
 				if out.Unfinished == nil {
@@ -251,7 +273,37 @@ func summarize(n int, rs []*result) *Summary {
 	if f, o := s.Setups[setupFloor], s.Setups[setupOurs]; f != nil && o != nil {
 		s.Ratios["throughput_vs_floor"] = ref(o.ThroughputJobsPerS / f.ThroughputJobsPerS)
 	}
+	holdRatios(s)
 	return s
+}
+
+// summarizeHold fills out with a harness-scale run's figures: created →
+// QuotaReserved over every round, and the time to reserve them all.
+func summarizeHold(out *Setup, results []*result) {
+	out.CreatedToReservedMS = percentiles(spans(results, func(t *times) time.Time { return t.created }, func(t *times) time.Time { return t.reserved }))
+	var all []float64
+	for _, r := range results {
+		if _, d := span(r); d > 0 {
+			all = append(all, d.Seconds())
+		}
+	}
+	if len(all) > 0 {
+		out.AllReservedS = ref(mean(all))
+	}
+}
+
+// holdRatios: each integration's time to reserve every job over the
+// floor's (bare Workloads), the harness scale's goal (ours ≤ 1.1).
+func holdRatios(s *Summary) {
+	f := s.Setups[setupFloor]
+	if f == nil || f.AllReservedS == nil {
+		return
+	}
+	for _, name := range []string{setupOurs, setupInTree} {
+		if st := s.Setups[name]; st != nil && st.AllReservedS != nil && unfinishedCount(st.Unfinished) == 0 {
+			s.Ratios["all_reserved_vs_floor_"+name] = ref(*st.AllReservedS / *f.AllReservedS)
+		}
+	}
 }
 
 // summarizeOurs fills o with trainjob-kueue's own figures over its rounds.
@@ -366,6 +418,11 @@ func printTable(w io.Writer, s *Summary) {
 	fmt.Fprintf(w, "| created → Workload, ms p50/p90/p99 | — | %s | %s | |\n", pct(it.CreatedToWorkloadMS), pct(o.CreatedToWorkloadMS))
 	fmt.Fprintf(w, "| admitted → unsuspended, ms p50/p90/p99 | — | %s | %s | %s (p99) |\n", pct(it.AdmittedToUnsuspendedMS), pct(o.AdmittedToUnsuspendedMS), num(s.Ratios["unsuspend_p99"], "%.3f"))
 	fmt.Fprintf(w, "| created → all pods running, ms p50/p90/p99 | — | %s | %s | %s (p99) |\n", pct(it.CreatedToRunningMS), pct(o.CreatedToRunningMS), num(s.Ratios["created_to_running_p99"], "%.3f"))
+	if f.AllReservedS != nil || o.AllReservedS != nil || it.AllReservedS != nil {
+		fmt.Fprintf(w, "| created → QuotaReserved, ms p50/p90/p99 | %s | %s | %s | |\n", pct(f.CreatedToReservedMS), pct(it.CreatedToReservedMS), pct(o.CreatedToReservedMS))
+		fmt.Fprintf(w, "| all reserved, s (÷ floor) | %s | %s (%s) | %s (%s) | |\n", num(f.AllReservedS, "%.0f"),
+			num(it.AllReservedS, "%.0f"), num(s.Ratios["all_reserved_vs_floor_"+setupInTree], "%.3f"), num(o.AllReservedS, "%.0f"), num(s.Ratios["all_reserved_vs_floor_"+setupOurs], "%.3f"))
+	}
 	fmt.Fprintf(w, "| admissions per second | %.1f | %.1f | %.1f | %s (÷ floor %s) |\n", f.ThroughputJobsPerS, it.ThroughputJobsPerS, o.ThroughputJobsPerS, num(s.Ratios["throughput_vs_intree"], "%.3f"), num(s.Ratios["throughput_vs_floor"], "%.3f"))
 	fmt.Fprintf(w, "| integration CPU seconds | — | %s | %s | %s |\n", num(it.CPUSeconds, "%.1f"), num(o.CPUSeconds, "%.1f"), num(s.Ratios["cpu_seconds"], "%.3f"))
 	fmt.Fprintf(w, "| integration peak RSS, MiB | — | %s | %s | %s |\n", num(it.PeakRSSMiB, "%.0f"), num(o.PeakRSSMiB, "%.0f"), num(s.Ratios["peak_rss"], "%.3f"))

@@ -1,7 +1,9 @@
 package main
 
 import (
+	"fmt"
 	"testing"
+	"time"
 
 	"github.com/google/go-cmp/cmp"
 
@@ -123,5 +125,39 @@ func TestStatusWritesAreCountedByFieldManager(t *testing.T) {
 	}
 	if got.dryRuns != 1 {
 		t.Errorf("dry runs = %d, want 1", got.dryRuns)
+	}
+}
+
+// A harness-scale run (-hold) measures created → QuotaReserved, and each
+// integration's time to reserve every job against the floor's; a job
+// admitted but never reserved-timed does not count, nor does a set-up
+// that stalled.
+func TestAHoldRunIsMeasuredToTheQuotaReservation(t *testing.T) {
+	t0 := time.Unix(1000, 0)
+	run := func(setup string, reservedAfter ...time.Duration) *result {
+		r := &result{setup: setup, hold: true, jobs: map[string]*times{}}
+		for i, d := range reservedAfter {
+			r.jobs[fmt.Sprintf("job-%d", i)] = &times{created: t0.Add(time.Duration(i) * time.Second), reserved: t0.Add(time.Duration(i)*time.Second + d)}
+		}
+		return r
+	}
+	stalled := run(setupInTree, time.Second)
+	stalled.unfinished = map[string]int{"queued, never admitted": 1}
+	s := summarize(2, []*result{run(setupFloor, time.Second, time.Second), run(setupOurs, 2*time.Second, time.Second), stalled})
+	o := s.Setups[setupOurs]
+	if o.AllReservedS == nil || *o.AllReservedS != 2 {
+		t.Fatalf("ours reserved all in %v s, want 2 (job 0 at 2 s; job 1 created at 1 s, reserved at 2 s)", o.AllReservedS)
+	}
+	if o.CreatedToReservedMS == nil || o.CreatedToReservedMS.P99 != 2000 {
+		t.Errorf("ours created → QuotaReserved %+v, want p99 2000 ms", o.CreatedToReservedMS)
+	}
+	if r := s.Ratios["all_reserved_vs_floor_"+setupOurs]; r == nil || *r != 1 {
+		t.Errorf("ours ÷ floor = %v, want 1 (both reserved all 2 s after the first create)", r)
+	}
+	if r, ok := s.Ratios["all_reserved_vs_floor_"+setupInTree]; ok {
+		t.Errorf("a stalled set-up got a ratio: %v", *r)
+	}
+	if got := o.ThroughputJobsPerS; got != 1 {
+		t.Errorf("reservations per second %v, want 1", got)
 	}
 }

@@ -1,0 +1,142 @@
+package integration
+
+import (
+	"testing"
+
+	corev1 "k8s.io/api/core/v1"
+	apimeta "k8s.io/apimachinery/pkg/api/meta"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/client-go/tools/events"
+	"k8s.io/utils/ptr"
+	ctrl "sigs.k8s.io/controller-runtime"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+	"sigs.k8s.io/controller-runtime/pkg/client/fake"
+	kueue "sigs.k8s.io/kueue/apis/kueue/v1beta2"
+
+	"github.com/trainjob-kueue/trainjob-kueue/scheme"
+	"github.com/trainjob-kueue/trainjob-kueue/shape"
+	"github.com/trainjob-kueue/trainjob-kueue/trainjob"
+)
+
+// With waitForPodsReady, a job Kueue admitted before the job framework
+// wrote its first PodsReady condition starts in the reconcile that sees the
+// admission; the condition (WaitForStart) is written by the next one. The
+// job framework alone would write the condition and end that reconcile,
+// and start the job a round trip later.
+func TestAJobAdmittedBeforeItsPodsReadyConditionStartsAtOnce(t *testing.T) {
+	const ns = "ns"
+	job := queuedJob(ns)
+	b := fake.NewClientBuilder().WithScheme(scheme.New()).
+		WithObjects(job, torchRuntime(ns, corev1.ResourceRequirements{}), &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: ns}},
+			&kueue.ResourceFlavor{ObjectMeta: metav1.ObjectMeta{Name: "gpu"}, Spec: kueue.ResourceFlavorSpec{NodeLabels: map[string]string{"pool": "gpu"}}}).
+		WithStatusSubresource(&kueue.Workload{}, &trainjob.TrainJob{})
+	if err := SetupIndexes(t.Context(), fakeIndexer{b}); err != nil {
+		t.Fatal(err)
+	}
+	c := b.Build()
+	opts := Options{Shape: shape.PodTemplateOverrides{}}
+	opts.WaitForPodsReady = true
+	r := NewReconciler(c, c, events.NewFakeRecorder(16), opts)
+	req := ctrl.Request{NamespacedName: client.ObjectKeyFromObject(job)}
+	reconcile := func() {
+		t.Helper()
+		if _, err := r.Reconcile(t.Context(), req); err != nil {
+			t.Fatal(err)
+		}
+	}
+	reconcile() // the job's Workload
+	var wls kueue.WorkloadList
+	if err := c.List(t.Context(), &wls); err != nil || len(wls.Items) != 1 {
+		t.Fatalf("Workloads %v (%v), want the job's", wls.Items, err)
+	}
+	wl := &wls.Items[0]
+	if apimeta.FindStatusCondition(wl.Status.Conditions, kueue.WorkloadPodsReady) != nil {
+		t.Fatal("the Workload's create wrote PodsReady: the admission below would not come first")
+	}
+	admit(t, c, wl)
+
+	reconcile()
+	if got := stored(t, c, job); got.Suspended() {
+		t.Fatal("the reconcile that saw the admission did not start the job")
+	}
+	reconcile()
+	if err := c.Get(t.Context(), client.ObjectKeyFromObject(wl), wl); err != nil {
+		t.Fatal(err)
+	}
+	if cond := apimeta.FindStatusCondition(wl.Status.Conditions, kueue.WorkloadPodsReady); cond == nil || cond.Reason != kueue.WorkloadWaitForStart || cond.Status != metav1.ConditionFalse {
+		t.Errorf("PodsReady after the start: %+v, want False, %s", cond, kueue.WorkloadWaitForStart)
+	}
+}
+
+// A reconcile starts first only when it will start the job: suspended,
+// run here, its Workload admitted and neither evicted nor finished.
+func TestStartsNow(t *testing.T) {
+	const ns = "ns"
+	admitted := []metav1.Condition{{Type: kueue.WorkloadQuotaReserved, Status: metav1.ConditionTrue}, {Type: kueue.WorkloadAdmitted, Status: metav1.ConditionTrue}}
+	with := func(extra ...metav1.Condition) []metav1.Condition {
+		return append(append([]metav1.Condition{}, admitted...), extra...)
+	}
+	for name, tc := range map[string]struct {
+		job   func(*trainjob.TrainJob)
+		conds []metav1.Condition
+		none  bool
+		want  bool
+	}{
+		"admitted, suspended":      {conds: admitted, want: true},
+		"quota reserved only":      {conds: admitted[:1]},
+		"no Workload yet":          {none: true},
+		"running":                  {conds: admitted, job: func(j *trainjob.TrainJob) { j.Spec.Suspend = ptr.To(false) }},
+		"evicted":                  {conds: with(metav1.Condition{Type: kueue.WorkloadEvicted, Status: metav1.ConditionTrue})},
+		"finished":                 {conds: with(metav1.Condition{Type: kueue.WorkloadFinished, Status: metav1.ConditionTrue})},
+		"dispatched by MultiKueue": {conds: admitted, job: func(j *trainjob.TrainJob) { j.Spec.ManagedBy = ptr.To(trainjob.MultiKueueControllerName) }},
+	} {
+		t.Run(name, func(t *testing.T) {
+			job := queuedJob(ns)
+			if tc.job != nil {
+				tc.job(job)
+			}
+			objs := []client.Object{job}
+			if !tc.none {
+				wl := ownedWorkload(job, true)
+				wl.Status.Conditions = tc.conds
+				objs = append(objs, wl)
+			}
+			c := fake.NewClientBuilder().WithScheme(scheme.New()).WithObjects(objs...).Build()
+			got, err := startsNow(t.Context(), c, ctrl.Request{NamespacedName: client.ObjectKeyFromObject(job)})
+			if err != nil {
+				t.Fatal(err)
+			}
+			if got != tc.want {
+				t.Errorf("startsNow = %v, want %v", got, tc.want)
+			}
+		})
+	}
+}
+
+// admit gives wl Kueue's admission to flavor "gpu" for every PodSet.
+func admit(t *testing.T, c client.Client, wl *kueue.Workload) {
+	t.Helper()
+	adm := &kueue.Admission{ClusterQueue: "cq"}
+	for _, ps := range wl.Spec.PodSets {
+		adm.PodSetAssignments = append(adm.PodSetAssignments, kueue.PodSetAssignment{Name: ps.Name, Count: ptr.To(ps.Count),
+			Flavors: map[corev1.ResourceName]kueue.ResourceFlavorReference{corev1.ResourceCPU: "gpu"}})
+	}
+	wl.Status.Admission = adm
+	now := metav1.Now()
+	wl.Status.Conditions = []metav1.Condition{
+		{Type: kueue.WorkloadQuotaReserved, Status: metav1.ConditionTrue, Reason: "QuotaReserved", LastTransitionTime: now},
+		{Type: kueue.WorkloadAdmitted, Status: metav1.ConditionTrue, Reason: "Admitted", LastTransitionTime: now},
+	}
+	if err := c.Status().Update(t.Context(), wl); err != nil {
+		t.Fatal(err)
+	}
+}
+
+func stored(t *testing.T, c client.Client, job *trainjob.TrainJob) *trainjob.TrainJob {
+	t.Helper()
+	got := &trainjob.TrainJob{}
+	if err := c.Get(t.Context(), client.ObjectKeyFromObject(job), got); err != nil {
+		t.Fatal(err)
+	}
+	return got
+}
