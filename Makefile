@@ -368,7 +368,7 @@ SCALE_HARNESS_N ?= 15000
 SCALE_HARNESS_SETUPS ?= floor,ours,intree
 scale-harness:
 	$(MAKE) --no-print-directory components TRAINER_VERSION=$(BENCH_TRAINER)
-	$(GO) run ./hack/bench -hold -n $(SCALE_HARNESS_N) -rate 50 -setups $(SCALE_HARNESS_SETUPS) -timeout 150m -out .bench/harness-n$(SCALE_HARNESS_N) -trainer-version $(BENCH_TRAINER) -kueue-version $(KUEUE_VERSION)
+	$(GO) run ./hack/bench -hold -n $(SCALE_HARNESS_N) -rate 20 -setups $(SCALE_HARNESS_SETUPS) -timeout 150m -out .bench/harness-n$(SCALE_HARNESS_N) -trainer-version $(BENCH_TRAINER) -kueue-version $(KUEUE_VERSION)
 
 ## bench-smoke: the benchmark's whole path on a small load (part of make test).
 bench-smoke:

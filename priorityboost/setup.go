@@ -2,6 +2,7 @@ package priorityboost
 
 import (
 	"context"
+	"fmt"
 
 	ctrl "sigs.k8s.io/controller-runtime"
 	"sigs.k8s.io/controller-runtime/pkg/builder"
@@ -33,6 +34,9 @@ func policyChanged() predicate.Funcs {
 // Workloads (preemptions, admission, the boost itself) and ClusterQueues'
 // policies.
 func (r *Reconciler) SetupWithManager(mgr ctrl.Manager) error {
+	if err := mgr.GetFieldIndexer().IndexField(context.Background(), &kueue.Workload{}, queueIndex, queueOfWorkload); err != nil {
+		return fmt.Errorf("indexing Workloads by queue: %w", err)
+	}
 	if !r.opts.GateOn {
 		mgr.GetLogger().Info("Kueue's PriorityBoost feature gate is off: ClusterQueue preemption-cost policies are inactive", "annotation", names.PreemptionCostAnnotation)
 	}
@@ -52,26 +56,50 @@ func (w *Warner) SetupWithManager(mgr ctrl.Manager) error {
 		Complete(w)
 }
 
-// jobsOf are the TrainJobs whose Workloads are queued in or admitted to
-// ClusterQueue o: its policy changed.
-func (r *Reconciler) jobsOf(ctx context.Context, o client.Object) []reconcile.Request {
-	var wls kueue.WorkloadList
-	if err := r.opts.Client.List(ctx, &wls); err != nil {
-		ctrl.LoggerFrom(ctx).Error(err, "Listing Workloads of a ClusterQueue", "clusterQueue", o.GetName())
+// queueIndex indexes TrainJobs' Workloads by where they queue, as
+// clusterQueueOf reads it: "cq/<name>" once admitted to a ClusterQueue,
+// else "lq/<namespace>/<name>" of their LocalQueue.
+const queueIndex = "trainjob-kueue.dev/queue"
+
+func queueOfWorkload(o client.Object) []string {
+	wl, ok := o.(*kueue.Workload)
+	if !ok || trainjob.OwnerOf(wl) == "" {
 		return nil
 	}
+	switch {
+	case wl.Status.Admission != nil:
+		return []string{"cq/" + string(wl.Status.Admission.ClusterQueue)}
+	case wl.Spec.QueueName != "":
+		return []string{"lq/" + wl.Namespace + "/" + string(wl.Spec.QueueName)}
+	}
+	return nil
+}
+
+// jobsOf are the TrainJobs whose Workloads are queued in or admitted to
+// ClusterQueue o: its policy changed. From the cache's index, the
+// ClusterQueue's own Workloads only, not every Workload of the cluster.
+func (r *Reconciler) jobsOf(ctx context.Context, o client.Object) []reconcile.Request {
+	keys := []string{"cq/" + o.GetName()}
+	var lqs kueue.LocalQueueList
+	if err := r.opts.Client.List(ctx, &lqs); err != nil {
+		ctrl.LoggerFrom(ctx).Error(err, "Listing the LocalQueues of a ClusterQueue", "clusterQueue", o.GetName())
+		return nil
+	}
+	for _, lq := range lqs.Items {
+		if string(lq.Spec.ClusterQueue) == o.GetName() {
+			keys = append(keys, "lq/"+lq.Namespace+"/"+lq.Name)
+		}
+	}
 	var reqs []reconcile.Request
-	for i := range wls.Items {
-		wl := &wls.Items[i]
-		owner := trainjob.OwnerOf(wl)
-		if owner == "" {
-			continue
+	for _, key := range keys {
+		var wls kueue.WorkloadList
+		if err := r.opts.Client.List(ctx, &wls, client.MatchingFields{queueIndex: key}); err != nil {
+			ctrl.LoggerFrom(ctx).Error(err, "Listing the Workloads of a ClusterQueue", "clusterQueue", o.GetName())
+			return nil
 		}
-		cq, err := clusterQueueOf(ctx, r.opts.Client, wl)
-		if err != nil || cq == nil || cq.Name != o.GetName() {
-			continue
+		for i := range wls.Items {
+			reqs = append(reqs, reconcile.Request{NamespacedName: client.ObjectKey{Namespace: wls.Items[i].Namespace, Name: trainjob.OwnerOf(&wls.Items[i])}})
 		}
-		reqs = append(reqs, reconcile.Request{NamespacedName: client.ObjectKey{Namespace: wl.Namespace, Name: owner}})
 	}
 	return reqs
 }

@@ -33,7 +33,7 @@ func TestAPolicyChangeBringsTheJobsOfItsClusterQueue(t *testing.T) {
 	cq := &kueue.ClusterQueue{ObjectMeta: metav1.ObjectMeta{Name: "cq"}}
 	lq := &kueue.LocalQueue{ObjectMeta: metav1.ObjectMeta{Namespace: "ns", Name: "lq"}, Spec: kueue.LocalQueueSpec{ClusterQueue: "cq"}}
 	c := fake.NewClientBuilder().WithScheme(testScheme()).WithObjects(admitted, queued, elsewhere, notAJob, cq, lq,
-		&kueue.ClusterQueue{ObjectMeta: metav1.ObjectMeta{Name: "other"}}).Build()
+		&kueue.ClusterQueue{ObjectMeta: metav1.ObjectMeta{Name: "other"}}).WithIndex(&kueue.Workload{}, queueIndex, queueOfWorkload).Build()
 	r := New(Options{Client: c})
 	var got []string
 	for _, req := range r.jobsOf(t.Context(), cq) {

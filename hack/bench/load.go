@@ -220,11 +220,10 @@ func floorWorkloads(runFor time.Duration) maker {
 	}
 }
 
-// submit creates n objects: the first half in a burst (concurrency
+// submit creates n objects: the first burst of them at once (concurrency
 // workers), the rest as a steady stream of rate per second. It records
 // each object's creation time.
-func submit(ctx context.Context, c client.Client, n int, rate float64, mk maker, rec *recorder) error {
-	burst := n / 2
+func submit(ctx context.Context, c client.Client, n, burst int, rate float64, mk maker, rec *recorder) error {
 	errs := make(chan error, n)
 	var wg sync.WaitGroup
 	work := make(chan int)

@@ -27,7 +27,7 @@ func TestSubmitStopsWhenInterrupted(t *testing.T) {
 	done := make(chan error, 1)
 	// Half the load in a burst, the other half at one job a second: more
 	// than 15 minutes uninterrupted.
-	go func() { done <- submit(ctx, c, 2000, 1, mk, newRecorder()) }()
+	go func() { done <- submit(ctx, c, 2000, 1000, 1, mk, newRecorder()) }()
 	time.Sleep(100 * time.Millisecond)
 	cancel()
 	select {
@@ -59,5 +59,17 @@ func TestAHoldingClusterQueueChecksEveryWorkloadAndFitsAnyN(t *testing.T) {
 		case r.NominalQuota.Value() < 15000*2:
 			t.Errorf("%s quota %s holds fewer than 15,000 jobs of 2", r.Name, r.NominalQuota.String())
 		}
+	}
+}
+
+// A harness-scale run streams every job (Kueue with its shipped client
+// budget exits under a burst of thousands of Workloads); the others burst
+// half of them.
+func TestAHarnessScaleRunStreamsEveryJob(t *testing.T) {
+	if got := burstOf(options{n: 15000, hold: true}); got != 0 {
+		t.Errorf("harness-scale burst %d, want 0", got)
+	}
+	if got := burstOf(options{n: 500}); got != 250 {
+		t.Errorf("burst %d, want half of 500", got)
 	}
 }
