@@ -75,16 +75,20 @@ func unworded(conds []metav1.Condition) []metav1.Condition {
 // unsuspended was ~110 s at 10,000 queued, docs/scale.md): quota was
 // booked and the pods not yet asked for.
 //
-// Any other change to a Workload that holds quota goes first too. The
-// reconcile of an admission may not be the one that starts the job: in a
-// burst, Kueue admits a Workload before the job framework wrote its
-// PodsReady condition, that reconcile writes the condition and returns, and
-// the start is the next reconcile, enqueued by that write. Queued behind
-// the burst, that next reconcile was the tail of admitted → unsuspended
-// (p99 10 s at 2,000 jobs, half in a burst). The same holds for the
-// reconciles that finish a job and give its quota back. Workloads holding
-// quota are few, bounded by the quota, so the thousands queued cannot crowd
-// this lane.
+// Any other change to an admitted Workload goes first too. The reconcile
+// of an admission may not be the one that starts the job (a start refused
+// and retried, a PodsReady write on a cache that lagged the admission);
+// queued behind a burst, the next one was the tail of admitted →
+// unsuspended (p99 10 s at 2,000 jobs, half in a burst). The same holds for
+// the reconciles that finish a job and give its quota back. Admitted
+// Workloads are few, bounded by the quota their running pods use, so the
+// thousands queued cannot crowd this lane. A Workload that holds quota but
+// waits on its admission checks (a ProvisioningRequest, or the check of
+// Kueue's harness scale that never turns Ready) is not admitted: nothing
+// of ours changes until it is, and thousands may wait so. Counting those
+// in (it was "holds quota"), their check updates took this lane from the
+// arrivals: at 15,000 held jobs, created → Workload p50 21.5 s
+// (docs/scale.md).
 func decisionsFirst(inner handler.EventHandler) handler.EventHandler {
 	return handler.Funcs{
 		CreateFunc:  inner.Create,
@@ -93,7 +97,7 @@ func decisionsFirst(inner handler.EventHandler) handler.EventHandler {
 		UpdateFunc: func(ctx context.Context, e event.UpdateEvent, q workqueue.TypedRateLimitingInterface[reconcile.Request]) {
 			old, oldOK := e.ObjectOld.(*kueue.Workload)
 			wl, newOK := e.ObjectNew.(*kueue.Workload)
-			if pq, ok := q.(priorityqueue.PriorityQueue[reconcile.Request]); ok && oldOK && newOK && (decided(old, wl) || changedHoldingQuota(old, wl)) {
+			if pq, ok := q.(priorityqueue.PriorityQueue[reconcile.Request]); ok && oldOK && newOK && (decided(old, wl) || changedAdmitted(old, wl)) {
 				q = urgent(pq)
 			}
 			inner.Update(ctx, e, q)
@@ -112,10 +116,10 @@ func decided(old, wl *kueue.Workload) bool {
 	return ptr.Deref(old.Spec.Active, true) && !ptr.Deref(wl.Spec.Active, true)
 }
 
-// changedHoldingQuota: wl holds a quota reservation, is not finished, and
-// changed since old (not a resync).
-func changedHoldingQuota(old, wl *kueue.Workload) bool {
+// changedAdmitted: wl is admitted (quota reserved and every admission
+// check Ready), not finished, and changed since old (not a resync).
+func changedAdmitted(old, wl *kueue.Workload) bool {
 	return old.ResourceVersion != wl.ResourceVersion &&
-		apimeta.IsStatusConditionTrue(wl.Status.Conditions, kueue.WorkloadQuotaReserved) &&
+		apimeta.IsStatusConditionTrue(wl.Status.Conditions, kueue.WorkloadAdmitted) &&
 		!apimeta.IsStatusConditionTrue(wl.Status.Conditions, kueue.WorkloadFinished)
 }

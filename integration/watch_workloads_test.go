@@ -147,7 +147,10 @@ func TestKueuesDecisionsAreReconciledFirst(t *testing.T) {
 		"holding quota, PodsReady written": {old: wl("1", true, kueue.WorkloadQuotaReserved, kueue.WorkloadAdmitted), new: wl("2", true, kueue.WorkloadQuotaReserved, kueue.WorkloadAdmitted, kueue.WorkloadPodsReady), want: decisionPriority},
 		"holding quota, finished":          {old: wl("1", true, kueue.WorkloadQuotaReserved, kueue.WorkloadAdmitted), new: wl("2", true, kueue.WorkloadQuotaReserved, kueue.WorkloadAdmitted, kueue.WorkloadFinished), want: 0},
 		"holding quota, a resync":          {old: wl("1", true, kueue.WorkloadQuotaReserved, kueue.WorkloadAdmitted), new: wl("1", true, kueue.WorkloadQuotaReserved, kueue.WorkloadAdmitted), want: handler.LowPriority},
-		"a resync":                         {old: wl("1", true), new: wl("1", true), want: handler.LowPriority},
+		// Thousands may hold quota waiting on their checks: their updates
+		// must not crowd the decisions and the arrivals.
+		"quota reserved, waiting on its admission checks": {old: wl("1", true, kueue.WorkloadQuotaReserved), new: wl("2", true, kueue.WorkloadQuotaReserved), want: 0},
+		"a resync": {old: wl("1", true), new: wl("1", true), want: handler.LowPriority},
 	}
 	for name, tc := range cases {
 		t.Run(name, func(t *testing.T) {
