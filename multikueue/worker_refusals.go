@@ -18,7 +18,9 @@ import (
 	ctrl "sigs.k8s.io/controller-runtime"
 	"sigs.k8s.io/controller-runtime/pkg/builder"
 	"sigs.k8s.io/controller-runtime/pkg/client"
+	"sigs.k8s.io/controller-runtime/pkg/handler"
 	"sigs.k8s.io/controller-runtime/pkg/predicate"
+	"sigs.k8s.io/controller-runtime/pkg/reconcile"
 	kueue "sigs.k8s.io/kueue/apis/kueue/v1beta2"
 	"sigs.k8s.io/kueue/pkg/controller/jobframework"
 	"sigs.k8s.io/kueue/pkg/workload"
@@ -262,20 +264,46 @@ func (d *WorkerRefusals) forget(key types.NamespacedName) {
 
 func klogKey(o client.Object) string { return o.GetNamespace() + "/" + o.GetName() }
 
-// SetupWithManager watches the Workloads of dispatched TrainJobs.
+// dispatched tells whether wl is a TrainJob's Workload that MultiKueue
+// dispatches: one of its admission checks is MultiKueue's. Every change of
+// such a Workload is seen, so the pace of looks is forgotten when its
+// dispatch stops waiting; no other Workload is ever reconciled here, so a
+// cluster whose checks are all another controller's (ProvisioningRequests,
+// thousands of Workloads holding quota on them) gives this controller
+// nothing to do. The AdmissionChecks are read from the cache.
+func (d *WorkerRefusals) dispatched(ctx context.Context, wl *kueue.Workload) bool {
+	if len(wl.Status.AdmissionChecks) == 0 {
+		return false
+	}
+	if owner := metav1.GetControllerOfNoCopy(wl); owner == nil || owner.Kind != trainjob.GVK.Kind {
+		return false
+	}
+	for _, acs := range wl.Status.AdmissionChecks {
+		ac := &kueue.AdmissionCheck{}
+		err := d.client.Get(ctx, client.ObjectKey{Name: string(acs.Name)}, ac)
+		if err != nil && !apierrors.IsNotFound(err) {
+			// Not known: look rather than miss a dispatch.
+			return true
+		}
+		if err == nil && ac.Spec.ControllerName == kueue.MultiKueueControllerName {
+			return true
+		}
+	}
+	return false
+}
+
+// SetupWithManager watches the Workloads of dispatched TrainJobs, and the
+// AdmissionChecks (to tell MultiKueue's from the rest) so their cache is
+// synced before the first Workload is looked at.
 func (d *WorkerRefusals) SetupWithManager(mgr ctrl.Manager) error {
+	ctx := context.Background()
 	dispatched := predicate.NewPredicateFuncs(func(o client.Object) bool {
 		wl, ok := o.(*kueue.Workload)
-		if !ok || len(wl.Status.AdmissionChecks) == 0 {
-			return false
-		}
-		// Every change of such a Workload is seen, so the pace of looks
-		// is forgotten when its dispatch stops waiting.
-		owner := metav1.GetControllerOfNoCopy(wl)
-		return owner != nil && owner.Kind == trainjob.GVK.Kind
+		return ok && d.dispatched(ctx, wl)
 	})
 	return ctrl.NewControllerManagedBy(mgr).
 		Named("multikueue-worker-refusals").
 		For(&kueue.Workload{}, builder.WithPredicates(dispatched)).
+		Watches(&kueue.AdmissionCheck{}, handler.EnqueueRequestsFromMapFunc(func(context.Context, client.Object) []reconcile.Request { return nil })).
 		Complete(d)
 }

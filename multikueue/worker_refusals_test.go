@@ -235,3 +235,49 @@ func TestAWaitingDispatchIsLookedAtLessAndLessOften(t *testing.T) {
 		t.Errorf("after the dispatch stopped waiting, the next look is in %v, want 10s", next)
 	}
 }
+
+// Only a TrainJob's Workload with MultiKueue's admission check is looked
+// at: on a cluster whose checks are all another controller's (thousands of
+// Workloads holding quota on ProvisioningRequests) the controller has
+// nothing to do.
+func TestOnlyMultiKueueDispatchesAreLookedAt(t *testing.T) {
+	checks := []client.Object{
+		&kueue.AdmissionCheck{ObjectMeta: metav1.ObjectMeta{Name: "dispatch"}, Spec: kueue.AdmissionCheckSpec{ControllerName: kueue.MultiKueueControllerName}},
+		&kueue.AdmissionCheck{ObjectMeta: metav1.ObjectMeta{Name: "provision"}, Spec: kueue.AdmissionCheckSpec{ControllerName: kueue.ProvisioningRequestControllerName}},
+	}
+	workloadOf := func(kind string, names ...kueue.AdmissionCheckReference) *kueue.Workload {
+		wl := &kueue.Workload{ObjectMeta: metav1.ObjectMeta{Namespace: "ns", Name: "wl",
+			OwnerReferences: []metav1.OwnerReference{{APIVersion: "v1", Kind: kind, Name: "job", UID: "uid", Controller: ptr.To(true)}}}}
+		for _, n := range names {
+			wl.Status.AdmissionChecks = append(wl.Status.AdmissionChecks, kueue.AdmissionCheckState{Name: n, State: kueue.CheckStatePending})
+		}
+		return wl
+	}
+	cases := map[string]struct {
+		wl       *kueue.Workload
+		getFails bool
+		want     bool
+	}{
+		"a TrainJob's with MultiKueue's check":               {wl: workloadOf("TrainJob", "dispatch"), want: true},
+		"a TrainJob's with MultiKueue's among others":        {wl: workloadOf("TrainJob", "provision", "dispatch"), want: true},
+		"a TrainJob's with a provisioning check only":        {wl: workloadOf("TrainJob", "provision")},
+		"a TrainJob's with no check":                         {wl: workloadOf("TrainJob")},
+		"a TrainJob's whose check is gone":                   {wl: workloadOf("TrainJob", "deleted")},
+		"a JobSet's with MultiKueue's check":                 {wl: workloadOf("JobSet", "dispatch")},
+		"a TrainJob's whose check cannot be read: looked at": {wl: workloadOf("TrainJob", "provision"), getFails: true, want: true},
+	}
+	for name, tc := range cases {
+		t.Run(name, func(t *testing.T) {
+			b := fake.NewClientBuilder().WithScheme(scheme.New()).WithObjects(checks...)
+			if tc.getFails {
+				b = b.WithInterceptorFuncs(interceptor.Funcs{Get: func(context.Context, client.WithWatch, client.ObjectKey, client.Object, ...client.GetOption) error {
+					return apierrors.NewServiceUnavailable("cache not synced")
+				}})
+			}
+			d := NewWorkerRefusals(b.Build(), &oneWorker{}, events.NewFakeRecorder(1), "")
+			if got := d.dispatched(t.Context(), tc.wl); got != tc.want {
+				t.Errorf("dispatched = %t, want %t", got, tc.want)
+			}
+		})
+	}
+}
