@@ -3,7 +3,7 @@
 
 SHELL := /usr/bin/env bash
 GO ?= go
-KUBE_VERSION ?= v1.35.4
+KUBE_VERSION ?= v1.34.4
 ASSETS := $(CURDIR)/bin/envtest
 
 CLUSTER ?= local

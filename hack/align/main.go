@@ -52,12 +52,10 @@ var families = []family{
 		{"hack/tools/jobset-v0.12.0", []string{"sigs.k8s.io/jobset"}},
 		{"hack/tools/trainer-v2.3.0", []string{"github.com/kubeflow/trainer/v2/cmd/trainer-controller-manager"}},
 	}},
-	{"k8s-v0.35", []member{
-		{"hack/tools/kubernetes", []string{"k8s.io/kubernetes/cmd/kube-apiserver", "k8s.io/kubernetes/cmd/kube-controller-manager", "k8s.io/kubernetes/cmd/kubectl"}},
-		{"hack/tools/etcd", []string{"go.etcd.io/etcd/server/v3"}},
-	}},
 	{"k8s-v0.34", []member{
+		{"hack/tools/kubernetes", []string{"k8s.io/kubernetes/cmd/kube-apiserver", "k8s.io/kubernetes/cmd/kube-controller-manager", "k8s.io/kubernetes/cmd/kubectl"}},
 		{"hack/tools/scheduler", []string{"sigs.k8s.io/scheduler-plugins/cmd/scheduler"}},
+		{"hack/tools/etcd", []string{"go.etcd.io/etcd/server/v3"}},
 		{"hack/tools/trainer-v2.1.0", []string{"github.com/kubeflow/trainer/v2/cmd/trainer-controller-manager"}},
 		{"hack/tools/jobset-v0.10.1", []string{"sigs.k8s.io/jobset"}},
 	}},

@@ -47,16 +47,29 @@ func (b *bringUp) run(ctx context.Context) error {
 			return err
 		}
 	}
-	if err := b.build(ctx); err != nil {
-		return err
-	}
+	builds := b.startBuilds(ctx)
+	defer builds.end()
 	if err := b.allocatePorts(); err != nil {
 		return err
 	}
 	if err := b.pki(); err != nil {
 		return err
 	}
+	// etcd and kube-apiserver start, and the CRDs go in, while the rest
+	// still builds: on a cold machine that is the cluster's first minute.
 	for i, group := range launchers() {
+		if err := builds.waitFor(b.bins, needs(group, b.o)...); err != nil {
+			return err
+		}
+		if i == 1 {
+			// kubectl next to the kubeconfig, for people.
+			if err := builds.waitFor(b.bins, "kubectl"); err != nil {
+				return err
+			}
+			if err := os.Symlink(b.bins["kubectl"], b.path("bin", "kubectl")); err != nil {
+				return err
+			}
+		}
 		if err := b.startGroup(ctx, group); err != nil {
 			return err
 		}

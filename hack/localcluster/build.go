@@ -12,55 +12,140 @@ import (
 	"golang.org/x/sync/errgroup"
 )
 
-// buildStreams are the components to build, in groups that share compiled
-// packages (hack/align's families; trainjob-kueue, built from the working
-// tree, with the main module's). Within a group one after another, so its
-// first build compiles what the others reuse; the groups side by side, so
-// one group's single-threaded steps (linking, a package nothing else waits
-// for) leave the CPU to the others: a cold start takes minutes less.
+// buildStreams are the components to build, in streams that share
+// compiled packages (hack/align's families; trainjob-kueue, built from the
+// working tree, with the main module's). Within a stream one after another,
+// so its first build compiles what the others reuse; two streams side by
+// side on two cores, so one stream's single-threaded steps (linking, a
+// package nothing else waits for) leave the CPU to the other; more would
+// only slow each build down (three at a time took 3-7 times as long each).
+// The control plane's stream comes first, etcd and kube-apiserver at its
+// head: the cluster starts them while the rest still build.
 func (b *bringUp) buildStreams() [][]string {
-	streams := [][]string{
-		{"etcd", "kube-apiserver", "kube-controller-manager", "kubectl"},
-		{"kube-scheduler", "jobset-controller-manager", "trainer-controller-manager"},
-		{"kwok", "kueue"},
-	}
+	controlPlane := []string{"etcd", "kube-apiserver", "kube-controller-manager", "kube-scheduler", "kubectl"}
+	// Trainer v2.1 and its JobSet are of the control plane's family; they
+	// come last in the other stream, by when the control plane's has
+	// compiled the packages they share.
+	jobs := []string{"kwok", "kueue"}
 	if b.o.Integration == IntegrationOurs {
-		streams[2] = append(streams[2], "trainjob-kueue")
+		jobs = append(jobs, "trainjob-kueue")
 		if (oursService{}).runs(b.o) {
-			streams[2] = append(streams[2], ourReplica2, oursService{}.name())
+			jobs = append(jobs, ourReplica2, oursService{}.name())
 		}
 	}
 	if (fakeDRA{}).runs(b.o) {
-		streams[0] = append(streams[0], "fake-dra-driver")
+		jobs = append(jobs, "fake-dra-driver")
 	}
 	if (fakeProvisioner{}).runs(b.o) {
-		streams[0] = append(streams[0], "fake-provisioner")
+		jobs = append(jobs, "fake-provisioner")
+	}
+	jobs = append(jobs, "jobset-controller-manager", "trainer-controller-manager")
+	// kubectl is for people and tests, run by no launcher; the rest is
+	// built only for a cluster that runs it.
+	var streams [][]string
+	for _, stream := range [][]string{controlPlane, jobs} {
+		var kept []string
+		for _, name := range stream {
+			if l, err := launcherNamed(name); err != nil || l.runs(b.o) {
+				kept = append(kept, name)
+			}
+		}
+		streams = append(streams, kept)
 	}
 	return streams
 }
 
-func (b *bringUp) build(ctx context.Context) error {
-	var mu sync.Mutex
+// needs are the components of a group this cluster runs: the binaries to
+// wait for before the group starts.
+func needs(group []launcher, o Options) []string {
+	var names []string
+	for _, l := range group {
+		if l.runs(o) {
+			names = append(names, l.name())
+		}
+	}
+	return names
+}
+
+// builds are the cluster's builds running in the background: the bring-up
+// waits for the binaries it needs next, not for all of them.
+type builds struct {
+	g     *errgroup.Group
+	ctx   context.Context // done when a build failed (or the bring-up ended)
+	stop  context.CancelFunc
+	ready map[string]chan struct{}
+
+	mu   sync.Mutex
+	bins map[string]string
+}
+
+// startBuilds starts building every component the cluster runs.
+func (b *bringUp) startBuilds(ctx context.Context) *builds {
+	return startBuilds(ctx, b.buildStreams(), b.buildOne)
+}
+
+// startBuilds runs each stream's builds one after another, the streams side
+// by side.
+func startBuilds(ctx context.Context, streams [][]string, buildOne func(context.Context, string) (string, error)) *builds {
+	ctx, stop := context.WithCancel(ctx)
 	g, ctx := errgroup.WithContext(ctx)
-	for _, stream := range b.buildStreams() {
+	bs := &builds{g: g, ctx: ctx, stop: stop, ready: map[string]chan struct{}{}, bins: map[string]string{}}
+	for _, stream := range streams {
+		for _, name := range stream {
+			bs.ready[name] = make(chan struct{})
+		}
+	}
+	for _, stream := range streams {
 		g.Go(func() error {
 			for _, name := range stream {
-				bin, err := b.buildOne(ctx, name)
+				bin, err := buildOne(ctx, name)
 				if err != nil {
 					return err
 				}
-				mu.Lock()
-				b.bins[name] = bin
-				mu.Unlock()
+				bs.mu.Lock()
+				bs.bins[name] = bin
+				bs.mu.Unlock()
+				close(bs.ready[name])
 			}
 			return nil
 		})
 	}
-	if err := g.Wait(); err != nil {
-		return err
+	return bs
+}
+
+// waitFor waits until the named components are built (all of them with no
+// names) and records their binaries in bins; a failed build is its error.
+func (bs *builds) waitFor(bins map[string]string, names ...string) error {
+	if len(names) == 0 {
+		for name := range bs.ready {
+			names = append(names, name)
+		}
 	}
-	// kubectl next to the kubeconfig, for people.
-	return os.Symlink(b.bins["kubectl"], b.path("bin", "kubectl"))
+	for _, name := range names {
+		ready, ok := bs.ready[name]
+		if !ok {
+			return fmt.Errorf("no build of %s was started", name)
+		}
+		select {
+		case <-ready:
+		case <-bs.ctx.Done():
+			if err := bs.g.Wait(); err != nil {
+				return err
+			}
+			return bs.ctx.Err()
+		}
+		bs.mu.Lock()
+		bins[name] = bs.bins[name]
+		bs.mu.Unlock()
+	}
+	return nil
+}
+
+// end stops the builds still running and waits for them: none outlives
+// the bring-up that started it.
+func (bs *builds) end() {
+	bs.stop()
+	_ = bs.g.Wait()
 }
 
 // buildOne builds a component into the machine's binary cache (or finds it
