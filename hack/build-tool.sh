@@ -27,12 +27,13 @@ if [ "${BUILD_TOOL_LOOKUP:-}" = 1 ]; then exit 1; fi
 mkdir -p "$(dirname "$out")" "$cache/timings"
 
 # How long it took last time on this machine (alone), else how long it
-# takes cold on two cores built alone after the main module, sharing its
-# family's packages (docs/development.md's table); times how many builds
-# share the machine's cores now.
+# takes cold on two cores built alone after what precedes it in the
+# cluster's build streams, sharing its family's packages (the scheduler
+# after kube-apiserver and kube-controller-manager; docs/development.md's
+# table); times how many builds share the machine's cores now.
 typical() {
   case $1 in
-    kube-apiserver) echo 190 ;; kube-scheduler) echo 190 ;; kueue) echo 100 ;;
+    kube-apiserver) echo 190 ;; kube-scheduler) echo 30 ;; kueue) echo 100 ;;
     kube-controller-manager) echo 60 ;; etcd) echo 30 ;; kubectl) echo 30 ;;
     kwok) echo 20 ;; jobset-controller-manager) echo 10 ;;
     trainer-controller-manager) echo 10 ;; controller-gen) echo 30 ;; *) echo 60 ;;
