@@ -259,21 +259,21 @@ func (d *demo) jobs(late bool) []client.Object {
 		runFor                         time.Duration
 	}
 	specs := []spec{
-		{"llm-1", "torch-with-init", "research", "demo-low", 2, 4, 25 * time.Second},
-		{"llm-2", "torch-with-init", "research", "demo-low", 2, 4, 20 * time.Second},
-		{"vision-1", "torch", "research", "demo-low", 1, 8, 20 * time.Second},
-		{"vision-2", "torch", "production", "demo-low", 1, 4, 15 * time.Second},
-		{"mpi-1", "mpi", "production", "demo-low", 2, 4, 15 * time.Second},
-		{"sweep-1", "torch", "research", "demo-low", 1, 2, 10 * time.Second},
-		{"sweep-2", "torch", "research", "demo-low", 1, 2, 10 * time.Second},
-		{"sweep-3", "torch", "production", "demo-low", 1, 2, 10 * time.Second},
-		{"sweep-4", "torch", "production", "demo-low", 1, 2, 10 * time.Second},
+		{"llm-1", "torch-with-init", "research", "demo-low", 2, 4, 18 * time.Second},
+		{"llm-2", "torch-with-init", "research", "demo-low", 2, 4, 14 * time.Second},
+		{"vision-1", "torch", "research", "demo-low", 1, 8, 14 * time.Second},
+		{"vision-2", "torch", "production", "demo-low", 1, 4, 10 * time.Second},
+		{"mpi-1", "mpi", "production", "demo-low", 2, 4, 10 * time.Second},
+		{"sweep-1", "torch", "research", "demo-low", 1, 2, 7 * time.Second},
+		{"sweep-2", "torch", "research", "demo-low", 1, 2, 7 * time.Second},
+		{"sweep-3", "torch", "production", "demo-low", 1, 2, 7 * time.Second},
+		{"sweep-4", "torch", "production", "demo-low", 1, 2, 7 * time.Second},
 	}
 	if late {
 		specs = []spec{
-			{"urgent-1", "torch", "research", "demo-high", 2, 8, 15 * time.Second},
-			{"urgent-2", "torch-with-init", "production", "demo-high", 2, 4, 15 * time.Second},
-			{"urgent-3", "mpi", "production", "demo-high", 2, 4, 10 * time.Second},
+			{"urgent-1", "torch", "research", "demo-high", 2, 8, 10 * time.Second},
+			{"urgent-2", "torch-with-init", "production", "demo-high", 2, 4, 10 * time.Second},
+			{"urgent-3", "mpi", "production", "demo-high", 2, 4, 8 * time.Second},
 		}
 	}
 	var out []client.Object
@@ -383,7 +383,7 @@ func (d *demo) runJobs(ctx context.Context, timeout time.Duration) error {
 	start := time.Now()
 	late := d.jobs(true)
 	for {
-		if len(late) > 0 && time.Since(start) > 12*time.Second {
+		if len(late) > 0 && time.Since(start) > 9*time.Second {
 			// High-priority jobs arrive once the cluster is full.
 			for _, tj := range late {
 				if err := create(ctx, d.k, tj); err != nil {
@@ -392,7 +392,7 @@ func (d *demo) runJobs(ctx context.Context, timeout time.Duration) error {
 			}
 			late = nil
 		}
-		if d.explained == "" && late == nil && time.Since(start) > 18*time.Second {
+		if d.explained == "" && late == nil && time.Since(start) > 14*time.Second {
 			if err := d.explainPending(ctx); err != nil {
 				return err
 			}

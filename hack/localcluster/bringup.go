@@ -3,10 +3,12 @@ package localcluster
 import (
 	"context"
 	"fmt"
+	"maps"
 	"net"
 	"net/http"
 	"os"
 	"path/filepath"
+	"slices"
 	"time"
 
 	"sigs.k8s.io/controller-runtime/pkg/client"
@@ -56,21 +58,10 @@ func (b *bringUp) run(ctx context.Context) error {
 		return err
 	}
 	// etcd and kube-apiserver start, and the CRDs go in, while the rest
-	// still builds: on a cold machine that is the cluster's first minute.
+	// still builds; each later component starts once it is built and its
+	// group's turn has come.
 	for i, group := range launchers() {
-		if err := builds.waitFor(b.bins, needs(group, b.o)...); err != nil {
-			return err
-		}
-		if i == 1 {
-			// kubectl next to the kubeconfig, for people.
-			if err := builds.waitFor(b.bins, "kubectl"); err != nil {
-				return err
-			}
-			if err := os.Symlink(b.bins["kubectl"], b.path("bin", "kubectl")); err != nil {
-				return err
-			}
-		}
-		if err := b.startGroup(ctx, group); err != nil {
+		if err := b.startGroup(ctx, group, builds); err != nil {
 			return err
 		}
 		if i == 0 {
@@ -78,6 +69,13 @@ func (b *bringUp) run(ctx context.Context) error {
 				return err
 			}
 		}
+	}
+	// kubectl next to the kubeconfig, for people; no component needs it.
+	if err := builds.waitFor(b.bins, "kubectl"); err != nil {
+		return err
+	}
+	if err := os.Symlink(b.bins["kubectl"], b.path("bin", "kubectl")); err != nil {
+		return err
 	}
 	if err := b.checkStaysUp(); err != nil {
 		return err
@@ -91,14 +89,23 @@ func (b *bringUp) run(ctx context.Context) error {
 	return nil
 }
 
-// startGroup starts a group's components side by side, then has each
-// serve and waits until each is ready.
-func (b *bringUp) startGroup(ctx context.Context, group []launcher) error {
+// startGroup starts a group's components side by side, each the moment
+// its binary is built, then has each serve and waits until each is ready.
+func (b *bringUp) startGroup(ctx context.Context, group []launcher, builds *builds) error {
 	var running []launcher
+	pending := map[string]launcher{}
 	for _, l := range group {
-		if !l.runs(b.o) {
-			continue
+		if l.runs(b.o) {
+			pending[l.name()] = l
 		}
+	}
+	for len(pending) > 0 {
+		name, err := builds.next(b.bins, slices.Sorted(maps.Keys(pending)))
+		if err != nil {
+			return err
+		}
+		l := pending[name]
+		delete(pending, name)
 		if err := l.start(ctx, b); err != nil {
 			return fmt.Errorf("starting %s: %w", l.name(), err)
 		}

@@ -8,6 +8,7 @@ import (
 	"path/filepath"
 	"strings"
 	"sync"
+	"time"
 
 	"golang.org/x/sync/errgroup"
 )
@@ -22,10 +23,12 @@ import (
 // The control plane's stream comes first, etcd and kube-apiserver at its
 // head: the cluster starts them while the rest still build.
 func (b *bringUp) buildStreams() [][]string {
-	controlPlane := []string{"etcd", "kube-apiserver", "kube-controller-manager", "kube-scheduler", "kubectl"}
-	// Trainer v2.1 and its JobSet are of the control plane's family; they
-	// come last in the other stream, by when the control plane's has
-	// compiled the packages they share.
+	controlPlane := []string{"etcd", "kube-apiserver", "kube-controller-manager"}
+	// Trainer v2.1 and its JobSet, kubectl and kube-scheduler are of the
+	// control plane's family; they come last in the other stream, by when
+	// kube-apiserver's build has compiled the packages they share (and so
+	// the control plane's stream ends when kube-controller-manager is
+	// built, not three builds later).
 	jobs := []string{"kwok", "kueue"}
 	if b.o.Integration == IntegrationOurs {
 		jobs = append(jobs, "trainjob-kueue")
@@ -39,7 +42,7 @@ func (b *bringUp) buildStreams() [][]string {
 	if (fakeProvisioner{}).runs(b.o) {
 		jobs = append(jobs, "fake-provisioner")
 	}
-	jobs = append(jobs, "jobset-controller-manager", "trainer-controller-manager")
+	jobs = append(jobs, "jobset-controller-manager", "trainer-controller-manager", "kubectl", "kube-scheduler")
 	// kubectl is for people and tests, run by no launcher; the rest is
 	// built only for a cluster that runs it.
 	var streams [][]string
@@ -139,6 +142,33 @@ func (bs *builds) waitFor(bins map[string]string, names ...string) error {
 		bs.mu.Unlock()
 	}
 	return nil
+}
+
+// next waits until one of the named components is built, records its
+// binary in bins and returns its name: the first of names already built,
+// else the first to be built. A failed build is its error.
+func (bs *builds) next(bins map[string]string, names []string) (string, error) {
+	for {
+		for _, name := range names {
+			ready, ok := bs.ready[name]
+			if !ok {
+				return "", fmt.Errorf("no build of %s was started", name)
+			}
+			select {
+			case <-ready:
+				return name, bs.waitFor(bins, name)
+			default:
+			}
+		}
+		select {
+		case <-bs.ctx.Done():
+			if err := bs.g.Wait(); err != nil {
+				return "", err
+			}
+			return "", bs.ctx.Err()
+		case <-time.After(100 * time.Millisecond):
+		}
+	}
 }
 
 // end stops the builds still running and waits for them: none outlives

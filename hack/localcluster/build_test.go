@@ -92,3 +92,25 @@ func TestAManagerBuildsOnlyWhatItRuns(t *testing.T) {
 		t.Errorf("the manager builds kube-scheduler (streams %v), which it does not run", b.buildStreams())
 	}
 }
+
+// A group's components start in the order they are built: Kueue, built
+// early in its stream, does not wait for kube-controller-manager, built
+// last in the other.
+func TestAGroupStartsEachComponentWhenItIsBuilt(t *testing.T) {
+	f := fakeBuilds{release: map[string]chan struct{}{"kube-controller-manager": make(chan struct{})}}
+	bs := startBuilds(t.Context(), [][]string{{"kube-controller-manager"}, {"kueue"}}, f.build)
+	defer bs.end()
+	bins := map[string]string{}
+	first, err := bs.next(bins, []string{"kube-controller-manager", "kueue"})
+	if err != nil || first != "kueue" {
+		t.Fatalf("next = %q, %v; want kueue, built while kube-controller-manager still builds", first, err)
+	}
+	close(f.release["kube-controller-manager"])
+	second, err := bs.next(bins, []string{"kube-controller-manager"})
+	if err != nil || second != "kube-controller-manager" {
+		t.Fatalf("next = %q, %v; want kube-controller-manager", second, err)
+	}
+	if diff := cmp.Diff(map[string]string{"kueue": "/bin/kueue", "kube-controller-manager": "/bin/kube-controller-manager"}, bins); diff != "" {
+		t.Errorf("binaries handed over (-want +got):\n%s", diff)
+	}
+}
