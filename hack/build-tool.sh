@@ -52,6 +52,9 @@ if [ -s "$timing" ]; then base=$(cat "$timing") from="its last build here"
 else base=$(typical "$name") from="typical on 2 cores"; fi
 cores=$(nproc)
 sharing=$(( $(builds) + 1 ))
+# A caller that starts builds side by side says how many (the local
+# cluster's streams): two that start at one instant don't see each other.
+if [ "${BUILDS_SIDE_BY_SIDE:-0}" -gt "$sharing" ]; then sharing=$BUILDS_SIDE_BY_SIDE; fi
 # Go compiles a build's packages on every core: k builds on c cores take
 # about k/c times as long each once k exceeds c/2 (two cores: one build
 # uses both).

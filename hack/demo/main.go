@@ -226,7 +226,7 @@ func (d *demo) setUp(ctx context.Context) error {
 	objs = append(objs, research, production, lqResearch, lqProduction,
 		&kueue.WorkloadPriorityClass{ObjectMeta: metav1.ObjectMeta{Name: "demo-low"}, Value: 10},
 		&kueue.WorkloadPriorityClass{ObjectMeta: metav1.ObjectMeta{Name: "demo-high"}, Value: 1000})
-	objs = append(objs,
+	for _, rt := range []*trainer.TrainingRuntime{
 		fixtures.TrainingRuntime(ns, "torch-with-init", fixtures.TorchPolicy(1),
 			fixtures.Role{Name: "dataset-initializer", Ancestor: "dataset-initializer", Requests: fixtures.CPUs("2")},
 			fixtures.Role{Name: "model-initializer", Ancestor: "model-initializer", Requests: fixtures.CPUs("2")},
@@ -236,7 +236,15 @@ func (d *demo) setUp(ctx context.Context) error {
 		fixtures.TrainingRuntime(ns, "mpi", fixtures.MPIPolicy(1, true),
 			fixtures.Role{Name: "launcher", Ancestor: "trainer", Requests: fixtures.GPUs(4)},
 			fixtures.Role{Name: "node", Requests: fixtures.GPUs(4)}),
-	)
+	} {
+		// kwok stops a deleted pod at a random moment of its grace period:
+		// with the default 30 s a preempted job's pods held their nodes
+		// for half a minute of a two-minute demo.
+		for i := range rt.Spec.Template.Spec.ReplicatedJobs {
+			rt.Spec.Template.Spec.ReplicatedJobs[i].Template.Spec.Template.Spec.TerminationGracePeriodSeconds = ptr.To[int64](3)
+		}
+		objs = append(objs, rt)
+	}
 	for _, o := range objs {
 		if err := create(ctx, d.k, o); err != nil {
 			return err

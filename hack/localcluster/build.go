@@ -8,28 +8,31 @@ import (
 	"path/filepath"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"golang.org/x/sync/errgroup"
 )
 
-// buildStreams are the components to build, in streams that share
-// compiled packages (hack/align's families; trainjob-kueue, built from the
-// working tree, with the main module's). Within a stream one after another,
-// so its first build compiles what the others reuse; two streams side by
-// side on two cores, so one stream's single-threaded steps (linking, a
-// package nothing else waits for) leave the CPU to the other; more would
-// only slow each build down (three at a time took 3-7 times as long each).
-// The control plane's stream comes first, etcd and kube-apiserver at its
-// head: the cluster starts them while the rest still build.
+// buildStreams are the components to build, in two streams side by side,
+// each one build after another: two builds on two cores, so one's
+// single-threaded steps (linking, a package nothing else waits for) leave
+// the CPU to the other; more at a time would only slow each down (three
+// took 3-7 times as long each). A component follows the builds it shares
+// compiled packages with (hack/align's families), and the streams are of
+// about equal length: the cluster is up when the longer one ends. etcd and
+// kube-apiserver are built first in theirs: the cluster starts them while
+// the rest still build.
 func (b *bringUp) buildStreams() [][]string {
-	controlPlane := []string{"etcd", "kube-apiserver", "kube-controller-manager"}
-	// Trainer v2.1 and its JobSet, kubectl and kube-scheduler are of the
-	// control plane's family; they come last in the other stream, by when
-	// kube-apiserver's build has compiled the packages they share (and so
-	// the control plane's stream ends when kube-controller-manager is
-	// built, not three builds later).
-	jobs := []string{"kwok", "kueue"}
+	// kube-apiserver first, it is the longest build; then the rest of its
+	// tools module (one build at a time per module: hack/component.sh).
+	controlPlane := []string{"kube-apiserver", "kube-controller-manager", "kubectl"}
+	// etcd, Trainer v2.1 and its JobSet, and kube-scheduler are of the
+	// control plane's family but of other tools modules: they build in the
+	// other stream, etcd first (the API server needs it), the scheduler
+	// last, by when kube-apiserver's build has compiled the packages it
+	// shares.
+	jobs := []string{"etcd", "kwok", "kueue"}
 	if b.o.Integration == IntegrationOurs {
 		jobs = append(jobs, "trainjob-kueue")
 		if (oursService{}).runs(b.o) {
@@ -42,7 +45,7 @@ func (b *bringUp) buildStreams() [][]string {
 	if (fakeProvisioner{}).runs(b.o) {
 		jobs = append(jobs, "fake-provisioner")
 	}
-	jobs = append(jobs, "jobset-controller-manager", "trainer-controller-manager", "kubectl", "kube-scheduler")
+	jobs = append(jobs, "jobset-controller-manager", "trainer-controller-manager", "kube-scheduler")
 	// kubectl is for people and tests, run by no launcher; the rest is
 	// built only for a cluster that runs it.
 	var streams [][]string
@@ -88,8 +91,9 @@ func (b *bringUp) startBuilds(ctx context.Context) *builds {
 }
 
 // startBuilds runs each stream's builds one after another, the streams side
-// by side.
-func startBuilds(ctx context.Context, streams [][]string, buildOne func(context.Context, string) (string, error)) *builds {
+// by side. buildOne is told how many streams are building now, its own
+// included: what its estimate is multiplied by.
+func startBuilds(ctx context.Context, streams [][]string, buildOne func(ctx context.Context, name string, sideBySide int) (string, error)) *builds {
 	ctx, stop := context.WithCancel(ctx)
 	g, ctx := errgroup.WithContext(ctx)
 	bs := &builds{g: g, ctx: ctx, stop: stop, ready: map[string]chan struct{}{}, bins: map[string]string{}}
@@ -98,10 +102,13 @@ func startBuilds(ctx context.Context, streams [][]string, buildOne func(context.
 			bs.ready[name] = make(chan struct{})
 		}
 	}
+	var building atomic.Int32
+	building.Store(int32(len(streams)))
 	for _, stream := range streams {
 		g.Go(func() error {
+			defer building.Add(-1)
 			for _, name := range stream {
-				bin, err := buildOne(ctx, name)
+				bin, err := buildOne(ctx, name, int(building.Load()))
 				if err != nil {
 					return err
 				}
@@ -180,7 +187,7 @@ func (bs *builds) end() {
 
 // buildOne builds a component into the machine's binary cache (or finds it
 // there) and returns its path; trainjob-kueue goes to the cluster's bin/.
-func (b *bringUp) buildOne(ctx context.Context, name string) (string, error) {
+func (b *bringUp) buildOne(ctx context.Context, name string, sideBySide int) (string, error) {
 	switch name {
 	case "trainjob-kueue":
 		b.step("binary trainjob-kueue (from the working tree)")
@@ -200,7 +207,8 @@ func (b *bringUp) buildOne(ctx context.Context, name string) (string, error) {
 	}
 	b.step("binary %s", name)
 	cmd := exec.CommandContext(ctx, filepath.Join(b.o.Root, "hack", "component.sh"), name)
-	cmd.Env = append(os.Environ(), "TRAINER_VERSION="+b.o.TrainerVersion, "KUEUE_VERSION="+b.o.KueueVersion)
+	cmd.Env = append(os.Environ(), "TRAINER_VERSION="+b.o.TrainerVersion, "KUEUE_VERSION="+b.o.KueueVersion,
+		fmt.Sprintf("BUILDS_SIDE_BY_SIDE=%d", sideBySide))
 	cmd.Stderr = b.o.Progress
 	out, err := cmd.Output()
 	if err != nil {

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"slices"
+	"sync"
 	"testing"
 	"time"
 
@@ -15,9 +16,17 @@ import (
 type fakeBuilds struct {
 	release map[string]chan struct{}
 	fail    map[string]error
+	// sideBySide records what each build was told, if not nil.
+	sideBySide map[string]int
+	mu         sync.Mutex
 }
 
-func (f fakeBuilds) build(ctx context.Context, name string) (string, error) {
+func (f *fakeBuilds) build(ctx context.Context, name string, sideBySide int) (string, error) {
+	if f.sideBySide != nil {
+		f.mu.Lock()
+		f.sideBySide[name] = sideBySide
+		f.mu.Unlock()
+	}
 	if err := f.fail[name]; err != nil {
 		return "", err
 	}
@@ -34,7 +43,7 @@ func (f fakeBuilds) build(ctx context.Context, name string) (string, error) {
 // etcd and kube-apiserver are handed over the moment they are built, while
 // the rest still builds: the cluster starts them in the meantime.
 func TestTheFirstComponentsAreHandedOverWhileTheRestBuilds(t *testing.T) {
-	f := fakeBuilds{release: map[string]chan struct{}{"kube-controller-manager": make(chan struct{}), "kueue": make(chan struct{})}}
+	f := &fakeBuilds{release: map[string]chan struct{}{"kube-controller-manager": make(chan struct{}), "kueue": make(chan struct{})}}
 	bs := startBuilds(t.Context(), [][]string{{"etcd", "kube-apiserver", "kube-controller-manager"}, {"kwok", "kueue"}}, f.build)
 	defer bs.end()
 	bins := map[string]string{}
@@ -58,7 +67,7 @@ func TestTheFirstComponentsAreHandedOverWhileTheRestBuilds(t *testing.T) {
 // built, and stops the other stream's build: nothing waits forever.
 func TestAFailedBuildIsTheWaitersErrorAndStopsTheRest(t *testing.T) {
 	broken := errors.New("building kueue: exit status 1")
-	f := fakeBuilds{release: map[string]chan struct{}{"kube-apiserver": make(chan struct{})}, fail: map[string]error{"kueue": broken}}
+	f := &fakeBuilds{release: map[string]chan struct{}{"kube-apiserver": make(chan struct{})}, fail: map[string]error{"kueue": broken}}
 	bs := startBuilds(t.Context(), [][]string{{"etcd", "kube-apiserver"}, {"kwok", "kueue"}}, f.build)
 	defer bs.end()
 	done := make(chan error, 1)
@@ -97,7 +106,7 @@ func TestAManagerBuildsOnlyWhatItRuns(t *testing.T) {
 // early in its stream, does not wait for kube-controller-manager, built
 // last in the other.
 func TestAGroupStartsEachComponentWhenItIsBuilt(t *testing.T) {
-	f := fakeBuilds{release: map[string]chan struct{}{"kube-controller-manager": make(chan struct{})}}
+	f := &fakeBuilds{release: map[string]chan struct{}{"kube-controller-manager": make(chan struct{})}}
 	bs := startBuilds(t.Context(), [][]string{{"kube-controller-manager"}, {"kueue"}}, f.build)
 	defer bs.end()
 	bins := map[string]string{}
@@ -112,5 +121,33 @@ func TestAGroupStartsEachComponentWhenItIsBuilt(t *testing.T) {
 	}
 	if diff := cmp.Diff(map[string]string{"kueue": "/bin/kueue", "kube-controller-manager": "/bin/kube-controller-manager"}, bins); diff != "" {
 		t.Errorf("binaries handed over (-want +got):\n%s", diff)
+	}
+}
+
+// Each build is told how many streams build beside it, its own included,
+// so its estimate counts them: two builds started at one instant do not
+// see each other's processes. Once the other stream has ended, one.
+func TestEachBuildIsToldHowManyBuildBesideIt(t *testing.T) {
+	f := &fakeBuilds{release: map[string]chan struct{}{"kube-apiserver": make(chan struct{}), "kwok": make(chan struct{})}, sideBySide: map[string]int{}}
+	bs := startBuilds(t.Context(), [][]string{{"kube-apiserver", "kube-controller-manager"}, {"kwok"}}, f.build)
+	defer bs.end()
+	for started := false; !started; time.Sleep(10 * time.Millisecond) {
+		f.mu.Lock()
+		started = len(f.sideBySide) == 2
+		f.mu.Unlock()
+	}
+	close(f.release["kwok"])
+	if err := bs.waitFor(map[string]string{}, "kwok"); err != nil {
+		t.Fatal(err)
+	}
+	// kwok's stream ends the moment kwok is handed over.
+	time.Sleep(100 * time.Millisecond)
+	close(f.release["kube-apiserver"])
+	if err := bs.waitFor(map[string]string{}); err != nil {
+		t.Fatal(err)
+	}
+	want := map[string]int{"kube-apiserver": 2, "kwok": 2, "kube-controller-manager": 1}
+	if diff := cmp.Diff(want, f.sideBySide); diff != "" {
+		t.Errorf("builds side by side, as each build was told (-want +got):\n%s", diff)
 	}
 }
