@@ -14,17 +14,34 @@
 # -trimpath), as the main module's own builds and tests do: the Go build
 # cache then compiles a package once for the tools and the main module of
 # one family (hack/align), instead of once per set of flags.
+#
+# TOOL "." is the main module, built from the working tree into bin/NAME
+# and never cached (the Go build cache makes a rebuild quick): its line
+# and estimate are shown only when many of its packages must be compiled
+# (a cold machine's first `make demo` compiles for about two minutes).
 set -euo pipefail
 tool=$1 pkg=$2 name=$3; shift 3
 root=$(cd "$(dirname "$0")/.." && pwd)
-dir=$root/hack/tools/$tool
 cache=${TRAINJOB_KUEUE_CACHE:-${XDG_CACHE_HOME:-$HOME/.cache}/trainjob-kueue}
-key=$( (cat "$dir/go.mod" "$dir/go.sum"; echo "$pkg $*"; go env GOVERSION CGO_ENABLED) | sha256sum | cut -c1-16)
-out=$cache/bin/$tool-$key/$name
-if [ "${BUILD_TOOL_WHERE:-}" = 1 ]; then echo "$out"; exit 0; fi
-if [ -x "$out" ]; then echo "$out"; exit 0; fi
-if [ "${BUILD_TOOL_LOOKUP:-}" = 1 ]; then exit 1; fi
-mkdir -p "$(dirname "$out")" "$cache/timings"
+if [ "$tool" = . ]; then
+  dir=$root from_where="the working tree" out=$root/bin/$name
+  mkdir -p "$root/bin" "$cache/timings"
+  # A few packages to compile (an edit) is seconds: no line for it.
+  stale=$(go -C "$dir" list -deps -f '{{if and .Stale (ne .Name "main")}}stale{{end}}' "$pkg" | grep -c stale || true)
+  if [ "$stale" -lt 100 ]; then
+    go -C "$dir" build "$@" -o "$out" "$pkg"
+    echo "$out"
+    exit 0
+  fi
+else
+  dir=$root/hack/tools/$tool from_where=hack/tools/$tool
+  key=$( (cat "$dir/go.mod" "$dir/go.sum"; echo "$pkg $*"; go env GOVERSION CGO_ENABLED) | sha256sum | cut -c1-16)
+  out=$cache/bin/$tool-$key/$name
+  if [ "${BUILD_TOOL_WHERE:-}" = 1 ]; then echo "$out"; exit 0; fi
+  if [ -x "$out" ]; then echo "$out"; exit 0; fi
+  if [ "${BUILD_TOOL_LOOKUP:-}" = 1 ]; then exit 1; fi
+  mkdir -p "$(dirname "$out")" "$cache/timings"
+fi
 
 # How long it took last time on this machine (alone), else how long it
 # takes cold on two cores built alone after what precedes it in the
@@ -36,7 +53,7 @@ typical() {
     kube-apiserver) echo 190 ;; kube-scheduler) echo 30 ;; kueue) echo 100 ;;
     kube-controller-manager) echo 60 ;; etcd) echo 30 ;; kubectl) echo 30 ;;
     kwok) echo 20 ;; jobset-controller-manager) echo 10 ;;
-    trainer-controller-manager) echo 10 ;; controller-gen) echo 30 ;; *) echo 60 ;;
+    trainer-controller-manager) echo 10 ;; controller-gen) echo 30 ;; demo) echo 120 ;; *) echo 60 ;;
   esac
 }
 # builds: the go builds running on this machine now (this one included).
@@ -64,7 +81,7 @@ estimate=$(( base * factor ))
 if [ "$factor" -gt 1 ]; then from="$from, ${base}s, times $factor: $sharing builds share $cores cores"; fi
 
 start=$(date +%s)
-echo ">> building $name from hack/tools/$tool: about ${estimate}s ($from); cached afterwards" >&2
+echo ">> building $name from $from_where: about ${estimate}s ($from); cached afterwards" >&2
 # A file of this process's own: a build of the same binary by a caller that
 # holds no lock (controller-gen) can't interleave with it.
 tmp=$out.tmp.$$

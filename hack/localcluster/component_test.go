@@ -137,3 +137,51 @@ func TestBuildStreamsHoldEveryComponentOnce(t *testing.T) {
 		t.Errorf("build streams (-component.sh +streams):\n%s", diff)
 	}
 }
+
+// The main module (TOOL ".") is built from the working tree into its bin/,
+// every time, never into the machine's binary cache: a cached binary would
+// run code the tree no longer has.
+func TestTheMainModuleIsBuiltFromTheWorkingTree(t *testing.T) {
+	root, err := filepath.Abs("../..")
+	if err != nil {
+		t.Fatal(err)
+	}
+	repo := t.TempDir()
+	write := func(path, body string, mode os.FileMode) {
+		t.Helper()
+		p := filepath.Join(repo, path)
+		if err := os.MkdirAll(filepath.Dir(p), 0o755); err != nil {
+			t.Fatal(err)
+		}
+		if err := os.WriteFile(p, []byte(body), mode); err != nil {
+			t.Fatal(err)
+		}
+	}
+	script, err := os.ReadFile(filepath.Join(root, "hack/build-tool.sh"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	write("hack/build-tool.sh", string(script), 0o755)
+	write("go.mod", "module example.com/main\n\ngo 1.25\n", 0o644)
+	cache := t.TempDir()
+	for _, word := range []string{"first", "second"} {
+		write("hello/main.go", "package main\n\nimport \"fmt\"\n\nfunc main() { fmt.Print(\""+word+"\") }\n", 0o644)
+		cmd := exec.Command(filepath.Join(repo, "hack/build-tool.sh"), ".", "./hello", "hello")
+		cmd.Env = append(os.Environ(), "TRAINJOB_KUEUE_CACHE="+cache)
+		out, err := cmd.Output()
+		if err != nil {
+			t.Fatal(err)
+		}
+		bin := strings.TrimSpace(string(out))
+		if bin != filepath.Join(repo, "bin", "hello") {
+			t.Fatalf("hack/build-tool.sh . printed %q, want %s", bin, filepath.Join(repo, "bin", "hello"))
+		}
+		said, err := exec.Command(bin).Output()
+		if err != nil || string(said) != word {
+			t.Errorf("the binary built after the tree said %q says %q (%v)", word, said, err)
+		}
+	}
+	if entries, _ := os.ReadDir(filepath.Join(cache, "bin")); len(entries) > 0 {
+		t.Errorf("the main module's binary went to the binary cache: %v", entries)
+	}
+}
