@@ -17,8 +17,8 @@
 #
 # TOOL "." is the main module, built from the working tree into bin/NAME
 # and never cached (the Go build cache makes a rebuild quick): its line
-# and estimate are shown only when many of its packages must be compiled
-# (a cold machine's first `make demo` compiles for about two minutes).
+# and estimate are shown only when it builds for more than 10 s (a cold
+# machine's first `make demo` compiles for about two minutes).
 set -euo pipefail
 tool=$1 pkg=$2 name=$3; shift 3
 root=$(cd "$(dirname "$0")/.." && pwd)
@@ -26,13 +26,6 @@ cache=${TRAINJOB_KUEUE_CACHE:-${XDG_CACHE_HOME:-$HOME/.cache}/trainjob-kueue}
 if [ "$tool" = . ]; then
   dir=$root from_where="the working tree" out=$root/bin/$name
   mkdir -p "$root/bin" "$cache/timings"
-  # A few packages to compile (an edit) is seconds: no line for it.
-  stale=$(go -C "$dir" list -deps -f '{{if and .Stale (ne .Name "main")}}stale{{end}}' "$pkg" | grep -c stale || true)
-  if [ "$stale" -lt 100 ]; then
-    go -C "$dir" build "$@" -o "$out" "$pkg"
-    echo "$out"
-    exit 0
-  fi
 else
   dir=$root/hack/tools/$tool from_where=hack/tools/$tool
   key=$( (cat "$dir/go.mod" "$dir/go.sum"; echo "$pkg $*"; go env GOVERSION CGO_ENABLED) | sha256sum | cut -c1-16)
@@ -81,12 +74,29 @@ estimate=$(( base * factor ))
 if [ "$factor" -gt 1 ]; then from="$from, ${base}s, times $factor: $sharing builds share $cores cores"; fi
 
 start=$(date +%s)
-echo ">> building $name from $from_where: about ${estimate}s ($from); cached afterwards" >&2
 # A file of this process's own: a build of the same binary by a caller that
 # holds no lock (controller-gen) can't interleave with it.
 tmp=$out.tmp.$$
 go -C "$dir" build "$@" -o "$tmp" "$pkg" &
 gobuild=$!
+if [ "$tool" = . ]; then
+  # The main module: a build with its packages cached (or an edit's few to
+  # compile) ends within seconds, and says nothing; one still compiling
+  # after 10 s compiles them all (a cold machine) and gets its line. No
+  # `go list` to tell first: it would fetch every module before the first
+  # compile, where the build fetches and compiles side by side.
+  for _ in 1 2 3 4 5 6 7 8 9 10; do
+    kill -0 $gobuild 2>/dev/null || break
+    sleep 1
+  done
+  if ! kill -0 $gobuild 2>/dev/null; then
+    wait $gobuild
+    mv "$tmp" "$out"
+    echo "$out"
+    exit 0
+  fi
+fi
+echo ">> building $name from $from_where: about ${estimate}s ($from); cached afterwards" >&2
 # A progress line every 30s so a long cold build is never a silent wait;
 # past its estimate it says what the build is still doing. Its sleep must
 # die with it: a sleep left behind would hold the caller's stdout pipe

@@ -66,7 +66,7 @@ if BUILD_TOOL_LOOKUP=1 "$here/build-tool.sh" "${args[@]}"; then exit 0; fi
 # cluster start builds its module families in parallel (localcluster).
 exec 9>"${TMPDIR:-/tmp}/trainjob-kueue-components-$(id -u)-${args[0]}.lock"
 if ! flock -n 9; then
-  echo ">> $1: waiting for another process's build from hack/tools/${args[0]} (make test's prefetch: bin/prefetch.log, or another cluster's start)" >&2
+  echo ">> $1: waiting for another process's build from hack/tools/${args[0]} (make test's prefetch: bin/prefetch.log; make demo's or cluster-up's early build: bin/early-build.log; or another cluster's start)" >&2
   flock 9
 fi
 if [ ${#prepare[@]} -gt 0 ]; then "${prepare[@]}"; fi

@@ -8,8 +8,8 @@
 # for it rather than fetching it twice. A warm machine has every module and
 # this ends at once.
 #
-# Starting the Kubernetes family's builds here too was measured and dropped:
-# the CPU, not the order, bounds a cold start (docs/development.md).
+# Beside it the Makefile starts kube-apiserver's build, the cold start's
+# longest chain (docs/development.md).
 #
 #   hack/download-modules.sh TRAINER_VERSION KUEUE_VERSION
 set -uo pipefail

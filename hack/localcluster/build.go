@@ -24,14 +24,14 @@ import (
 // kube-apiserver are built first in theirs: the cluster starts them while
 // the rest still build.
 func (b *bringUp) buildStreams() [][]string {
-	// kube-apiserver first, it is the longest build; then the rest of its
-	// tools module (one build at a time per module: hack/component.sh).
-	controlPlane := []string{"kube-apiserver", "kube-controller-manager", "kubectl"}
-	// etcd, Trainer v2.1 and its JobSet, and kube-scheduler are of the
-	// control plane's family but of other tools modules: they build in the
-	// other stream, etcd first (the API server needs it), the scheduler
-	// last, by when kube-apiserver's build has compiled the packages it
-	// shares.
+	// kube-apiserver first, the longest build (make demo and cluster-up
+	// start it early, beside their own compile); then the rest of its tools
+	// module, one build at a time per module (hack/component.sh), and
+	// kube-scheduler, of the same family, which reuses their packages.
+	controlPlane := []string{"kube-apiserver", "kube-controller-manager", "kube-scheduler", "kubectl"}
+	// etcd, Trainer v2.1 and its JobSet are of the control plane's family
+	// but share little with it beyond client-go: they build in the other
+	// stream, etcd first (the API server needs it).
 	jobs := []string{"etcd", "kwok", "kueue"}
 	if b.o.Integration == IntegrationOurs {
 		jobs = append(jobs, "trainjob-kueue")
@@ -45,7 +45,7 @@ func (b *bringUp) buildStreams() [][]string {
 	if (fakeProvisioner{}).runs(b.o) {
 		jobs = append(jobs, "fake-provisioner")
 	}
-	jobs = append(jobs, "jobset-controller-manager", "trainer-controller-manager", "kube-scheduler")
+	jobs = append(jobs, "jobset-controller-manager", "trainer-controller-manager")
 	// kubectl is for people and tests, run by no launcher; the rest is
 	// built only for a cluster that runs it.
 	var streams [][]string
