@@ -11,7 +11,6 @@ import (
 	"fmt"
 	"os"
 	"os/signal"
-	"path/filepath"
 	"sort"
 	"strings"
 	"syscall"
@@ -57,7 +56,9 @@ func run(ctx context.Context, name string, timeout time.Duration, record string)
 	if err != nil {
 		return err
 	}
-	c, err := localcluster.Up(ctx, localcluster.Options{Name: name, Root: root, Progress: os.Stdout})
+	// kubectl builds while the jobs run: on a cold machine the cluster is
+	// up half a minute sooner.
+	c, err := localcluster.Up(ctx, localcluster.Options{Name: name, Root: root, Progress: os.Stdout, KubectlLater: true})
 	if err != nil {
 		return err
 	}
@@ -93,10 +94,15 @@ func run(ctx context.Context, name string, timeout time.Duration, record string)
 		defer func() { stop(); _ = r.scrape() }()
 		go r.run(rctx)
 	}
-	if err := d.runJobs(ctx, timeout); err != nil {
+	err = d.runJobs(ctx, timeout)
+	// kubectl is there for whoever looks next, the demo done or not.
+	if kerr := c.KubectlBuilt(); kerr != nil && err == nil {
+		err = fmt.Errorf("building kubectl: %w", kerr)
+	}
+	if err != nil {
 		return err
 	}
-	kubectl := filepath.Join(c.Dir, "bin", "kubectl")
+	kubectl := c.Kubectl()
 	// A log has it once already, from when the job was seen pending; a
 	// terminal's screen was redrawn since.
 	if d.explained != "" && isTTY() {

@@ -9,6 +9,7 @@ import (
 	"os"
 	"path/filepath"
 	"slices"
+	"sync"
 	"time"
 
 	"sigs.k8s.io/controller-runtime/pkg/client"
@@ -50,7 +51,12 @@ func (b *bringUp) run(ctx context.Context) error {
 		}
 	}
 	builds := b.startBuilds(ctx)
-	defer builds.end()
+	handedOver := false
+	defer func() {
+		if !handedOver {
+			builds.end()
+		}
+	}()
 	if err := b.allocatePorts(); err != nil {
 		return err
 	}
@@ -71,11 +77,17 @@ func (b *bringUp) run(ctx context.Context) error {
 		}
 	}
 	// kubectl next to the kubeconfig, for people; no component needs it.
-	if err := builds.waitFor(b.bins, "kubectl"); err != nil {
-		return err
+	linkKubectl := func() error {
+		defer builds.end()
+		if err := builds.waitFor(b.bins, "kubectl"); err != nil {
+			return err
+		}
+		return os.Symlink(b.bins["kubectl"], b.path("bin", "kubectl"))
 	}
-	if err := os.Symlink(b.bins["kubectl"], b.path("bin", "kubectl")); err != nil {
-		return err
+	if !b.o.KubectlLater {
+		if err := linkKubectl(); err != nil {
+			return err
+		}
 	}
 	if err := b.checkStaysUp(); err != nil {
 		return err
@@ -86,6 +98,10 @@ func (b *bringUp) run(ctx context.Context) error {
 	}
 	b.c.state = st
 	b.step("cluster %q is up: export KUBECONFIG=%s", b.o.Name, b.c.Kubeconfig)
+	if b.o.KubectlLater {
+		handedOver = true
+		b.c.kubectlBuilt = sync.OnceValue(linkKubectl)
+	}
 	return nil
 }
 

@@ -82,6 +82,10 @@ type Options struct {
 	// held), for tests that judge each one; other requests stay at
 	// Metadata level.
 	AuditTrainJobBodies bool
+	// KubectlLater: Up returns once the cluster is up, with kubectl (which
+	// no component runs) still building; Cluster.KubectlBuilt waits for it. On a
+	// cold machine make demo's jobs run while it builds.
+	KubectlLater bool
 }
 
 // DefaultKueueVersion is the Kueue release a cluster runs unless told.
@@ -107,6 +111,17 @@ type Cluster struct {
 	Dir        string
 	Kubeconfig string
 	state      *state
+	// kubectlBuilt finishes kubectl's build (Options.KubectlLater), or nil.
+	kubectlBuilt func() error
+}
+
+// KubectlBuilt waits until Kubectl is in place: at once unless the cluster
+// was started with Options.KubectlLater and kubectl is still building.
+func (c *Cluster) KubectlBuilt() error {
+	if c.kubectlBuilt == nil {
+		return nil
+	}
+	return c.kubectlBuilt()
 }
 
 // state is what .cluster/<name>/state.json remembers.
