@@ -43,9 +43,9 @@ fi
 # table); times how many builds share the machine's cores now.
 typical() {
   case $1 in
-    kube-apiserver) echo 190 ;; kube-scheduler) echo 30 ;; kueue) echo 100 ;;
+    kube-apiserver) echo 190 ;; kube-scheduler) echo 15 ;; kueue) echo 100 ;;
     kube-controller-manager) echo 60 ;; etcd) echo 10 ;; kubectl) echo 30 ;;
-    kwok) echo 20 ;; jobset-controller-manager) echo 10 ;;
+    kwok) echo 20 ;; jobset-controller-manager) echo 5 ;;
     trainer-controller-manager) echo 10 ;; controller-gen) echo 30 ;; demo) echo 120 ;; *) echo 60 ;;
   esac
 }
