@@ -264,7 +264,7 @@ envtest-assets:
 # EARLY_BUILDS: 2 while the early build runs beside the command's compile
 # (what its estimate is multiplied by), else 1.
 EARLY_BUILDS = $$(test -x "$$(BUILD_TOOL_WHERE=1 hack/component.sh kube-apiserver)" && echo 1 || echo 2)
-START_EARLY = mkdir -p bin && (hack/download-modules.sh '$(TRAINER_VERSION)' '$(KUEUE_VERSION)' >bin/download.log 2>&1 &) && (hack/component.sh kube-apiserver >/dev/null 2>bin/early-build.log &)
+START_EARLY = mkdir -p bin && (hack/download-modules.sh '$(TRAINER_VERSION)' '$(KUEUE_VERSION)' >bin/download.log 2>&1 &) && (BUILDS_SIDE_BY_SIDE=2 hack/component.sh kube-apiserver >/dev/null 2>bin/early-build.log &)
 
 ## components: build every control-plane binary into the cache (progress shown).
 components:
