@@ -273,21 +273,26 @@ func (d *demo) jobs(late bool) []client.Object {
 		runFor                         time.Duration
 	}
 	specs := []spec{
-		{"llm-1", "torch-with-init", "research", "demo-low", 2, 4, 18 * time.Second},
-		{"llm-2", "torch-with-init", "research", "demo-low", 2, 4, 14 * time.Second},
-		{"vision-1", "torch", "research", "demo-low", 1, 8, 14 * time.Second},
-		{"vision-2", "torch", "production", "demo-low", 1, 4, 10 * time.Second},
-		{"mpi-1", "mpi", "production", "demo-low", 2, 4, 10 * time.Second},
-		{"sweep-1", "torch", "research", "demo-low", 1, 2, 7 * time.Second},
-		{"sweep-2", "torch", "research", "demo-low", 1, 2, 7 * time.Second},
-		{"sweep-3", "torch", "production", "demo-low", 1, 2, 7 * time.Second},
-		{"sweep-4", "torch", "production", "demo-low", 1, 2, 7 * time.Second},
+		{"llm-1", "torch-with-init", "research", "demo-low", 2, 4, 10 * time.Second},
+		{"llm-2", "torch-with-init", "research", "demo-low", 2, 4, 9 * time.Second},
+		{"vision-1", "torch", "research", "demo-low", 1, 8, 9 * time.Second},
+		{"vision-2", "torch", "production", "demo-low", 1, 4, 7 * time.Second},
+		{"mpi-1", "mpi", "production", "demo-low", 2, 4, 7 * time.Second},
+		{"sweep-1", "torch", "research", "demo-low", 1, 2, 6 * time.Second},
+		{"sweep-2", "torch", "research", "demo-low", 1, 2, 6 * time.Second},
+		{"sweep-3", "torch", "production", "demo-low", 1, 2, 6 * time.Second},
+		{"sweep-4", "torch", "production", "demo-low", 1, 2, 6 * time.Second},
 	}
 	if late {
+		// Each fits its ClusterQueue's own quota of a flavor (8 GPUs), so
+		// it preempts lower-priority work at once: a job that has to
+		// borrow cannot preempt for it (no borrowWithinCohort) and a
+		// 16-GPU one waited for a whole flavor to drain, low-priority jobs
+		// that fit passing it meanwhile — the demo's last minute.
 		specs = []spec{
-			{"urgent-1", "torch", "research", "demo-high", 2, 8, 10 * time.Second},
-			{"urgent-2", "torch-with-init", "production", "demo-high", 2, 4, 10 * time.Second},
-			{"urgent-3", "mpi", "production", "demo-high", 2, 4, 8 * time.Second},
+			{"urgent-1", "torch", "research", "demo-high", 2, 4, 7 * time.Second},
+			{"urgent-2", "torch-with-init", "production", "demo-high", 2, 4, 7 * time.Second},
+			{"urgent-3", "mpi", "production", "demo-high", 2, 4, 6 * time.Second},
 		}
 	}
 	var out []client.Object
@@ -311,9 +316,17 @@ func (d *demo) jobs(late bool) []client.Object {
 			overrides = append(overrides, trainjob.PodTemplateOverride{
 				TargetJobs: []trainjob.PodTemplateOverrideTargetJob{{Name: role}},
 				Metadata: &metav1.ObjectMeta{Annotations: map[string]string{
-					// kwok picks a delay between the two.
+					// kwok picks a delay between the two. Its stages'
+					// own are 1–5 s to create a pod and as long again to
+					// make it ready: 6 s on average of each pod's life,
+					// twice over for a job whose nodes wait for its
+					// initializers.
 					"pod-complete.stage.kwok.x-k8s.io/delay":        roleTime(role, s.runFor).String(),
 					"pod-complete.stage.kwok.x-k8s.io/jitter-delay": (roleTime(role, s.runFor) + 2*time.Second).String(),
+					"pod-create.stage.kwok.x-k8s.io/delay":          "200ms",
+					"pod-create.stage.kwok.x-k8s.io/jitter-delay":   "1s",
+					"pod-ready.stage.kwok.x-k8s.io/delay":           "200ms",
+					"pod-ready.stage.kwok.x-k8s.io/jitter-delay":    "1s",
 				}},
 			})
 		}
@@ -397,7 +410,7 @@ func (d *demo) runJobs(ctx context.Context, timeout time.Duration) error {
 	start := time.Now()
 	late := d.jobs(true)
 	for {
-		if len(late) > 0 && time.Since(start) > 9*time.Second {
+		if len(late) > 0 && time.Since(start) > 6*time.Second {
 			// High-priority jobs arrive once the cluster is full.
 			for _, tj := range late {
 				if err := create(ctx, d.k, tj); err != nil {
@@ -406,7 +419,7 @@ func (d *demo) runJobs(ctx context.Context, timeout time.Duration) error {
 			}
 			late = nil
 		}
-		if d.explained == "" && late == nil && time.Since(start) > 14*time.Second {
+		if d.explained == "" && late == nil && time.Since(start) > 10*time.Second {
 			if err := d.explainPending(ctx); err != nil {
 				return err
 			}
