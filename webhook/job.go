@@ -29,7 +29,9 @@ import (
 //
 // Trainer names a TrainJob's JobSet after it, so a Job whose JobSet is
 // named as a TrainJob of its namespace is that job's. matchConditions send
-// it only Jobs a JobSet controls (config/webhook/selectors.yaml); it is
+// it only Jobs a JobSet controls that Kueue's webhook queued
+// (config/webhook/selectors.yaml): without a default LocalQueue no Job of
+// a TrainJob waits for us, and a Job has no other thing we undo; it is
 // called after Kueue's webhook, and again should Kueue's change the Job
 // after it (reinvocationPolicy IfNeeded).
 type Jobs struct {

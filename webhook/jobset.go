@@ -27,7 +27,9 @@ import (
 // order, kueue-… first), and again should Kueue's change the JobSet after
 // it (reinvocationPolicy IfNeeded), so the order the API server calls
 // them in does not matter. matchConditions send it only JobSets a TrainJob
-// controls (config/webhook/selectors.yaml): no other JobSet waits for us.
+// controls that Kueue's webhook queued (config/webhook/selectors.yaml): no
+// other JobSet waits for us, nor a TrainJob's without a default
+// LocalQueue.
 type JobSets struct {
 	client client.Reader
 	opts   integration.Options
