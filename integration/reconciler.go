@@ -6,6 +6,7 @@ import (
 	"time"
 
 	"k8s.io/client-go/tools/events"
+	"k8s.io/utils/ptr"
 	ctrl "sigs.k8s.io/controller-runtime"
 	"sigs.k8s.io/controller-runtime/pkg/builder"
 	"sigs.k8s.io/controller-runtime/pkg/client"
@@ -23,10 +24,13 @@ import (
 // Reconciler drives TrainJobs through Kueue's job framework.
 type Reconciler struct {
 	jr *jobframework.JobReconciler
-	// startFirst is jr without the PodsReady step, for a reconcile that
-	// starts an admitted job (frameworkFor); nil without waitForPodsReady.
-	startFirst *jobframework.JobReconciler
-	deps       *deps
+	// noPodsReady is jr without the PodsReady step, for a reconcile that
+	// starts an admitted job or has no PodsReady condition to write yet
+	// (frameworkFor); nil without waitForPodsReady.
+	noPodsReady *jobframework.JobReconciler
+	// ready: jobs whose next reconcile writes their pods ready.
+	ready readyToReport
+	deps  *deps
 }
 
 // NewReconciler builds a reconciler; c reads from the manager's cache,
@@ -39,20 +43,26 @@ func NewReconciler(c client.Client, apiReader client.Reader, recorder events.Eve
 	if opts.WaitForPodsReady {
 		starting := opts
 		starting.WaitForPodsReady = false
-		r.startFirst = newFrameworkReconciler(c, recorder, starting)
+		r.noPodsReady = newFrameworkReconciler(c, recorder, starting)
 	}
 	return r
 }
 
 // Reconcile implements reconcile.Reconciler.
 func (r *Reconciler) Reconcile(ctx context.Context, req ctrl.Request) (ctrl.Result, error) {
-	jr, err := r.frameworkFor(ctx, req)
+	jr, unwritten, err := r.frameworkFor(ctx, req)
 	if err != nil {
 		return ctrl.Result{}, err
 	}
 	t := &TrainJob{deps: r.deps}
 	res, err := jr.ReconcileGenericJob(ctx, req, t)
 	t.tell()
+	if unwritten && err == nil && t.readyUnreported(ctx) {
+		// The next reconcile writes Started, at once: with blockAdmission
+		// Kueue admits nothing else until it reads it.
+		r.ready.mark(req.NamespacedName)
+		res.RequeueAfter, res.Priority = time.Millisecond, ptr.To(decisionPriority)
+	}
 	if t.readErr != nil {
 		// The observation failed (Skip): the framework did nothing, and the
 		// read is retried with backoff.

@@ -14,9 +14,9 @@ import (
 )
 
 // frameworkFor is the job framework's reconciler for the reconcile of req:
-// the one that starts an admitted job before it writes the PodsReady
-// condition, when that reconcile will start the job (startsNow), else the
-// one that writes it first.
+// the one without the PodsReady step when that reconcile will start the job
+// (startsNow), or would only write that the job's pods are not ready yet
+// (podsReadyUnwritten: unwritten is then true), else the one with it.
 //
 // With waitForPodsReady, Kueue's job framework writes the PodsReady
 // condition (WaitForStart) ahead of every other step, and ends the
@@ -25,40 +25,49 @@ import (
 // the reconcile the write's own event woke: one more API round trip, and a
 // third when that reconcile's cache had not yet seen our write and wrote
 // it again. At N = 500 those were every start slower than 300 ms
-// (docs/benchmark.md). Starting first loses nothing: the start's own update
-// wakes the job again, and that reconcile writes the condition, as an
-// admitted job not yet ready; Kueue's PodsReady timeout counts from the
-// admission either way.
-func (r *Reconciler) frameworkFor(ctx context.Context, req ctrl.Request) (*jobframework.JobReconciler, error) {
-	if r.startFirst == nil {
-		return r.jr, nil
+// (docs/benchmark.md). Starting first loses nothing: Kueue's PodsReady
+// timeout counts from the admission either way.
+func (r *Reconciler) frameworkFor(ctx context.Context, req ctrl.Request) (jr *jobframework.JobReconciler, unwritten bool, err error) {
+	if r.noPodsReady == nil {
+		return r.jr, false, nil
 	}
-	starts, err := startsNow(ctx, r.deps.client, req)
-	if err != nil || !starts {
-		return r.jr, err
+	if r.ready.take(req.NamespacedName) {
+		return r.jr, false, nil
 	}
-	return r.startFirst, nil
+	job, wl, err := cached(ctx, r.deps.client, req)
+	if err != nil {
+		return nil, false, err
+	}
+	if startsNow(job, wl) {
+		return r.noPodsReady, false, nil
+	}
+	if podsReadyUnwritten(job, wl) {
+		return r.noPodsReady, true, nil
+	}
+	return r.jr, false, nil
 }
 
-// startsNow: the job of req, as the cache has it, will be started by this
-// reconcile: it runs here, it is suspended, and its Workload is admitted,
-// neither evicted nor finished (those are stops, and go first). Reads the
-// cache only.
-func startsNow(ctx context.Context, c client.Reader, req ctrl.Request) (bool, error) {
+// cached is the job of req and its Workload as the cache has them; nil when
+// there is none.
+func cached(ctx context.Context, c client.Reader, req ctrl.Request) (*trainjob.TrainJob, *kueue.Workload, error) {
 	job := &trainjob.TrainJob{}
 	if err := c.Get(ctx, req.NamespacedName, job); err != nil {
-		return false, client.IgnoreNotFound(err)
-	}
-	if !job.Suspended() || job.Runner() != trainjob.RunLocally || !job.DeletionTimestamp.IsZero() {
-		return false, nil
+		return nil, nil, client.IgnoreNotFound(err)
 	}
 	wl, err := jobworkload.Of(ctx, c, job)
-	if err != nil || wl == nil {
-		return false, err
+	return job, wl, err
+}
+
+// startsNow: job, as the cache has it, will be started by this reconcile:
+// it runs here, it is suspended, and its Workload is admitted, neither
+// evicted nor finished (those are stops, and go first).
+func startsNow(job *trainjob.TrainJob, wl *kueue.Workload) bool {
+	if job == nil || wl == nil || !job.Suspended() || job.Runner() != trainjob.RunLocally || !job.DeletionTimestamp.IsZero() {
+		return false
 	}
 	conds := wl.Status.Conditions
 	return apimeta.IsStatusConditionTrue(conds, kueue.WorkloadAdmitted) &&
 		!apimeta.IsStatusConditionTrue(conds, kueue.WorkloadEvicted) &&
 		!apimeta.IsStatusConditionTrue(conds, kueue.WorkloadFinished) &&
-		wl.DeletionTimestamp.IsZero(), nil
+		wl.DeletionTimestamp.IsZero()
 }

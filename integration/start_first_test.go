@@ -20,9 +20,8 @@ import (
 
 // With waitForPodsReady, a job Kueue admitted before the job framework
 // wrote its first PodsReady condition starts in the reconcile that sees the
-// admission; the condition (WaitForStart) is written by the next one. The
-// job framework alone would write the condition and end that reconcile,
-// and start the job a round trip later.
+// admission. The job framework alone would write the condition and end
+// that reconcile, and start the job a round trip later.
 func TestAJobAdmittedBeforeItsPodsReadyConditionStartsAtOnce(t *testing.T) {
 	const ns = "ns"
 	job := queuedJob(ns)
@@ -59,19 +58,11 @@ func TestAJobAdmittedBeforeItsPodsReadyConditionStartsAtOnce(t *testing.T) {
 	if got := stored(t, c, job); got.Suspended() {
 		t.Fatal("the reconcile that saw the admission did not start the job")
 	}
-	reconcile()
-	if err := c.Get(t.Context(), client.ObjectKeyFromObject(wl), wl); err != nil {
-		t.Fatal(err)
-	}
-	if cond := apimeta.FindStatusCondition(wl.Status.Conditions, kueue.WorkloadPodsReady); cond == nil || cond.Reason != kueue.WorkloadWaitForStart || cond.Status != metav1.ConditionFalse {
-		t.Errorf("PodsReady after the start: %+v, want False, %s", cond, kueue.WorkloadWaitForStart)
-	}
 }
 
 // A reconcile starts first only when it will start the job: suspended,
 // run here, its Workload admitted and neither evicted nor finished.
 func TestStartsNow(t *testing.T) {
-	const ns = "ns"
 	admitted := []metav1.Condition{{Type: kueue.WorkloadQuotaReserved, Status: metav1.ConditionTrue}, {Type: kueue.WorkloadAdmitted, Status: metav1.ConditionTrue}}
 	with := func(extra ...metav1.Condition) []metav1.Condition {
 		return append(append([]metav1.Condition{}, admitted...), extra...)
@@ -91,26 +82,35 @@ func TestStartsNow(t *testing.T) {
 		"dispatched by MultiKueue": {conds: admitted, job: func(j *trainjob.TrainJob) { j.Spec.ManagedBy = ptr.To(trainjob.MultiKueueControllerName) }},
 	} {
 		t.Run(name, func(t *testing.T) {
-			job := queuedJob(ns)
-			if tc.job != nil {
-				tc.job(job)
-			}
-			objs := []client.Object{job}
-			if !tc.none {
-				wl := ownedWorkload(job, true)
-				wl.Status.Conditions = tc.conds
-				objs = append(objs, wl)
-			}
-			c := fake.NewClientBuilder().WithScheme(scheme.New()).WithObjects(objs...).Build()
-			got, err := startsNow(t.Context(), c, ctrl.Request{NamespacedName: client.ObjectKeyFromObject(job)})
-			if err != nil {
-				t.Fatal(err)
-			}
-			if got != tc.want {
+			job, wl := cachedPair(t, tc.job, tc.conds, tc.none)
+			if got := startsNow(job, wl); got != tc.want {
 				t.Errorf("startsNow = %v, want %v", got, tc.want)
 			}
 		})
 	}
+}
+
+// cachedPair is the job and Workload a reconcile reads from the cache
+// (cached), the job edited by edit, its Workload with conds; none: no
+// Workload.
+func cachedPair(t *testing.T, edit func(*trainjob.TrainJob), conds []metav1.Condition, none bool) (*trainjob.TrainJob, *kueue.Workload) {
+	t.Helper()
+	job := queuedJob("ns")
+	if edit != nil {
+		edit(job)
+	}
+	objs := []client.Object{job}
+	if !none {
+		wl := ownedWorkload(job, true)
+		wl.Status.Conditions = conds
+		objs = append(objs, wl)
+	}
+	c := fake.NewClientBuilder().WithScheme(scheme.New()).WithObjects(objs...).Build()
+	gotJob, gotWl, err := cached(t.Context(), c, ctrl.Request{NamespacedName: client.ObjectKeyFromObject(job)})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return gotJob, gotWl
 }
 
 // admit gives wl Kueue's admission to flavor "gpu" for every PodSet.
