@@ -3,21 +3,14 @@ package integration
 import (
 	"testing"
 
-	corev1 "k8s.io/api/core/v1"
 	apimeta "k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
-	"k8s.io/client-go/tools/events"
 	"k8s.io/utils/ptr"
-	ctrl "sigs.k8s.io/controller-runtime"
 	"sigs.k8s.io/controller-runtime/pkg/client"
-	"sigs.k8s.io/controller-runtime/pkg/client/fake"
 	kueue "sigs.k8s.io/kueue/apis/kueue/v1beta2"
-	"sigs.k8s.io/kueue/pkg/features"
 
 	trainer "github.com/kubeflow/trainer/v2/pkg/apis/trainer/v1alpha1"
 
-	"github.com/trainjob-kueue/trainjob-kueue/scheme"
-	"github.com/trainjob-kueue/trainjob-kueue/shape"
 	"github.com/trainjob-kueue/trainjob-kueue/trainjob"
 )
 
@@ -27,40 +20,9 @@ import (
 // the job framework made two. The reconcile that finds the pods ready asks
 // for the next at once, ahead of the queue, and that one writes Started.
 func TestTheWorkloadHasNoPodsReadyConditionUntilItsPodsAre(t *testing.T) {
-	const ns = "ns"
-	job := queuedJob(ns)
-	// The fake client's server-side apply does not merge a Workload's
-	// conditions by type as an API server does: the job framework's status
-	// writes go as merge patches here.
-	features.SetFeatureGateDuringTest(t, features.WorkloadRequestUseMergePatch, true)
-	b := fake.NewClientBuilder().WithScheme(scheme.New()).
-		WithObjects(job, torchRuntime(ns, corev1.ResourceRequirements{}), &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: ns}},
-			&kueue.ResourceFlavor{ObjectMeta: metav1.ObjectMeta{Name: "gpu"}, Spec: kueue.ResourceFlavorSpec{NodeLabels: map[string]string{"pool": "gpu"}}}).
-		WithStatusSubresource(&kueue.Workload{}, &trainjob.TrainJob{})
-	if err := SetupIndexes(t.Context(), fakeIndexer{b}); err != nil {
-		t.Fatal(err)
-	}
-	c := b.Build()
-	opts := Options{Shape: shape.PodTemplateOverrides{}}
-	opts.WaitForPodsReady = true
-	r := NewReconciler(c, c, events.NewFakeRecorder(16), opts)
-	req := ctrl.Request{NamespacedName: client.ObjectKeyFromObject(job)}
-	reconcile := func() ctrl.Result {
-		t.Helper()
-		res, err := r.Reconcile(t.Context(), req)
-		if err != nil {
-			t.Fatal(err)
-		}
-		return res
-	}
-	workload := func() *kueue.Workload {
-		t.Helper()
-		var wls kueue.WorkloadList
-		if err := c.List(t.Context(), &wls); err != nil || len(wls.Items) != 1 {
-			t.Fatalf("Workloads %v (%v), want the job's", wls.Items, err)
-		}
-		return &wls.Items[0]
-	}
+	job := queuedJob("ns")
+	c, reconcile := podsReadyWorld(t, job)
+	workload := func() *kueue.Workload { return theWorkload(t, c) }
 	podsReady := func() *metav1.Condition {
 		t.Helper()
 		return apimeta.FindStatusCondition(workload().Status.Conditions, kueue.WorkloadPodsReady)

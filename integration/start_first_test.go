@@ -12,47 +12,28 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/controller-runtime/pkg/client/fake"
 	kueue "sigs.k8s.io/kueue/apis/kueue/v1beta2"
+	"sigs.k8s.io/kueue/pkg/features"
 
 	"github.com/trainjob-kueue/trainjob-kueue/scheme"
 	"github.com/trainjob-kueue/trainjob-kueue/shape"
 	"github.com/trainjob-kueue/trainjob-kueue/trainjob"
 )
 
-// With waitForPodsReady, a job Kueue admitted before the job framework
-// wrote its first PodsReady condition starts in the reconcile that sees the
-// admission. The job framework alone would write the condition and end
+// With waitForPodsReady, a job admitted again before the job framework
+// reset the PodsReady condition of its last run (evicted after it started,
+// admitted at once) starts in the reconcile that sees the admission. The
+// job framework alone would write the condition (WaitForRecovery) and end
 // that reconcile, and start the job a round trip later.
-func TestAJobAdmittedBeforeItsPodsReadyConditionStartsAtOnce(t *testing.T) {
-	const ns = "ns"
-	job := queuedJob(ns)
-	b := fake.NewClientBuilder().WithScheme(scheme.New()).
-		WithObjects(job, torchRuntime(ns, corev1.ResourceRequirements{}), &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: ns}},
-			&kueue.ResourceFlavor{ObjectMeta: metav1.ObjectMeta{Name: "gpu"}, Spec: kueue.ResourceFlavorSpec{NodeLabels: map[string]string{"pool": "gpu"}}}).
-		WithStatusSubresource(&kueue.Workload{}, &trainjob.TrainJob{})
-	if err := SetupIndexes(t.Context(), fakeIndexer{b}); err != nil {
+func TestAJobAdmittedWithItsLastRunsPodsReadyConditionStartsAtOnce(t *testing.T) {
+	job := queuedJob("ns")
+	c, reconcile := podsReadyWorld(t, job)
+	reconcile() // the job's Workload
+	wl := theWorkload(t, c)
+	admit(t, c, wl)
+	apimeta.SetStatusCondition(&wl.Status.Conditions, metav1.Condition{Type: kueue.WorkloadPodsReady, Status: metav1.ConditionTrue, Reason: kueue.WorkloadStarted})
+	if err := c.Status().Update(t.Context(), wl); err != nil {
 		t.Fatal(err)
 	}
-	c := b.Build()
-	opts := Options{Shape: shape.PodTemplateOverrides{}}
-	opts.WaitForPodsReady = true
-	r := NewReconciler(c, c, events.NewFakeRecorder(16), opts)
-	req := ctrl.Request{NamespacedName: client.ObjectKeyFromObject(job)}
-	reconcile := func() {
-		t.Helper()
-		if _, err := r.Reconcile(t.Context(), req); err != nil {
-			t.Fatal(err)
-		}
-	}
-	reconcile() // the job's Workload
-	var wls kueue.WorkloadList
-	if err := c.List(t.Context(), &wls); err != nil || len(wls.Items) != 1 {
-		t.Fatalf("Workloads %v (%v), want the job's", wls.Items, err)
-	}
-	wl := &wls.Items[0]
-	if apimeta.FindStatusCondition(wl.Status.Conditions, kueue.WorkloadPodsReady) != nil {
-		t.Fatal("the Workload's create wrote PodsReady: the admission below would not come first")
-	}
-	admit(t, c, wl)
 
 	reconcile()
 	if got := stored(t, c, job); got.Suspended() {
@@ -139,4 +120,45 @@ func stored(t *testing.T, c client.Client, job *trainjob.TrainJob) *trainjob.Tra
 		t.Fatal(err)
 	}
 	return got
+}
+
+// podsReadyWorld is a reconciler with waitForPodsReady over a fake API
+// server holding job, its runtime and a flavor: the client, and a
+// reconcile of job that fails the test on an error.
+func podsReadyWorld(t *testing.T, job *trainjob.TrainJob) (client.Client, func() ctrl.Result) {
+	t.Helper()
+	// The fake client's server-side apply does not merge a Workload's
+	// conditions by type as an API server does: the job framework's status
+	// writes go as merge patches here.
+	features.SetFeatureGateDuringTest(t, features.WorkloadRequestUseMergePatch, true)
+	b := fake.NewClientBuilder().WithScheme(scheme.New()).
+		WithObjects(job, torchRuntime(job.Namespace, corev1.ResourceRequirements{}), &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: job.Namespace}},
+			&kueue.ResourceFlavor{ObjectMeta: metav1.ObjectMeta{Name: "gpu"}, Spec: kueue.ResourceFlavorSpec{NodeLabels: map[string]string{"pool": "gpu"}}}).
+		WithStatusSubresource(&kueue.Workload{}, &trainjob.TrainJob{})
+	if err := SetupIndexes(t.Context(), fakeIndexer{b}); err != nil {
+		t.Fatal(err)
+	}
+	c := b.Build()
+	opts := Options{Shape: shape.PodTemplateOverrides{}}
+	opts.WaitForPodsReady = true
+	r := NewReconciler(c, c, events.NewFakeRecorder(16), opts)
+	req := ctrl.Request{NamespacedName: client.ObjectKeyFromObject(job)}
+	return c, func() ctrl.Result {
+		t.Helper()
+		res, err := r.Reconcile(t.Context(), req)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return res
+	}
+}
+
+// theWorkload is the one Workload c holds.
+func theWorkload(t *testing.T, c client.Client) *kueue.Workload {
+	t.Helper()
+	var wls kueue.WorkloadList
+	if err := c.List(t.Context(), &wls); err != nil || len(wls.Items) != 1 {
+		t.Fatalf("Workloads %v (%v), want the job's", wls.Items, err)
+	}
+	return &wls.Items[0]
 }
