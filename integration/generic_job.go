@@ -99,7 +99,8 @@ func (t *TrainJob) Suspend()                     { t.Spec.Suspend = ptr.To(true)
 // Skip is the first thing the job framework asks once it has read the job,
 // so the reconcile's one observation is made here. Jobs managed by a
 // controller that is neither Trainer's nor MultiKueue's are that
-// controller's alone: no Workload, no writes. A failed read skips the rest
+// controller's alone: no Workload, no writes. Neither is a job whose
+// Workload is finished and released (released.go). A failed read skips the rest
 // of the reconcile and ends it with the error (Reconcile), so the
 // controller retries with backoff instead of the framework acting on
 // "nothing there".
@@ -114,7 +115,7 @@ func (t *TrainJob) Skip(ctx context.Context) bool {
 		return false
 	}
 	t.obs, t.readErr = t.deps.observe(ctx, &t.TrainJob, runner)
-	if t.readErr != nil {
+	if t.readErr != nil || t.obs.released {
 		return true
 	}
 	if lost := t.obs.dispatch.lostChecks; len(lost) > 0 && t.obs.runsRemotely() {

@@ -58,6 +58,9 @@ type observed struct {
 	// clusterQueue reserved quota for the job, read while the job waits to
 	// be started (its gang setting); nil otherwise, or when it is gone.
 	clusterQueue *kueue.ClusterQueue
+	// released: the job's Workload is finished and released (released);
+	// nothing else is read.
+	released bool
 }
 
 // observe reads what a reconcile of job, run by runner, needs: from the
@@ -70,6 +73,9 @@ func (d *deps) observe(ctx context.Context, job *trainjob.TrainJob, runner train
 	var err error
 	if o.workload, err = d.workloadOf(ctx, job); err != nil {
 		return nil, err
+	}
+	if o.released = released(job, o.workload); o.released {
+		return o, nil
 	}
 	o.Projection, err = d.runtimes.Project(ctx, job)
 	if err != nil && !errors.As(err, &o.runtimeErr) {

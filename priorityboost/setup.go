@@ -14,6 +14,7 @@ import (
 	kueue "sigs.k8s.io/kueue/apis/kueue/v1beta2"
 
 	"github.com/trainjob-kueue/trainjob-kueue/names"
+	"github.com/trainjob-kueue/trainjob-kueue/preemptcost"
 	"github.com/trainjob-kueue/trainjob-kueue/trainjob"
 )
 
@@ -32,7 +33,10 @@ func policyChanged() predicate.Funcs {
 
 // SetupWithManager watches TrainJobs (their progress and phase), their
 // Workloads (preemptions, admission, the boost itself) and ClusterQueues'
-// policies.
+// policies. On a cluster where no ClusterQueue has a policy the jobs' and
+// Workloads' changes are not even queued (policyInForce): the controller
+// has nothing to do there but take back a boost of ours, which a Workload
+// carrying one still brings.
 func (r *Reconciler) SetupWithManager(mgr ctrl.Manager) error {
 	if err := mgr.GetFieldIndexer().IndexField(context.Background(), &kueue.Workload{}, queueIndex, queueOfWorkload); err != nil {
 		return fmt.Errorf("indexing Workloads by queue: %w", err)
@@ -42,8 +46,9 @@ func (r *Reconciler) SetupWithManager(mgr ctrl.Manager) error {
 	}
 	return ctrl.NewControllerManagedBy(mgr).
 		Named("trainjob-priority-boost").
-		For(&trainjob.TrainJob{}).
-		Watches(&kueue.Workload{}, handler.EnqueueRequestForOwner(mgr.GetScheme(), mgr.GetRESTMapper(), &trainjob.TrainJob{}, handler.OnlyControllerOwner())).
+		For(&trainjob.TrainJob{}, builder.WithPredicates(r.whileInForce())).
+		Watches(&kueue.Workload{}, handler.EnqueueRequestForOwner(mgr.GetScheme(), mgr.GetRESTMapper(), &trainjob.TrainJob{}, handler.OnlyControllerOwner()),
+			builder.WithPredicates(r.whileInForceOrOurs())).
 		Watches(&kueue.ClusterQueue{}, handler.EnqueueRequestsFromMapFunc(r.jobsOf), builder.WithPredicates(policyChanged())).
 		Complete(r)
 }
@@ -54,6 +59,40 @@ func (w *Warner) SetupWithManager(mgr ctrl.Manager) error {
 		Named("clusterqueue-preemption-cost").
 		For(&kueue.ClusterQueue{}, builder.WithPredicates(policyChanged())).
 		Complete(w)
+}
+
+// whileInForce passes a TrainJob's events while some ClusterQueue has a
+// policy.
+func (r *Reconciler) whileInForce() predicate.Predicate {
+	return predicate.NewPredicateFuncs(func(client.Object) bool { return r.policyInForce() })
+}
+
+// whileInForceOrOurs passes a Workload's events while some ClusterQueue has
+// a policy, and always those of a Workload with our boost: it is taken back
+// once no policy asks for it.
+func (r *Reconciler) whileInForceOrOurs() predicate.Predicate {
+	return predicate.NewPredicateFuncs(func(o client.Object) bool {
+		wl, ok := o.(*kueue.Workload)
+		return ok && (preemptcost.Marked(wl) || r.policyInForce())
+	})
+}
+
+// policyInForce: some ClusterQueue has a preemption-cost policy (usable or
+// not: the reconcile tells). From the cache, without copies; the cache's
+// first read waits for its ClusterQueues, so no job's event is dropped
+// before they are known. A policy that comes later brings its
+// ClusterQueue's jobs (jobsOf).
+func (r *Reconciler) policyInForce() bool {
+	var cqs kueue.ClusterQueueList
+	if err := r.opts.Client.List(context.Background(), &cqs, client.UnsafeDisableDeepCopy); err != nil {
+		return true // can't tell: the reconcile reads again
+	}
+	for i := range cqs.Items {
+		if _, ok := cqs.Items[i].Annotations[names.PreemptionCostAnnotation]; ok {
+			return true
+		}
+	}
+	return false
 }
 
 // queueIndex indexes TrainJobs' Workloads by where they queue, as
