@@ -2,7 +2,11 @@ package integration
 
 import (
 	"context"
+	"encoding/json"
 	"fmt"
+	"io"
+	"net/http"
+	"net/http/httptest"
 	"runtime"
 	"testing"
 	"time"
@@ -10,7 +14,13 @@ import (
 	corev1 "k8s.io/api/core/v1"
 	eventsv1 "k8s.io/api/events/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	apiruntime "k8s.io/apimachinery/pkg/runtime"
+	"k8s.io/apimachinery/pkg/runtime/serializer"
 	"k8s.io/apimachinery/pkg/types"
+	"k8s.io/client-go/kubernetes"
+	clientgoscheme "k8s.io/client-go/kubernetes/scheme"
+	typedcorev1 "k8s.io/client-go/kubernetes/typed/core/v1"
+	"k8s.io/client-go/rest"
 	"k8s.io/client-go/tools/events"
 	"k8s.io/client-go/tools/record"
 
@@ -90,3 +100,41 @@ func (nopEventsSink) Patch(_ context.Context, e *eventsv1.Event, _ []byte) (*eve
 }
 
 type nopEventsSink struct{}
+
+// Events reach the API server as protobuf, the cheaper encoding it speaks
+// for them, and its answers are read whichever of the two it sends.
+func TestEventsAreSentAsProtobuf(t *testing.T) {
+	got := make(chan *corev1.Event, 1)
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if ct := r.Header.Get("Content-Type"); ct != apiruntime.ContentTypeProtobuf {
+			t.Errorf("an event sent as %q, want %q", ct, apiruntime.ContentTypeProtobuf)
+		}
+		body, _ := io.ReadAll(r.Body)
+		ev := &corev1.Event{}
+		codec := serializer.NewCodecFactory(clientgoscheme.Scheme).UniversalDeserializer()
+		if _, _, err := codec.Decode(body, nil, ev); err != nil {
+			t.Errorf("decoding the event: %v", err)
+		}
+		w.Header().Set("Content-Type", apiruntime.ContentTypeJSON)
+		w.WriteHeader(http.StatusCreated)
+		_ = json.NewEncoder(w).Encode(ev)
+		got <- ev
+	}))
+	defer srv.Close()
+	cs, err := kubernetes.NewForConfig(eventsConfig(&rest.Config{Host: srv.URL}))
+	if err != nil {
+		t.Fatal(err)
+	}
+	r, b := newCoreEvents(&typedcorev1.EventSinkImpl{Interface: cs.CoreV1().Events("")}, scheme.New())
+	defer b.Shutdown()
+	job := &trainjob.TrainJob{ObjectMeta: metav1.ObjectMeta{Namespace: "ns", Name: "a"}}
+	r.Eventf(job, nil, corev1.EventTypeNormal, "Started", "Start", "started")
+	select {
+	case ev := <-got:
+		if ev.Reason != "Started" || ev.InvolvedObject.Name != "a" {
+			t.Errorf("the API server got %s about %s, want Started about a", ev.Reason, ev.InvolvedObject.Name)
+		}
+	case <-time.After(10 * time.Second):
+		t.Fatal("no event reached the API server")
+	}
+}
