@@ -246,11 +246,16 @@ func placingRoles(r *Running) string {
 
 // SetupWithManager watches TrainJobs, whose status tells the wave (on
 // Trainer v2.0 their JobSets do), and the PodGroups they control, which
-// Trainer may rewrite.
+// Trainer may rewrite. Only the jobs that have a PodGroup are looked at
+// (withGroups): on a cluster where few jobs are ganged, the others' status
+// changes cost no reconcile.
 func (k *Keeper) SetupWithManager(mgr ctrl.Manager) error {
+	if err := mgr.GetFieldIndexer().IndexField(context.Background(), &schedv1alpha1.PodGroup{}, controllerIndex, controllerUID); err != nil {
+		return fmt.Errorf("indexing PodGroups by their controller: %w", err)
+	}
 	b := ctrl.NewControllerManagedBy(mgr)
 	if k.opts.JobSets {
-		b = b.Owns(&jobsetapi.JobSet{})
+		b = b.Owns(&jobsetapi.JobSet{}, builder.WithPredicates(k.withGroups()))
 	}
 	return b.
 		Named("trainjob-gang").
@@ -258,9 +263,42 @@ func (k *Keeper) SetupWithManager(mgr ctrl.Manager) error {
 		For(&trainjob.TrainJob{}, builder.WithPredicates(predicate.NewPredicateFuncs(func(o client.Object) bool {
 			tj, ok := o.(*trainjob.TrainJob)
 			return ok && !ptr.Deref(tj.Spec.Suspend, false)
-		}))).
+		}), k.withGroups())).
 		Owns(&schedv1alpha1.PodGroup{}).
 		WatchesRawSource(source.Kind(mgr.GetCache(), &trainjob.TrainJob{}, k.waiting.onStop())).
 		WithOptions(controller.Options{MaxConcurrentReconciles: 2}).
 		Complete(k)
+}
+
+// controllerIndex indexes PodGroups by the UID of their controller.
+const controllerIndex = "trainjob-kueue.dev/podgroup-controller"
+
+func controllerUID(o client.Object) []string {
+	if ref := metav1.GetControllerOfNoCopy(o); ref != nil {
+		return []string{string(ref.UID)}
+	}
+	return nil
+}
+
+// withGroups passes the events of a TrainJob, or of the JobSet it controls,
+// while a PodGroup in the cache is controlled by that job: Trainer's or one
+// of ours. A job with none has nothing to keep, and the creation of its
+// first brings it (Owns). From the cache's index, without copies.
+func (k *Keeper) withGroups() predicate.Predicate {
+	return predicate.NewPredicateFuncs(func(o client.Object) bool {
+		uid := o.GetUID()
+		if _, ok := o.(*trainjob.TrainJob); !ok {
+			ref := metav1.GetControllerOfNoCopy(o)
+			if ref == nil {
+				return false
+			}
+			uid = ref.UID
+		}
+		var pgs schedv1alpha1.PodGroupList
+		if err := k.opts.Client.List(context.Background(), &pgs, client.InNamespace(o.GetNamespace()),
+			client.MatchingFields{controllerIndex: string(uid)}, client.UnsafeDisableDeepCopy); err != nil {
+			return true // can't tell: the reconcile reads again
+		}
+		return len(pgs.Items) > 0
+	})
 }

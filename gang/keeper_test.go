@@ -17,6 +17,8 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/controller-runtime/pkg/client/fake"
 	"sigs.k8s.io/controller-runtime/pkg/client/interceptor"
+	"sigs.k8s.io/controller-runtime/pkg/event"
+	jobsetapi "sigs.k8s.io/jobset/api/jobset/v1alpha2"
 	schedv1alpha1 "sigs.k8s.io/scheduler-plugins/apis/scheduling/v1alpha1"
 
 	"github.com/trainjob-kueue/trainjob-kueue/names"
@@ -134,6 +136,47 @@ func TestKeeper(t *testing.T) {
 			pg := &schedv1alpha1.PodGroup{}
 			if err := c.Get(t.Context(), client.ObjectKey{Namespace: "ns", Name: "llm"}, pg); err == nil && pg.Spec.MinMember != tc.wantMin {
 				t.Errorf("Trainer's PodGroup minMember %d, want %d", pg.Spec.MinMember, tc.wantMin)
+			}
+		})
+	}
+}
+
+// Only a job that controls a PodGroup is looked at: a job without one, or
+// the JobSet of such a job, brings no reconcile; the group's own creation
+// does (Owns).
+func TestOnlyJobsWithPodGroupsAreLookedAt(t *testing.T) {
+	s := runtime.NewScheme()
+	if err := schedv1alpha1.AddToScheme(s); err != nil {
+		t.Fatal(err)
+	}
+	controlledBy := func(uid types.UID) []metav1.OwnerReference {
+		return []metav1.OwnerReference{{APIVersion: "trainer.kubeflow.org/v1alpha1", Kind: "TrainJob", Name: "x", UID: uid, Controller: ptr.To(true)}}
+	}
+	c := fake.NewClientBuilder().WithScheme(s).WithIndex(&schedv1alpha1.PodGroup{}, controllerIndex, controllerUID).WithObjects(
+		&schedv1alpha1.PodGroup{ObjectMeta: metav1.ObjectMeta{Namespace: "ns", Name: "ganged", OwnerReferences: controlledBy("ganged")}},
+		&schedv1alpha1.PodGroup{ObjectMeta: metav1.ObjectMeta{Namespace: "other", Name: "elsewhere", OwnerReferences: controlledBy("elsewhere")}},
+	).Build()
+	k := NewKeeper(KeeperOptions{Client: c})
+	job := func(uid types.UID) client.Object {
+		return &trainjob.TrainJob{ObjectMeta: metav1.ObjectMeta{Namespace: "ns", Name: string(uid), UID: uid}}
+	}
+	jobSetOf := func(uid types.UID) client.Object {
+		return &jobsetapi.JobSet{ObjectMeta: metav1.ObjectMeta{Namespace: "ns", Name: "js", UID: "js-uid", OwnerReferences: controlledBy(uid)}}
+	}
+	for name, tc := range map[string]struct {
+		obj  client.Object
+		want bool
+	}{
+		"a job with a PodGroup":                   {obj: job("ganged"), want: true},
+		"a job without":                           {obj: job("alone")},
+		"a job whose namesake group is elsewhere": {obj: job("elsewhere")},
+		"the JobSet of a job with a PodGroup":     {obj: jobSetOf("ganged"), want: true},
+		"the JobSet of a job without":             {obj: jobSetOf("alone")},
+		"a JobSet no job controls":                {obj: &jobsetapi.JobSet{ObjectMeta: metav1.ObjectMeta{Namespace: "ns", Name: "js"}}},
+	} {
+		t.Run(name, func(t *testing.T) {
+			if got := k.withGroups().Generic(event.GenericEvent{Object: tc.obj}); got != tc.want {
+				t.Errorf("looked at: %v, want %v", got, tc.want)
 			}
 		})
 	}
