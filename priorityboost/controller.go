@@ -7,7 +7,9 @@
 // the boost only when a step of it changes.
 //
 // Without a policy it makes no request: every read is from the informer
-// cache, and a Workload with no boost of ours is never written.
+// cache, and a Workload with no boost of ours is never written. On a
+// cluster where no ClusterQueue has a policy it does not even reconcile
+// (setup.go).
 package priorityboost
 
 import (
