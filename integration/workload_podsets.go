@@ -130,8 +130,7 @@ func progressOf(o *observed) map[string]quota.Progress {
 
 // ReclaimablePods reports the pods of roles whose Jobs already succeeded,
 // typically the initializers once the trainer nodes started: their quota can
-// go to waiting jobs. Roles are reported in runtime order; once every role
-// succeeded, the job's end gives the quota back instead.
+// go to waiting jobs. Roles are reported in runtime order.
 func (t *TrainJob) ReclaimablePods(context.Context, client.Client) ([]kueue.ReclaimablePod, error) {
 	jobs := t.obs.jobs
 	if len(jobs) == 0 {
@@ -151,27 +150,13 @@ func (t *TrainJob) ReclaimablePods(context.Context, client.Client) ([]kueue.Recl
 		succeeded[jobs[i].Name] = ptr.Deref(jobs[i].Succeeded, 0)
 	}
 	var out []kueue.ReclaimablePod
-	over := true
 	for i := range roles {
 		r := &roles[i]
 		done := succeeded[r.Name]
-		over = over && done == r.Replicas
 		if done <= 0 || done > r.Replicas {
 			continue
 		}
 		out = append(out, kueue.ReclaimablePod{Name: kueue.NewPodSetReference(r.Name), Count: done * r.PodsPerReplica})
-	}
-	if over {
-		// Every Job of every role succeeded: JobSet completes (whatever
-		// its success policy, it asks for no more), Trainer marks the job
-		// Complete, and the Workload's Finished gives all of its quota
-		// back a moment later. Reporting the last roles' pods first would
-		// be one more write for that moment: a third of the reclaimable
-		// writes of `make bench`. What was reported stands.
-		if wl := t.obs.workload; wl != nil {
-			return slices.Clone(wl.Status.ReclaimablePods), nil
-		}
-		return nil, nil
 	}
 	return out, nil
 }

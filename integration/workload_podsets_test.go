@@ -75,25 +75,6 @@ func TestReadinessAndReclaimablePodsFollowTheWaves(t *testing.T) {
 			jobs: jobs(jobStatus("dataset-initializer", 0, 1), jobStatus("node", 1, 0)), ready: true,
 			reclaimable: []kueue.ReclaimablePod{{Name: "dataset-initializer", Count: 1}},
 		},
-		// Every role done: the job is over, its Finished gives the quota
-		// back; no write for the trainer nodes' pods a moment before.
-		"every role done": {
-			roles: twoWaves(), admitted: twoWaves(), lastReady: true, lastReclaimable: []kueue.ReclaimablePod{{Name: "dataset-initializer", Count: 1}},
-			jobs: jobs(jobStatus("dataset-initializer", 0, 1), jobStatus("node", 0, 1)), ready: true,
-			reclaimable: []kueue.ReclaimablePod{{Name: "dataset-initializer", Count: 1}},
-		},
-		"every role done, nothing reported before": {
-			roles: twoWaves(), admitted: twoWaves(), lastReady: true,
-			jobs: jobs(jobStatus("dataset-initializer", 0, 1), jobStatus("node", 0, 1)), ready: true,
-		},
-		// A role still running keeps the job going: what is done goes
-		// back to the queue now.
-		"the trainer nodes done, an evaluator still running": {
-			roles: append(twoWaves(), evaluator), admitted: append(twoWaves(), evaluator), lastReady: true,
-			lastReclaimable: []kueue.ReclaimablePod{{Name: "dataset-initializer", Count: 1}},
-			jobs:            jobs(jobStatus("dataset-initializer", 0, 1), jobStatus("node", 0, 1), jobStatus("evaluator", 1, 0)), ready: true,
-			reclaimable: []kueue.ReclaimablePod{{Name: "dataset-initializer", Count: 1}, {Name: "node", Count: 2}},
-		},
 		"nothing reserved, nothing running": {roles: twoWaves()},
 		// Trainer before v2.3 reads the live runtime; one made unusable
 		// under a running job leaves what the Workload says standing:
