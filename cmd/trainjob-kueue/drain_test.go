@@ -2,8 +2,15 @@ package main
 
 import (
 	"context"
+	"io"
+	"net/http"
+	"net/http/httptest"
+	"strings"
+	"sync/atomic"
 	"testing"
 	"time"
+
+	"sigs.k8s.io/controller-runtime/pkg/webhook"
 )
 
 // At the signal the pod says it is going at once, and the manager stops
@@ -39,5 +46,32 @@ func TestWithoutADelayTheManagerStopsAtTheSignal(t *testing.T) {
 	<-ctx.Done()
 	if !draining.Load() {
 		t.Error("stopped without saying it was going")
+	}
+}
+
+// While the replica drains, each webhook answer closes its connection, so
+// the API server keeps no idle one to this replica for the drain's end to
+// cut under a call; before, connections are kept alive.
+func TestWebhookAnswersCloseTheirConnectionWhileDraining(t *testing.T) {
+	draining := &atomic.Bool{}
+	s := closeWhenDraining{Server: webhook.NewServer(webhook.Options{}), draining: draining}
+	s.Register("/validate", http.HandlerFunc(func(w http.ResponseWriter, _ *http.Request) { _, _ = w.Write([]byte("{}")) }))
+	srv := httptest.NewServer(s.WebhookMux())
+	defer srv.Close()
+	call := func() bool {
+		resp, err := srv.Client().Post(srv.URL+"/validate", "application/json", strings.NewReader("{}"))
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer resp.Body.Close()
+		_, _ = io.Copy(io.Discard, resp.Body)
+		return resp.Close
+	}
+	if call() {
+		t.Errorf("serving: the answer closed its connection, want it kept alive")
+	}
+	draining.Store(true)
+	if !call() {
+		t.Errorf("draining: the answer kept its connection alive, want it closed")
 	}
 }

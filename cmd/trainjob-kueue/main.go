@@ -161,7 +161,7 @@ func run(ctx context.Context, f flags, draining *atomic.Bool, p process) error {
 	}
 	log.Info("Serving TrainJobs", "overrides", opts.Shape.Name(), "kueue", facts.Kueue.Name(), "maxPodSets", facts.Kueue.MaxPodSets,
 		"waitForPodsReady", opts.WaitForPodsReady, "manager", opts.ManagerUsername, "podGroups", opts.PodGroups)
-	mgr, err := newManager(f, facts, restCfg, scheme, p.runs > 0)
+	mgr, err := newManager(f, facts, restCfg, scheme, p.runs > 0, draining)
 	if err != nil {
 		return err
 	}
@@ -224,7 +224,7 @@ func integrationOptions(facts discovery.Facts, username string, f flags) integra
 // and the webhook server.
 // restarted: the process ran a manager before (a mode change); the
 // controllers' names were taken by it, and are again.
-func newManager(f flags, facts discovery.Facts, restCfg *rest.Config, scheme *runtime.Scheme, restarted bool) (ctrl.Manager, error) {
+func newManager(f flags, facts discovery.Facts, restCfg *rest.Config, scheme *runtime.Scheme, restarted bool, draining *atomic.Bool) (ctrl.Manager, error) {
 	controllerCfg := ctrlconfig.Controller{SkipNameValidation: ptr.To(restarted)}
 	restCfg.QPS, restCfg.Burst = clientBudget(f, facts.Config.ClientConnection)
 	controllerCfg.GroupKindConcurrency = concurrency(f, facts.Config.Controller)
@@ -260,12 +260,12 @@ func newManager(f flags, facts discovery.Facts, restCfg *rest.Config, scheme *ru
 		// the process exits as soon as the manager returns, so nothing of
 		// ours runs after the release.
 		LeaderElectionReleaseOnCancel: true,
-		WebhookServer: webhook.NewServer(webhook.Options{
+		WebhookServer: closeWhenDraining{Server: webhook.NewServer(webhook.Options{
 			Host:    f.webhookHost,
 			Port:    f.webhookPort,
 			CertDir: f.webhookCertDir,
 			TLSOpts: tlsOptions(f.enableHTTP2),
-		}),
+		}), draining: draining},
 	})
 	if err != nil {
 		return nil, fmt.Errorf("creating the manager: %w", err)
