@@ -5,7 +5,10 @@ import (
 
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/utils/ptr"
+	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/controller-runtime/pkg/client/fake"
+	kueue "sigs.k8s.io/kueue/apis/kueue/v1beta2"
+	"sigs.k8s.io/kueue/pkg/controller/constants"
 
 	trainer "github.com/kubeflow/trainer/v2/pkg/apis/trainer/v1alpha1"
 
@@ -58,6 +61,39 @@ func TestDefaultSuspendsAQueuedJobAndKeepsItRunnableByKueuesIntegration(t *testi
 			}
 			if len(managers) != len(tc.wantPatches) || len(managers) > 0 && managers[0] != tc.wantPatches[0] {
 				t.Errorf("runtime patches of %v, want %v", managers, tc.wantPatches)
+			}
+		})
+	}
+}
+
+// A LocalQueue named default created a moment before the job (one kubectl
+// apply of both) may not be in the informer cache yet: the job still goes
+// to it, read from the API server, instead of staying unqueued for good.
+func TestADefaultQueueTheCacheHasNotSeenYetStillQueuesTheJob(t *testing.T) {
+	lq := &kueue.LocalQueue{ObjectMeta: metav1.ObjectMeta{Namespace: "team", Name: string(constants.DefaultLocalQueueName)}}
+	for name, tc := range map[string]struct {
+		cached, live []client.Object
+		want         string
+	}{
+		"in the cache":                  {cached: []client.Object{lq}, live: []client.Object{lq}, want: "default"},
+		"created, not yet in the cache": {live: []client.Object{lq}, want: "default"},
+		"none":                          {},
+	} {
+		t.Run(name, func(t *testing.T) {
+			opts := integration.Options{Shape: shape.PodTemplateOverrides{}}
+			opts.LocalQueueDefaulting = true
+			w := &Webhook{
+				client: fake.NewClientBuilder().WithScheme(scheme.New()).WithObjects(tc.cached...).Build(),
+				live:   fake.NewClientBuilder().WithScheme(scheme.New()).WithObjects(tc.live...).Build(),
+				opts:   opts,
+			}
+			job := &trainjob.TrainJob{ObjectMeta: metav1.ObjectMeta{Namespace: "team", Name: "j"}}
+			job.Spec.RuntimeRef = trainer.RuntimeRef{Name: "torch", Kind: ptr.To(trainer.TrainingRuntimeKind)}
+			if err := w.Default(t.Context(), job); err != nil {
+				t.Fatal(err)
+			}
+			if got := job.Labels[constants.QueueLabel]; got != tc.want {
+				t.Errorf("queue %q, want %q", got, tc.want)
 			}
 		})
 	}

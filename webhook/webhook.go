@@ -39,12 +39,16 @@ import (
 // unqueued because the webhook was down.
 type Webhook struct {
 	client client.Client // cached reads
-	opts   integration.Options
+	// live reads what the cache may not have seen yet: a default
+	// LocalQueue created a moment before the job (one kubectl apply of
+	// both).
+	live client.Reader
+	opts integration.Options
 }
 
 // Setup registers the TrainJob webhook with the manager's server.
 func Setup(mgr ctrl.Manager, opts integration.Options) error {
-	wh := &Webhook{client: mgr.GetClient(), opts: opts}
+	wh := &Webhook{client: mgr.GetClient(), live: mgr.GetAPIReader(), opts: opts}
 	return ctrl.NewWebhookManagedBy(mgr, &trainjob.TrainJob{}).
 		WithDefaulter(wh).
 		WithValidator(wh).
@@ -103,13 +107,21 @@ func (w *Webhook) Default(ctx context.Context, obj *trainjob.TrainJob) error {
 const queueLabel = constants.QueueLabel
 
 // defaultQueueExists is Kueue's LocalQueueDefaulting lookup, from the
-// informer cache: our process has no Kueue queue manager to ask. A read
-// that fails is taken as no default queue, the answer that changes
-// nothing; Kueue's helper asks a yes or no.
+// informer cache: our process has no Kueue queue manager to ask. A miss
+// is asked of the API server again: a LocalQueue named default created a
+// moment before the job (one kubectl apply of both) may not be in the
+// cache yet, and the job would go unqueued for good (Kueue's own webhook,
+// reading its cache alone, does that). A read that fails is taken as no
+// default queue, the answer that changes nothing; Kueue's helper asks a
+// yes or no.
 func (w *Webhook) defaultQueueExists(ctx context.Context) func(namespace string) bool {
 	return func(namespace string) bool {
+		key := client.ObjectKey{Namespace: namespace, Name: string(constants.DefaultLocalQueueName)}
 		var lq kueue.LocalQueue
-		err := w.client.Get(ctx, client.ObjectKey{Namespace: namespace, Name: string(constants.DefaultLocalQueueName)}, &lq)
+		err := w.client.Get(ctx, key, &lq)
+		if apierrors.IsNotFound(err) && w.live != nil {
+			err = w.live.Get(ctx, key, &lq)
+		}
 		if err != nil && !apierrors.IsNotFound(err) {
 			ctrl.LoggerFrom(ctx).Error(err, "Reading the default LocalQueue", "namespace", namespace)
 		}
