@@ -1,6 +1,7 @@
 package webhook
 
 import (
+	"context"
 	"testing"
 
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
@@ -69,32 +70,55 @@ func TestDefaultSuspendsAQueuedJobAndKeepsItRunnableByKueuesIntegration(t *testi
 // A LocalQueue named default created a moment before the job (one kubectl
 // apply of both) may not be in the informer cache yet: the job still goes
 // to it, read from the API server, instead of staying unqueued for good.
+// A job that names its queue costs no such read: Kueue's helper asks
+// before it looks at the label, and the read would be one per create.
 func TestADefaultQueueTheCacheHasNotSeenYetStillQueuesTheJob(t *testing.T) {
 	lq := &kueue.LocalQueue{ObjectMeta: metav1.ObjectMeta{Namespace: "team", Name: string(constants.DefaultLocalQueueName)}}
 	for name, tc := range map[string]struct {
 		cached, live []client.Object
+		queue        string
 		want         string
+		wantReads    int
 	}{
 		"in the cache":                  {cached: []client.Object{lq}, live: []client.Object{lq}, want: "default"},
-		"created, not yet in the cache": {live: []client.Object{lq}, want: "default"},
-		"none":                          {},
+		"created, not yet in the cache": {live: []client.Object{lq}, want: "default", wantReads: 1},
+		"none":                          {wantReads: 1},
+		"none, the job names its queue": {queue: "lq", want: "lq"},
 	} {
 		t.Run(name, func(t *testing.T) {
 			opts := integration.Options{Shape: shape.PodTemplateOverrides{}}
 			opts.LocalQueueDefaulting = true
+			live := &countingReader{Reader: fake.NewClientBuilder().WithScheme(scheme.New()).WithObjects(tc.live...).Build()}
 			w := &Webhook{
 				client: fake.NewClientBuilder().WithScheme(scheme.New()).WithObjects(tc.cached...).Build(),
-				live:   fake.NewClientBuilder().WithScheme(scheme.New()).WithObjects(tc.live...).Build(),
+				live:   live,
 				opts:   opts,
 			}
 			job := &trainjob.TrainJob{ObjectMeta: metav1.ObjectMeta{Namespace: "team", Name: "j"}}
 			job.Spec.RuntimeRef = trainer.RuntimeRef{Name: "torch", Kind: ptr.To(trainer.TrainingRuntimeKind)}
+			if tc.queue != "" {
+				job.Labels = map[string]string{constants.QueueLabel: tc.queue}
+			}
 			if err := w.Default(t.Context(), job); err != nil {
 				t.Fatal(err)
 			}
 			if got := job.Labels[constants.QueueLabel]; got != tc.want {
 				t.Errorf("queue %q, want %q", got, tc.want)
 			}
+			if live.gets != tc.wantReads {
+				t.Errorf("%d reads from the API server, want %d", live.gets, tc.wantReads)
+			}
 		})
 	}
+}
+
+// countingReader counts the Gets it passes on.
+type countingReader struct {
+	client.Reader
+	gets int
+}
+
+func (r *countingReader) Get(ctx context.Context, key client.ObjectKey, obj client.Object, opts ...client.GetOption) error {
+	r.gets++
+	return r.Reader.Get(ctx, key, obj, opts...)
 }

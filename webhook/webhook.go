@@ -76,7 +76,7 @@ func (w *Webhook) job(obj *trainjob.TrainJob) *integration.TrainJob {
 func (w *Webhook) Default(ctx context.Context, obj *trainjob.TrainJob) error {
 	job := w.job(obj)
 	if w.opts.LocalQueueDefaulting {
-		if err := jobframework.ApplyDefaultLocalQueueWithManagedJobsNamespaceSelector(ctx, w.client, job.Object(), w.defaultQueueExists(ctx), w.opts.ManagedJobsNamespaceSelector); err != nil {
+		if err := jobframework.ApplyDefaultLocalQueueWithManagedJobsNamespaceSelector(ctx, w.client, job.Object(), w.defaultQueueExists(ctx, jobframework.QueueNameForObject(job.Object()) == ""), w.opts.ManagedJobsNamespaceSelector); err != nil {
 			return err
 		}
 	}
@@ -107,19 +107,21 @@ func (w *Webhook) Default(ctx context.Context, obj *trainjob.TrainJob) error {
 const queueLabel = constants.QueueLabel
 
 // defaultQueueExists is Kueue's LocalQueueDefaulting lookup, from the
-// informer cache: our process has no Kueue queue manager to ask. A miss
+// informer cache: our process has no Kueue queue manager to ask. With
+// askOnMiss (the answer can label the job: it has no queue name), a miss
 // is asked of the API server again: a LocalQueue named default created a
 // moment before the job (one kubectl apply of both) may not be in the
 // cache yet, and the job would go unqueued for good (Kueue's own webhook,
-// reading its cache alone, does that). A read that fails is taken as no
-// default queue, the answer that changes nothing; Kueue's helper asks a
-// yes or no.
-func (w *Webhook) defaultQueueExists(ctx context.Context) func(namespace string) bool {
+// reading its queue manager alone, does that). Kueue's helper asks before
+// it looks at the job's label, so a labelled job must not cost that read:
+// it would be one per create. A read that fails is taken as no default
+// queue, the answer that changes nothing; Kueue's helper asks a yes or no.
+func (w *Webhook) defaultQueueExists(ctx context.Context, askOnMiss bool) func(namespace string) bool {
 	return func(namespace string) bool {
 		key := client.ObjectKey{Namespace: namespace, Name: string(constants.DefaultLocalQueueName)}
 		var lq kueue.LocalQueue
 		err := w.client.Get(ctx, key, &lq)
-		if apierrors.IsNotFound(err) && w.live != nil {
+		if apierrors.IsNotFound(err) && askOnMiss && w.live != nil {
 			err = w.live.Get(ctx, key, &lq)
 		}
 		if err != nil && !apierrors.IsNotFound(err) {
@@ -181,7 +183,7 @@ func (w *Webhook) ValidateUpdate(ctx context.Context, oldObj, newObj *trainjob.T
 		errs = append(errs, dispatch...)
 	}
 	errs = append(errs, jobframework.ValidateJobOnUpdate(oldJob, newJob, func(ns string) bool {
-		return w.opts.LocalQueueDefaulting && w.defaultQueueExists(ctx)(ns)
+		return w.opts.LocalQueueDefaulting && w.defaultQueueExists(ctx, true)(ns)
 	})...)
 	// Standing by, Kueue's built-in integration starts and stops the jobs
 	// (a full Update that fills its runtime patch, an unsuspend): what we
