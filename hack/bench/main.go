@@ -128,6 +128,8 @@ type result struct {
 	unfinished map[string]int
 	// hold: a harness-scale run, its jobs done at their quota reservation.
 	hold bool
+	// starts: each job's admitted → unsuspended, cut at the API server.
+	starts startSplit
 }
 
 func run(ctx context.Context, o options) error {
@@ -269,6 +271,9 @@ func runSetup(ctx context.Context, root, setup string, o options) (*result, erro
 	if err := readRequests(c, r); err != nil {
 		return nil, err
 	}
+	if err := readStarts(c, r); err != nil {
+		return nil, err
+	}
 	r.jobs = rec.jobs
 	return r, nil
 }
@@ -359,6 +364,25 @@ func readRequests(c *localcluster.Cluster, r *result) error {
 	}
 	r.kueueDry, r.kueueVerb, r.kueueStatus = kq.dryRuns, kq.byVerb, kq.statusByOwner
 	r.ourDry, r.ourVerbs, r.ourStatus = oq.dryRuns, oq.byVerb, oq.statusByOwner
+	return nil
+}
+
+// readStarts cuts each job's start in two from the audit log
+// (splitStarts): the integration's side and its write's. The starter is
+// the integration's process: ours, or Kueue's in the intree set-up.
+func readStarts(c *localcluster.Cluster, r *result) error {
+	starter := map[string]string{setupOurs: ourUser, setupInTree: kueueUser}[r.setup]
+	if starter == "" {
+		return nil
+	}
+	events, err := localcluster.AuditEvents(c.AuditLog(), func(e *localcluster.AuditEvent) bool {
+		return !e.Received.Before(r.start) && (e.ObjectRef.Resource == "trainjobs" && e.User.Username == starter ||
+			e.ObjectRef.Resource == "workloads" && e.ObjectRef.Subresource == "status" && e.User.Username == kueueUser)
+	})
+	if err != nil {
+		return err
+	}
+	r.starts = splitStarts(events, starter)
 	return nil
 }
 

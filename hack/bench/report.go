@@ -33,6 +33,12 @@ type Setup struct {
 	CreatedToWorkloadMS     *Percentiles `json:"created_to_workload_ms"`
 	AdmittedToUnsuspendedMS *Percentiles `json:"admitted_to_unsuspended_ms"`
 	CreatedToRunningMS      *Percentiles `json:"created_to_running_ms"`
+	// AdmissionToStartWriteMS and StartWriteMS cut admitted → unsuspended
+	// at the API server (startSplit): Kueue's admission write to the
+	// integration's start write arriving, and that write's own time, its
+	// admission webhooks included.
+	AdmissionToStartWriteMS *Percentiles `json:"admission_to_start_write_ms,omitempty"`
+	StartWriteMS            *Percentiles `json:"start_write_ms,omitempty"`
 	// CreatedToReservedMS: created → the Workload's QuotaReserved, and
 	// AllReservedS: the first create to the last reservation (a
 	// harness-scale run, -hold; the floor's own Workload create is its
@@ -254,6 +260,11 @@ func summarize(n int, rs []*result) *Summary {
 			out.CreatedToWorkloadMS = percentiles(spans(results, created, func(t *times) time.Time { return t.workload }))
 			out.AdmittedToUnsuspendedMS = percentiles(spans(results, func(t *times) time.Time { return t.admitted }, func(t *times) time.Time { return t.unsuspended }))
 			out.CreatedToRunningMS = percentiles(spans(results, created, func(t *times) time.Time { return t.running }))
+			var toStart, start []time.Duration
+			for _, r := range results {
+				toStart, start = append(toStart, r.starts.toStart...), append(start, r.starts.start...)
+			}
+			out.AdmissionToStartWriteMS, out.StartWriteMS = percentiles(toStart), percentiles(start)
 		}
 		s.Setups[setup] = out
 	}
@@ -417,6 +428,8 @@ func printTable(w io.Writer, s *Summary) {
 	fmt.Fprintf(w, "| dry-run requests per job | — | %s | %s | |\n", num(it.DryRunPerJob, "%.2f"), num(o.DryRunPerJob, "%.2f"))
 	fmt.Fprintf(w, "| created → Workload, ms p50/p90/p99 | — | %s | %s | |\n", pct(it.CreatedToWorkloadMS), pct(o.CreatedToWorkloadMS))
 	fmt.Fprintf(w, "| admitted → unsuspended, ms p50/p90/p99 | — | %s | %s | %s (p99) |\n", pct(it.AdmittedToUnsuspendedMS), pct(o.AdmittedToUnsuspendedMS), num(s.Ratios["unsuspend_p99"], "%.3f"))
+	fmt.Fprintf(w, "| ↳ Kueue's admission write → the start write sent, ms | — | %s | %s | |\n", pct(it.AdmissionToStartWriteMS), pct(o.AdmissionToStartWriteMS))
+	fmt.Fprintf(w, "| ↳ the start write at the API server (webhooks included), ms | — | %s | %s | |\n", pct(it.StartWriteMS), pct(o.StartWriteMS))
 	fmt.Fprintf(w, "| created → all pods running, ms p50/p90/p99 | — | %s | %s | %s (p99) |\n", pct(it.CreatedToRunningMS), pct(o.CreatedToRunningMS), num(s.Ratios["created_to_running_p99"], "%.3f"))
 	if f.AllReservedS != nil || o.AllReservedS != nil || it.AllReservedS != nil {
 		fmt.Fprintf(w, "| created → QuotaReserved, ms p50/p90/p99 | %s | %s | %s | |\n", pct(f.CreatedToReservedMS), pct(it.CreatedToReservedMS), pct(o.CreatedToReservedMS))

@@ -13,8 +13,11 @@ import (
 
 // AuditEvent is the part of an API server audit event the tests count.
 type AuditEvent struct {
-	Stage      string                    `json:"stage"`
-	Received   time.Time                 `json:"requestReceivedTimestamp"`
+	Stage    string    `json:"stage"`
+	Received time.Time `json:"requestReceivedTimestamp"`
+	// Completed: when the answer was sent (the ResponseComplete stage's
+	// timestamp).
+	Completed  time.Time                 `json:"stageTimestamp"`
 	Verb       string                    `json:"verb"`
 	User       struct{ Username string } `json:"user"`
 	RequestURI string                    `json:"requestURI"`
