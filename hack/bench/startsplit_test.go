@@ -10,7 +10,9 @@ import (
 )
 
 func TestSplitStarts(t *testing.T) {
-	at := func(ms int) time.Time { return time.Date(2026, 11, 29, 10, 0, 0, 0, time.UTC).Add(time.Duration(ms) * time.Millisecond) }
+	at := func(ms int) time.Time {
+		return time.Date(2026, 11, 29, 10, 0, 0, 0, time.UTC).Add(time.Duration(ms) * time.Millisecond)
+	}
 	event := func(user, verb, resource, sub, name, uri string, code, received, took int) localcluster.AuditEvent {
 		e := localcluster.AuditEvent{Stage: "ResponseComplete", Verb: verb, RequestURI: uri, Received: at(received), Completed: at(received + took)}
 		e.User.Username = user
