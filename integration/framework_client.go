@@ -13,7 +13,8 @@ import (
 // memory, asserting the resourceVersion it read. Our start writes the job
 // itself and leaves it in memory as read (RunWithPodSetsInfo), so that
 // patch changes nothing: a request for nothing, not sent. Any other patch,
-// or one that does change a field, goes to the API server as it is.
+// or one that does change a field, goes to the API server as it is, but
+// for the one status write at a wave's end (Status).
 type frameworkClient struct{ client.Client }
 
 func (c frameworkClient) Patch(ctx context.Context, obj client.Object, patch client.Patch, opts ...client.PatchOption) error {
@@ -23,6 +24,22 @@ func (c frameworkClient) Patch(ctx context.Context, obj client.Object, patch cli
 		}
 	}
 	return c.Client.Patch(ctx, obj, patch, opts...)
+}
+
+// Status is the status writer the job framework writes through: its
+// reclaimable-pods apply carries the PodsReady condition at a wave's end
+// (wave_end.go).
+func (c frameworkClient) Status() client.SubResourceWriter {
+	return frameworkStatusWriter{c.Client.Status()}
+}
+
+type frameworkStatusWriter struct{ client.SubResourceWriter }
+
+func (w frameworkStatusWriter) Patch(ctx context.Context, obj client.Object, patch client.Patch, opts ...client.SubResourcePatchOption) error {
+	if withCond, ok := withPodsReady(ctx, obj, patch, opts); ok {
+		opts = withCond
+	}
+	return w.SubResourceWriter.Patch(ctx, obj, patch, opts...)
 }
 
 // changesNothing: a merge patch that is empty or only asserts

@@ -55,7 +55,11 @@ func (r *Reconciler) Reconcile(ctx context.Context, req ctrl.Request) (ctrl.Resu
 		return ctrl.Result{}, err
 	}
 	t := &TrainJob{deps: r.deps}
-	res, err := jr.ReconcileGenericJob(ctx, req, t)
+	fwCtx := ctx
+	if jr == r.jr && r.noPodsReady != nil {
+		fwCtx = withWaveEnd(ctx)
+	}
+	res, err := jr.ReconcileGenericJob(fwCtx, req, t)
 	t.tell()
 	if unwritten && err == nil && t.readyUnreported(ctx) {
 		// The next reconcile writes Started, at once: with blockAdmission

@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"slices"
+	"time"
 
 	apimeta "k8s.io/apimachinery/pkg/api/meta"
 	"k8s.io/utils/ptr"
@@ -131,7 +132,7 @@ func progressOf(o *observed) map[string]quota.Progress {
 // ReclaimablePods reports the pods of roles whose Jobs already succeeded,
 // typically the initializers once the trainer nodes started: their quota can
 // go to waiting jobs. Roles are reported in runtime order.
-func (t *TrainJob) ReclaimablePods(context.Context, client.Client) ([]kueue.ReclaimablePod, error) {
+func (t *TrainJob) ReclaimablePods(ctx context.Context, _ client.Client) ([]kueue.ReclaimablePod, error) {
 	jobs := t.obs.jobs
 	if len(jobs) == 0 {
 		return nil, nil
@@ -157,6 +158,10 @@ func (t *TrainJob) ReclaimablePods(context.Context, client.Client) ([]kueue.Recl
 			continue
 		}
 		out = append(out, kueue.ReclaimablePod{Name: kueue.NewPodSetReference(r.Name), Count: done * r.PodsPerReplica})
+	}
+	if w := waveEndOf(ctx); w != nil {
+		// Should the framework write these, PodsReady goes with them.
+		w.podsReady = podsReadyAtWaveEnd(t.obs.workload, t.PodsReady(ctx, nil), time.Now())
 	}
 	return out, nil
 }

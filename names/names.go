@@ -58,6 +58,10 @@ const (
 	RuntimeIndex = "trainjob-kueue.dev/runtime"
 	// FieldManager applies our PodGroups (server-side apply).
 	FieldManager = "trainjob-kueue"
+	// WaveEndFieldManager applies, in one request, a Workload's
+	// reclaimable pods and its PodsReady condition when a wave of its job
+	// ends (integration/wave_end.go).
+	WaveEndFieldManager = "trainjob-kueue-wave-end"
 	// ModeChangeLease, a coordination.k8s.io Lease in the manager's
 	// namespace, is the turn a replica holds while it restarts for a mode
 	// change (standby <-> taking TrainJobs), so two replicas never restart

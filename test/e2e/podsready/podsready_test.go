@@ -2,9 +2,11 @@ package podsready_test
 
 import (
 	"fmt"
+	"net/url"
 	"testing"
 	"time"
 
+	"github.com/google/go-cmp/cmp"
 	corev1 "k8s.io/api/core/v1"
 	apiextensionsv1 "k8s.io/apiextensions-apiserver/pkg/apis/apiextensions/v1"
 	apimeta "k8s.io/apimachinery/pkg/api/meta"
@@ -14,12 +16,15 @@ import (
 	"k8s.io/utils/ptr"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	kueue "sigs.k8s.io/kueue/apis/kueue/v1beta2"
+	"sigs.k8s.io/kueue/pkg/constants"
 
 	trainer "github.com/kubeflow/trainer/v2/pkg/apis/trainer/v1alpha1"
 
 	"github.com/trainjob-kueue/trainjob-kueue/discovery"
 	"github.com/trainjob-kueue/trainjob-kueue/hack/fixtures"
+	"github.com/trainjob-kueue/trainjob-kueue/hack/localcluster"
 	"github.com/trainjob-kueue/trainjob-kueue/hack/poll"
+	"github.com/trainjob-kueue/trainjob-kueue/names"
 	"github.com/trainjob-kueue/trainjob-kueue/shape"
 	"github.com/trainjob-kueue/trainjob-kueue/trainjob"
 )
@@ -66,6 +71,43 @@ func TestInitializerRunningPastThePodsReadyTimeoutIsNotEvicted(t *testing.T) {
 	}
 	if !sawReadyBeforeTrainers {
 		t.Errorf("the Workload was never PodsReady while only the initializer ran")
+	}
+	waveEndWrittenOnce(t, tj)
+}
+
+// waveEndWrittenOnce: the end of tj's initializer wave — its pods
+// reclaimable, PodsReady WaitForRecovery until the trainer nodes are ready
+// — was one status write of its Workload, not the job framework's two
+// (integration/wave_end.go), and the trainer nodes' readiness then moved
+// the condition on to Recovered, keeping the reclaimable pods.
+func waveEndWrittenOnce(t *testing.T, tj *trainer.TrainJob) {
+	t.Helper()
+	wl, ok := workloadOf(tj)
+	if !ok {
+		t.Fatalf("no Workload for %s", tj.Name)
+	}
+	writes, err := localcluster.AuditEvents(cluster.AuditLog(), func(e *localcluster.AuditEvent) bool {
+		return e.Succeeded() && e.Verb == "patch" && e.ObjectRef != nil && e.ObjectRef.Resource == "workloads" &&
+			e.ObjectRef.Subresource == "status" && e.ObjectRef.Namespace == wl.Namespace && e.ObjectRef.Name == wl.Name
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	byManager := map[string]int{}
+	for _, e := range writes {
+		if u, err := url.Parse(e.RequestURI); err == nil {
+			byManager[u.Query().Get("fieldManager")]++
+		}
+	}
+	if byManager[names.WaveEndFieldManager] != 1 || byManager[constants.ReclaimablePodsMgr] != 0 {
+		t.Errorf("Workload status writes by field manager: %v; want the initializer's end once, as %s, and no write of the reclaimable pods alone", byManager, names.WaveEndFieldManager)
+	}
+	if c := apimeta.FindStatusCondition(wl.Status.Conditions, kueue.WorkloadPodsReady); c == nil || c.Reason != kueue.WorkloadRecovered {
+		t.Errorf("PodsReady at the end: %+v, want Recovered", c)
+	}
+	want := []kueue.ReclaimablePod{{Name: "dataset-initializer", Count: 1}}
+	if diff := cmp.Diff(want, wl.Status.ReclaimablePods); diff != "" {
+		t.Errorf("reclaimable pods at the end (-want +got):\n%s", diff)
 	}
 }
 
