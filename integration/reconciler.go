@@ -57,6 +57,8 @@ func (r *Reconciler) Reconcile(ctx context.Context, req ctrl.Request) (ctrl.Resu
 	t := &TrainJob{deps: r.deps}
 	fwCtx := ctx
 	if jr == r.jr && r.noPodsReady != nil {
+		// This reconcile runs the PodsReady step: a wave's end may be
+		// written whole (wave_end.go).
 		fwCtx = withWaveEnd(ctx)
 	}
 	res, err := jr.ReconcileGenericJob(fwCtx, req, t)
