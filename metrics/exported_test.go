@@ -32,6 +32,9 @@ func TestExportedMetricsAreListed(t *testing.T) {
 	if err := NewMetrics().Register(reg, &cacheReader{jobs: []*trainjob.TrainJob{jobIn("Queued", 0)}}); err != nil {
 		t.Fatal(err)
 	}
+	if err := reg.Register(NewClientThrottle()); err != nil {
+		t.Fatal(err)
+	}
 	families, err := reg.Gather()
 	if err != nil {
 		t.Fatal(err)
@@ -42,7 +45,7 @@ func TestExportedMetricsAreListed(t *testing.T) {
 	// Families with no sample yet are not gathered: the manager's own are
 	// all described.
 	descs := make(chan *prometheus.Desc, 64)
-	go func() { NewMetrics().describe(descs); close(descs) }()
+	go func() { NewMetrics().describe(descs); NewClientThrottle().Describe(descs); close(descs) }()
 	for d := range descs {
 		exported[descName(d)] = true
 	}

@@ -18,6 +18,7 @@ import (
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/client-go/kubernetes"
 	"k8s.io/client-go/rest"
+	clientmetrics "k8s.io/client-go/tools/metrics"
 	"k8s.io/utils/ptr"
 	ctrl "sigs.k8s.io/controller-runtime"
 	"sigs.k8s.io/controller-runtime/pkg/client"
@@ -112,6 +113,12 @@ func main() {
 		return
 	}
 	ctrl.SetLogger(zap.New(zap.UseFlagOptions(&zapOpts)))
+
+	// client-go reports its rate limiter's waits to one hook per process,
+	// which controller-runtime leaves unset: set once, for every run.
+	throttle := metrics.NewClientThrottle()
+	ctrlmetrics.Registry.MustRegister(throttle)
+	clientmetrics.RateLimiterLatency = throttle
 
 	signals := ctrl.SetupSignalHandler()
 	p := process{identity: processIdentity()}

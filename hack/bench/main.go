@@ -57,6 +57,7 @@ type options struct {
 	check   bool
 	setups  string
 	profile time.Duration
+	trace   time.Duration
 	trainer string
 	kueue   string
 	sweep   string
@@ -86,6 +87,7 @@ func main() {
 	flag.StringVar(&o.out, "out", ".bench", "output directory")
 	flag.StringVar(&o.setups, "setups", "floor,intree,ours", "set-ups to run (all three for the ratios)")
 	flag.DurationVar(&o.profile, "profile", 0, "take a CPU profile of trainjob-kueue for this long once the load starts (.bench/ours-cpu.pprof)")
+	flag.DurationVar(&o.trace, "trace", 0, "take an execution trace of trainjob-kueue for this long once the load starts (.bench/ours-trace.out; go tool trace, or its -pprof=sched|net|sync|syscall)")
 	// Kueue's in-tree integration handles only Trainer v2.2 and later
 	// since Kueue v0.17: compare on a release both serve.
 	flag.StringVar(&o.trainer, "trainer-version", "v2.3.0", "Kubeflow Trainer release of every set-up")
@@ -245,7 +247,10 @@ func runSetup(ctx context.Context, root, setup string, o options) (*result, erro
 		mk = floorWorkloads(o.runFor)
 	}
 	if setup == setupOurs && o.profile > 0 {
-		go profileCPU(fmt.Sprintf("http://127.0.0.1:%d/debug/pprof/profile?seconds=%d", c.Port("ours-pprof"), int(o.profile.Seconds())), filepath.Join(o.out, "ours-cpu.pprof"))
+		go savePprof(fmt.Sprintf("http://127.0.0.1:%d/debug/pprof/profile?seconds=%d", c.Port("ours-pprof"), int(o.profile.Seconds())), filepath.Join(o.out, "ours-cpu.pprof"))
+	}
+	if setup == setupOurs && o.trace > 0 {
+		go savePprof(fmt.Sprintf("http://127.0.0.1:%d/debug/pprof/trace?seconds=%d", c.Port("ours-pprof"), int(o.trace.Seconds())), filepath.Join(o.out, "ours-trace.out"))
 	}
 	if err := submit(ctx, k, o.n, burstOf(o), o.rate, mk, rec); err != nil {
 		return nil, err

@@ -320,17 +320,18 @@ func fieldManager(requestURI string) string {
 	return "(none)"
 }
 
-// profileCPU saves a CPU profile from a pprof endpoint.
-func profileCPU(url, path string) {
+// savePprof saves what a pprof endpoint answers: a CPU profile, an
+// execution trace.
+func savePprof(url, path string) {
 	resp, err := http.Get(url) //nolint:gosec // loopback pprof endpoint of the local cluster
 	if err != nil {
-		fmt.Fprintf(os.Stderr, "bench: profiling: %v\n", err)
+		fmt.Fprintf(os.Stderr, "bench: %s: %v\n", path, err)
 		return
 	}
 	defer resp.Body.Close()
 	f, err := os.Create(path)
 	if err != nil {
-		fmt.Fprintf(os.Stderr, "bench: profiling: %v\n", err)
+		fmt.Fprintf(os.Stderr, "bench: %s: %v\n", path, err)
 		return
 	}
 	defer f.Close()

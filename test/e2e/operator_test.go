@@ -270,6 +270,17 @@ func TestMetricsCountWhatHappened(t *testing.T) {
 			t.Errorf("%s = %v, want ≥ %v", name, m[name], min)
 		}
 	}
+	// Every request's wait on the client-side rate limiter is reported
+	// (client-go's hook, set by the manager's main), whatever its budget.
+	var throttled float64
+	for name, v := range m {
+		if strings.HasPrefix(name, "rest_client_rate_limiter_duration_seconds_count{") {
+			throttled += v
+		}
+	}
+	if throttled < 1 {
+		t.Errorf("rest_client_rate_limiter_duration_seconds_count: %v requests, want every request's wait reported", throttled)
+	}
 }
 
 // `kubectl apply -k config/default` is accepted by a real API server with
