@@ -2,18 +2,15 @@ package webhook
 
 import (
 	"context"
-	"strings"
 
 	batchv1 "k8s.io/api/batch/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/utils/ptr"
 	ctrl "sigs.k8s.io/controller-runtime"
-	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/controller-runtime/pkg/webhook/admission"
-	jobsetapi "sigs.k8s.io/jobset/api/jobset/v1alpha2"
+	kueue "sigs.k8s.io/kueue/apis/kueue/v1beta2"
 	"sigs.k8s.io/kueue/pkg/controller/constants"
 
-	"github.com/trainjob-kueue/trainjob-kueue/integration"
 	"github.com/trainjob-kueue/trainjob-kueue/trainjob"
 )
 
@@ -22,64 +19,61 @@ import (
 // Job alone when its owner is a kind of an enabled integration; with the
 // JobSet integration off a JobSet is none, so in a namespace with a
 // LocalQueue named default that webhook gives every Job of a TrainJob's
-// JobSet the queue-name label and suspends it: a Workload per Job beside
-// the TrainJob's, the quota booked twice, the job's pods waiting on
-// admissions of their own. (With the JobSet integration on, Kueue skips
-// them itself; JobSets keeps the JobSet unqueued.)
+// JobSet the queue-name label and suspends it (and hands it to MultiKueue
+// when that queue dispatches): a Workload per Job beside the TrainJob's,
+// the quota booked twice, the job's pods waiting on admissions of their
+// own. (With the JobSet integration on, Kueue skips them itself; JobSets
+// keeps the JobSet unqueued.)
 //
-// Trainer names a TrainJob's JobSet after it, so a Job whose JobSet is
-// named as a TrainJob of its namespace is that job's. matchConditions send
-// it only Jobs a JobSet controls that Kueue's webhook queued
-// (config/webhook/selectors.yaml): without a default LocalQueue no Job of
-// a TrainJob waits for us, and a Job has no other thing we undo; it is
-// called after Kueue's webhook, and again should Kueue's change the Job
-// after it (reinvocationPolicy IfNeeded).
+// Only a Job whose controller is a JobSet whose controller is a TrainJob,
+// each by name and UID (lineage), is given back; any other keeps Kueue's
+// queueing. As JobSets, it acts on what the Job is, not on this replica's
+// mode. matchConditions send it only Jobs a JobSet controls that Kueue's
+// webhook queued (config/webhook/selectors.yaml): without a default
+// LocalQueue no Job of a TrainJob waits for us, and a Job has no other
+// thing we undo; it is called after Kueue's webhook, and again should
+// Kueue's change the Job after it (reinvocationPolicy IfNeeded).
 type Jobs struct {
-	client client.Reader
-	opts   integration.Options
+	lineage lineage
 }
 
 var _ admission.Defaulter[*batchv1.Job] = (*Jobs)(nil)
 
 // SetupJobs registers the Job webhook.
-func SetupJobs(mgr ctrl.Manager, opts integration.Options) error {
-	return ctrl.NewWebhookManagedBy(mgr, &batchv1.Job{}).WithDefaulter(&Jobs{client: mgr.GetClient(), opts: opts}).Complete()
+func SetupJobs(mgr ctrl.Manager) error {
+	return ctrl.NewWebhookManagedBy(mgr, &batchv1.Job{}).WithDefaulter(&Jobs{lineage: lineageOf(mgr)}).Complete()
 }
 
 // failurePolicy Fail: a TrainJob's Job let through queued books its quota
 // a second time; JobSet retries a refused create.
 // +kubebuilder:webhook:path=/mutate-batch-v1-job,mutating=true,failurePolicy=fail,sideEffects=None,groups=batch,resources=jobs,verbs=create,versions=v1,name=mjob.trainjob-kueue.dev,admissionReviewVersions=v1,reinvocationPolicy=IfNeeded
 
-// Default takes the queue-name label off a Job of a TrainJob's JobSet, and
-// the suspension Kueue's default gave it with it when the TrainJob runs:
-// the Job runs as JobSet made it, when its TrainJob runs. Standing by,
-// Kueue's built-in integration needs its JobSet integration on, and skips
-// such Jobs itself.
+// Default takes the queue-name label off a Job of a TrainJob's JobSet,
+// with the MultiKueue managedBy and, when the TrainJob runs, the
+// suspension Kueue's default gave it: the Job runs as JobSet made it, when
+// its TrainJob runs.
 func (j *Jobs) Default(ctx context.Context, job *batchv1.Job) error {
-	owner := controllerOfKind(job, jobsetapi.GroupVersion.Group, "JobSet")
-	if j.opts.BuiltInTrainJob || owner == nil || !queued(job) {
+	if !queued(job) {
 		return nil
 	}
-	tj := &trainjob.TrainJob{}
-	if err := j.client.Get(ctx, client.ObjectKey{Namespace: job.Namespace, Name: owner.Name}, tj); err != nil {
-		// A JobSet of its own: Kueue's Job integration queues its Jobs.
-		return client.IgnoreNotFound(err)
+	tj, err := j.lineage.ofJob(ctx, job)
+	if tj == nil || tj.Runner() != trainjob.RunLocally {
+		// Not proven a TrainJob's (a JobSet of its own, a forged owner):
+		// Kueue's Job integration queues it.
+		return err
 	}
 	job.Spec.Suspend = unqueue(job.Labels, job.Spec.Suspend, !tj.Suspended())
+	job.Spec.ManagedBy = notDispatched(job.Spec.ManagedBy)
 	return nil
 }
 
 // What the JobSet and Job webhooks share: a child of a TrainJob we queue
 // (its JobSet, a Job of that JobSet) is never queued on its own.
 
-// controllerOfKind is obj's controller when it is a kind of group, else
-// nil.
-func controllerOfKind(obj metav1.Object, group, kind string) *metav1.OwnerReference {
-	owner := metav1.GetControllerOfNoCopy(obj)
-	if owner == nil || owner.Kind != kind || !strings.HasPrefix(owner.APIVersion, group+"/") {
-		return nil
-	}
-	return owner
+// lineageOf reads owners through mgr: TrainJobs from its cache, the rest
+// from the API server.
+func lineageOf(mgr ctrl.Manager) lineage {
+	return lineage{cached: mgr.GetClient(), live: mgr.GetAPIReader()}
 }
 
 // queued: Kueue's webhook gave obj a queue (a default LocalQueue).
@@ -98,4 +92,18 @@ func unqueue(labels map[string]string, suspend *bool, jobRuns bool) *bool {
 		return ptr.To(false)
 	}
 	return suspend
+}
+
+// notDispatched is a TrainJob's child's spec.managedBy as its controller
+// made it: Kueue's default hands a queued Job or JobSet to MultiKueue
+// when the default LocalQueue leads to a MultiKueue ClusterQueue, and only
+// when it had none or its own controller's (CanDefaultManagedBy), which
+// Trainer and JobSet never set; the field is immutable, so left it would
+// keep the child from running here for good while its TrainJob holds the
+// quota.
+func notDispatched(managedBy *string) *string {
+	if ptr.Deref(managedBy, "") == kueue.MultiKueueControllerName {
+		return nil
+	}
+	return managedBy
 }

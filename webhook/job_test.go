@@ -4,62 +4,57 @@ import (
 	"testing"
 
 	"github.com/google/go-cmp/cmp"
-	batchv1 "k8s.io/api/batch/v1"
-	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/utils/ptr"
 	"sigs.k8s.io/controller-runtime/pkg/client/fake"
+	kueue "sigs.k8s.io/kueue/apis/kueue/v1beta2"
 	"sigs.k8s.io/kueue/pkg/controller/constants"
 
-	"github.com/trainjob-kueue/trainjob-kueue/integration"
 	"github.com/trainjob-kueue/trainjob-kueue/scheme"
-	"github.com/trainjob-kueue/trainjob-kueue/trainjob"
 )
 
 // A Job of a TrainJob's JobSet is never queued on its own (Kueue's JobSet
 // integration off, a default LocalQueue): the queue-name label Kueue's Job
-// webhook gave it goes, and so does the suspension it came with when the
-// TrainJob runs. The Jobs of other JobSets, Jobs of other owners, and
-// every Job while Kueue's built-in integration runs are left as they are.
+// webhook gave it goes, with the MultiKueue managedBy, and so does the
+// suspension it came with when the TrainJob runs. A Job whose JobSet is
+// not proven a TrainJob's, hop by hop by UID, is Kueue's.
 func TestATrainJobsJobIsNeverQueuedOnItsOwn(t *testing.T) {
-	trainJob := func(suspended bool) *trainjob.TrainJob {
-		j := &trainjob.TrainJob{ObjectMeta: metav1.ObjectMeta{Namespace: "team", Name: "j", UID: "u"}}
-		j.Spec.Suspend = ptr.To(suspended)
-		return j
-	}
-	job := func(ownerKind string, suspended bool, labels map[string]string) *batchv1.Job {
-		b := &batchv1.Job{ObjectMeta: metav1.ObjectMeta{Namespace: "team", Name: "j-node-0", Labels: labels}}
-		b.Spec.Suspend = ptr.To(suspended)
-		if ownerKind != "" {
-			b.OwnerReferences = []metav1.OwnerReference{{APIVersion: "jobset.x-k8s.io/v1alpha2", Kind: ownerKind, Name: "j", UID: "js", Controller: ptr.To(true)}}
-		}
-		return b
-	}
 	defaulted := map[string]string{constants.QueueLabel: "default", "team": "a"}
+	given := map[string]string{"team": "a"}
 	for name, tc := range map[string]struct {
-		trainJob    *trainjob.TrainJob
-		job         *batchv1.Job
-		standby     bool
-		wantLabels  map[string]string
-		wantSuspend bool
+		edit          func(*family)
+		wantLabels    map[string]string
+		wantSuspend   bool
+		wantManagedBy string
 	}{
-		"running TrainJob, suspended by Kueue":     {trainJob: trainJob(false), job: job("JobSet", true, defaulted), wantLabels: map[string]string{"team": "a"}},
-		"queued TrainJob: suspended as its JobSet": {trainJob: trainJob(true), job: job("JobSet", true, defaulted), wantLabels: map[string]string{"team": "a"}, wantSuspend: true},
-		"no queue label: nothing to do":            {trainJob: trainJob(false), job: job("JobSet", true, map[string]string{"team": "a"}), wantLabels: map[string]string{"team": "a"}, wantSuspend: true},
-		"a JobSet of its own: Kueue's to queue":    {job: job("JobSet", true, defaulted), wantLabels: defaulted, wantSuspend: true},
-		"owned by another kind":                    {trainJob: trainJob(false), job: job("CronJob", true, defaulted), wantLabels: defaulted, wantSuspend: true},
-		"no owner":                                 {trainJob: trainJob(false), job: job("", true, defaulted), wantLabels: defaulted, wantSuspend: true},
-		"standing by: the built-in skips it":       {trainJob: trainJob(false), job: job("JobSet", true, defaulted), standby: true, wantLabels: defaulted, wantSuspend: true},
+		"running TrainJob, suspended by Kueue":     {wantLabels: given},
+		"queued TrainJob: suspended as its JobSet": {edit: func(f *family) { f.trainJob.Spec.Suspend = ptr.To(true) }, wantLabels: given, wantSuspend: true},
+		"dispatched by a default queue to MultiKueue": {edit: func(f *family) {
+			f.job.Spec.ManagedBy = ptr.To(kueue.MultiKueueControllerName)
+		}, wantLabels: given},
+		"no queue label: nothing to do": {edit: func(f *family) { f.job.Labels = given }, wantLabels: given, wantSuspend: true},
+		"the JobSet's name, another UID": {edit: func(f *family) { f.job.OwnerReferences[0].UID = "forged" },
+			wantLabels: defaulted, wantSuspend: true},
+		"a JobSet of its own": {edit: func(f *family) { f.jobSet.OwnerReferences = nil }, wantLabels: defaulted, wantSuspend: true},
+		"a JobSet whose TrainJob has another UID": {edit: func(f *family) { f.jobSet.OwnerReferences[0].UID = "forged" },
+			wantLabels: defaulted, wantSuspend: true},
+		"a JobSet named as a TrainJob, no JobSet of that name": {edit: func(f *family) { f.jobSet.Name = "else" },
+			wantLabels: defaulted, wantSuspend: true},
+		"owned by another kind": {edit: func(f *family) { f.job.OwnerReferences[0].Kind = "CronJob" }, wantLabels: defaulted, wantSuspend: true},
+		"no owner":              {edit: func(f *family) { f.job.OwnerReferences = nil }, wantLabels: defaulted, wantSuspend: true},
+		"its TrainJob runs on a MultiKueue worker": {edit: func(f *family) {
+			f.trainJob.Spec.ManagedBy = ptr.To(kueue.MultiKueueControllerName)
+		}, wantLabels: defaulted, wantSuspend: true},
 	} {
 		t.Run(name, func(t *testing.T) {
-			b := fake.NewClientBuilder().WithScheme(scheme.New())
-			if tc.trainJob != nil {
-				b = b.WithObjects(tc.trainJob)
+			f := newFamily()
+			f.job.Labels = map[string]string{constants.QueueLabel: "default", "team": "a"}
+			f.job.Spec.Suspend = ptr.To(true)
+			if tc.edit != nil {
+				tc.edit(&f)
 			}
-			opts := integration.Options{}
-			opts.BuiltInTrainJob = tc.standby
-			w := &Jobs{client: b.Build(), opts: opts}
-			got := tc.job.DeepCopy()
-			if err := w.Default(t.Context(), got); err != nil {
+			c := fake.NewClientBuilder().WithScheme(scheme.New()).WithObjects(f.trainJob, f.jobSet).Build()
+			got := f.job.DeepCopy()
+			if err := (&Jobs{lineage: lineage{cached: c, live: c}}).Default(t.Context(), got); err != nil {
 				t.Fatal(err)
 			}
 			if diff := cmp.Diff(tc.wantLabels, got.Labels); diff != "" {
@@ -67,6 +62,9 @@ func TestATrainJobsJobIsNeverQueuedOnItsOwn(t *testing.T) {
 			}
 			if s := ptr.Deref(got.Spec.Suspend, false); s != tc.wantSuspend {
 				t.Errorf("suspend %v, want %v", s, tc.wantSuspend)
+			}
+			if m := ptr.Deref(got.Spec.ManagedBy, ""); m != tc.wantManagedBy {
+				t.Errorf("managedBy %q, want %q", m, tc.wantManagedBy)
 			}
 		})
 	}

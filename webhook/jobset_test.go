@@ -4,62 +4,57 @@ import (
 	"testing"
 
 	"github.com/google/go-cmp/cmp"
-	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/utils/ptr"
 	"sigs.k8s.io/controller-runtime/pkg/client/fake"
-	jobsetapi "sigs.k8s.io/jobset/api/jobset/v1alpha2"
+	kueue "sigs.k8s.io/kueue/apis/kueue/v1beta2"
 	"sigs.k8s.io/kueue/pkg/controller/constants"
 
-	"github.com/trainjob-kueue/trainjob-kueue/integration"
 	"github.com/trainjob-kueue/trainjob-kueue/scheme"
-	"github.com/trainjob-kueue/trainjob-kueue/trainjob"
 )
 
 // A TrainJob's JobSet is never queued on its own: the queue-name label
-// Kueue's JobSet webhook gave it (a default LocalQueue) goes, and so does
-// the suspension it came with when its TrainJob runs. Other JobSets, and
-// every JobSet while Kueue's built-in integration runs (it skips them
-// itself), are left as they are.
+// Kueue's JobSet webhook gave it (a default LocalQueue) goes, and so do
+// the suspension it came with when its TrainJob runs and the MultiKueue
+// managedBy when that queue dispatches. A JobSet that only claims a
+// TrainJob (another UID, none) keeps Kueue's queueing, and so does one of
+// a TrainJob dispatched to a MultiKueue worker (it has no JobSet here).
 func TestATrainJobsJobSetIsNeverQueuedOnItsOwn(t *testing.T) {
-	job := func(suspended bool) *trainjob.TrainJob {
-		j := &trainjob.TrainJob{ObjectMeta: metav1.ObjectMeta{Namespace: "team", Name: "j", UID: "u"}}
-		j.Spec.Suspend = ptr.To(suspended)
-		return j
-	}
-	jobSet := func(owner string, suspended bool, labels map[string]string) *jobsetapi.JobSet {
-		js := &jobsetapi.JobSet{ObjectMeta: metav1.ObjectMeta{Namespace: "team", Name: "j", Labels: labels}}
-		js.Spec.Suspend = ptr.To(suspended)
-		if owner != "" {
-			js.OwnerReferences = []metav1.OwnerReference{{APIVersion: "trainer.kubeflow.org/v1alpha1", Kind: owner, Name: "j", UID: "u", Controller: ptr.To(true)}}
-		}
-		return js
-	}
 	defaulted := map[string]string{constants.QueueLabel: "default", "team": "a"}
+	given := map[string]string{"team": "a"}
 	for name, tc := range map[string]struct {
-		job         *trainjob.TrainJob
-		js          *jobsetapi.JobSet
-		standby     bool
-		wantLabels  map[string]string
-		wantSuspend bool
+		edit          func(*family)
+		wantLabels    map[string]string
+		wantSuspend   bool
+		wantManagedBy string
 	}{
-		"queued TrainJob, default queue given":  {job: job(true), js: jobSet("TrainJob", true, defaulted), wantLabels: map[string]string{"team": "a"}, wantSuspend: true},
-		"running TrainJob, suspended by Kueue":  {job: job(false), js: jobSet("TrainJob", true, defaulted), wantLabels: map[string]string{"team": "a"}},
-		"TrainJob not seen yet":                 {js: jobSet("TrainJob", true, defaulted), wantLabels: map[string]string{"team": "a"}, wantSuspend: true},
-		"no queue label: nothing to do":         {job: job(false), js: jobSet("TrainJob", true, map[string]string{"team": "a"}), wantLabels: map[string]string{"team": "a"}, wantSuspend: true},
-		"a JobSet of its own: Kueue's to queue": {js: jobSet("", true, defaulted), wantLabels: defaulted, wantSuspend: true},
-		"owned by another kind":                 {js: jobSet("Notebook", true, defaulted), wantLabels: defaulted, wantSuspend: true},
-		"standing by: the built-in skips it":    {job: job(false), js: jobSet("TrainJob", true, defaulted), standby: true, wantLabels: defaulted, wantSuspend: true},
+		"queued TrainJob": {edit: func(f *family) { f.trainJob.Spec.Suspend = ptr.To(true) }, wantLabels: given, wantSuspend: true},
+		"running TrainJob, suspended by Kueue": {wantLabels: given},
+		"dispatched by a default queue to MultiKueue": {edit: func(f *family) {
+			f.jobSet.Spec.ManagedBy = ptr.To(kueue.MultiKueueControllerName)
+		}, wantLabels: given},
+		"no queue label: nothing to do": {edit: func(f *family) { f.jobSet.Labels = given }, wantLabels: given, wantSuspend: true},
+		"a TrainJob's name, another UID": {edit: func(f *family) {
+			f.jobSet.OwnerReferences[0].UID = "forged"
+			f.jobSet.Spec.ManagedBy = ptr.To(kueue.MultiKueueControllerName)
+		}, wantLabels: defaulted, wantSuspend: true, wantManagedBy: kueue.MultiKueueControllerName},
+		"a TrainJob that does not exist": {edit: func(f *family) { f.trainJob.Name = "other" }, wantLabels: defaulted, wantSuspend: true},
+		"a JobSet of its own":            {edit: func(f *family) { f.jobSet.OwnerReferences = nil }, wantLabels: defaulted, wantSuspend: true},
+		"owned by another kind": {edit: func(f *family) { f.jobSet.OwnerReferences[0].Kind = "Notebook" },
+			wantLabels: defaulted, wantSuspend: true},
+		"its TrainJob runs on a MultiKueue worker": {edit: func(f *family) {
+			f.trainJob.Spec.ManagedBy = ptr.To(kueue.MultiKueueControllerName)
+		}, wantLabels: defaulted, wantSuspend: true},
 	} {
 		t.Run(name, func(t *testing.T) {
-			b := fake.NewClientBuilder().WithScheme(scheme.New())
-			if tc.job != nil {
-				b = b.WithObjects(tc.job)
+			f := newFamily()
+			f.jobSet.Labels = map[string]string{constants.QueueLabel: "default", "team": "a"}
+			f.jobSet.Spec.Suspend = ptr.To(true)
+			if tc.edit != nil {
+				tc.edit(&f)
 			}
-			opts := integration.Options{}
-			opts.BuiltInTrainJob = tc.standby
-			w := &JobSets{client: b.Build(), opts: opts}
-			js := tc.js.DeepCopy()
-			if err := w.Default(t.Context(), js); err != nil {
+			c := fake.NewClientBuilder().WithScheme(scheme.New()).WithObjects(f.trainJob).Build()
+			js := f.jobSet.DeepCopy()
+			if err := (&JobSets{lineage: lineage{cached: c, live: c}}).Default(t.Context(), js); err != nil {
 				t.Fatal(err)
 			}
 			if diff := cmp.Diff(tc.wantLabels, js.Labels); diff != "" {
@@ -67,6 +62,9 @@ func TestATrainJobsJobSetIsNeverQueuedOnItsOwn(t *testing.T) {
 			}
 			if got := ptr.Deref(js.Spec.Suspend, false); got != tc.wantSuspend {
 				t.Errorf("suspend %v, want %v", got, tc.wantSuspend)
+			}
+			if got := ptr.Deref(js.Spec.ManagedBy, ""); got != tc.wantManagedBy {
+				t.Errorf("managedBy %q, want %q", got, tc.wantManagedBy)
 			}
 		})
 	}

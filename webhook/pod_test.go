@@ -5,73 +5,93 @@ import (
 
 	"github.com/google/go-cmp/cmp"
 	corev1 "k8s.io/api/core/v1"
-	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
-	"k8s.io/utils/ptr"
-	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/controller-runtime/pkg/client/fake"
-	kueue "sigs.k8s.io/kueue/apis/kueue/v1beta2"
-	"sigs.k8s.io/kueue/pkg/controller/jobframework"
 
-	"github.com/trainjob-kueue/trainjob-kueue/integration"
 	"github.com/trainjob-kueue/trainjob-kueue/scheme"
-	"github.com/trainjob-kueue/trainjob-kueue/trainjob"
 )
 
 // A TrainJob's pod that Kueue's pod webhook took to queue (a default
-// LocalQueue) is given back exactly as it was: no managed label, finalizer,
-// role hash or admission gate; the topology gate only stays when the job's
-// own admission asked for it. Other pods are Kueue's.
+// LocalQueue) is given back exactly as its Job made it: no managed label,
+// finalizer, role hash, or admission and topology gates its Job's template
+// does not carry (the topology gate stays when our start put it there: the
+// admission placed the job by topology). A pod that only looks like a
+// TrainJob's, by its labels or a forged owner, is Kueue's.
 func TestATrainJobsPodIsNeverQueuedOnItsOwn(t *testing.T) {
-	job := &trainjob.TrainJob{ObjectMeta: metav1.ObjectMeta{Namespace: "team", Name: "j", UID: "u"}}
-	wlOf := func(tas bool) *kueue.Workload {
-		wl := &kueue.Workload{ObjectMeta: metav1.ObjectMeta{Namespace: "team", Name: jobframework.GetWorkloadNameForOwnerWithGVK(job.Name, job.UID, trainjob.GVK),
-			OwnerReferences: []metav1.OwnerReference{{APIVersion: trainjob.GVK.GroupVersion().String(), Kind: trainjob.GVK.Kind, Name: job.Name, UID: job.UID, Controller: ptr.To(true)}}}}
-		wl.Status.Admission = &kueue.Admission{ClusterQueue: "cq", PodSetAssignments: []kueue.PodSetAssignment{{Name: "node"}}}
-		if tas {
-			wl.Status.Admission.PodSetAssignments[0].TopologyAssignment = &kueue.TopologyAssignment{Levels: []string{"kubernetes.io/hostname"}}
+	gates := func(names ...string) []corev1.PodSchedulingGate {
+		var out []corev1.PodSchedulingGate
+		for _, n := range names {
+			out = append(out, corev1.PodSchedulingGate{Name: n})
 		}
-		return wl
+		return out
 	}
-	taken := func(jobSet string) *corev1.Pod {
-		return &corev1.Pod{
-			ObjectMeta: metav1.ObjectMeta{Namespace: "team", Name: "p",
-				Labels:      map[string]string{"jobset.sigs.k8s.io/jobset-name": jobSet, "kueue.x-k8s.io/queue-name": "default", "kueue.x-k8s.io/managed": "true", "app": "x"},
-				Annotations: map[string]string{"kueue.x-k8s.io/role-hash": "abc", "note": "kept"},
-				Finalizers:  []string{"kueue.x-k8s.io/managed", "other"}},
-			Spec: corev1.PodSpec{SchedulingGates: []corev1.PodSchedulingGate{{Name: "kueue.x-k8s.io/admission"}, {Name: "kueue.x-k8s.io/topology"}, {Name: "user.example/gate"}}},
-		}
+	taken := func(f family) *corev1.Pod {
+		p := f.pod.DeepCopy()
+		p.Labels = map[string]string{"jobset.sigs.k8s.io/jobset-name": "llama", "kueue.x-k8s.io/queue-name": "default", "kueue.x-k8s.io/managed": "true", "app": "x"}
+		p.Annotations = map[string]string{"kueue.x-k8s.io/role-hash": "abc", "note": "kept"}
+		p.Finalizers = []string{"kueue.x-k8s.io/managed", "other"}
+		p.Spec.SchedulingGates = gates("kueue.x-k8s.io/admission", "kueue.x-k8s.io/topology", "user.example/gate")
+		return p
 	}
-	given := func(gates ...string) *corev1.Pod {
-		p := taken("j")
-		p.Labels = map[string]string{"jobset.sigs.k8s.io/jobset-name": "j", "kueue.x-k8s.io/queue-name": "default", "app": "x"}
+	given := func(f family, gateNames ...string) *corev1.Pod {
+		p := taken(f)
+		p.Labels = map[string]string{"jobset.sigs.k8s.io/jobset-name": "llama", "kueue.x-k8s.io/queue-name": "default", "app": "x"}
 		p.Annotations = map[string]string{"note": "kept"}
 		p.Finalizers = []string{"other"}
-		p.Spec.SchedulingGates = nil
-		for _, g := range gates {
-			p.Spec.SchedulingGates = append(p.Spec.SchedulingGates, corev1.PodSchedulingGate{Name: g})
-		}
+		p.Spec.SchedulingGates = gates(gateNames...)
 		return p
 	}
 	for name, tc := range map[string]struct {
-		pod     *corev1.Pod
-		objs    []client.Object
-		standby bool
-		want    *corev1.Pod
+		edit func(*family)
+		want func(family, *corev1.Pod) *corev1.Pod
 	}{
-		"a TrainJob's pod, admitted without topology": {pod: taken("j"), objs: []client.Object{job, wlOf(false)}, want: given("user.example/gate")},
-		"a TrainJob's pod, admitted with topology":    {pod: taken("j"), objs: []client.Object{job, wlOf(true)}, want: given("kueue.x-k8s.io/topology", "user.example/gate")},
-		"a JobSet of no TrainJob: Kueue's":            {pod: taken("other"), objs: []client.Object{job}, want: taken("other")},
-		"standing by: the built-in skips it itself":   {pod: taken("j"), objs: []client.Object{job}, standby: true, want: taken("j")},
+		"a TrainJob's pod, started without topology": {
+			edit: func(f *family) { f.job.Spec.Template.Spec.SchedulingGates = gates("user.example/gate") },
+			want: func(f family, _ *corev1.Pod) *corev1.Pod { return given(f, "user.example/gate") },
+		},
+		"a TrainJob's pod, started with topology": {
+			edit: func(f *family) {
+				f.job.Spec.Template.Spec.SchedulingGates = gates("user.example/gate", "kueue.x-k8s.io/topology")
+			},
+			want: func(f family, _ *corev1.Pod) *corev1.Pod {
+				return given(f, "kueue.x-k8s.io/topology", "user.example/gate")
+			},
+		},
+		"labelled as a TrainJob's JobSet, no owner": {
+			edit: func(f *family) { f.pod.OwnerReferences = nil },
+			want: func(_ family, taken *corev1.Pod) *corev1.Pod { return taken },
+		},
+		"its Job's name, another UID": {
+			edit: func(f *family) { f.pod.OwnerReferences[0].UID = "forged" },
+			want: func(_ family, taken *corev1.Pod) *corev1.Pod { return taken },
+		},
+		"a Job of a JobSet of its own": {
+			edit: func(f *family) { f.jobSet.OwnerReferences = nil },
+			want: func(_ family, taken *corev1.Pod) *corev1.Pod { return taken },
+		},
+		"not taken by Kueue: nothing to do": {
+			edit: func(f *family) { f.pod.Labels = map[string]string{"app": "x"} },
+			want: func(_ family, taken *corev1.Pod) *corev1.Pod { return taken },
+		},
 	} {
 		t.Run(name, func(t *testing.T) {
-			opts := integration.Options{}
-			opts.BuiltInTrainJob = tc.standby
-			w := &Pods{client: fake.NewClientBuilder().WithScheme(scheme.New()).WithObjects(tc.objs...).Build(), opts: opts}
-			pod := tc.pod.DeepCopy()
-			if err := w.Default(t.Context(), pod); err != nil {
+			f := newFamily()
+			var podEdit func(*corev1.Pod)
+			if tc.edit != nil {
+				tc.edit(&f)
+				if f.pod.Labels["app"] == "x" {
+					podEdit = func(p *corev1.Pod) { p.Labels = map[string]string{"app": "x"} }
+				}
+			}
+			pod := taken(f)
+			if podEdit != nil {
+				podEdit(pod)
+			}
+			want := tc.want(f, pod.DeepCopy())
+			c := fake.NewClientBuilder().WithScheme(scheme.New()).WithObjects(f.objects()...).Build()
+			if err := (&Pods{lineage: lineage{cached: c, live: c}}).Default(t.Context(), pod); err != nil {
 				t.Fatal(err)
 			}
-			if diff := cmp.Diff(tc.want, pod); diff != "" {
+			if diff := cmp.Diff(want, pod); diff != "" {
 				t.Errorf("pod (-want +got):\n%s", diff)
 			}
 		})

@@ -19,7 +19,6 @@ import (
 	"sigs.k8s.io/kueue/pkg/controller/constants"
 
 	trainer "github.com/kubeflow/trainer/v2/pkg/apis/trainer/v1alpha1"
-	jobsetapi "sigs.k8s.io/jobset/api/jobset/v1alpha2"
 
 	"github.com/trainjob-kueue/trainjob-kueue/integration"
 	"github.com/trainjob-kueue/trainjob-kueue/scheme"
@@ -38,9 +37,8 @@ func TestTheWebhooksReadOnlyWhatAReplicaSyncsBeforeItIsReady(t *testing.T) {
 			AdmissionChecks: []kueue.AdmissionCheckStrategyRule{{Name: "mk"}}}}},
 		&kueue.AdmissionCheck{ObjectMeta: metav1.ObjectMeta{Name: "mk"}, Spec: kueue.AdmissionCheckSpec{ControllerName: kueue.MultiKueueControllerName}},
 		&trainer.TrainingRuntime{ObjectMeta: metav1.ObjectMeta{Namespace: "team", Name: "torch"}},
-		&trainjob.TrainJob{ObjectMeta: metav1.ObjectMeta{Namespace: "team", Name: "running", UID: "u"}},
+		newFamily().trainJob,
 	}
-	owned := metav1.OwnerReference{APIVersion: trainjob.GVK.GroupVersion().String(), Kind: trainjob.GVK.Kind, Name: "running", UID: "u", Controller: ptr.To(true)}
 	for _, standby := range []bool{false, true} {
 		t.Run(fmt.Sprintf("standing by: %v", standby), func(t *testing.T) {
 			opts := integration.Options{Shape: shape.PodTemplateOverrides{}}
@@ -72,19 +70,24 @@ func TestTheWebhooksReadOnlyWhatAReplicaSyncsBeforeItIsReady(t *testing.T) {
 				t.Fatal(err)
 			}
 			_, _ = w.ValidateCreate(t.Context(), job)
-			js := &jobsetapi.JobSet{ObjectMeta: metav1.ObjectMeta{Namespace: "team", Name: "running", OwnerReferences: []metav1.OwnerReference{owned},
-				Labels: map[string]string{constants.QueueLabel: "default"}}}
-			if err := (&JobSets{client: c, opts: opts}).Default(t.Context(), js); err != nil {
+			// The children webhooks read their owners past the cache
+			// (lineage.live): only what they read cached counts.
+			f := newFamily()
+			live := fake.NewClientBuilder().WithScheme(scheme.New()).WithObjects(f.objects()...).Build()
+			children := lineage{cached: c, live: live}
+			js := f.jobSet.DeepCopy()
+			js.Labels = map[string]string{constants.QueueLabel: "default"}
+			if err := (&JobSets{lineage: children}).Default(t.Context(), js); err != nil {
 				t.Fatal(err)
 			}
-			pod := &corev1.Pod{ObjectMeta: metav1.ObjectMeta{Namespace: "team", Name: "p", Labels: map[string]string{
-				"jobset.sigs.k8s.io/jobset-name": "running", "kueue.x-k8s.io/managed": "true"}}}
-			if err := (&Pods{client: c, opts: opts}).Default(t.Context(), pod); err != nil {
+			pod := f.pod.DeepCopy()
+			pod.Labels["kueue.x-k8s.io/managed"] = "true"
+			if err := (&Pods{lineage: children}).Default(t.Context(), pod); err != nil {
 				t.Fatal(err)
 			}
 
 			synced := map[string]bool{}
-			for _, o := range CachedReads(opts) {
+			for _, o := range CachedReads() {
 				gvk, err := apiutil.GVKForObject(o, scheme.New())
 				if err != nil {
 					t.Fatal(err)

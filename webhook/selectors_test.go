@@ -43,7 +43,7 @@ func TestMatchConditionsSendUsOnlyWhatWeChange(t *testing.T) {
 		return &jobsetapi.JobSet{ObjectMeta: metav1.ObjectMeta{Namespace: "team", Name: "j", OwnerReferences: owners, Labels: labels}}
 	}
 	pod := func(labels map[string]string) *corev1.Pod {
-		return &corev1.Pod{ObjectMeta: metav1.ObjectMeta{Namespace: "team", Name: "j-node-0-0", Labels: labels}}
+		return &corev1.Pod{ObjectMeta: metav1.ObjectMeta{Namespace: "team", Name: "j-node-0-0", Labels: labels, OwnerReferences: ownedBy("batch/v1", "Job")}}
 	}
 	clusterQueue := func(annotations map[string]string) *kueue.ClusterQueue {
 		return &kueue.ClusterQueue{ObjectMeta: metav1.ObjectMeta{Name: "cq", Annotations: annotations}}
@@ -72,6 +72,7 @@ func TestMatchConditionsSendUsOnlyWhatWeChange(t *testing.T) {
 		{"a JobSet's pod Kueue's pod webhook took", "mpod.trainjob-kueue.dev", "pods", admission.Create, pod(kueueTook), nil, true},
 		{"a JobSet's pod, not taken", "mpod.trainjob-kueue.dev", "pods", admission.Create, pod(jobSetPod), nil, false},
 		{"a pod of no JobSet, taken", "mpod.trainjob-kueue.dev", "pods", admission.Create, pod(map[string]string{"kueue.x-k8s.io/managed": "true"}), nil, false},
+		{"a bare pod labelled as a JobSet's, taken", "mpod.trainjob-kueue.dev", "pods", admission.Create, &corev1.Pod{ObjectMeta: metav1.ObjectMeta{Namespace: "team", Name: "p", Labels: kueueTook}}, nil, false},
 		{"a ClusterQueue created", "vclusterqueue.trainjob-kueue.dev", "clusterqueues", admission.Create, clusterQueue(nil), nil, true},
 		{"a ClusterQueue's annotations changed", "vclusterqueue.trainjob-kueue.dev", "clusterqueues", admission.Update, clusterQueue(map[string]string{"a": "2"}), clusterQueue(map[string]string{"a": "1"}), true},
 		{"a ClusterQueue's annotations added", "vclusterqueue.trainjob-kueue.dev", "clusterqueues", admission.Update, clusterQueue(map[string]string{"a": "1"}), clusterQueue(nil), true},

@@ -62,9 +62,9 @@ func controllers(ctx context.Context, mgr ctrl.Manager, opts integration.Options
 		list = append(list,
 			controller{"the TrainJob webhook", func(m ctrl.Manager) error { return tjwebhook.Setup(m, opts) }},
 			controller{"the ClusterQueue webhook", tjwebhook.SetupClusterQueues},
-			controller{"the JobSet webhook (no TrainJob's JobSet queued on its own)", func(m ctrl.Manager) error { return tjwebhook.SetupJobSets(m, opts) }},
-			controller{"the Job webhook (no Job of a TrainJob's JobSet queued on its own)", func(m ctrl.Manager) error { return tjwebhook.SetupJobs(m, opts) }},
-			controller{"the Pod webhook (no TrainJob's pod queued on its own)", func(m ctrl.Manager) error { return tjwebhook.SetupPods(m, opts) }},
+			controller{"the JobSet webhook (no TrainJob's JobSet queued on its own)", tjwebhook.SetupJobSets},
+			controller{"the Job webhook (no Job of a TrainJob's JobSet queued on its own)", tjwebhook.SetupJobs},
+			controller{"the Pod webhook (no TrainJob's pod queued on its own)", tjwebhook.SetupPods},
 		)
 	}
 	return list

@@ -61,7 +61,7 @@ func (r readiness) check() error {
 // never becomes ready, rather than refusing calls).
 func syncReads(ctx context.Context, mgr ctrl.Manager, opts integration.Options, withWebhook bool) bool {
 	if withWebhook {
-		for _, o := range tjwebhook.CachedReads(opts) {
+		for _, o := range tjwebhook.CachedReads() {
 			if _, err := mgr.GetCache().GetInformer(ctx, o, cache.BlockUntilSynced(false)); err != nil {
 				ctrl.Log.WithName("setup").Error(err, "Making the informer of what the webhooks read: this replica stays unready", "kind", fmt.Sprintf("%T", o))
 				return false

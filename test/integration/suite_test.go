@@ -459,9 +459,9 @@ func startTrainJobKueue(ctx context.Context, cfg *rest.Config, port int, certDir
 		multikueue.NewNameClashes(mgr.GetClient(), opts.Recorder).SetupWithManager,
 		multikueue.NewWorkerRefusals(mgr.GetClient(), workers, opts.Recorder, opts.MultiKueueOrigin).SetupWithManager,
 		func(m ctrl.Manager) error { return tjwebhook.Setup(m, opts) },
-		func(m ctrl.Manager) error { return tjwebhook.SetupJobSets(m, opts) },
-		func(m ctrl.Manager) error { return tjwebhook.SetupJobs(m, opts) },
-		func(m ctrl.Manager) error { return tjwebhook.SetupPods(m, opts) },
+		tjwebhook.SetupJobSets,
+		tjwebhook.SetupJobs,
+		tjwebhook.SetupPods,
 	}
 	if opts.PodGroups {
 		setups = append(setups, integration.NewGangKeeper(mgr.GetClient(), rec, opts).SetupWithManager)
