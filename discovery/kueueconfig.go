@@ -23,6 +23,7 @@ const (
 	// InTreeFramework is Kueue's built-in TrainJob integration.
 	InTreeFramework = "trainer.kubeflow.org/trainjob"
 	jobSetFramework = "jobset.x-k8s.io/jobset"
+	jobFramework    = "batch/job"
 	// TrainJobExternalFramework names TrainJob in Kueue's lists of
 	// external frameworks (MultiKueue's: the generic adapter).
 	TrainJobExternalFramework = "TrainJob.v1alpha1.trainer.kubeflow.org"
@@ -74,6 +75,29 @@ func BuiltInTrainJob(cfg *configapi.Configuration) bool {
 	return cfg.Integrations != nil && slices.Contains(cfg.Integrations.Frameworks, InTreeFramework)
 }
 
+// unlabelledChildrenQueued refuses manageJobsWithoutQueueName: true with
+// Kueue's JobSet or Job integration on. Kueue then suspends and queues every
+// unlabelled JobSet, or Job, whose ancestors are no kind of an enabled
+// Kueue integration (jobframework.WorkloadShouldBeSuspended: a TrainJob is
+// none under ours), which is every JobSet Trainer creates for a TrainJob
+// and every Job of it; no queue-name label comes with the suspension for
+// our children webhooks to take off (their matchConditions ask for it),
+// and were they to unsuspend the child, Kueue's reconciler would stop it
+// again for want of its own admission. The admitted TrainJob would hold
+// its quota and never run. Kueue's pod integration is no such case: our
+// pod webhook takes a TrainJob's pods back by their managed label.
+func unlabelledChildrenQueued(cfg *configapi.Configuration) error {
+	if !cfg.ManageJobsWithoutQueueName || cfg.Integrations == nil {
+		return nil
+	}
+	for _, f := range []string{jobSetFramework, jobFramework} {
+		if slices.Contains(cfg.Integrations.Frameworks, f) {
+			return fmt.Errorf("the Kueue configuration sets manageJobsWithoutQueueName: true with Kueue's %q integration on: Kueue would suspend and queue every %s Trainer's TrainJobs run, a second time beside the TrainJob's own Workload, and an admitted TrainJob would never start. Set manageJobsWithoutQueueName: false (label the jobs to queue; a LocalQueue named default queues unlabelled ones), or turn Kueue's JobSet and Job integrations off", f, map[string]string{jobSetFramework: "JobSet", jobFramework: "Job of the JobSets"}[f])
+		}
+	}
+	return nil
+}
+
 // SettingsOf takes the settings that must agree with the deployed Kueue
 // from its own Configuration, under the feature gates this process set
 // for Kueue (ApplyFeatureGates), and refuses the set-ups that can't work,
@@ -82,8 +106,8 @@ func BuiltInTrainJob(cfg *configapi.Configuration) bool {
 // live cluster switches from that integration to ours.
 func SettingsOf(cfg *configapi.Configuration) (KueueSettings, error) {
 	out := KueueSettings{BuiltInTrainJob: BuiltInTrainJob(cfg)}
-	if cfg.ManageJobsWithoutQueueName && cfg.Integrations != nil && slices.Contains(cfg.Integrations.Frameworks, jobSetFramework) {
-		return out, fmt.Errorf("the Kueue configuration sets manageJobsWithoutQueueName: true with the %q integration on: Kueue would queue every JobSet Trainer creates for an admitted TrainJob a second time. Set manageJobsWithoutQueueName: false (label the jobs to queue), or turn Kueue's JobSet integration off", jobSetFramework)
+	if err := unlabelledChildrenQueued(cfg); err != nil {
+		return out, err
 	}
 	if cfg.Integrations != nil && slices.Contains(cfg.Integrations.ExternalFrameworks, TrainJobExternalFramework) {
 		return out, fmt.Errorf("the Kueue configuration lists %q in integrations.externalFrameworks: Kueue's Job and JobSet reconcilers would then look for the TrainJob's Workloads through an index Kueue does not have and fail in a loop. Remove it; trainjob-kueue needs no entry there", TrainJobExternalFramework)

@@ -59,10 +59,14 @@ func TestSettingsOf(t *testing.T) {
 		},
 		"manageJobsWithoutQueueName with Kueue's JobSet integration": {
 			body:    "manageJobsWithoutQueueName: true\nintegrations:\n  frameworks: [\"jobset.x-k8s.io/jobset\"]\n",
-			wantErr: "second time",
+			wantErr: `"jobset.x-k8s.io/jobset" integration on`,
 		},
-		"manageJobsWithoutQueueName without it": {
-			body: "manageJobsWithoutQueueName: true\nmanagedJobsNamespaceSelector:\n  matchLabels: {team: ml}\nwaitForPodsReady:\n  timeout: 5m\nintegrations:\n  frameworks: [\"batch/job\"]\n  labelKeysToCopy: [\"team\"]\n",
+		"manageJobsWithoutQueueName with Kueue's Job integration (JobSet's off)": {
+			body:    "manageJobsWithoutQueueName: true\nintegrations:\n  frameworks: [\"batch/job\", \"pod\"]\n",
+			wantErr: `"batch/job" integration on`,
+		},
+		"manageJobsWithoutQueueName with neither": {
+			body: "manageJobsWithoutQueueName: true\nmanagedJobsNamespaceSelector:\n  matchLabels: {team: ml}\nwaitForPodsReady:\n  timeout: 5m\nintegrations:\n  frameworks: [\"pod\", \"kubeflow.org/mpijob\"]\n  labelKeysToCopy: [\"team\"]\n",
 			check: func(t *testing.T, o KueueSettings) {
 				if !o.ManageJobsWithoutQueueName || !o.WaitForPodsReady {
 					t.Errorf("settings not taken over: %+v", o)
