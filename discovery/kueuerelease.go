@@ -128,3 +128,13 @@ func jsonFields(t reflect.Type) map[string]reflect.Type {
 	}
 	return out
 }
+
+// InstalledKueueRelease reads what the installed Workload CRD tells of the
+// Kueue release serving it.
+func InstalledKueueRelease(ctx context.Context, c client.Reader) (KueueRelease, error) {
+	crd, err := workloadCRDOf(ctx, c)
+	if err != nil {
+		return KueueRelease{}, err
+	}
+	return KueueReleaseOf(crd)
+}

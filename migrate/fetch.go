@@ -11,6 +11,7 @@ import (
 	"k8s.io/apimachinery/pkg/runtime/schema"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	kueue "sigs.k8s.io/kueue/apis/kueue/v1beta2"
+	"sigs.k8s.io/kueue/pkg/controller/jobframework"
 
 	trainer "github.com/kubeflow/trainer/v2/pkg/apis/trainer/v1alpha1"
 	"github.com/trainjob-kueue/trainjob-kueue/discovery"
@@ -44,7 +45,30 @@ func Check(ctx context.Context, c client.Reader, o Options) ([]Verdict, error) {
 	if err != nil {
 		return nil, err
 	}
+	if o.To == ToInTree {
+		release, err := discovery.InstalledKueueRelease(ctx, c)
+		if err != nil {
+			return nil, err
+		}
+		if err := wayBackJudgeable(release); err != nil {
+			return nil, err
+		}
+	}
 	return checkWith(ctx, c, o, s, projection)
+}
+
+// wayBackJudgeable refuses to judge the way back on a Kueue release whose
+// built-in integration is not the one this binary links (InTreePodSets
+// computes PodSets with Kueue v0.19.2's code): before v0.19 that
+// integration reads other Trainer API shapes by other rules (v0.16 only
+// Trainer v2.1's podTemplateOverrides), and a verdict from v0.19's rules
+// would be a guess. Newer releases are refused already
+// (discovery.KueueReleaseOf).
+func wayBackJudgeable(installed discovery.KueueRelease) error {
+	if installed.PodsReadyByDefault {
+		return nil
+	}
+	return fmt.Errorf("migrate --check --to intree judges with the built-in TrainJob integration of Kueue v0.19, which this plugin links, and the cluster runs %s (its Workload CRD allows %d PodSets): that release's integration computes PodSets by its own rules, which this check cannot play. Upgrade Kueue to v0.19 before switching back, or check with a plugin built for the cluster's Kueue", installed.Name(), installed.MaxPodSets)
 }
 
 // checkWith is Check for a Trainer of shape s, projecting PodSets with
@@ -71,12 +95,14 @@ func checkWith(ctx context.Context, c client.Reader, o Options, s shape.Shape, p
 		if o.To == ToInTree {
 			if j.Workload != nil && !finishedJob(job) {
 				j.PodSets, j.Err = o.InTree(ctx, job)
+				sanitize(&j)
 			}
 			verdicts = append(verdicts, JudgeWayBack(j))
 			continue
 		}
 		if j.Workload != nil {
 			j.PodSets, j.Err = project(ctx, in, job, s, projection)
+			sanitize(&j)
 		}
 		verdicts = append(verdicts, Judge(j, s, !o.JobSetIntegrationOff))
 	}
@@ -87,6 +113,13 @@ func checkWith(ctx context.Context, c client.Reader, o Options, s shape.Shape, p
 		return compare(a.Name, b.Name)
 	})
 	return verdicts, nil
+}
+
+// sanitize takes j's computed PodSets as Kueue's job framework takes a
+// job's (JobPodSets) before it compares them with the stored ones, for
+// either integration: duplicate env vars dropped, the last one kept.
+func sanitize(j *Job) {
+	jobframework.SanitizePodSets(j.PodSets)
 }
 
 func finishedJob(job *trainjob.TrainJob) bool {

@@ -3,6 +3,7 @@ package migrate
 import (
 	"fmt"
 
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	apimeta "k8s.io/apimachinery/pkg/api/meta"
 	kueue "sigs.k8s.io/kueue/apis/kueue/v1beta2"
 	"sigs.k8s.io/kueue/pkg/workload"
@@ -40,6 +41,11 @@ func JudgeWayBack(j Job) Verdict {
 	switch {
 	case running && !reserved:
 		v.Decision, v.Reason = Stopped, "it runs while its Workload holds no quota reservation: Kueue's job framework stops such a job"
+		return v
+	case apierrors.IsForbidden(j.Err):
+		// Kueue's integration defaults its PodSets by a dry-run create
+		// of a Workload: here it runs as the checking user, not as Kueue.
+		v.Decision, v.Reason = Unknown, fmt.Sprintf("this check computes its PodSets as Kueue's built-in integration does, by a dry-run create of a Workload (nothing is stored), and the API server refused it (%v): run the check as a user who may create workloads.kueue.x-k8s.io in namespace %s", j.Err, job.Namespace)
 		return v
 	case j.Err != nil:
 		v.Decision, v.Reason = Unknown, fmt.Sprintf("Kueue's built-in integration cannot compute its PodSets (%v): it retries, and the job keeps its Workload until it can", j.Err)

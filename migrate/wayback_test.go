@@ -2,16 +2,22 @@ package migrate
 
 import (
 	"errors"
+	"path/filepath"
 	"strings"
 	"testing"
 
+	corev1 "k8s.io/api/core/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/utils/ptr"
 	kueue "sigs.k8s.io/kueue/apis/kueue/v1beta2"
 	"sigs.k8s.io/kueue/pkg/controller/constants"
 
 	trainer "github.com/kubeflow/trainer/v2/pkg/apis/trainer/v1alpha1"
 
+	"github.com/trainjob-kueue/trainjob-kueue/discovery"
+	"github.com/trainjob-kueue/trainjob-kueue/hack/fixtures"
 	"github.com/trainjob-kueue/trainjob-kueue/trainjob"
 )
 
@@ -47,6 +53,9 @@ func TestJudgeWayBackDecidesAsKueuesBuiltInIntegrationWill(t *testing.T) {
 		"admitted, not started, its runtime edited":     {j: Job{Job: job(false), Workload: wl(true), PodSets: edited}, want: Recreated},
 		"queued, its runtime edited":                    {j: Job{Job: job(false), Workload: wl(false), PodSets: edited}, want: CorrectedInPlace},
 		"running, the built-in integration cannot tell": {j: Job{Job: job(true), Workload: wl(true), Err: errors.New("runtime 'torch' not found")}, want: Unknown, says: []string{"not found"}},
+		"running, the check may not dry-run a Workload": {j: Job{Job: job(true), Workload: wl(true),
+			Err: apierrors.NewForbidden(schema.GroupResource{Group: "kueue.x-k8s.io", Resource: "workloads"}, "", errors.New("no"))},
+			want: Unknown, says: []string{"may create workloads.kueue.x-k8s.io in namespace team", "dry-run"}},
 		"running without a reservation":                 {j: Job{Job: job(true), Workload: wl(false), PodSets: booked}, want: Stopped},
 		"dispatched by MultiKueue: MultiKueue's to run": {j: Job{Job: func() *trainjob.TrainJob {
 			j := job(true)
@@ -69,5 +78,52 @@ func TestJudgeWayBackDecidesAsKueuesBuiltInIntegrationWill(t *testing.T) {
 				t.Errorf("StopsARunningJob = %v", v.StopsARunningJob())
 			}
 		})
+	}
+}
+
+// The way back is judged only on the Kueue release whose built-in
+// integration this binary links (v0.19): an older one's rules differ.
+func TestTheWayBackIsJudgedOnlyOnTheLinkedKueueRelease(t *testing.T) {
+	for _, tc := range []struct {
+		tools   string
+		refused bool
+	}{
+		{"kueue-v0.16.2", true},
+		{"kueue-v0.19.2", false},
+	} {
+		t.Run(tc.tools, func(t *testing.T) {
+			release, err := discovery.KueueReleaseOf(fixtures.ModuleCRD(t, filepath.Join("..", "hack", "tools", tc.tools), "sigs.k8s.io/kueue", fixtures.WorkloadCRDFile))
+			if err != nil {
+				t.Fatal(err)
+			}
+			err = wayBackJudgeable(release)
+			if (err != nil) != tc.refused {
+				t.Fatalf("refused: %v, want %v", err, tc.refused)
+			}
+			if err != nil && !strings.Contains(err.Error(), "Kueue before v0.19") {
+				t.Errorf("the refusal does not name the cluster's release: %v", err)
+			}
+		})
+	}
+}
+
+// Kueue's job framework drops duplicate env vars from the PodSets it takes
+// (JobPodSets, the last one kept) before it compares them with the stored
+// ones: a runtime with a duplicate is no difference on the way back.
+func TestTheWayBackComparesPodSetsAsKueueTakesThem(t *testing.T) {
+	env := func(vars ...corev1.EnvVar) []kueue.PodSet {
+		ps := podSet("node", 2, "4")
+		ps.Template.Spec.Containers[0].Env = vars
+		return []kueue.PodSet{ps}
+	}
+	stored := env(corev1.EnvVar{Name: "A", Value: "2"})
+	j := Job{Job: &trainjob.TrainJob{}, Workload: &kueue.Workload{Spec: kueue.WorkloadSpec{PodSets: stored}}}
+	j.Job.Namespace, j.Job.Name = "team", "j"
+	j.Job.Spec.Suspend = ptr.To(true)
+	j.Job.Labels = map[string]string{constants.QueueLabel: "lq"}
+	j.PodSets = env(corev1.EnvVar{Name: "A", Value: "1"}, corev1.EnvVar{Name: "A", Value: "2"})
+	sanitize(&j)
+	if v := JudgeWayBack(j); v.Decision != Adopted {
+		t.Errorf("decision %q (%s), want %q", v.Decision, v.Reason, Adopted)
 	}
 }
