@@ -27,6 +27,9 @@ func (t *TrainJob) Stop(ctx context.Context, c client.Client, _ []podset.PodSetI
 	if t.obs.runner == trainjob.RunRemotely {
 		return false, nil
 	}
+	if err := t.unboostEvicted(ctx, c); err != nil {
+		return false, err
+	}
 	stoppedNow := false
 	if !t.IsSuspended() {
 		if err := setSuspend(ctx, c, &t.TrainJob, true); err != nil {

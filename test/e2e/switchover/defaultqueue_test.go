@@ -2,7 +2,15 @@ package switchover_test
 
 import (
 	"errors"
+	"fmt"
+	"testing"
 	"time"
+
+	apimeta "k8s.io/apimachinery/pkg/api/meta"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+	"sigs.k8s.io/kueue/pkg/controller/constants"
+
+	trainer "github.com/kubeflow/trainer/v2/pkg/apis/trainer/v1alpha1"
 
 	"github.com/trainjob-kueue/trainjob-kueue/hack/fixtures"
 	"github.com/trainjob-kueue/trainjob-kueue/hack/poll"
@@ -24,5 +32,54 @@ func watchQueuedOnce(ns string, stop <-chan struct{}) error {
 		if twice, err := fixtures.QueuedOnce(ctx, k8s, ns); err == nil && len(twice) > 0 {
 			return errors.Join(twice...)
 		}
+	}
+}
+
+// createUnlabelledThroughout creates an unlabelled TrainJob in namespace
+// ns (NamespaceWithDefaultQueue: its LocalQueue named default queues it,
+// its runtime "short" runs 3 s) every three seconds until stop, and
+// returns the names the API server took: the jobs whose JobSets and pods
+// the children webhooks meet while the two integrations hand over.
+func createUnlabelledThroughout(t *testing.T, ns string, stop <-chan struct{}) []string {
+	var names []string
+	for i := 0; ; i++ {
+		select {
+		case <-stop:
+			return names
+		case <-time.After(3 * time.Second):
+		}
+		tj := fixtures.TrainJob(ns, fmt.Sprintf("unlabelled-%d", i), "short", "")
+		if err := k8s.Create(ctx, tj); err != nil {
+			t.Logf("creating %s during the switch: %v", tj.Name, err)
+			continue
+		}
+		names = append(names, tj.Name)
+	}
+}
+
+// ranQueuedOnce: each job of names in namespace ns was given the default
+// queue and completed, and nothing there was queued twice meanwhile.
+func ranQueuedOnce(t *testing.T, ns string, names []string) {
+	t.Helper()
+	if len(names) == 0 {
+		t.Fatalf("no job was created in namespace %s during the switch", ns)
+	}
+	for _, name := range names {
+		poll.Eventually(t, 3*time.Minute, name+" (created during the switch) complete, queued once", func() error {
+			if twice, err := fixtures.QueuedOnce(ctx, k8s, ns); err == nil && len(twice) > 0 {
+				t.Fatalf("in namespace %s, with a LocalQueue named default: %v", ns, errors.Join(twice...))
+			}
+			got := &trainer.TrainJob{}
+			if err := k8s.Get(ctx, client.ObjectKey{Namespace: ns, Name: name}, got); err != nil {
+				return err
+			}
+			if q := got.Labels[constants.QueueLabel]; q != string(constants.DefaultLocalQueueName) {
+				t.Fatalf("%s was given queue %q, want %q", name, q, constants.DefaultLocalQueueName)
+			}
+			if !apimeta.IsStatusConditionTrue(got.Status.Conditions, trainer.TrainJobComplete) {
+				return fmt.Errorf("not complete: %v", got.Status.Conditions)
+			}
+			return nil
+		})
 	}
 }

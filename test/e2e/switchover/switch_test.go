@@ -107,10 +107,11 @@ func switchWithJobsInFlight(t *testing.T, to string) {
 
 	stop := make(chan struct{})
 	var wg sync.WaitGroup
-	var created []string
+	var created, unlabelled []string
 	var watchErr, defaultErr error
-	wg.Add(3)
+	wg.Add(4)
 	go func() { defer wg.Done(); created = createThroughout(t, ns, stop) }()
+	go func() { defer wg.Done(); unlabelled = createUnlabelledThroughout(t, dq, stop) }()
 	go func() { defer wg.Done(); watchErr = watchInvariants(ns, all, stop) }()
 	go func() { defer wg.Done(); defaultErr = watchQueuedOnce(dq, stop) }()
 	err := cluster.Switch(ctx, root, to, os.Stderr)
@@ -127,6 +128,7 @@ func switchWithJobsInFlight(t *testing.T, to string) {
 		t.Errorf("in namespace %s, with a LocalQueue named default, during the switch: %v", dq, defaultErr)
 	}
 	fixtures.RunQueuedOnce(t, ctx, k8s, dq, "after")
+	ranQueuedOnce(t, dq, unlabelled)
 
 	after := snapshot(t, all)
 	for _, tj := range all {
