@@ -56,7 +56,7 @@ func TestJudgeWayBackDecidesAsKueuesBuiltInIntegrationWill(t *testing.T) {
 		"running, the check may not dry-run a Workload": {j: Job{Job: job(true), Workload: wl(true),
 			Err: apierrors.NewForbidden(schema.GroupResource{Group: "kueue.x-k8s.io", Resource: "workloads"}, "", errors.New("no"))},
 			want: Unknown, says: []string{"may create workloads.kueue.x-k8s.io in namespace team", "dry-run"}},
-		"running without a reservation":                 {j: Job{Job: job(true), Workload: wl(false), PodSets: booked}, want: Stopped},
+		"running without a reservation": {j: Job{Job: job(true), Workload: wl(false), PodSets: booked}, want: Stopped},
 		"dispatched by MultiKueue: MultiKueue's to run": {j: Job{Job: func() *trainjob.TrainJob {
 			j := job(true)
 			j.Spec.ManagedBy = ptr.To(trainjob.MultiKueueControllerName)

@@ -27,7 +27,7 @@ func TestATrainJobsJobSetIsNeverQueuedOnItsOwn(t *testing.T) {
 		wantSuspend   bool
 		wantManagedBy string
 	}{
-		"queued TrainJob": {edit: func(f *family) { f.trainJob.Spec.Suspend = ptr.To(true) }, wantLabels: given, wantSuspend: true},
+		"queued TrainJob":                      {edit: func(f *family) { f.trainJob.Spec.Suspend = ptr.To(true) }, wantLabels: given, wantSuspend: true},
 		"running TrainJob, suspended by Kueue": {wantLabels: given},
 		"dispatched by a default queue to MultiKueue": {edit: func(f *family) {
 			f.jobSet.Spec.ManagedBy = ptr.To(kueue.MultiKueueControllerName)

@@ -105,7 +105,7 @@ func TestNobodyWalksAroundTheQueue(t *testing.T) {
 		})
 	})
 	for name, p := range map[string]*corev1.Pod{
-		"a pod claiming the TrainJob's Job, another UID": pod("forged-job", owner("batch/v1", "Job", job.Name, "00000000-0000-0000-0000-000000000001")),
+		"a pod claiming the TrainJob's Job, another UID":                         pod("forged-job", owner("batch/v1", "Job", job.Name, "00000000-0000-0000-0000-000000000001")),
 		"a pod controlled by the TrainJob's JobSet (another kind), its real UID": pod("jobsets-own", owner("jobset.x-k8s.io/v1alpha2", "JobSet", jobSet.Name, jobSet.UID)),
 		"a pod controlled by the TrainJob itself (another kind), its real UID":   pod("trainjobs-own", owner("trainer.kubeflow.org/v1alpha1", "TrainJob", real.Name, real.UID)),
 	} {
