@@ -29,8 +29,8 @@ import (
 // labelled as a running TrainJob's JobSet, pods, Jobs and JobSets that
 // claim the TrainJob's own children or the TrainJob itself as their
 // controller with other UIDs, and owners of another kind with the real
-// UID. Every crafted object stays queued by Kueue (gated, or suspended
-// with its queue name), judged as admission leaves it (a server-side dry
+// UID. Every crafted object is refused at create or stays queued by Kueue
+// (gated, or suspended with its queue name), judged as admission leaves it (a server-side dry
 // run: the garbage collector removes a forged child moments later); the
 // bare pod gets a Workload of its own. The TrainJob's own children run
 // with none.
@@ -133,7 +133,10 @@ func TestNobodyWalksAroundTheQueue(t *testing.T) {
 	} {
 		t.Run(name, func(t *testing.T) {
 			if err := user.Create(ctx, js, client.DryRunAll); err != nil {
-				t.Fatal(err)
+				// Refused at create is a wall too: Kueue's own JobSet
+				// webhook refuses an owner it cannot find.
+				t.Logf("refused: %v", err)
+				return
 			}
 			if js.Labels[constants.QueueLabel] == "" || !ptr.Deref(js.Spec.Suspend, false) {
 				t.Errorf("JobSet %s let past the queue: labels %v, suspend %v", js.Name, js.Labels, ptr.Deref(js.Spec.Suspend, false))
