@@ -18,9 +18,9 @@ import (
 // change, beside the leader election's.
 const TurnLease = names.ModeChangeLease
 
-// turnHold: how long a turn is held at most when its holder never
-// comes back serving (it crashed while restarting); the next replica
-// then takes it.
+// turnHold: how long a turn is held at most unrenewed: when its holder
+// never comes back serving (it crashed while restarting, and stopped
+// renewing), the next replica takes it then.
 const turnHold = 2 * time.Minute
 
 // Turn makes the replicas restart for a mode change one at a time: a
@@ -82,6 +82,31 @@ func (t *Turn) hold(lease *coordinationv1.Lease) {
 	lease.Spec.LeaseDurationSeconds = ptr.To(int32(turnHold / time.Second))
 	lease.Spec.AcquireTime, lease.Spec.RenewTime = &now, &now
 }
+
+// Renew keeps the turn held by this replica from running out while its
+// restart takes longer than the hold (a large cache to sync): only a
+// holder that stopped renewing, one that crashed, loses it. Holding it
+// not, it does nothing.
+func (t *Turn) Renew(ctx context.Context) error {
+	lease := &coordinationv1.Lease{}
+	if err := t.Client.Get(ctx, client.ObjectKey{Namespace: t.Namespace, Name: TurnLease}, lease); err != nil {
+		return client.IgnoreNotFound(err)
+	}
+	if ptr.Deref(lease.Spec.HolderIdentity, "") != t.Identity {
+		return nil
+	}
+	lease.Spec.RenewTime = ptr.To(metav1.NewMicroTime(t.Now()))
+	if err := t.Client.Update(ctx, lease); err != nil && !apierrors.IsConflict(err) {
+		return fmt.Errorf("renewing the turn to restart (Lease %s/%s): %w", t.Namespace, TurnLease, err)
+	}
+	return nil
+}
+
+// renewEvery is how often a holder renews the turn: well within turnHold.
+const renewEvery = turnHold / 4
+
+// RenewEvery is how often a holder renews the turn (Renew).
+func (t *Turn) RenewEvery() time.Duration { return renewEvery }
 
 // Give gives the turn back if this replica holds it: it serves again.
 func (t *Turn) Give(ctx context.Context) error {

@@ -105,3 +105,41 @@ func TestWaitingForTheTurnEndsWithTheContext(t *testing.T) {
 		t.Error("took a turn another replica holds")
 	}
 }
+
+// A restart that takes longer than the hold keeps its turn while it
+// renews it: the other replica waits. One that stops renewing (it
+// crashed) loses it once the hold runs out, and renewing a turn it does
+// not hold changes nothing.
+func TestARenewedTurnOutlastsItsHold(t *testing.T) {
+	now := time.Date(2026, 12, 3, 12, 0, 0, 0, time.UTC)
+	clock := func() time.Time { return now }
+	c := fake.NewClientBuilder().WithScheme(scheme.New()).Build()
+	a := &Turn{Client: c, Namespace: "ns", Identity: "a", Every: time.Millisecond, Now: clock}
+	b := &Turn{Client: c, Namespace: "ns", Identity: "b", Every: time.Millisecond, Now: clock}
+	if err := a.Take(t.Context()); err != nil {
+		t.Fatal(err)
+	}
+	bTakes := func() bool {
+		took, err := b.tryTake(t.Context())
+		if err != nil {
+			t.Fatal(err)
+		}
+		return took
+	}
+	for range 8 { // two holds long, renewed as a restart renews it
+		now = now.Add(a.RenewEvery())
+		if err := a.Renew(t.Context()); err != nil {
+			t.Fatal(err)
+		}
+		if err := b.Renew(t.Context()); err != nil {
+			t.Fatal(err)
+		}
+		if bTakes() {
+			t.Fatalf("b took a turn a renews")
+		}
+	}
+	now = now.Add(turnHold)
+	if !bTakes() {
+		t.Error("b did not take the turn a stopped renewing a hold ago")
+	}
+}

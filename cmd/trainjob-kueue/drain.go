@@ -5,8 +5,6 @@ import (
 	"net/http"
 	"sync/atomic"
 	"time"
-
-	"sigs.k8s.io/controller-runtime/pkg/webhook"
 )
 
 // drainAfter is the manager's context: canceled delay after signals is.
@@ -29,26 +27,25 @@ func drainAfter(signals context.Context, delay time.Duration, after func(time.Du
 	return ctx, draining
 }
 
-// closeWhenDraining is a webhook server whose answers close their
-// connection once the replica drains. The API server keeps idle
-// connections to a replica after its endpoint is gone and sends its next
-// call on one of them; when the drain ends and the server closes them, a
-// call sent at that instant fails with an EOF (seen: 1 of 152 calls in a
-// mode change, `TestModeChangesRestartOneReplicaAtATimeAndNoWebhookCallFails`).
-// Closed after each answer while draining, no idle connection is left to
-// race: the next call dials again, and reaches the other replica.
-// HTTP/1.1 only: HTTP/2 has no Connection header (and is off by default).
+// closeWhenDraining makes a webhook's answers close their connection once
+// the replica drains. The API server keeps idle connections to a replica
+// after its endpoint is gone and sends its next call on one of them; when
+// the drain ends and the server closes them, a call sent at that instant
+// fails with an EOF (seen: 1 of 152 calls in a mode change,
+// `TestModeChangesRestartOneReplicaAtATimeAndNoWebhookCallFails`). Closed
+// after each answer while draining, no idle connection is left to race:
+// the next call dials again, and reaches the other replica. HTTP/1.1
+// only: HTTP/2 has no Connection header (and is off by default).
 type closeWhenDraining struct {
-	webhook.Server
 	draining *atomic.Bool
 }
 
-// Register implements webhook.Server.
-func (s closeWhenDraining) Register(path string, hook http.Handler) {
-	s.Server.Register(path, http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+// wrap is hook, closing its connections while the replica drains.
+func (s closeWhenDraining) wrap(hook http.Handler) http.Handler {
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		if s.draining.Load() && r.ProtoMajor == 1 {
 			w.Header().Set("Connection", "close")
 		}
 		hook.ServeHTTP(w, r)
-	}))
+	})
 }

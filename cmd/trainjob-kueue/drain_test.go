@@ -54,7 +54,7 @@ func TestWithoutADelayTheManagerStopsAtTheSignal(t *testing.T) {
 // cut under a call; before, connections are kept alive.
 func TestWebhookAnswersCloseTheirConnectionWhileDraining(t *testing.T) {
 	draining := &atomic.Bool{}
-	s := closeWhenDraining{Server: webhook.NewServer(webhook.Options{}), draining: draining}
+	s := newProcessWebhooks(t.Context(), webhook.NewServer(webhook.Options{})).forRun(draining)
 	s.Register("/validate", http.HandlerFunc(func(w http.ResponseWriter, _ *http.Request) { _, _ = w.Write([]byte("{}")) }))
 	srv := httptest.NewServer(s.WebhookMux())
 	defer srv.Close()

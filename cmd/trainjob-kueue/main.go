@@ -121,7 +121,13 @@ func main() {
 	clientmetrics.RateLimiterLatency = throttle
 
 	signals := ctrl.SetupSignalHandler()
-	p := process{identity: processIdentity()}
+	serving, stopServing := context.WithCancel(context.Background())
+	p := process{identity: processIdentity(), webhooks: newProcessWebhooks(serving, webhook.NewServer(webhook.Options{
+		Host:    f.webhookHost,
+		Port:    f.webhookPort,
+		CertDir: f.webhookCertDir,
+		TLSOpts: tlsOptions(f.enableHTTP2),
+	}))}
 	for ; ; p.runs++ {
 		ctx, draining := drainAfter(signals, f.shutdownDelay, time.After)
 		err := run(ctx, f, draining, p)
@@ -129,6 +135,10 @@ func main() {
 			ctrl.Log.WithName("setup").Info("Restarting in process", "reason", err.Error())
 			continue
 		}
+		// The last run is over: the webhook server answers the calls in
+		// flight and stops.
+		stopServing()
+		p.webhooks.wait(10 * time.Second)
 		if err != nil {
 			fmt.Fprintf(os.Stderr, "trainjob-kueue: %v\n", err)
 			os.Exit(1)
@@ -143,6 +153,8 @@ type process struct {
 	identity string
 	// runs counts the runs before this one (restarts for a mode change).
 	runs int
+	// webhooks is the webhook server, serving across the runs.
+	webhooks *processWebhooks
 }
 
 func run(ctx context.Context, f flags, draining *atomic.Bool, p process) error {
@@ -168,7 +180,8 @@ func run(ctx context.Context, f flags, draining *atomic.Bool, p process) error {
 	}
 	log.Info("Serving TrainJobs", "overrides", opts.Shape.Name(), "kueue", facts.Kueue.Name(), "maxPodSets", facts.Kueue.MaxPodSets,
 		"waitForPodsReady", opts.WaitForPodsReady, "manager", opts.ManagerUsername, "podGroups", opts.PodGroups)
-	mgr, err := newManager(f, facts, restCfg, scheme, p.runs > 0, draining)
+	webhooks := p.webhooks.forRun(draining)
+	mgr, err := newManager(f, facts, restCfg, scheme, p.runs > 0, webhooks)
 	if err != nil {
 		return err
 	}
@@ -200,8 +213,11 @@ func run(ctx context.Context, f flags, draining *atomic.Bool, p process) error {
 		<-certsReady
 		err := setup(ctx, mgr, opts, !f.disableWebhook)
 		setupErr <- err
-		if err == nil {
-			synced.Store(syncReads(ctx, mgr, opts, !f.disableWebhook))
+		if err == nil && syncReads(ctx, mgr, opts, !f.disableWebhook) {
+			// This run's webhooks answer from now on, the earlier run's
+			// until now (processWebhooks).
+			webhooks.serve()
+			synced.Store(true)
 		}
 	}()
 	ready, err := addProbes(mgr, readiness{draining: draining, certsReady: certsReady, synced: synced, webhook: !f.disableWebhook,
@@ -228,10 +244,10 @@ func integrationOptions(facts discovery.Facts, username string, f flags) integra
 
 // newManager is the controller manager: the deployed Kueue's client budget
 // and concurrency, the trimmed one-pass cache, metrics, leader election
-// and the webhook server.
+// and the run's part of the process's webhook server.
 // restarted: the process ran a manager before (a mode change); the
 // controllers' names were taken by it, and are again.
-func newManager(f flags, facts discovery.Facts, restCfg *rest.Config, scheme *runtime.Scheme, restarted bool, draining *atomic.Bool) (ctrl.Manager, error) {
+func newManager(f flags, facts discovery.Facts, restCfg *rest.Config, scheme *runtime.Scheme, restarted bool, webhooks webhook.Server) (ctrl.Manager, error) {
 	controllerCfg := ctrlconfig.Controller{SkipNameValidation: ptr.To(restarted)}
 	restCfg.QPS, restCfg.Burst = clientBudget(f, facts.Config.ClientConnection)
 	controllerCfg.GroupKindConcurrency = concurrency(f, facts.Config.Controller)
@@ -267,12 +283,7 @@ func newManager(f flags, facts discovery.Facts, restCfg *rest.Config, scheme *ru
 		// the process exits as soon as the manager returns, so nothing of
 		// ours runs after the release.
 		LeaderElectionReleaseOnCancel: true,
-		WebhookServer: closeWhenDraining{Server: webhook.NewServer(webhook.Options{
-			Host:    f.webhookHost,
-			Port:    f.webhookPort,
-			CertDir: f.webhookCertDir,
-			TLSOpts: tlsOptions(f.enableHTTP2),
-		}), draining: draining},
+		WebhookServer:                 webhooks,
 	})
 	if err != nil {
 		return nil, fmt.Errorf("creating the manager: %w", err)

@@ -82,9 +82,13 @@ func (r *restarter) drain(ctx context.Context, reason error) {
 }
 
 // giveTurnWhenServing gives the turn back once this replica serves again
-// (the webhook certificate in place and the webhook server started, as
-// the readiness probe says): the other replica may restart then. It also
-// gives back a turn a crashed earlier run of this pod left held.
+// (the webhook certificate in place, the webhook server started and what
+// the webhooks read synced, as the readiness probe says): the other
+// replica may restart then. Until then it renews the turn, should this
+// process hold it (its restart for a mode change), so a slow start (a
+// large cache to sync) keeps it. A turn held by a process that crashed
+// is renewed by nobody: it runs out after its hold
+// (restartwatch.Turn), and the next replica takes it.
 type giveTurnWhenServing struct {
 	turn    *restartwatch.Turn
 	serving func() error
@@ -94,12 +98,19 @@ type giveTurnWhenServing struct {
 func (g giveTurnWhenServing) Start(ctx context.Context) error {
 	t := time.NewTicker(time.Second)
 	defer t.Stop()
+	renewed := time.Now()
 	for {
 		if g.serving() == nil {
 			if err := g.turn.Give(ctx); err != nil {
 				ctrl.Log.WithName("restart").Error(err, "Giving back the turn to restart")
 			} else {
 				return nil
+			}
+		} else if time.Since(renewed) >= g.turn.RenewEvery() {
+			if err := g.turn.Renew(ctx); err != nil {
+				ctrl.Log.WithName("restart").Error(err, "Renewing the turn to restart")
+			} else {
+				renewed = time.Now()
 			}
 		}
 		select {
