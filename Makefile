@@ -300,6 +300,7 @@ test-e2e: test-e2e-main
 	$(GO) test -count=1 -timeout 20m ./test/e2e/recovery/
 	$(GO) test -count=1 -timeout 25m ./test/e2e/preemptioncost/
 	$(GO) test -count=1 -timeout 30m ./test/e2e/switchover/
+	E2E_REPLICAS=2 $(GO) test -count=1 -timeout 30m ./test/e2e/switchover/
 	$(GO) test -count=1 -timeout 40m ./test/e2e/multikueueswitch/
 	$(GO) test -count=1 -timeout 15m ./test/e2e/dra/
 	$(GO) test -count=1 -timeout 20m ./test/e2e/podsready/

@@ -51,10 +51,10 @@ func TestTheSetUpSwitchesToOursAndBackWhileJobsAreDispatched(t *testing.T) {
 
 	stop := make(chan struct{})
 	var wg sync.WaitGroup
-	var probes probeResults
+	var probes fixtures.ProbeResults
 	var dispatched []*trainer.TrainJob
 	wg.Add(2)
-	go func() { defer wg.Done(); probes = probeCreates(ns, stop) }()
+	go func() { defer wg.Done(); probes = fixtures.ProbeCreates(ctx, manager, ns, "short", "lq", stop) }()
 	go func() { defer wg.Done(); dispatched = dispatchThroughout(t, ns, stop) }()
 	switchErr := manager.lc.Switch(ctx, root, localcluster.IntegrationOurs, os.Stderr)
 	if switchErr == nil {
@@ -81,11 +81,9 @@ func TestTheSetUpSwitchesToOursAndBackWhileJobsAreDispatched(t *testing.T) {
 		fixtures.WaitComplete(t, ctx, manager, tj, dispatch)
 	}
 	t.Logf("%d jobs dispatched during the switches, and the one dispatched before them, completed", len(dispatched))
-	t.Logf("dry-run creates on the manager: %d, refused: %d (by Kueue's webhook while it restarted: %d)", probes.sent, len(probes.refused), probes.kueues)
-	for _, r := range probes.refused {
-		if !r.byKueue {
-			t.Errorf("a create refused during the switch, not by Kueue's restarting webhook: %s", r.err)
-		}
+	t.Logf("dry-run creates on the manager: %d, refused: %d (by Kueue's webhook while it restarted: %d)", probes.Sent, len(probes.Refused), probes.Kueues)
+	for _, r := range probes.Ours() {
+		t.Errorf("a create refused during the switch, not by Kueue's restarting webhook: %s", r.Err)
 	}
 }
 
@@ -237,46 +235,5 @@ func dispatchThroughout(t *testing.T, ns string, stop <-chan struct{}) []*traine
 			continue
 		}
 		out = append(out, tj)
-	}
-}
-
-// refusal is a dry-run create the API server refused.
-type refusal struct {
-	err string
-	// byKueue: Kueue's own webhook could not be called (it restarts).
-	byKueue bool
-}
-
-type probeResults struct {
-	sent    int
-	kueues  int
-	refused []refusal
-}
-
-// probeCreates sends a server-side dry-run create of a queued TrainJob to
-// the manager every 100 ms until stop.
-func probeCreates(ns string, stop <-chan struct{}) probeResults {
-	var r probeResults
-	tick := time.NewTicker(100 * time.Millisecond)
-	defer tick.Stop()
-	for i := 0; ; i++ {
-		select {
-		case <-stop:
-			return r
-		case <-tick.C:
-		}
-		r.sent++
-		err := manager.Create(ctx, fixtures.TrainJob(ns, fmt.Sprintf("probe-%d", i), "short", "lq"), client.DryRunAll)
-		if err == nil {
-			continue
-		}
-		msg := err.Error()
-		// Kueue's webhooks are named *.kb.io; an unreachable one says
-		// "failed calling webhook".
-		byKueue := strings.Contains(msg, "failed calling webhook") && strings.Contains(msg, `.kb.io"`)
-		if byKueue {
-			r.kueues++
-		}
-		r.refused = append(r.refused, refusal{err: msg, byKueue: byKueue})
 	}
 }

@@ -36,6 +36,11 @@ func TestMain(m *testing.M) {
 	if os.Getenv("E2E_TRAINER_VERSION") == "" {
 		o.TrainerVersion = "v2.3.0"
 	}
+	// E2E_REPLICAS=2 runs two replicas of ours behind a loopback Service,
+	// as deployed (make test-full runs the suite with one and with two).
+	if os.Getenv("E2E_REPLICAS") == "2" {
+		o.OursReplicas = 2
+	}
 	var kueue map[string]any
 	if strings.HasPrefix(os.Getenv("E2E_KUEUE_VERSION"), "v0.16.") {
 		// The runbook's way around Kueue v0.16's copied queue label:

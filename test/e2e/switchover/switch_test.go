@@ -109,7 +109,9 @@ func switchWithJobsInFlight(t *testing.T, to string) {
 	var wg sync.WaitGroup
 	var created, unlabelled []string
 	var watchErr, defaultErr error
-	wg.Add(4)
+	var probes fixtures.ProbeResults
+	wg.Add(5)
+	go func() { defer wg.Done(); probes = fixtures.ProbeCreates(ctx, k8s, ns, "short", lq, stop) }()
 	go func() { defer wg.Done(); created = createThroughout(t, ns, stop) }()
 	go func() { defer wg.Done(); unlabelled = createUnlabelledThroughout(t, dq, stop) }()
 	go func() { defer wg.Done(); watchErr = watchInvariants(ns, all, stop) }()
@@ -123,6 +125,10 @@ func switchWithJobsInFlight(t *testing.T, to string) {
 	}
 	if watchErr != nil {
 		t.Error(watchErr)
+	}
+	t.Logf("dry-run creates through the switch: %d, refused: %d (by Kueue's webhook while it restarted: %d)", probes.Sent, len(probes.Refused), probes.Kueues)
+	for _, r := range probes.Ours() {
+		t.Errorf("a create refused during the switch, not by Kueue's restarting webhook: %s", r.Err)
 	}
 	if defaultErr != nil {
 		t.Errorf("in namespace %s, with a LocalQueue named default, during the switch: %v", dq, defaultErr)
