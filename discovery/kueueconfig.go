@@ -92,7 +92,7 @@ func unlabelledChildrenQueued(cfg *configapi.Configuration) error {
 	}
 	for _, f := range []string{jobSetFramework, jobFramework} {
 		if slices.Contains(cfg.Integrations.Frameworks, f) {
-			return fmt.Errorf("the Kueue configuration sets manageJobsWithoutQueueName: true with Kueue's %q integration on: Kueue would suspend and queue every %s Trainer's TrainJobs run, a second time beside the TrainJob's own Workload, and an admitted TrainJob would never start. Set manageJobsWithoutQueueName: false (label the jobs to queue; a LocalQueue named default queues unlabelled ones), or turn Kueue's JobSet and Job integrations off", f, map[string]string{jobSetFramework: "JobSet", jobFramework: "Job of the JobSets"}[f])
+			return fmt.Errorf("the Kueue configuration sets manageJobsWithoutQueueName: true with Kueue's %q integration on: Kueue would queue every %s Trainer creates for a TrainJob a second time, a Workload of its own beside the TrainJob's, and an admitted TrainJob would not run to completion. Set manageJobsWithoutQueueName: false (label the jobs to queue; a LocalQueue named default queues unlabelled ones), or turn Kueue's JobSet and Job integrations off", f, map[string]string{jobSetFramework: "JobSet", jobFramework: "Job of the JobSets"}[f])
 		}
 	}
 	return nil
