@@ -24,11 +24,11 @@ import (
 // dispatched was never started here: its worker copy is MultiKueue's to
 // remove, and there is nothing to undo.
 func (t *TrainJob) Stop(ctx context.Context, c client.Client, _ []podset.PodSetInfo, _ jobframework.StopReason, _ string) (bool, error) {
-	if t.obs.runner == trainjob.RunRemotely {
-		return false, nil
-	}
 	if err := t.unboostEvicted(ctx, c); err != nil {
 		return false, err
+	}
+	if t.obs.runner == trainjob.RunRemotely {
+		return false, nil
 	}
 	stoppedNow := false
 	if !t.IsSuspended() {

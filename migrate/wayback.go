@@ -2,6 +2,7 @@ package migrate
 
 import (
 	"fmt"
+	"strings"
 
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	apimeta "k8s.io/apimachinery/pkg/api/meta"
@@ -42,7 +43,9 @@ func JudgeWayBack(j Job) Verdict {
 	case running && !reserved:
 		v.Decision, v.Reason = Stopped, "it runs while its Workload holds no quota reservation: Kueue's job framework stops such a job"
 		return v
-	case apierrors.IsForbidden(j.Err):
+	case apierrors.IsForbidden(j.Err) && !strings.Contains(j.Err.Error(), "admission webhook"):
+		// RBAC's refusal; a webhook's denial is Forbidden too, and says
+		// what it refused itself (below).
 		// Kueue's integration defaults its PodSets by a dry-run create
 		// of a Workload: here it runs as the checking user, not as Kueue.
 		v.Decision, v.Reason = Unknown, fmt.Sprintf("this check computes its PodSets as Kueue's built-in integration does, by a dry-run create of a Workload (nothing is stored), and the API server refused it (%v): run the check as a user who may create workloads.kueue.x-k8s.io in namespace %s", j.Err, job.Namespace)

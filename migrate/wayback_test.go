@@ -56,6 +56,9 @@ func TestJudgeWayBackDecidesAsKueuesBuiltInIntegrationWill(t *testing.T) {
 		"running, the check may not dry-run a Workload": {j: Job{Job: job(true), Workload: wl(true),
 			Err: apierrors.NewForbidden(schema.GroupResource{Group: "kueue.x-k8s.io", Resource: "workloads"}, "", errors.New("no"))},
 			want: Unknown, says: []string{"may create workloads.kueue.x-k8s.io in namespace team", "dry-run"}},
+		"running, a webhook denied the dry run": {j: Job{Job: job(true), Workload: wl(true),
+			Err: apierrors.NewForbidden(schema.GroupResource{Group: "kueue.x-k8s.io", Resource: "workloads"}, "", errors.New(`admission webhook "vworkload.kb.io" denied the request: spec.podSets: Too many`))},
+			want: Unknown, says: []string{"denied the request", "it retries"}},
 		"running without a reservation": {j: Job{Job: job(true), Workload: wl(false), PodSets: booked}, want: Stopped},
 		"dispatched by MultiKueue: MultiKueue's to run": {j: Job{Job: func() *trainjob.TrainJob {
 			j := job(true)

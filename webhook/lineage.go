@@ -45,7 +45,10 @@ type lineage struct {
 // nil.
 func (l lineage) ofJobSet(ctx context.Context, js metav1.Object) (*trainjob.TrainJob, error) {
 	ref := controllerOfKind(js, trainjob.GVK.Group, trainjob.GVK.Kind)
-	if ref == nil {
+	// Trainer names a TrainJob's JobSet after it: names are unique in a
+	// namespace, so another JobSet claiming the job, even by its real
+	// UID, cannot have that name while the job's own exists.
+	if ref == nil || ref.UID == "" || ref.Name != js.GetName() {
 		return nil, nil
 	}
 	key := client.ObjectKey{Namespace: js.GetNamespace(), Name: ref.Name}
@@ -59,13 +62,14 @@ func (l lineage) ofJobSet(ctx context.Context, js metav1.Object) (*trainjob.Trai
 	}
 	// Not in the cache, or an older job of that name is: the API server
 	// says which job has the name now.
-	if err := l.live.Get(ctx, key, job); err != nil {
+	fresh := &trainjob.TrainJob{}
+	if err := l.live.Get(ctx, key, fresh); err != nil {
 		return nil, client.IgnoreNotFound(err)
 	}
-	if job.UID != ref.UID {
+	if fresh.UID != ref.UID {
 		return nil, nil
 	}
-	return job, nil
+	return fresh, nil
 }
 
 // ofJob is the TrainJob whose JobSet controls job, each hop proven by name

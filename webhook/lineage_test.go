@@ -6,6 +6,7 @@ import (
 
 	batchv1 "k8s.io/api/batch/v1"
 	corev1 "k8s.io/api/core/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/utils/ptr"
@@ -89,6 +90,14 @@ func TestALineageIsProvenByUIDAtEveryHop(t *testing.T) {
 		"a TrainJob deleted and made again under its name": {edit: func(f *family) {
 			f.trainJob.UID = "new-uid"
 		}},
+		"a JobSet of another name claiming the TrainJob by its real UID": {edit: func(f *family) {
+			f.jobSet.Name = "llama-copy"
+			f.job.OwnerReferences[0].Name = "llama-copy"
+		}},
+		"an owner reference without a UID": {edit: func(f *family) {
+			f.jobSet.OwnerReferences[0].UID = ""
+			f.trainJob.UID = ""
+		}},
 	} {
 		t.Run(name, func(t *testing.T) {
 			f := newFamily()
@@ -140,5 +149,24 @@ func TestALineageAsksTheAPIServerWhatTheCacheCannotProve(t *testing.T) {
 				t.Fatalf("got %v, want the TrainJob tj-uid from the API server", tj)
 			}
 		})
+	}
+}
+
+// A read that fails says nothing of the child: it is returned (the API
+// server then refuses the create, which its controller retries), never
+// taken as proof, nor as no proof.
+func TestALineageReadThatFailsIsAnError(t *testing.T) {
+	f := newFamily()
+	c := fake.NewClientBuilder().WithScheme(scheme.New()).WithObjects(f.objects()...).WithInterceptorFuncs(interceptor.Funcs{
+		Get: func(ctx context.Context, c client.WithWatch, key client.ObjectKey, obj client.Object, o ...client.GetOption) error {
+			if _, ok := obj.(*metav1.PartialObjectMetadata); ok {
+				return apierrors.NewServiceUnavailable("etcd is down")
+			}
+			return c.Get(ctx, key, obj, o...)
+		},
+	}).Build()
+	tj, _, err := (lineage{cached: c, live: c}).ofPod(t.Context(), f.pod)
+	if err == nil || tj != nil {
+		t.Fatalf("got %v, %v; want the read's error and no TrainJob", tj, err)
 	}
 }

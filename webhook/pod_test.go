@@ -42,7 +42,10 @@ func TestATrainJobsPodIsNeverQueuedOnItsOwn(t *testing.T) {
 	}
 	for name, tc := range map[string]struct {
 		edit func(*family)
-		want func(family, *corev1.Pod) *corev1.Pod
+		// notTaken: Kueue's pod webhook did not take the pod (no managed
+		// label).
+		notTaken bool
+		want     func(family, *corev1.Pod) *corev1.Pod
 	}{
 		"a TrainJob's pod, started without topology": {
 			edit: func(f *family) { f.job.Spec.Template.Spec.SchedulingGates = gates("user.example/gate") },
@@ -69,22 +72,18 @@ func TestATrainJobsPodIsNeverQueuedOnItsOwn(t *testing.T) {
 			want: func(_ family, taken *corev1.Pod) *corev1.Pod { return taken },
 		},
 		"not taken by Kueue: nothing to do": {
-			edit: func(f *family) { f.pod.Labels = map[string]string{"app": "x"} },
-			want: func(_ family, taken *corev1.Pod) *corev1.Pod { return taken },
+			notTaken: true,
+			want:     func(_ family, taken *corev1.Pod) *corev1.Pod { return taken },
 		},
 	} {
 		t.Run(name, func(t *testing.T) {
 			f := newFamily()
-			var podEdit func(*corev1.Pod)
 			if tc.edit != nil {
 				tc.edit(&f)
-				if f.pod.Labels["app"] == "x" {
-					podEdit = func(p *corev1.Pod) { p.Labels = map[string]string{"app": "x"} }
-				}
 			}
 			pod := taken(f)
-			if podEdit != nil {
-				podEdit(pod)
+			if tc.notTaken {
+				pod.Labels = map[string]string{"jobset.sigs.k8s.io/jobset-name": "llama", "app": "x"}
 			}
 			want := tc.want(f, pod.DeepCopy())
 			c := fake.NewClientBuilder().WithScheme(scheme.New()).WithObjects(f.objects()...).Build()

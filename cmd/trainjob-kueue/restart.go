@@ -84,9 +84,9 @@ func (r *restarter) drain(ctx context.Context, reason error) {
 // giveTurnWhenServing gives the turn back once this replica serves again
 // (the webhook certificate in place, the webhook server started and what
 // the webhooks read synced, as the readiness probe says): the other
-// replica may restart then. Until then it renews the turn, should this
-// process hold it (its restart for a mode change), so a slow start (a
-// large cache to sync) keeps it. A turn held by a process that crashed
+// replica may restart then. Until then, for maxRestart at most, it renews
+// the turn, should this process hold it (its restart for a mode change),
+// so a slow start (a large cache to sync) keeps it. A turn held by a process that crashed
 // is renewed by nobody: it runs out after its hold
 // (restartwatch.Turn), and the next replica takes it.
 type giveTurnWhenServing struct {
@@ -98,7 +98,7 @@ type giveTurnWhenServing struct {
 func (g giveTurnWhenServing) Start(ctx context.Context) error {
 	t := time.NewTicker(time.Second)
 	defer t.Stop()
-	renewed := time.Now()
+	began, renewed := time.Now(), time.Now()
 	for {
 		if g.serving() == nil {
 			if err := g.turn.Give(ctx); err != nil {
@@ -106,7 +106,7 @@ func (g giveTurnWhenServing) Start(ctx context.Context) error {
 			} else {
 				return nil
 			}
-		} else if time.Since(renewed) >= g.turn.RenewEvery() {
+		} else if time.Since(renewed) >= g.turn.RenewEvery() && time.Since(began) < maxRestart {
 			if err := g.turn.Renew(ctx); err != nil {
 				ctrl.Log.WithName("restart").Error(err, "Renewing the turn to restart")
 			} else {
@@ -120,6 +120,11 @@ func (g giveTurnWhenServing) Start(ctx context.Context) error {
 		}
 	}
 }
+
+// maxRestart is how long a restart renews its turn at most: a replica that
+// runs but never becomes ready (its caches never sync) must not keep the
+// other from restarting into the new mode for good.
+const maxRestart = 10 * time.Minute
 
 // NeedLeaderElection: every replica restarts, and gives its turn back.
 func (giveTurnWhenServing) NeedLeaderElection() bool { return false }

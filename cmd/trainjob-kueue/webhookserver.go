@@ -37,6 +37,7 @@ type processWebhooks struct {
 	mounted map[string]bool
 
 	start   sync.Once
+	started atomic.Bool
 	stopped chan error
 }
 
@@ -72,6 +73,9 @@ func (p *processWebhooks) route(path string) http.Handler {
 // wait waits, at most timeout, for the server to stop once the process's
 // context ended: in-flight calls are answered (its graceful shutdown).
 func (p *processWebhooks) wait(timeout time.Duration) {
+	if !p.started.Load() {
+		return
+	}
 	select {
 	case <-p.stopped:
 	case <-time.After(timeout):
@@ -113,6 +117,7 @@ func (r *runWebhooks) serve() {
 // server; every run's returns when its run ends, leaving it listening.
 func (r *runWebhooks) Start(ctx context.Context) error {
 	r.p.start.Do(func() {
+		r.p.started.Store(true)
 		go func() { r.p.stopped <- r.p.server.Start(r.p.ctx) }()
 	})
 	select {
