@@ -76,14 +76,14 @@ func (w *Webhook) job(obj *trainjob.TrainJob) *integration.TrainJob {
 func (w *Webhook) Default(ctx context.Context, obj *trainjob.TrainJob) error {
 	job := w.job(obj)
 	if w.opts.LocalQueueDefaulting {
-		if err := jobframework.ApplyDefaultLocalQueueWithManagedJobsNamespaceSelector(ctx, w.client, job.Object(), w.defaultQueueExists(ctx, jobframework.QueueNameForObject(job.Object()) == ""), w.opts.ManagedJobsNamespaceSelector); err != nil {
+		if err := jobframework.ApplyDefaultLocalQueueWithManagedJobsNamespaceSelector(ctx, w.namespaces(), job.Object(), w.defaultQueueExists(ctx, jobframework.QueueNameForObject(job.Object()) == ""), w.opts.ManagedJobsNamespaceSelector); err != nil {
 			return err
 		}
 	}
 	if err := w.defaultManagedBy(ctx, job); err != nil {
 		return err
 	}
-	suspend, err := jobframework.WorkloadShouldBeSuspended(ctx, job.Object(), w.client, w.opts.ManageJobsWithoutQueueName, w.opts.ManagedJobsNamespaceSelector)
+	suspend, err := jobframework.WorkloadShouldBeSuspended(ctx, job.Object(), w.namespaces(), w.opts.ManageJobsWithoutQueueName, w.opts.ManagedJobsNamespaceSelector)
 	if err != nil {
 		return err
 	}
@@ -101,6 +101,12 @@ func (w *Webhook) Default(ctx context.Context, obj *trainjob.TrainJob) error {
 	}
 	job.TrainJob.DeepCopyInto(obj)
 	return nil
+}
+
+// namespaces is the cached client, asking the API server for a namespace
+// it has not seen (namespacesLive).
+func (w *Webhook) namespaces() client.Client {
+	return namespacesLive{Client: w.client, live: w.live}
 }
 
 // queueLabel is Kueue's queue-name label.
