@@ -1,7 +1,9 @@
 // Package standby is what the manager does while Kueue runs its built-in
 // TrainJob integration (a switch to it, or before a switch from it): hand
-// the jobs it stopped back to it (hand_back.go). The webhooks run too, in
-// their standby rules (webhook/); nothing else does.
+// the jobs it stopped back to it (hand_back.go). The webhooks run too:
+// the TrainJob webhook in its standby rules, the children webhooks as
+// always (what they do depends on the object, not on the mode: webhook/);
+// nothing else does.
 package standby
 
 import (
