@@ -67,6 +67,11 @@ const (
 	// change (standby <-> taking TrainJobs), so two replicas never restart
 	// at once and the webhook Service always has one answering.
 	ModeChangeLease = "trainjob-kueue.dev-mode-change"
+	// RollCallLease, a Lease beside it, holds each ready replica's latest
+	// answer (an annotation ready.trainjob-kueue.dev/<replica>: a time): a
+	// replica that restarts for a mode change drains only when another
+	// answered lately (restartwatch.RollCall).
+	RollCallLease = "trainjob-kueue.dev-replicas"
 )
 
 // Our admission webhooks, by the names their configurations give them

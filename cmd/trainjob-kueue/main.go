@@ -188,7 +188,8 @@ func run(ctx context.Context, f flags, draining *atomic.Bool, p process) error {
 	ctx, cancel := context.WithCancelCause(ctx)
 	defer cancel(nil)
 	turn := newTurn(direct, turnNamespace(f), p.identity)
-	r := &restarter{turn: turn, draining: draining, shutdownDelay: f.shutdownDelay, cancel: cancel}
+	rollCall := newRollCall(direct, turnNamespace(f), p.identity)
+	r := &restarter{turn: turn, rollCall: rollCall, draining: draining, shutdownDelay: f.shutdownDelay, cancel: cancel}
 	if err := watchRestarts(mgr, f, opts, func(err error) { r.stop(ctx, err) }); err != nil {
 		return err
 	}
@@ -226,7 +227,10 @@ func run(ctx context.Context, f flags, draining *atomic.Bool, p process) error {
 		return err
 	}
 	if turn != nil {
-		if err := mgr.Add(giveTurnWhenServing{turn: turn, serving: ready}); err != nil {
+		if err := mgr.Add(giveTurnWhenServing{turn: turn, rollCall: rollCall, serving: ready}); err != nil {
+			return err
+		}
+		if err := mgr.Add(answerRollCall{rollCall: rollCall, ready: ready}); err != nil {
 			return err
 		}
 	}

@@ -48,7 +48,10 @@ func processIdentity() string {
 // SIGTERM; then the run's context ends with modeChange. One replica at a
 // time (turn): the other answers the webhooks meanwhile.
 type restarter struct {
-	turn          *restartwatch.Turn // nil: no namespace to coordinate in
+	turn *restartwatch.Turn // nil: no namespace to coordinate in
+	// rollCall says whether another replica is ready to answer while this
+	// one drains (nil with turn).
+	rollCall      *restartwatch.RollCall
 	draining      *atomic.Bool
 	shutdownDelay time.Duration
 	cancel        context.CancelCauseFunc
@@ -72,7 +75,21 @@ func (r *restarter) drain(ctx context.Context, reason error) {
 			}
 		}
 	}
+	if !r.otherReady(ctx) {
+		// Alone, draining would leave the webhook Service without a
+		// ready endpoint; the webhook server answers through the restart
+		// (processWebhooks), the earlier run's webhooks until the new
+		// run's are synced.
+		log.Info("Restarting in the new mode without draining: no other replica answered the roll call lately, and the webhook server answers through the restart", "reason", reason.Error(), "lease", restartwatch.RollCallLease)
+		r.cancel(modeChange{reason})
+		return
+	}
 	log.Info("Draining before a restart in the new mode", "reason", reason.Error(), "shutdownDelay", r.shutdownDelay)
+	if r.rollCall != nil {
+		if err := r.rollCall.Leave(ctx); err != nil {
+			log.Error(err, "Taking this replica's answer back from the roll call")
+		}
+	}
 	r.draining.Store(true)
 	select {
 	case <-time.After(r.shutdownDelay):
@@ -80,6 +97,60 @@ func (r *restarter) drain(ctx context.Context, reason error) {
 	}
 	r.cancel(modeChange{reason})
 }
+
+// otherReady: another replica answered the roll call lately, so it takes
+// the webhook calls while this one drains. Unknown (no roll call, or its
+// read failed) is taken as yes, the drain as before the roll call.
+func (r *restarter) otherReady(ctx context.Context) bool {
+	if r.rollCall == nil {
+		return true
+	}
+	ok, err := r.rollCall.OtherReady(ctx)
+	if err != nil {
+		ctrl.Log.WithName("restart").Error(err, "Reading the replicas' roll call: draining as if another replica were ready")
+		return true
+	}
+	return ok
+}
+
+// answerRollCall answers the replicas' roll call every
+// restartwatch.RollCallEvery while this replica is ready (ready), and
+// takes its answer back once it is not (it drains, it stops).
+type answerRollCall struct {
+	rollCall *restartwatch.RollCall
+	ready    func() error
+}
+
+// Start implements manager.Runnable. Readiness is looked at every second,
+// so a replica answers as soon as it is ready (a replica whose turn comes
+// next asks at once) and takes its answer back as soon as it is not.
+func (a answerRollCall) Start(ctx context.Context) error {
+	t := time.NewTicker(time.Second)
+	defer t.Stop()
+	var answered time.Time
+	for {
+		switch ready := a.ready() == nil; {
+		case ready && time.Since(answered) >= restartwatch.RollCallEvery:
+			if err := a.rollCall.Answer(ctx); err != nil {
+				ctrl.Log.WithName("restart").Error(err, "Answering the replicas' roll call")
+			} else {
+				answered = time.Now()
+			}
+		case !ready && !answered.IsZero():
+			if err := a.rollCall.Leave(ctx); err == nil {
+				answered = time.Time{}
+			}
+		}
+		select {
+		case <-ctx.Done():
+			return nil
+		case <-t.C:
+		}
+	}
+}
+
+// NeedLeaderElection: every replica answers.
+func (answerRollCall) NeedLeaderElection() bool { return false }
 
 // giveTurnWhenServing gives the turn back once this replica serves again
 // (the webhook certificate in place, the webhook server started and what
@@ -90,8 +161,11 @@ func (r *restarter) drain(ctx context.Context, reason error) {
 // is renewed by nobody: it runs out after its hold
 // (restartwatch.Turn), and the next replica takes it.
 type giveTurnWhenServing struct {
-	turn    *restartwatch.Turn
-	serving func() error
+	turn *restartwatch.Turn
+	// rollCall, when set, is answered before the turn goes: the replica
+	// that takes it next sees this one ready, and drains.
+	rollCall *restartwatch.RollCall
+	serving  func() error
 }
 
 // Start implements manager.Runnable.
@@ -101,6 +175,11 @@ func (g giveTurnWhenServing) Start(ctx context.Context) error {
 	began, renewed := time.Now(), time.Now()
 	for {
 		if g.serving() == nil {
+			if g.rollCall != nil {
+				if err := g.rollCall.Answer(ctx); err != nil {
+					ctrl.Log.WithName("restart").Error(err, "Answering the replicas' roll call")
+				}
+			}
 			if err := g.turn.Give(ctx); err != nil {
 				ctrl.Log.WithName("restart").Error(err, "Giving back the turn to restart")
 			} else {
@@ -138,6 +217,14 @@ func newTurn(c client.Client, namespace, identity string) *restartwatch.Turn {
 		return nil
 	}
 	return &restartwatch.Turn{Client: c, Namespace: namespace, Identity: identity, Every: 2 * time.Second, Now: time.Now}
+}
+
+// newRollCall is the replicas' roll call in namespace (nil without one).
+func newRollCall(c client.Client, namespace, identity string) *restartwatch.RollCall {
+	if namespace == "" {
+		return nil
+	}
+	return &restartwatch.RollCall{Client: c, Namespace: namespace, Identity: identity, Now: time.Now}
 }
 
 // turnNamespace is where the turn's Lease lives: beside the leader

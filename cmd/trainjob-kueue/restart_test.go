@@ -65,3 +65,36 @@ func TestAModeChangeDrainsInTurnThenRestartsInProcess(t *testing.T) {
 		t.Error("restarted on a failure: it must exit with it")
 	}
 }
+
+// A replica alone (no other answered the roll call lately) does not drain
+// for a mode change: draining would leave the webhook Service with no
+// ready endpoint, and its webhook server answers through the restart.
+// With another ready, it drains as before.
+func TestAReplicaAloneRestartsWithoutDraining(t *testing.T) {
+	for name, otherAnswered := range map[string]bool{"alone": false, "another ready": true} {
+		t.Run(name, func(t *testing.T) {
+			c := fake.NewClientBuilder().WithScheme(scheme.New()).Build()
+			roll := func(id string) *restartwatch.RollCall {
+				return &restartwatch.RollCall{Client: c, Namespace: "ns", Identity: id, Now: time.Now}
+			}
+			if otherAnswered {
+				if err := roll("other").Answer(t.Context()); err != nil {
+					t.Fatal(err)
+				}
+			}
+			ctx, cancel := context.WithCancelCause(t.Context())
+			draining := &atomic.Bool{}
+			r := &restarter{turn: &restartwatch.Turn{Client: c, Namespace: "ns", Identity: "me", Every: time.Millisecond, Now: time.Now},
+				rollCall: roll("me"), draining: draining, shutdownDelay: 30 * time.Millisecond, cancel: cancel}
+			began := time.Now()
+			r.stop(ctx, errors.New("mode change"))
+			<-ctx.Done()
+			if draining.Load() != otherAnswered {
+				t.Errorf("drained: %v, want %v", draining.Load(), otherAnswered)
+			}
+			if !otherAnswered && time.Since(began) >= 30*time.Millisecond {
+				t.Errorf("alone, it waited out the shutdown delay (%v): nobody else takes the calls meanwhile", time.Since(began))
+			}
+		})
+	}
+}

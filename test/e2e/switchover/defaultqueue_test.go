@@ -37,16 +37,17 @@ func watchQueuedOnce(ns string, stop <-chan struct{}) error {
 
 // createUnlabelledThroughout creates an unlabelled TrainJob in namespace
 // ns (NamespaceWithDefaultQueue: its LocalQueue named default queues it,
-// its runtime "short" runs 3 s) every three seconds until stop, and
+// its runtime "short" runs 3 s on the namespace's one node) every five
+// seconds until stop, six at most (they run one after another), and
 // returns the names the API server took: the jobs whose JobSets and pods
 // the children webhooks meet while the two integrations hand over.
 func createUnlabelledThroughout(t *testing.T, ns string, stop <-chan struct{}) []string {
 	var names []string
-	for i := 0; ; i++ {
+	for i := 0; len(names) < 6; i++ {
 		select {
 		case <-stop:
 			return names
-		case <-time.After(3 * time.Second):
+		case <-time.After(5 * time.Second):
 		}
 		tj := fixtures.TrainJob(ns, fmt.Sprintf("unlabelled-%d", i), "short", "")
 		if err := k8s.Create(ctx, tj); err != nil {
@@ -55,6 +56,8 @@ func createUnlabelledThroughout(t *testing.T, ns string, stop <-chan struct{}) [
 		}
 		names = append(names, tj.Name)
 	}
+	<-stop
+	return names
 }
 
 // ranQueuedOnce: each job of names in namespace ns was given the default

@@ -133,8 +133,8 @@ func switchWithJobsInFlight(t *testing.T, to string) {
 	if defaultErr != nil {
 		t.Errorf("in namespace %s, with a LocalQueue named default, during the switch: %v", dq, defaultErr)
 	}
-	fixtures.RunQueuedOnce(t, ctx, k8s, dq, "after")
 	ranQueuedOnce(t, dq, unlabelled)
+	fixtures.RunQueuedOnce(t, ctx, k8s, dq, "after")
 
 	after := snapshot(t, all)
 	for _, tj := range all {
