@@ -50,7 +50,7 @@ func newProcessWebhooks(ctx context.Context, server webhook.Server) *processWebh
 // draining is the run's: while it drains, its answers close their
 // connections (closeWhenDraining).
 func (p *processWebhooks) forRun(draining *atomic.Bool) *runWebhooks {
-	return &runWebhooks{p: p, handlers: map[string]http.Handler{}, draining: draining}
+	return &runWebhooks{p: p, handlers: map[string]http.Handler{}, mux: http.NewServeMux(), draining: draining}
 }
 
 // route answers a call on path with the serving run's handler.
@@ -87,6 +87,14 @@ func (p *processWebhooks) wait(timeout time.Duration) {
 type runWebhooks struct {
 	p        *processWebhooks
 	handlers map[string]http.Handler
+	// mux is the run's own: controller-runtime's webhook builder registers
+	// a path only if the server's mux has no handler for it yet
+	// (isAlreadyHandled), and the process's has every path of the runs
+	// before: handed that one, a new run registered nothing and the
+	// earlier run's webhooks, on its stopped caches, answered for good
+	// (seen: a job refused "Namespace … not found" for a namespace made
+	// after the restart).
+	mux      *http.ServeMux
 	draining *atomic.Bool
 }
 
@@ -96,6 +104,7 @@ var _ webhook.Server = (*runWebhooks)(nil)
 // serves.
 func (r *runWebhooks) Register(path string, hook http.Handler) {
 	closing := closeWhenDraining{draining: r.draining}.wrap(hook)
+	r.mux.Handle(path, closing)
 	r.p.mu.Lock()
 	defer r.p.mu.Unlock()
 	r.handlers[path] = closing
@@ -137,5 +146,6 @@ func (r *runWebhooks) NeedLeaderElection() bool { return false }
 // StartedChecker implements webhook.Server.
 func (r *runWebhooks) StartedChecker() healthz.Checker { return r.p.server.StartedChecker() }
 
-// WebhookMux implements webhook.Server.
-func (r *runWebhooks) WebhookMux() *http.ServeMux { return r.p.server.WebhookMux() }
+// WebhookMux implements webhook.Server: the run's own mux, with the paths
+// this run registered (see mux).
+func (r *runWebhooks) WebhookMux() *http.ServeMux { return r.mux }

@@ -7,6 +7,7 @@ import (
 	"io"
 	"net"
 	"net/http"
+	"net/url"
 	"os"
 	"path/filepath"
 	"strings"
@@ -127,5 +128,28 @@ func TestTheWebhookServerAnswersAcrossARestartInProcess(t *testing.T) {
 	p.wait(5 * time.Second)
 	if _, err := call(); err == nil {
 		t.Error("the server still answers after its process ended")
+	}
+}
+
+// A new run registers its webhooks through controller-runtime's builder,
+// which skips a path the server's mux already handles: each run's mux
+// has only the paths that run registered, so the second run's webhooks
+// are registered (and then answer) although the process's server has
+// routed those paths since the first.
+func TestEachRunRegistersItsWebhooksAgain(t *testing.T) {
+	p := newProcessWebhooks(t.Context(), webhook.NewServer(webhook.Options{}))
+	handled := func(r *runWebhooks, path string) bool {
+		// What the builder asks (isAlreadyHandled).
+		h, pattern := r.WebhookMux().Handler(&http.Request{URL: &url.URL{Path: path}})
+		return h != nil && pattern == path
+	}
+	first := p.forRun(&atomic.Bool{})
+	first.Register("/validate", http.NotFoundHandler())
+	if !handled(first, "/validate") {
+		t.Fatal("the first run does not see the path it registered: it would register it twice")
+	}
+	second := p.forRun(&atomic.Bool{})
+	if handled(second, "/validate") {
+		t.Fatal("the second run sees the first run's path as handled: the builder would register nothing, and the first run's webhooks would answer for good")
 	}
 }
