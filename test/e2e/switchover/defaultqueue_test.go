@@ -6,12 +6,6 @@ import (
 	"testing"
 	"time"
 
-	apimeta "k8s.io/apimachinery/pkg/api/meta"
-	"sigs.k8s.io/controller-runtime/pkg/client"
-	"sigs.k8s.io/kueue/pkg/controller/constants"
-
-	trainer "github.com/kubeflow/trainer/v2/pkg/apis/trainer/v1alpha1"
-
 	"github.com/trainjob-kueue/trainjob-kueue/hack/fixtures"
 	"github.com/trainjob-kueue/trainjob-kueue/hack/poll"
 )
@@ -67,22 +61,5 @@ func ranQueuedOnce(t *testing.T, ns string, names []string) {
 	if len(names) == 0 {
 		t.Fatalf("no job was created in namespace %s during the switch", ns)
 	}
-	for _, name := range names {
-		poll.Eventually(t, 3*time.Minute, name+" (created during the switch) complete, queued once", func() error {
-			if twice, err := fixtures.QueuedOnce(ctx, k8s, ns); err == nil && len(twice) > 0 {
-				t.Fatalf("in namespace %s, with a LocalQueue named default: %v", ns, errors.Join(twice...))
-			}
-			got := &trainer.TrainJob{}
-			if err := k8s.Get(ctx, client.ObjectKey{Namespace: ns, Name: name}, got); err != nil {
-				return err
-			}
-			if q := got.Labels[constants.QueueLabel]; q != string(constants.DefaultLocalQueueName) {
-				t.Fatalf("%s was given queue %q, want %q", name, q, constants.DefaultLocalQueueName)
-			}
-			if !apimeta.IsStatusConditionTrue(got.Status.Conditions, trainer.TrainJobComplete) {
-				return fmt.Errorf("not complete: %v", got.Status.Conditions)
-			}
-			return nil
-		})
-	}
+	fixtures.WaitRanQueuedOnce(t, ctx, k8s, 3*time.Minute, ns, names...)
 }

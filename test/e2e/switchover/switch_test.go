@@ -89,6 +89,11 @@ func switchWithJobsInFlight(t *testing.T, to string) {
 	time.Sleep(time.Second) // Kueue orders equal priorities by creation
 	fixtures.Create(t, ctx, k8s, second)
 	all := []*trainer.TrainJob{finished, withInit, long, first, second}
+	// Kueue's integration creates a job's Workload after the job; the
+	// snapshot needs both queued jobs' (a busy CI machine once took longer
+	// than the create-to-snapshot gap).
+	hasWorkload(t, first)
+	hasWorkload(t, second)
 	before := snapshot(t, all)
 	for _, tj := range []*trainer.TrainJob{first, second} {
 		if before[tj.Name].admitted {
@@ -463,6 +468,14 @@ func neverStarted(t *testing.T, ns string, names []string) {
 			t.Errorf("%s, created during the switch on a queue that admits nothing, has %d pods", name, len(pods.Items))
 		}
 	}
+}
+
+func hasWorkload(t *testing.T, tj *trainer.TrainJob) {
+	t.Helper()
+	poll.Eventually(t, time.Minute, tj.Name+"'s Workload", func() error {
+		_, err := fixtures.WorkloadOf(ctx, k8s, tj)
+		return err
+	})
 }
 
 func running(t *testing.T, tj *trainer.TrainJob) {
