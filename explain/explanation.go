@@ -6,30 +6,20 @@ import (
 	"k8s.io/utils/ptr"
 	kueue "sigs.k8s.io/kueue/apis/kueue/v1beta2"
 
+	"github.com/trainjob-kueue/trainjob-kueue/lifecycle"
 	"github.com/trainjob-kueue/trainjob-kueue/podsets"
-)
-
-// State of a TrainJob in Kueue.
-type State string
-
-const (
-	StateNotQueued State = "NotQueued"
-	StatePending   State = "Pending"
-	// StateReserved: quota reserved, admission checks pending.
-	StateReserved State = "QuotaReserved"
-	StateAdmitted State = "Admitted"
-	StateFinished State = "Finished"
-	// StateInactive: the Workload is deactivated (spec.active=false), by
-	// trainjob-kueue while the job can't start for want of its runtime, or
-	// by someone else; Kueue does not queue it meanwhile.
-	StateInactive State = "Inactive"
+	"github.com/trainjob-kueue/trainjob-kueue/trainjob"
 )
 
 // Input is everything explain looks at, fetched by the caller.
 type Input struct {
 	// Job is "namespace/name".
-	Job   string
-	Roles []podsets.Role
+	Job string
+	// TrainJob is the job as read (its state's part of it: Trainer's
+	// verdict, spec.suspend, spec.managedBy); nil for a job queued and
+	// suspended.
+	TrainJob *trainjob.TrainJob
+	Roles    []podsets.Role
 	// LocalQueue named by the job; "" when it has no queue-name label.
 	LocalQueue string
 	// Queue is nil when the LocalQueue or its ClusterQueue does not exist.
@@ -57,7 +47,9 @@ type Explanation struct {
 	LocalQueue   string `json:"localQueue,omitempty"`
 	ClusterQueue string `json:"clusterQueue,omitempty"`
 	Cohort       string `json:"cohort,omitempty"`
-	State        State  `json:"state"`
+	// State is the job's lifecycle state, in the words list and the
+	// metric use.
+	State lifecycle.State `json:"state"`
 	// RuntimeFrom: the roles were computed from Trainer's snapshot of the
 	// runtime (v2.3), not the live runtime.
 	RuntimeFrom  string            `json:"runtimeFrom,omitempty"`

@@ -9,6 +9,8 @@ import (
 	"k8s.io/apimachinery/pkg/api/resource"
 	"k8s.io/utils/ptr"
 	kueue "sigs.k8s.io/kueue/apis/kueue/v1beta2"
+
+	"github.com/trainjob-kueue/trainjob-kueue/lifecycle"
 )
 
 func TestQuotaLines(t *testing.T) {
@@ -75,17 +77,17 @@ func TestExplanationJSONKeys(t *testing.T) {
 		want map[string]any
 	}{
 		"a job in no queue leaves the queue's keys out": {
-			ex:   Explanation{Job: "ml/llama", State: StateNotQueued, Verdict: "not queued"},
+			ex:   Explanation{Job: "ml/llama", State: lifecycle.NotQueued, Verdict: "not queued"},
 			want: map[string]any{"trainJob": "ml/llama", "state": "NotQueued", "roles": nil, "verdict": "not queued"},
 		},
 		"a pending job": {
-			ex: Explanation{Job: "ml/llama", LocalQueue: "team-a", ClusterQueue: "cq-a", Cohort: "research", State: StatePending,
+			ex: Explanation{Job: "ml/llama", LocalQueue: "team-a", ClusterQueue: "cq-a", Cohort: "research", State: lifecycle.Queued,
 				RuntimeFrom: "snapshot", Position: &Position{InLocalQueue: 1, InClusterQueue: 2}, PositionNote: "note", KueueSays: "waiting",
 				Roles: []RoleExplanation{{Name: "node", Count: 2, PerPod: requests(t, "nvidia.com/gpu", "8"), Total: requests(t, "nvidia.com/gpu", "16"),
 					Candidates: []Candidate{{Flavor: "a100", Fit: NoFit, Short: requests(t, "nvidia.com/gpu", "4")}}}},
 				Verdict: "pending"},
 			want: map[string]any{
-				"trainJob": "ml/llama", "localQueue": "team-a", "clusterQueue": "cq-a", "cohort": "research", "state": "Pending",
+				"trainJob": "ml/llama", "localQueue": "team-a", "clusterQueue": "cq-a", "cohort": "research", "state": "Queued",
 				"runtimeFrom": "snapshot", "position": map[string]any{"inLocalQueue": 1.0, "inClusterQueue": 2.0}, "positionNote": "note",
 				"kueueSays": "waiting", "verdict": "pending",
 				"roles": []any{map[string]any{"name": "node", "count": 2.0, "perPod": map[string]any{"nvidia.com/gpu": "8"}, "total": map[string]any{"nvidia.com/gpu": "16"},
@@ -107,5 +109,12 @@ func TestExplanationJSONKeys(t *testing.T) {
 				t.Errorf("JSON (-want +got):\n%s", diff)
 			}
 		})
+	}
+}
+
+// explain's table maps every lifecycle state to a verdict.
+func TestEveryStateHasAVerdict(t *testing.T) {
+	if missing := lifecycle.Unmapped(func(s lifecycle.State) bool { _, ok := verdictOf(s); return ok }); len(missing) > 0 {
+		t.Errorf("explain has no verdict for the states %v (explain/verdict.go)", missing)
 	}
 }

@@ -71,7 +71,7 @@ func (e *Explainer) Explain(ctx context.Context, job *trainjob.TrainJob) (Explan
 	if err != nil {
 		return Explanation{}, fmt.Errorf("computing the pods of TrainJob %s/%s: %w", job.Namespace, job.Name, err)
 	}
-	in := Input{Job: job.Namespace + "/" + job.Name, Roles: roles, LocalQueue: string(jobframework.QueueNameForObject(job))}
+	in := Input{Job: job.Namespace + "/" + job.Name, TrainJob: job, Roles: roles, LocalQueue: string(jobframework.QueueNameForObject(job))}
 	if snapshotted {
 		in.RuntimeFrom = fmt.Sprintf("Trainer's snapshot of the runtime, ConfigMap %s/%s-runtime-snapshot (the runtime as it was when the job was created)", job.Namespace, job.Name)
 	}

@@ -29,6 +29,7 @@ import (
 
 	"github.com/trainjob-kueue/trainjob-kueue/discovery"
 	"github.com/trainjob-kueue/trainjob-kueue/hack/fixtures"
+	"github.com/trainjob-kueue/trainjob-kueue/lifecycle"
 	"github.com/trainjob-kueue/trainjob-kueue/podsets"
 	"github.com/trainjob-kueue/trainjob-kueue/shape"
 	"github.com/trainjob-kueue/trainjob-kueue/trainjob"
@@ -274,31 +275,31 @@ func TestExplainerReadsTheJobsQueue(t *testing.T) {
 		// No LocalQueue is read: the interceptor would fail it.
 		"a job with no queue-name label": {
 			job: unlabelled, funcs: failing[*kueue.LocalQueue](errEtcd),
-			want: Explanation{State: StateNotQueued,
+			want: Explanation{State: lifecycle.NotQueued,
 				Verdict: "not queued: the job has no kueue.x-k8s.io/queue-name label, so Kueue does not manage it"},
 		},
 		"a LocalQueue that does not exist": {
 			job: llamaJob(), objs: []client.Object{a100Queue("", "8")},
-			want: Explanation{LocalQueue: "team-a", State: StatePending,
+			want: Explanation{LocalQueue: "team-a", State: lifecycle.Queued,
 				Verdict: "waiting for LocalQueue team-a: it or its ClusterQueue does not exist"},
 		},
 		"a LocalQueue whose ClusterQueue does not exist": {
 			job: llamaJob(), objs: []client.Object{localQueue("cq-gone"), a100Queue("", "8")},
-			want: Explanation{LocalQueue: "team-a", State: StatePending,
+			want: Explanation{LocalQueue: "team-a", State: lifecycle.Queued,
 				Verdict: "waiting for LocalQueue team-a: it or its ClusterQueue does not exist"},
 		},
 		// No ClusterQueue is listed: the interceptor would fail it.
 		"a ClusterQueue in no cohort": {
 			job: llamaJob(), objs: []client.Object{localQueue("cq-a"), reserving(a100Queue("", "16"), "a100", requests(t, "nvidia.com/gpu", "2")), resourceFlavor("a100", nil), teamB},
 			funcs: listingFails,
-			want: Explanation{LocalQueue: "team-a", ClusterQueue: "cq-a", State: StatePending,
+			want: Explanation{LocalQueue: "team-a", ClusterQueue: "cq-a", State: lifecycle.Queued,
 				Quota:   []QuotaLine{gpuQuota("16", "2", "0")},
 				Verdict: "fits now in ClusterQueue cq-a (node→a100); Kueue admits it when it reaches the head of the queue"},
 			wantCandidates: []Candidate{{Flavor: "a100", Fit: Fits}},
 		},
 		"a flavor whose ResourceFlavor does not exist": {
 			job: llamaJob(), objs: []client.Object{localQueue("cq-a"), twoFlavors, resourceFlavor("a100", nil)},
-			want: Explanation{LocalQueue: "team-a", ClusterQueue: "cq-a", State: StatePending,
+			want: Explanation{LocalQueue: "team-a", ClusterQueue: "cq-a", State: lifecycle.Queued,
 				Quota: []QuotaLine{gpuQuota("4", "0", "0"),
 					{Flavor: "h100", Resource: nvidiaGPU, Nominal: resource.MustParse("8"), Used: resource.MustParse("0"), CohortLends: resource.MustParse("0")}},
 				Verdict: "pending: short of 4 nvidia.com/gpu in flavor a100 — role node needs 8, ClusterQueue cq-a has 4 free of 4 nominal; it does not fit even when the queue and its cohort are idle: shrink the job or raise the quota"},
@@ -310,7 +311,7 @@ func TestExplainerReadsTheJobsQueue(t *testing.T) {
 		// Only the other members of its own cohort lend to it.
 		"a ClusterQueue in a cohort": {
 			job: llamaJob(), objs: []client.Object{localQueue("cq-a"), a100Queue("research", "4"), resourceFlavor("a100", nil), teamB, otherCohort, noCohort},
-			want: Explanation{LocalQueue: "team-a", ClusterQueue: "cq-a", Cohort: "research", State: StatePending,
+			want: Explanation{LocalQueue: "team-a", ClusterQueue: "cq-a", Cohort: "research", State: lifecycle.Queued,
 				Quota:   []QuotaLine{gpuQuota("4", "0", "12")},
 				Verdict: "fits now by borrowing 4 nvidia.com/gpu of flavor a100 from cohort research; Kueue admits it when it reaches the head of the queue"},
 			wantCandidates: []Candidate{{Flavor: "a100", Fit: Borrows, Borrowed: requests(t, "nvidia.com/gpu", "4")}},
@@ -364,25 +365,25 @@ func TestExplainerFindsTheJobsWorkload(t *testing.T) {
 		job         *trainjob.TrainJob
 		objs        []client.Object
 		funcs       interceptor.Funcs
-		wantState   State
+		wantState   lifecycle.State
 		wantVerdict string
 	}{
 		"the Workload Kueue named after the job": {
 			job: llamaJob(), objs: []client.Object{admittedWorkload(llamaWorkload())},
-			wantState: StateAdmitted, wantVerdict: "admitted by ClusterQueue cq-a: node→a100",
+			wantState: lifecycle.Running, wantVerdict: "admitted by ClusterQueue cq-a: node→a100",
 		},
 		"a prebuilt Workload, named by the job": {
 			job: prebuilt, objs: []client.Object{admittedWorkload(llamaWorkload()), finishedPrebuilt},
-			wantState: StateFinished, wantVerdict: "finished (Succeeded): done",
+			wantState: lifecycle.Finished, wantVerdict: "finished (Succeeded): done",
 		},
 		"no Workload yet": {
 			job:       llamaJob(),
-			wantState: StatePending, wantVerdict: "fits now in ClusterQueue cq-a",
+			wantState: lifecycle.Queued, wantVerdict: "fits now in ClusterQueue cq-a",
 		},
 		// No Workload is read: the interceptor would fail it.
 		"a manifest not created yet": {
 			job: manifest, objs: []client.Object{admittedWorkload(llamaWorkload())}, funcs: failing[*kueue.Workload](errEtcd),
-			wantState: StatePending, wantVerdict: "fits now in ClusterQueue cq-a",
+			wantState: lifecycle.Queued, wantVerdict: "fits now in ClusterQueue cq-a",
 		},
 	}
 	for name, tc := range cases {

@@ -6,6 +6,8 @@ import (
 
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	kueue "sigs.k8s.io/kueue/apis/kueue/v1beta2"
+
+	"github.com/trainjob-kueue/trainjob-kueue/lifecycle"
 )
 
 // A job waiting after a preemption is told by whom, and with Kueue's
@@ -25,7 +27,7 @@ func TestAPreemptedJobIsToldWhoPreemptedIt(t *testing.T) {
 		t.Errorf("admitted again: %q", got)
 	}
 	var out strings.Builder
-	if err := (&Explanation{Job: "ns/j", State: StatePending, PreemptedBy: said, Verdict: "v"}).WriteText(&out); err != nil {
+	if err := (&Explanation{Job: "ns/j", State: lifecycle.Queued, PreemptedBy: said, Verdict: "v"}).WriteText(&out); err != nil {
 		t.Fatal(err)
 	}
 	if !strings.Contains(out.String(), "preemptee effective priority: 300") {

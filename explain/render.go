@@ -32,7 +32,7 @@ func (ex *Explanation) WriteText(w io.Writer) error {
 	switch {
 	case ex.Position != nil:
 		fmt.Fprintf(tw, "Position:\t%d in LocalQueue, %d in ClusterQueue\n", ex.Position.InLocalQueue, ex.Position.InClusterQueue)
-	case ex.PositionNote != "" && (ex.State == StatePending):
+	case ex.PositionNote != "" && ex.State.Waiting():
 		fmt.Fprintf(tw, "Position:\tunknown (%s)\n", ex.PositionNote)
 	}
 	fmt.Fprintln(tw)

@@ -15,6 +15,7 @@ import (
 	"k8s.io/utils/ptr"
 	kueue "sigs.k8s.io/kueue/apis/kueue/v1beta2"
 
+	"github.com/trainjob-kueue/trainjob-kueue/lifecycle"
 	"github.com/trainjob-kueue/trainjob-kueue/podsets"
 	"github.com/trainjob-kueue/trainjob-kueue/preemptcost"
 	"github.com/trainjob-kueue/trainjob-kueue/trainjob"
@@ -23,7 +24,7 @@ import (
 // A pending job in a cohort, everything shown: the columns line up.
 func TestWriteTextOfAPendingJob(t *testing.T) {
 	ex := Explanation{
-		Job: "ml/llama", LocalQueue: "team-a", ClusterQueue: "cq-a", Cohort: "research", State: StatePending,
+		Job: "ml/llama", LocalQueue: "team-a", ClusterQueue: "cq-a", Cohort: "research", State: lifecycle.Queued,
 		Position: &Position{InLocalQueue: 3, InClusterQueue: 7},
 		Roles: []RoleExplanation{
 			{Name: "launcher", Count: 1, PerPod: requests(t, "cpu", "2", "memory", "4Gi"), Total: requests(t, "cpu", "2", "memory", "4Gi"),
@@ -44,7 +45,7 @@ func TestWriteTextOfAPendingJob(t *testing.T) {
 	}
 	want := `TrainJob:  ml/llama
 Queue:     team-a → ClusterQueue cq-a (cohort research)
-State:     Pending
+State:     Queued
 Position:  3 in LocalQueue, 7 in ClusterQueue
 
 ROLE      PODS  PER POD                 TOTAL                     FLAVOR
@@ -83,7 +84,7 @@ func TestWriteText(t *testing.T) {
 		return []RoleExplanation{{Name: "node", Count: 2, PerPod: perPod, Total: total, Flavors: flavors, Candidates: candidates}}
 	}
 	gpus := func(n string) corev1.ResourceList { return requests(t, "nvidia.com/gpu", n) }
-	pending := Explanation{Job: "ml/llama", LocalQueue: "team-a", ClusterQueue: "cq-a", State: StatePending, Verdict: "pending"}
+	pending := Explanation{Job: "ml/llama", LocalQueue: "team-a", ClusterQueue: "cq-a", State: lifecycle.Queued, Verdict: "pending"}
 	with := func(edit func(*Explanation)) Explanation {
 		ex := pending
 		edit(&ex)
@@ -97,7 +98,7 @@ func TestWriteText(t *testing.T) {
 		notWant []string
 	}{
 		"a job in no queue": {
-			ex:      Explanation{Job: "ml/llama", State: StateNotQueued, Verdict: "not queued"},
+			ex:      Explanation{Job: "ml/llama", State: lifecycle.NotQueued, Verdict: "not queued"},
 			want:    []string{"TrainJob: | ml/llama", "Queue: | (none)", "State: | NotQueued", "Verdict: | not queued"},
 			notWant: []string{"Position:", "Pods from:", "QUOTA OF", "Kueue says:"},
 		},
@@ -123,7 +124,7 @@ func TestWriteText(t *testing.T) {
 		// Only a pending job has a place in the queue to miss.
 		"an admitted job's position note is not shown": {
 			ex: with(func(ex *Explanation) {
-				ex.State, ex.PositionNote = StateAdmitted, "not among the pending workloads Kueue's visibility API lists"
+				ex.State, ex.PositionNote = lifecycle.Admitted, "not among the pending workloads Kueue's visibility API lists"
 			}),
 			notWant: []string{"Position:"},
 		},
@@ -136,7 +137,7 @@ func TestWriteText(t *testing.T) {
 		},
 		"flavors assigned at admission, each once": {
 			ex: with(func(ex *Explanation) {
-				ex.State = StateAdmitted
+				ex.State = lifecycle.Admitted
 				ex.Roles = node(gpus("4"), gpus("8"),
 					map[corev1.ResourceName]string{corev1.ResourceCPU: "cpu-nodes", corev1.ResourceMemory: "cpu-nodes", nvidiaGPU: "a100"},
 					Candidate{Flavor: "h100", Fit: Fits})
@@ -208,7 +209,7 @@ func (brokenPipe) Write([]byte) (int, error) { return 0, errors.New("broken pipe
 // A failed write reaches the caller, so kubectl's user sees why the output
 // stopped.
 func TestWriteTextReturnsTheWriteError(t *testing.T) {
-	ex := Explanation{Job: "ml/llama", State: StateNotQueued, Verdict: "not queued"}
+	ex := Explanation{Job: "ml/llama", State: lifecycle.NotQueued, Verdict: "not queued"}
 	if err := ex.WriteText(brokenPipe{}); err == nil || !strings.Contains(err.Error(), "broken pipe") {
 		t.Errorf("error %v, want the writer's", err)
 	}

@@ -5,7 +5,6 @@ import (
 	"maps"
 	"slices"
 	"strings"
-	"time"
 
 	corev1 "k8s.io/api/core/v1"
 	apimeta "k8s.io/apimachinery/pkg/api/meta"
@@ -13,9 +12,11 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/utils/ptr"
 	kueue "sigs.k8s.io/kueue/apis/kueue/v1beta2"
+	"sigs.k8s.io/kueue/pkg/controller/constants"
 
-	"github.com/trainjob-kueue/trainjob-kueue/names"
+	"github.com/trainjob-kueue/trainjob-kueue/lifecycle"
 	"github.com/trainjob-kueue/trainjob-kueue/quota"
+	"github.com/trainjob-kueue/trainjob-kueue/trainjob"
 )
 
 // Explain computes the explanation: demand per role, the ClusterQueue's
@@ -34,46 +35,81 @@ func Explain(in Input) Explanation {
 	}
 	wl := in.Workload
 	ex.Priority = explainPriority(wl, in.Priority)
-	switch {
-	case in.LocalQueue == "":
-		ex.State = StateNotQueued
-		ex.Verdict = "not queued: the job has no kueue.x-k8s.io/queue-name label, so Kueue does not manage it"
-		return ex
-	case wl != nil && apimeta.IsStatusConditionTrue(wl.Status.Conditions, kueue.WorkloadFinished):
-		ex.State = StateFinished
-		c := apimeta.FindStatusCondition(wl.Status.Conditions, kueue.WorkloadFinished)
-		ex.Verdict = fmt.Sprintf("finished (%s): %s", c.Reason, c.Message)
-		return ex
-	case wl != nil && !ptr.Deref(wl.Spec.Active, true):
-		ex.State = StateInactive
-		if rt, held := wl.Annotations[names.HeldForRuntimeAnnotation]; held {
-			ex.Verdict = fmt.Sprintf("held out of the queue by trainjob-kueue: the job can't start from %s (it does not exist, or was edited since Trainer built the job's JobSet: the job's HeldForRuntime or JobSetOutOfDate event says which); it is queued again once it can", rt)
-			return ex
-		}
-		if h, held := names.PolicyHoldOf(wl.Annotations); held {
-			ex.Verdict = fmt.Sprintf("held out of the queue by trainjob-kueue: ValidatingAdmissionPolicy %s refused the job's start (refusal %d, since %s: the job's StartRefusedByPolicy event has the policy's words); it is queued again after a backoff, and starts once the policy lets it", h.Policy, h.Attempt, h.Since.Format(time.RFC3339))
-			return ex
-		}
-		ex.Verdict = fmt.Sprintf("deactivated (Workload %s has spec.active=false, set by someone other than trainjob-kueue): Kueue does not queue it until it is set true again", wl.Name)
-		return ex
-	case wl != nil && wl.Status.Admission != nil:
-		ex.ClusterQueue = string(wl.Status.Admission.ClusterQueue)
-		assigned(&ex, wl.Status.Admission)
-		where := flavorsText(ex.Roles)
-		if apimeta.IsStatusConditionTrue(wl.Status.Conditions, kueue.WorkloadAdmitted) {
-			ex.State = StateAdmitted
-			ex.Verdict = fmt.Sprintf("admitted by ClusterQueue %s: %s", ex.ClusterQueue, where)
-			if wl.Status.ClusterName != nil {
-				ex.Verdict += fmt.Sprintf("; runs on worker cluster %s", *wl.Status.ClusterName)
-			}
-			return ex
-		}
-		ex.State = StateReserved
-		ex.Verdict = fmt.Sprintf("quota reserved in ClusterQueue %s (%s); waiting for admission checks: %s", ex.ClusterQueue, where, checksText(wl.Status.AdmissionChecks))
-		return ex
+	st := lifecycle.Of(lifecycle.Observed{Job: jobOf(in), Workload: wl})
+	ex.State = st.State
+	verdict, _ := verdictOf(st.State)
+	verdict(&ex, in, st)
+	return ex
+}
+
+// jobOf is the TrainJob in reads; one queued and suspended, of in.Job's
+// name, where in has none (a caller that read only its Workload).
+func jobOf(in Input) *trainjob.TrainJob {
+	if in.TrainJob != nil {
+		return in.TrainJob
 	}
-	ex.State = StatePending
-	if wl != nil {
+	j := &trainjob.TrainJob{}
+	j.Namespace, j.Name, _ = strings.Cut(in.Job, "/")
+	if in.LocalQueue != "" {
+		j.Labels = map[string]string{constants.QueueLabel: in.LocalQueue}
+	}
+	j.Spec.Suspend = ptr.To(true)
+	return j
+}
+
+// A verdict writes the explanation's verdict for one lifecycle state.
+type verdict func(ex *Explanation, in Input, st lifecycle.Status)
+
+// verdictOf is explain's table of the lifecycle's states; ok is false for
+// a state it does not map (TestEveryStateHasAVerdict).
+func verdictOf(s lifecycle.State) (v verdict, ok bool) {
+	switch s {
+	case lifecycle.NotQueued:
+		return notQueuedVerdict, true
+	case lifecycle.Finished, lifecycle.Failed, lifecycle.WaitingForRuntime, lifecycle.HeldByPolicy, lifecycle.HeldOnWorker, lifecycle.Inactive:
+		return saidVerdict, true
+	case lifecycle.Admitted, lifecycle.Running, lifecycle.Evicted, lifecycle.QuotaReserved:
+		return admittedVerdict, true
+	case lifecycle.Queued, lifecycle.Requeued:
+		return waitingVerdict, true
+	}
+	return nil, false
+}
+
+func notQueuedVerdict(ex *Explanation, _ Input, st lifecycle.Status) {
+	ex.Verdict = "not queued: " + st.Message
+}
+
+// saidVerdict: the lifecycle's own words say it all (a hold names its
+// fix; Trainer's or Kueue's verdict on a finished job).
+func saidVerdict(ex *Explanation, _ Input, st lifecycle.Status) { ex.Verdict = st.Message }
+
+// admittedVerdict: where the admission put each role, and what follows.
+func admittedVerdict(ex *Explanation, in Input, st lifecycle.Status) {
+	wl := in.Workload
+	ex.ClusterQueue = st.ClusterQueue
+	assigned(ex, wl.Status.Admission)
+	where := flavorsText(ex.Roles)
+	switch st.State {
+	case lifecycle.QuotaReserved:
+		ex.Verdict = fmt.Sprintf("quota reserved in ClusterQueue %s (%s); waiting for admission checks: %s", ex.ClusterQueue, where, checksText(wl.Status.AdmissionChecks))
+	case lifecycle.Evicted:
+		ex.Verdict = fmt.Sprintf("%s (admitted by ClusterQueue %s: %s)", st.Message, ex.ClusterQueue, where)
+	default:
+		ex.Verdict = fmt.Sprintf("admitted by ClusterQueue %s: %s", ex.ClusterQueue, where)
+		if st.State == lifecycle.Admitted {
+			ex.Verdict += "; starting"
+		}
+		if wl.Status.ClusterName != nil {
+			ex.Verdict += fmt.Sprintf("; runs on worker cluster %s", *wl.Status.ClusterName)
+		}
+	}
+}
+
+// waitingVerdict: why a job waiting for quota does not fit yet, and what
+// Kueue says of it.
+func waitingVerdict(ex *Explanation, in Input, _ lifecycle.Status) {
+	if wl := in.Workload; wl != nil {
 		if c := apimeta.FindStatusCondition(wl.Status.Conditions, kueue.WorkloadQuotaReserved); c != nil && c.Status != "True" && c.Message != "" {
 			ex.KueueSays = c.Message
 		}
@@ -81,10 +117,9 @@ func Explain(in Input) Explanation {
 	}
 	if in.Queue == nil {
 		ex.Verdict = fmt.Sprintf("waiting for LocalQueue %s: it or its ClusterQueue does not exist", in.LocalQueue)
-		return ex
+		return
 	}
-	ex.Verdict = pendingVerdict(&ex, in)
-	return ex
+	ex.Verdict = pendingVerdict(ex, in)
 }
 
 func assigned(ex *Explanation, adm *kueue.Admission) {

@@ -13,6 +13,7 @@ import (
 	kueue "sigs.k8s.io/kueue/apis/kueue/v1beta2"
 
 	"github.com/trainjob-kueue/trainjob-kueue/explain"
+	"github.com/trainjob-kueue/trainjob-kueue/lifecycle"
 	"github.com/trainjob-kueue/trainjob-kueue/names"
 	"github.com/trainjob-kueue/trainjob-kueue/podsets"
 )
@@ -155,7 +156,7 @@ func TestExplainPendingJobs(t *testing.T) {
 	for name, tc := range cases {
 		t.Run(name, func(t *testing.T) {
 			ex := explain.Explain(explain.Input{Job: "ns/job", Roles: tc.roles, LocalQueue: "lq", Queue: tc.queue})
-			if ex.State != explain.StatePending {
+			if ex.State != lifecycle.Queued {
 				t.Errorf("state %s, want Pending", ex.State)
 			}
 			for _, want := range tc.wantVerdict {
@@ -202,33 +203,34 @@ func TestExplainByWorkloadState(t *testing.T) {
 	cases := map[string]struct {
 		queue       string
 		wl          *kueue.Workload
-		wantState   explain.State
+		wantState   lifecycle.State
 		wantVerdict string
 	}{
-		"no queue label": {wantState: explain.StateNotQueued, wantVerdict: "no kueue.x-k8s.io/queue-name label"},
+		"no queue label": {wantState: lifecycle.NotQueued, wantVerdict: "no kueue.x-k8s.io/queue-name label"},
 		"admitted": {queue: "lq", wl: &kueue.Workload{Status: kueue.WorkloadStatus{Admission: admission,
 			Conditions: []metav1.Condition{cond(kueue.WorkloadAdmitted, "True", "Admitted", "")}}},
-			wantState: explain.StateAdmitted, wantVerdict: "admitted by ClusterQueue cq: node→a100"},
+			wantState: lifecycle.Admitted, wantVerdict: "admitted by ClusterQueue cq: node→a100"},
 		"admitted through MultiKueue": {queue: "lq", wl: &kueue.Workload{Status: kueue.WorkloadStatus{Admission: admission, ClusterName: ptr.To("worker1"),
 			Conditions: []metav1.Condition{cond(kueue.WorkloadAdmitted, "True", "Admitted", "")}}},
-			wantState: explain.StateAdmitted, wantVerdict: "runs on worker cluster worker1"},
+			wantState: lifecycle.Admitted, wantVerdict: "runs on worker cluster worker1"},
 		"waiting for checks": {queue: "lq", wl: &kueue.Workload{Status: kueue.WorkloadStatus{Admission: admission,
+			Conditions:      []metav1.Condition{cond(kueue.WorkloadQuotaReserved, "True", "QuotaReserved", "")},
 			AdmissionChecks: []kueue.AdmissionCheckState{{Name: "prov", State: kueue.CheckStatePending}}}},
-			wantState: explain.StateReserved, wantVerdict: "waiting for admission checks: prov=Pending"},
+			wantState: lifecycle.QuotaReserved, wantVerdict: "waiting for admission checks: prov=Pending"},
 		"held by trainjob-kueue": {queue: "lq", wl: &kueue.Workload{ObjectMeta: metav1.ObjectMeta{Name: "wl",
 			Annotations: map[string]string{names.HeldForRuntimeAnnotation: "TrainingRuntime ns/torch"}}, Spec: kueue.WorkloadSpec{Active: ptr.To(false)}},
-			wantState: explain.StateInactive, wantVerdict: "held out of the queue by trainjob-kueue: the job can't start from TrainingRuntime ns/torch"},
+			wantState: lifecycle.WaitingForRuntime, wantVerdict: "held out of the queue by trainjob-kueue: the job can't start from TrainingRuntime ns/torch"},
 		"held for an admission policy's refusal": {queue: "lq", wl: &kueue.Workload{ObjectMeta: metav1.ObjectMeta{Name: "wl",
 			Annotations: map[string]string{names.HeldByPolicyAnnotation: `{"policy":"require-team","since":"2026-11-27T12:00:00Z","attempt":2}`}}, Spec: kueue.WorkloadSpec{Active: ptr.To(false)}},
-			wantState: explain.StateInactive, wantVerdict: "ValidatingAdmissionPolicy require-team refused the job's start (refusal 2, since 2026-11-27T12:00:00Z"},
+			wantState: lifecycle.HeldByPolicy, wantVerdict: "ValidatingAdmissionPolicy require-team refused the job's start (refusal 2, since 2026-11-27T12:00:00Z"},
 		"finished with a refusal in our words": {queue: "lq", wl: &kueue.Workload{Status: kueue.WorkloadStatus{
 			Conditions: []metav1.Condition{cond(kueue.WorkloadFinished, "True", "FailedToStart", "Trainer's webhook (validator.trainjob.trainer.kubeflow.org) refused the start: spec.trainer: bad")}}},
-			wantState: explain.StateFinished, wantVerdict: "finished (FailedToStart): Trainer's webhook (validator.trainjob.trainer.kubeflow.org) refused the start"},
+			wantState: lifecycle.Failed, wantVerdict: "failed (FailedToStart): Trainer's webhook (validator.trainjob.trainer.kubeflow.org) refused the start"},
 		"deactivated by someone else": {queue: "lq", wl: &kueue.Workload{ObjectMeta: metav1.ObjectMeta{Name: "wl"}, Spec: kueue.WorkloadSpec{Active: ptr.To(false)}},
-			wantState: explain.StateInactive, wantVerdict: "Workload wl has spec.active=false, set by someone other than trainjob-kueue"},
+			wantState: lifecycle.Inactive, wantVerdict: "Workload wl has spec.active=false, set by someone other than trainjob-kueue"},
 		"finished": {queue: "lq", wl: &kueue.Workload{Status: kueue.WorkloadStatus{
 			Conditions: []metav1.Condition{cond(kueue.WorkloadFinished, "True", "Succeeded", "done")}}},
-			wantState: explain.StateFinished, wantVerdict: "finished (Succeeded): done"},
+			wantState: lifecycle.Finished, wantVerdict: "finished (Succeeded): done"},
 	}
 	for name, tc := range cases {
 		t.Run(name, func(t *testing.T) {

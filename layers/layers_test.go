@@ -14,6 +14,7 @@ var layers = [][]string{
 	{"names", "trainjob", "saidonce"},
 	{"podsets", "scheme"},
 	{"quota", "shape", "preemptcost"},
+	{"lifecycle"},
 	{"gang", "runtimesource", "discovery", "metrics", "jobworkload", "jobpatch"},
 	{"integration", "multikueue", "priorityboost", "informercache", "restartwatch", "standby"},
 	{"webhook", "explain", "overview", "migrate"},

@@ -6,11 +6,11 @@ import (
 
 	"github.com/prometheus/client_golang/prometheus"
 	apimeta "k8s.io/apimachinery/pkg/api/meta"
-	"k8s.io/utils/ptr"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	kueue "sigs.k8s.io/kueue/apis/kueue/v1beta2"
 	"sigs.k8s.io/kueue/pkg/controller/constants"
 
+	"github.com/trainjob-kueue/trainjob-kueue/lifecycle"
 	"github.com/trainjob-kueue/trainjob-kueue/names"
 	"github.com/trainjob-kueue/trainjob-kueue/trainjob"
 )
@@ -26,13 +26,10 @@ type queueState struct {
 	stuck  *prometheus.Desc
 }
 
-// The states of trainjob_kueue_trainjobs.
-var jobStates = []string{"Queued", "Running", "Dispatched", "Finished"}
-
 func newQueueState(c client.Reader, now func() time.Time) *queueState {
 	return &queueState{client: c, now: now,
 		jobs: prometheus.NewDesc("trainjob_kueue_trainjobs",
-			"TrainJobs by state and LocalQueue (namespace, local_queue; empty without a queue-name label): Queued (suspended, waiting for admission), Running (started on this cluster), Dispatched (handed to MultiKueue: queued here or run by a worker), Finished.",
+			"TrainJobs by state (package lifecycle: NotQueued, Queued, Requeued, WaitingForRuntime, HeldByPolicy, HeldOnWorker, Inactive, QuotaReserved, Admitted, Running, Evicted, Finished, Failed) and LocalQueue (namespace, local_queue; empty without a queue-name label).",
 			[]string{"namespace", "local_queue", "state"}, nil),
 		held: prometheus.NewDesc("trainjob_kueue_held_workloads",
 			"TrainJob Workloads trainjob-kueue holds out of the queue (deactivated, quota released), by reason: runtime (the job's runtime is missing or outgrown), policy (an admission policy refused the start).",
@@ -53,45 +50,42 @@ type queueKey struct{ namespace, localQueue string }
 
 // Collect reads the cache's own objects: with thousands of TrainJobs a
 // deep copy of each per scrape was the manager's largest allocation. The
-// objects are only read here.
+// objects are only read here. Each job is counted by its lifecycle state,
+// every state said (0 where none) for each LocalQueue seen.
 func (q *queueState) Collect(ch chan<- prometheus.Metric) {
 	var jobs trainjob.TrainJobList
 	if err := q.client.List(context.Background(), &jobs, client.UnsafeDisableDeepCopy); err != nil {
 		ch <- prometheus.NewInvalidMetric(q.jobs, err)
 		return
 	}
-	counts := map[queueKey]map[string]float64{}
-	suspended := map[client.ObjectKey]bool{}
+	var wls kueue.WorkloadList
+	if err := q.client.List(context.Background(), &wls, client.UnsafeDisableDeepCopy); err != nil {
+		ch <- prometheus.NewInvalidMetric(q.jobs, err)
+		return
+	}
+	index := lifecycle.IndexWorkloads(wls.Items)
+	counts := map[queueKey]map[lifecycle.State]float64{}
+	var oldest time.Duration
 	for i := range jobs.Items {
 		job := &jobs.Items[i]
 		k := queueKey{job.Namespace, job.Labels[constants.QueueLabel]}
 		if counts[k] == nil {
-			counts[k] = map[string]float64{}
+			counts[k] = map[lifecycle.State]float64{}
 		}
-		switch _, _, finished := job.Finished(); {
-		case finished:
-			counts[k]["Finished"]++
-		case job.Runner() == trainjob.RunRemotely:
-			counts[k]["Dispatched"]++
-		case ptr.Deref(job.Spec.Suspend, false):
-			counts[k]["Queued"]++
-			suspended[client.ObjectKeyFromObject(job)] = true
-		default:
-			counts[k]["Running"]++
+		wl := index.Of(job)
+		st := lifecycle.Of(lifecycle.Observed{Job: job, Workload: wl}).State
+		counts[k][st]++
+		if st == lifecycle.Admitted {
+			admitted := apimeta.FindStatusCondition(wl.Status.Conditions, kueue.WorkloadAdmitted)
+			oldest = max(oldest, q.now().Sub(admitted.LastTransitionTime.Time))
 		}
 	}
 	for k, byState := range counts {
-		for _, state := range jobStates {
-			ch <- prometheus.MustNewConstMetric(q.jobs, prometheus.GaugeValue, byState[state], k.namespace, k.localQueue, state)
+		for _, state := range lifecycle.States() {
+			ch <- prometheus.MustNewConstMetric(q.jobs, prometheus.GaugeValue, byState[state], k.namespace, k.localQueue, string(state))
 		}
 	}
-	var wls kueue.WorkloadList
-	if err := q.client.List(context.Background(), &wls, client.UnsafeDisableDeepCopy); err != nil {
-		ch <- prometheus.NewInvalidMetric(q.held, err)
-		return
-	}
 	held := map[string]float64{"runtime": 0, "policy": 0}
-	var oldest time.Duration
 	for i := range wls.Items {
 		wl := &wls.Items[i]
 		if apimeta.IsStatusConditionTrue(wl.Status.Conditions, kueue.WorkloadFinished) {
@@ -103,12 +97,6 @@ func (q *queueState) Collect(ch chan<- prometheus.Metric) {
 		if _, ok := wl.Annotations[names.HeldByPolicyAnnotation]; ok {
 			held["policy"]++
 		}
-		owner := trainjob.OwnerOf(wl)
-		admitted := apimeta.FindStatusCondition(wl.Status.Conditions, kueue.WorkloadAdmitted)
-		if owner == "" || admitted == nil || admitted.Status != "True" || !suspended[client.ObjectKey{Namespace: wl.Namespace, Name: owner}] {
-			continue
-		}
-		oldest = max(oldest, q.now().Sub(admitted.LastTransitionTime.Time))
 	}
 	for reason, n := range held {
 		ch <- prometheus.MustNewConstMetric(q.held, prometheus.GaugeValue, n, reason)

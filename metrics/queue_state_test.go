@@ -98,13 +98,16 @@ func TestQueueStateCountsTheCachesObjectsWithoutCopyingThem(t *testing.T) {
 	noQueue := jobIn("Running", 9)
 	noQueue.Namespace, noQueue.Labels = "other", nil
 	r.jobs = append(r.jobs, noQueue)
+	held := func(wl *kueue.Workload) *kueue.Workload { wl.Spec.Active = ptr.To(false); return wl }
 	r.workloads = []*kueue.Workload{
 		// Admitted 5 minutes ago, still suspended: a start not made.
 		workloadOf(jobIn("Queued", 0), now.Add(-5*time.Minute), nil),
 		// Admitted an hour ago and running: started.
 		workloadOf(jobIn("Running", 0), now.Add(-time.Hour), nil),
-		workloadOf(jobIn("Queued", 1), time.Time{}, map[string]string{names.HeldForRuntimeAnnotation: "TrainingRuntime ns/torch"}),
-		workloadOf(jobIn("Queued", 2), time.Time{}, map[string]string{names.HeldByPolicyAnnotation: "{}"}),
+		workloadOf(jobIn("Running", 1), now.Add(-time.Hour), nil),
+		workloadOf(jobIn("Running", 2), now.Add(-time.Hour), nil),
+		held(workloadOf(jobIn("Queued", 1), time.Time{}, map[string]string{names.HeldForRuntimeAnnotation: "TrainingRuntime ns/torch"})),
+		held(workloadOf(jobIn("Queued", 2), time.Time{}, map[string]string{names.HeldByPolicyAnnotation: `{"policy":"p","since":"2026-11-27T11:00:00Z","attempt":1}`})),
 	}
 	reg := prometheus.NewPedanticRegistry()
 	for _, c := range []prometheus.Collector{newQueueState(r, func() time.Time { return now })} {
@@ -113,16 +116,34 @@ func TestQueueStateCountsTheCachesObjectsWithoutCopyingThem(t *testing.T) {
 		}
 	}
 	want := `
-# HELP trainjob_kueue_trainjobs TrainJobs by state and LocalQueue (namespace, local_queue; empty without a queue-name label): Queued (suspended, waiting for admission), Running (started on this cluster), Dispatched (handed to MultiKueue: queued here or run by a worker), Finished.
+# HELP trainjob_kueue_trainjobs TrainJobs by state (package lifecycle: NotQueued, Queued, Requeued, WaitingForRuntime, HeldByPolicy, HeldOnWorker, Inactive, QuotaReserved, Admitted, Running, Evicted, Finished, Failed) and LocalQueue (namespace, local_queue; empty without a queue-name label).
 # TYPE trainjob_kueue_trainjobs gauge
-trainjob_kueue_trainjobs{local_queue="",namespace="other",state="Dispatched"} 0
+trainjob_kueue_trainjobs{local_queue="",namespace="other",state="Admitted"} 0
+trainjob_kueue_trainjobs{local_queue="",namespace="other",state="Evicted"} 0
+trainjob_kueue_trainjobs{local_queue="",namespace="other",state="Failed"} 0
 trainjob_kueue_trainjobs{local_queue="",namespace="other",state="Finished"} 0
+trainjob_kueue_trainjobs{local_queue="",namespace="other",state="HeldByPolicy"} 0
+trainjob_kueue_trainjobs{local_queue="",namespace="other",state="HeldOnWorker"} 0
+trainjob_kueue_trainjobs{local_queue="",namespace="other",state="Inactive"} 0
+trainjob_kueue_trainjobs{local_queue="",namespace="other",state="NotQueued"} 1
 trainjob_kueue_trainjobs{local_queue="",namespace="other",state="Queued"} 0
-trainjob_kueue_trainjobs{local_queue="",namespace="other",state="Running"} 1
-trainjob_kueue_trainjobs{local_queue="lq",namespace="ns",state="Dispatched"} 2
+trainjob_kueue_trainjobs{local_queue="",namespace="other",state="QuotaReserved"} 0
+trainjob_kueue_trainjobs{local_queue="",namespace="other",state="Requeued"} 0
+trainjob_kueue_trainjobs{local_queue="",namespace="other",state="Running"} 0
+trainjob_kueue_trainjobs{local_queue="",namespace="other",state="WaitingForRuntime"} 0
+trainjob_kueue_trainjobs{local_queue="lq",namespace="ns",state="Admitted"} 1
+trainjob_kueue_trainjobs{local_queue="lq",namespace="ns",state="Evicted"} 0
+trainjob_kueue_trainjobs{local_queue="lq",namespace="ns",state="Failed"} 0
 trainjob_kueue_trainjobs{local_queue="lq",namespace="ns",state="Finished"} 1
-trainjob_kueue_trainjobs{local_queue="lq",namespace="ns",state="Queued"} 4
+trainjob_kueue_trainjobs{local_queue="lq",namespace="ns",state="HeldByPolicy"} 1
+trainjob_kueue_trainjobs{local_queue="lq",namespace="ns",state="HeldOnWorker"} 0
+trainjob_kueue_trainjobs{local_queue="lq",namespace="ns",state="Inactive"} 0
+trainjob_kueue_trainjobs{local_queue="lq",namespace="ns",state="NotQueued"} 0
+trainjob_kueue_trainjobs{local_queue="lq",namespace="ns",state="Queued"} 3
+trainjob_kueue_trainjobs{local_queue="lq",namespace="ns",state="QuotaReserved"} 0
+trainjob_kueue_trainjobs{local_queue="lq",namespace="ns",state="Requeued"} 0
 trainjob_kueue_trainjobs{local_queue="lq",namespace="ns",state="Running"} 3
+trainjob_kueue_trainjobs{local_queue="lq",namespace="ns",state="WaitingForRuntime"} 1
 # HELP trainjob_kueue_held_workloads TrainJob Workloads trainjob-kueue holds out of the queue (deactivated, quota released), by reason: runtime (the job's runtime is missing or outgrown), policy (an admission policy refused the start).
 # TYPE trainjob_kueue_held_workloads gauge
 trainjob_kueue_held_workloads{reason="policy"} 1

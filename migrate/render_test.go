@@ -3,11 +3,13 @@ package migrate
 import (
 	"strings"
 	"testing"
+
+	"github.com/trainjob-kueue/trainjob-kueue/lifecycle"
 )
 
 func TestWriteSaysWhetherTheSwitchMayGoAhead(t *testing.T) {
 	var out strings.Builder
-	ok := []Verdict{{Namespace: "a", Name: "j", State: "running", Decision: Adopted, Reason: "same"}}
+	ok := []Verdict{{Namespace: "a", Name: "j", State: lifecycle.Running, Decision: Adopted, Reason: "same"}}
 	if err := Write(&out, ok); err != nil {
 		t.Fatal(err)
 	}
@@ -15,7 +17,7 @@ func TestWriteSaysWhetherTheSwitchMayGoAhead(t *testing.T) {
 		t.Errorf("got %q", out.String())
 	}
 	out.Reset()
-	bad := append(ok, Verdict{Namespace: "a", Name: "k", State: "running", Decision: Stopped, Reason: "counts"})
+	bad := append(ok, Verdict{Namespace: "a", Name: "k", State: lifecycle.Running, Decision: Stopped, Reason: "counts"})
 	if err := Write(&out, bad); err != nil {
 		t.Fatal(err)
 	}

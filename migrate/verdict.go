@@ -9,6 +9,7 @@ import (
 	"sigs.k8s.io/kueue/pkg/controller/constants"
 	"sigs.k8s.io/kueue/pkg/workload"
 
+	"github.com/trainjob-kueue/trainjob-kueue/lifecycle"
 	"github.com/trainjob-kueue/trainjob-kueue/quota"
 	"github.com/trainjob-kueue/trainjob-kueue/shape"
 	"github.com/trainjob-kueue/trainjob-kueue/trainjob"
@@ -58,8 +59,8 @@ type Job struct {
 // Verdict is the check's answer for one job.
 type Verdict struct {
 	Namespace, Name string
-	// State is the job's state now: finished, running, admitted, queued.
-	State    string
+	// State is the job's lifecycle state now.
+	State    lifecycle.State
 	Decision Decision
 	Reason   string
 }
@@ -135,9 +136,9 @@ func Judge(j Job, s shape.Shape, jobSetIntegration bool) Verdict {
 }
 
 // leftAlone: the jobs the switch leaves as they are, or queues afresh.
-func leftAlone(j Job, state string) (Decision, string) {
+func leftAlone(j Job, state lifecycle.State) (Decision, string) {
 	switch {
-	case state == "finished":
+	case state.Done():
 		return LeftAlone, "finished"
 	case j.Job.Runner() != trainjob.RunLocally:
 		return LeftAlone, "spec.managedBy names " + j.Job.Runner().String() + ", which runs it"
@@ -149,16 +150,7 @@ func leftAlone(j Job, state string) (Decision, string) {
 	return "", ""
 }
 
-// stateOf is the job's state as an admin names it.
-func stateOf(job *trainjob.TrainJob, wl *kueue.Workload) string {
-	if _, _, finished := job.Finished(); finished {
-		return "finished"
-	}
-	switch {
-	case !job.Suspended():
-		return "running"
-	case wl != nil && wl.Status.Admission != nil:
-		return "admitted"
-	}
-	return "queued"
+// stateOf is the job's lifecycle state, as list and explain say it.
+func stateOf(job *trainjob.TrainJob, wl *kueue.Workload) lifecycle.State {
+	return lifecycle.Of(lifecycle.Observed{Job: job, Workload: wl}).State
 }

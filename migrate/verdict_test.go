@@ -69,46 +69,46 @@ func TestJudgeDecidesAsKueuesJobFrameworkWill(t *testing.T) {
 	}{
 		"finished": {job: queued(func(j *trainjob.TrainJob) {
 			j.Status.Conditions = []metav1.Condition{{Type: trainer.TrainJobComplete, Status: metav1.ConditionTrue}}
-		}), wl: workload(true, computed...), want: LeftAlone, state: "finished"},
+		}), wl: workload(true, computed...), want: LeftAlone, state: "Finished"},
 		"MultiKueue's": {job: queued(func(j *trainjob.TrainJob) { j.Spec.ManagedBy = ptr.To(trainjob.MultiKueueControllerName) }),
 			wl: workload(false, computed...), want: LeftAlone, reason: "MultiKueue"},
-		"not queued":                {job: queued(running, func(j *trainjob.TrainJob) { j.Labels = nil }), want: LeftAlone, state: "running"},
-		"queued without a Workload": {job: queued(), want: NewWorkload, state: "queued"},
-		"queued, the same PodSets":  {job: queued(), wl: workload(false, computed...), want: Adopted, state: "queued"},
+		"not queued":                {job: queued(running, func(j *trainjob.TrainJob) { j.Labels = nil }), want: LeftAlone, state: "NotQueued"},
+		"queued without a Workload": {job: queued(), want: NewWorkload, state: "Queued"},
+		"queued, the same PodSets":  {job: queued(), wl: workload(false, computed...), want: Adopted, state: "Queued"},
 		"running, with Kueue's entries": {job: queued(running, filledByKueue), wl: workload(true, computed...),
-			want: AdoptedMendedAtNextStop, state: "running", reason: "spec.runtimePatches[0].manager"},
+			want: AdoptedMendedAtNextStop, state: "Running", reason: "spec.runtimePatches[0].manager"},
 		"running, PodSets named otherwise": {job: queued(running), wl: workload(true, podSet("init", 1, "0"), podSet("trainer", 2, "4")),
-			want: Adopted, state: "running"},
+			want: Adopted, state: "Running"},
 		"admitted: the flavor's tolerations are not compared": {job: queued(running),
-			wl: workload(true, tolerating(computed[0]), tolerating(computed[1])), want: Adopted, state: "running"},
+			wl: workload(true, tolerating(computed[0]), tolerating(computed[1])), want: Adopted, state: "Running"},
 		// A running job keeps the PodSets it was admitted with: Kueue keeps
 		// its Workload, corrected at its next stop.
 		"running, a count that disagrees": {job: queued(running), wl: workload(true, computed[0], podSet("node", 3, "4")),
-			want: AdoptedMendedAtNextStop, state: "running", reason: "PodSet 1 (node): 3 pods in its Workload, 2 by Trainer's rules"},
+			want: AdoptedMendedAtNextStop, state: "Running", reason: "PodSet 1 (node): 3 pods in its Workload, 2 by Trainer's rules"},
 		"running, requests that disagree": {job: queued(running), wl: workload(true, computed[0], podSet("node", 2, "8")),
-			want: AdoptedMendedAtNextStop, state: "running", reason: "container node requests nvidia.com/gpu=8 in its Workload, nvidia.com/gpu=4"},
+			want: AdoptedMendedAtNextStop, state: "Running", reason: "container node requests nvidia.com/gpu=8 in its Workload, nvidia.com/gpu=4"},
 		"running, PodSets in another order": {job: queued(running), wl: workload(true, computed[1], computed[0]),
-			want: AdoptedMendedAtNextStop, state: "running", reason: "PodSet 0 (node in its Workload, dataset-initializer by Trainer's rules)"},
+			want: AdoptedMendedAtNextStop, state: "Running", reason: "PodSet 0 (node in its Workload, dataset-initializer by Trainer's rules)"},
 		"running without a quota reservation": {job: queued(running), wl: workload(false, computed...),
-			want: Stopped, state: "running", reason: "no quota reservation", stopped: true},
+			want: Stopped, state: "Running", reason: "no quota reservation", stopped: true},
 		"admitted, not started, a count that disagrees": {job: queued(), wl: workload(true, computed[0], podSet("node", 3, "4")),
-			want: Recreated, state: "admitted", reason: "3 pods in its Workload, 2 by Trainer's rules"},
-		"admitted, not started, the same pods": {job: queued(), wl: workload(true, computed...), want: Adopted, state: "admitted"},
+			want: Recreated, state: "Admitted", reason: "3 pods in its Workload, 2 by Trainer's rules"},
+		"admitted, not started, the same pods": {job: queued(), wl: workload(true, computed...), want: Adopted, state: "Admitted"},
 		"queued, a count that disagrees": {job: queued(), wl: workload(false, computed[0], podSet("node", 3, "4")),
-			want: CorrectedInPlace, state: "queued", reason: "it keeps its place"},
+			want: CorrectedInPlace, state: "Queued", reason: "it keeps its place"},
 		"queued, a PodSet too many": {job: queued(), wl: workload(false, append(computed, podSet("extra", 1, "0"))...),
 			want: CorrectedInPlace, reason: "its Workload has 3 PodSets (dataset-initializer, node, extra), Trainer runs 2"},
 		"running, its runtime gone": {job: queued(running), wl: workload(true, computed...), err: errors.New("runtime torch not found"),
-			want: Adopted, state: "running", reason: "runtime torch not found"},
+			want: Adopted, state: "Running", reason: "runtime torch not found"},
 		// Kueue v0.16 copied the queue label onto the job's JobSet.
 		"running, the queue label copied": {job: queued(running, func(j *trainjob.TrainJob) { j.Spec.Labels = map[string]string{"kueue.x-k8s.io/queue-name": "lq"} }),
-			wl: workload(true, computed...), want: Stopped, state: "running", reason: "JobSet integration", stopped: true},
+			wl: workload(true, computed...), want: Stopped, state: "Running", reason: "JobSet integration", stopped: true},
 		"running, the queue label copied, Kueue's JobSet integration off": {job: queued(running, func(j *trainjob.TrainJob) { j.Spec.Labels = map[string]string{"kueue.x-k8s.io/queue-name": "lq"} }),
-			wl: workload(true, computed...), jobSetOff: true, want: AdoptedMendedAtNextStop, state: "running", reason: "keep Kueue's JobSet integration off"},
+			wl: workload(true, computed...), jobSetOff: true, want: AdoptedMendedAtNextStop, state: "Running", reason: "keep Kueue's JobSet integration off"},
 		"queued, the queue label copied": {job: queued(func(j *trainjob.TrainJob) { j.Spec.Labels = map[string]string{"kueue.x-k8s.io/queue-name": "lq"} }),
-			wl: workload(false, computed...), want: AdoptedMendedAtNextStop, state: "queued", reason: "copied into spec.labels goes"},
+			wl: workload(false, computed...), want: AdoptedMendedAtNextStop, state: "Queued", reason: "copied into spec.labels goes"},
 		"queued, its runtime gone": {job: queued(), wl: workload(false, computed...), err: errors.New("runtime torch not found"),
-			want: Unknown, state: "queued", reason: "waits for its runtime"},
+			want: Unknown, state: "Queued", reason: "waits for its runtime"},
 	} {
 		t.Run(name, func(t *testing.T) {
 			j := Job{Job: tc.job, Workload: tc.wl, Err: tc.err}
@@ -119,7 +119,7 @@ func TestJudgeDecidesAsKueuesJobFrameworkWill(t *testing.T) {
 			if got.Decision != tc.want {
 				t.Errorf("decision %q (%s), want %q", got.Decision, got.Reason, tc.want)
 			}
-			if tc.state != "" && got.State != tc.state {
+			if tc.state != "" && string(got.State) != tc.state {
 				t.Errorf("state %q, want %q", got.State, tc.state)
 			}
 			if !strings.Contains(got.Reason, tc.reason) {

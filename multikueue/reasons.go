@@ -3,6 +3,8 @@ package multikueue
 import (
 	apimeta "k8s.io/apimachinery/pkg/api/meta"
 	kueue "sigs.k8s.io/kueue/apis/kueue/v1beta2"
+
+	"github.com/trainjob-kueue/trainjob-kueue/lifecycle"
 )
 
 // Reasons of the events and conditions this package writes. Stable: users
@@ -15,11 +17,11 @@ const (
 	// ReasonNameTakenOnWorker: a TrainJob of the dispatched job's name
 	// already exists on the worker and was not made for this Workload;
 	// MultiKueue cannot create its copy there.
-	ReasonNameTakenOnWorker = "TrainJobNameTakenOnWorker"
+	ReasonNameTakenOnWorker = lifecycle.ReasonNameTakenOnWorker
 	// ReasonCopyRefusedOnWorker: the worker's API server refuses the copy
 	// MultiKueue would create (its runtime missing there, a webhook or
 	// policy of the worker).
-	ReasonCopyRefusedOnWorker = "TrainJobCopyRefusedOnWorker"
+	ReasonCopyRefusedOnWorker = lifecycle.ReasonCopyRefusedOnWorker
 	// ReasonHoldReleased: what held the Workload on the worker is gone;
 	// it is queued there again.
 	ReasonHoldReleased = "DispatchHoldReleased"

@@ -139,7 +139,7 @@ func claimTemplates(ctx context.Context, c client.Reader, wls []kueue.Workload, 
 func pendingClusterQueues(in Input) []string {
 	set := map[string]bool{}
 	for _, r := range Rows(in) {
-		if (r.State == StateQueued || r.State == StatePreempted) && r.ClusterQueue != "" {
+		if (r.State.Waiting()) && r.ClusterQueue != "" {
 			set[r.ClusterQueue] = true
 		}
 	}

@@ -16,6 +16,7 @@ import (
 	jobsetapi "sigs.k8s.io/jobset/api/jobset/v1alpha2"
 	kueue "sigs.k8s.io/kueue/apis/kueue/v1beta2"
 
+	"github.com/trainjob-kueue/trainjob-kueue/lifecycle"
 	"github.com/trainjob-kueue/trainjob-kueue/trainjob"
 )
 
@@ -97,7 +98,7 @@ func TestFetchReadsOncePerKindNotPerJob(t *testing.T) {
 			t.Errorf("%d jobs: %d reads and visibility requests %v, want 4 (TrainJobs, Workloads, LocalQueues, pods) and one per ClusterQueue", n, *reads, pending.calls)
 		}
 		for _, r := range rows {
-			if r.PodsRunning != 1 || r.ClusterQueue == "" || r.State != StateQueued {
+			if r.PodsRunning != 1 || r.ClusterQueue == "" || r.State != lifecycle.Queued {
 				t.Fatalf("row %+v", r)
 			}
 		}

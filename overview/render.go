@@ -8,6 +8,8 @@ import (
 	"text/tabwriter"
 
 	"sigs.k8s.io/yaml"
+
+	"github.com/trainjob-kueue/trainjob-kueue/lifecycle"
 )
 
 // Write prints rows as output says: "" (a table), "wide" (more columns),
@@ -80,7 +82,7 @@ func or(s string) string {
 // admitted at once waited 0s, which is the truth; a job not queued waits
 // for nothing ("-").
 func waited(r Row) string {
-	if r.State == StateNotQueued {
+	if r.State == lifecycle.NotQueued {
 		return "-"
 	}
 	return max(r.Waited, 0).String()

@@ -8,19 +8,21 @@ import (
 	"time"
 
 	"k8s.io/utils/ptr"
+
+	"github.com/trainjob-kueue/trainjob-kueue/lifecycle"
 )
 
 func TestWriteTableWideJSONAndYAML(t *testing.T) {
 	rows := []Row{
-		{Namespace: "ns", Name: "a", Queue: "lq", ClusterQueue: "cq", State: StateQueued, Position: ptr.To[int32](0), Pods: 2, GPUs: 16, Waited: 90 * time.Second, WaitedSeconds: 90, Priority: ptr.To[int64](820)},
-		{Namespace: "ns", Name: "b", State: StateNotQueued, Why: "no kueue.x-k8s.io/queue-name label"},
+		{Namespace: "ns", Name: "a", Queue: "lq", ClusterQueue: "cq", State: lifecycle.Queued, Position: ptr.To[int32](0), Pods: 2, GPUs: 16, Waited: 90 * time.Second, WaitedSeconds: 90, Priority: ptr.To[int64](820)},
+		{Namespace: "ns", Name: "b", State: lifecycle.NotQueued, Why: "no kueue.x-k8s.io/queue-name label"},
 	}
 	words := func(s string) string { return strings.Join(strings.Fields(s), " ") }
 	var b bytes.Buffer
 	if err := Write(&b, rows, "", true); err != nil {
 		t.Fatal(err)
 	}
-	for _, want := range []string{"NAMESPACE TRAINJOB QUEUE STATE POSITION FLAVORS PODS GPUS WAITED PREEMPTED", "ns a lq Queued 0 - 0/2 16 1m30s 0", "ns b - Not queued - - 0/0 0 - 0"} {
+	for _, want := range []string{"NAMESPACE TRAINJOB QUEUE STATE POSITION FLAVORS PODS GPUS WAITED PREEMPTED", "ns a lq Queued 0 - 0/2 16 1m30s 0", "ns b - NotQueued - - 0/0 0 - 0"} {
 		if !strings.Contains(words(b.String()), want) {
 			t.Errorf("table lacks %q:\n%s", want, b.String())
 		}
@@ -51,10 +53,10 @@ func TestWriteTableWideJSONAndYAML(t *testing.T) {
 
 // A job admitted the second it was created waited 0s, not an unknown.
 func TestAJobAdmittedAtOnceWaitedZeroSeconds(t *testing.T) {
-	if got := waited(Row{State: StateRunning}); got != "0s" {
+	if got := waited(Row{State: lifecycle.Running}); got != "0s" {
 		t.Errorf("waited = %q, want 0s", got)
 	}
-	if got := waited(Row{State: StateNotQueued, Waited: time.Minute}); got != "-" {
+	if got := waited(Row{State: lifecycle.NotQueued, Waited: time.Minute}); got != "-" {
 		t.Errorf("a job not queued waited %q, want -", got)
 	}
 }

@@ -13,25 +13,10 @@ import (
 	kueue "sigs.k8s.io/kueue/apis/kueue/v1beta2"
 	"sigs.k8s.io/kueue/pkg/controller/constants"
 
-	"github.com/trainjob-kueue/trainjob-kueue/names"
+	"github.com/trainjob-kueue/trainjob-kueue/lifecycle"
 	"github.com/trainjob-kueue/trainjob-kueue/preemptcost"
 	"github.com/trainjob-kueue/trainjob-kueue/quota"
 	"github.com/trainjob-kueue/trainjob-kueue/trainjob"
-)
-
-// State is where a TrainJob is on its way through the queue.
-type State string
-
-const (
-	StateNotQueued      State = "Not queued"
-	StateQueued         State = "Queued"
-	StateWaitingRuntime State = "Waiting for runtime"
-	StateHeldByPolicy   State = "Held by policy"
-	StateAdmitted       State = "Admitted"
-	StateRunning        State = "Running"
-	StatePreempted      State = "Preempted / requeued"
-	StateFinished       State = "Finished"
-	StateFailed         State = "Failed"
 )
 
 // Row is one TrainJob at a glance.
@@ -42,9 +27,12 @@ type Row struct {
 	// unknown).
 	Queue        string `json:"queue,omitempty"`
 	ClusterQueue string `json:"clusterQueue,omitempty"`
-	State        State  `json:"state"`
+	// State is the job's lifecycle state, in the words the metric and
+	// explain use.
+	State lifecycle.State `json:"state"`
 	// Why says more about the state where it helps (who manages a job
-	// that is not queued, the runtime a job waits for).
+	// that is not queued, what holds it, why it failed, where it runs):
+	// the lifecycle's detail.
 	Why string `json:"why,omitempty"`
 	// Position in the ClusterQueue's pending workloads (0 is the head),
 	// from Kueue's visibility API; nil when not pending or not served.
@@ -90,16 +78,10 @@ type Input struct {
 
 // Rows is the table of in's jobs, sorted by namespace and name.
 func Rows(in Input) []Row {
-	byOwner := make(map[string]*kueue.Workload, len(in.Workloads))
-	for i := range in.Workloads {
-		wl := &in.Workloads[i]
-		if owner := metav1.GetControllerOfNoCopy(wl); owner != nil && owner.Kind == "TrainJob" {
-			byOwner[string(owner.UID)] = wl
-		}
-	}
+	index := lifecycle.IndexWorkloads(in.Workloads)
 	rows := make([]Row, 0, len(in.Jobs))
 	for i := range in.Jobs {
-		rows = append(rows, row(&in.Jobs[i], byOwner[string(in.Jobs[i].UID)], in))
+		rows = append(rows, row(&in.Jobs[i], index.Of(&in.Jobs[i]), in))
 	}
 	slices.SortFunc(rows, func(a, b Row) int { return cmp.Or(cmp.Compare(a.Namespace, b.Namespace), cmp.Compare(a.Name, b.Name)) })
 	return rows
@@ -111,12 +93,10 @@ func row(job *trainjob.TrainJob, wl *kueue.Workload, in Input) Row {
 		r.ClusterQueue = in.LocalQueues[job.Namespace+"/"+r.Queue]
 	}
 	r.PodsRunning = in.RunningPods[job.Namespace+"/"+job.Name]
-	if job.Runner() == trainjob.RunElsewhere {
-		r.State, r.Why = StateNotQueued, "managed by "+ptr.Deref(job.Spec.ManagedBy, "")
-		return r
-	}
-	if wl == nil && r.Queue == "" && !in.ManageJobsWithoutQueueName {
-		r.State, r.Why = StateNotQueued, "no "+constants.QueueLabel+" label"
+	st := lifecycle.Of(lifecycle.Observed{Job: job, Workload: wl, ManageJobsWithoutQueueName: in.ManageJobsWithoutQueueName})
+	r.State = st.State
+	r.Why = st.Detail
+	if st.State == lifecycle.NotQueued {
 		return r
 	}
 	admittedAt := time.Time{}
@@ -141,51 +121,10 @@ func row(job *trainjob.TrainJob, wl *kueue.Workload, in Input) Row {
 	}
 	r.Waited = max(end.Sub(job.CreationTimestamp.Time), 0).Round(time.Second)
 	r.WaitedSeconds = int64(r.Waited / time.Second)
-	r.State, r.Why = state(job, wl)
-	if r.State != StateQueued && r.State != StatePreempted {
+	if !showsPosition(st.State) {
 		r.Position = nil
 	}
 	return r
-}
-
-// state reads the job's state from its conditions and its Workload's.
-func state(job *trainjob.TrainJob, wl *kueue.Workload) (State, string) {
-	if msg, success, finished := job.Finished(); finished {
-		if success {
-			return StateFinished, ""
-		}
-		return StateFailed, msg
-	}
-	switch {
-	case wl == nil:
-		return StateQueued, "no Workload yet"
-	case apimeta.IsStatusConditionTrue(wl.Status.Conditions, kueue.WorkloadFinished):
-		c := apimeta.FindStatusCondition(wl.Status.Conditions, kueue.WorkloadFinished)
-		if c.Reason == "Succeeded" {
-			return StateFinished, ""
-		}
-		return StateFailed, c.Message
-	}
-	if rt, held := wl.Annotations[names.HeldForRuntimeAnnotation]; held && !ptr.Deref(wl.Spec.Active, true) {
-		return StateWaitingRuntime, rt
-	}
-	if _, held := wl.Annotations[names.HeldByPolicyAnnotation]; held && !ptr.Deref(wl.Spec.Active, true) {
-		return StateHeldByPolicy, ""
-	}
-	admitted := apimeta.IsStatusConditionTrue(wl.Status.Conditions, kueue.WorkloadAdmitted)
-	switch {
-	case admitted && job.Runner() == trainjob.RunRemotely:
-		return StateRunning, "on worker cluster " + ptr.Deref(wl.Status.ClusterName, "")
-	case admitted && !ptr.Deref(job.Spec.Suspend, false):
-		return StateRunning, ""
-	case admitted || apimeta.IsStatusConditionTrue(wl.Status.Conditions, kueue.WorkloadQuotaReserved):
-		return StateAdmitted, ""
-	case !ptr.Deref(wl.Spec.Active, true):
-		return StateNotQueued, "Workload deactivated"
-	case preemptcost.Preemptions(wl) > 0 || apimeta.IsStatusConditionTrue(wl.Status.Conditions, kueue.WorkloadEvicted):
-		return StatePreempted, ""
-	}
-	return StateQueued, ""
 }
 
 // booked is how many pods the Workload books, and their GPUs: extended

@@ -12,6 +12,7 @@ import (
 	"k8s.io/utils/ptr"
 	kueue "sigs.k8s.io/kueue/apis/kueue/v1beta2"
 
+	"github.com/trainjob-kueue/trainjob-kueue/lifecycle"
 	"github.com/trainjob-kueue/trainjob-kueue/names"
 	"github.com/trainjob-kueue/trainjob-kueue/trainjob"
 )
@@ -74,7 +75,7 @@ func TestRows(t *testing.T) {
 		}
 	}
 	base := Row{Namespace: "ns", Queue: "lq", ClusterQueue: "cq", Pods: 2, GPUs: 16}
-	with := func(name string, s State, edit func(*Row)) Row {
+	with := func(name string, s lifecycle.State, edit func(*Row)) Row {
 		r := base
 		r.Name, r.State, r.Priority = name, s, ptr.To[int64](0)
 		if edit != nil {
@@ -91,47 +92,47 @@ func TestRows(t *testing.T) {
 	}{
 		"no queue label": {
 			job:  job("a", func(j *trainjob.TrainJob) { j.Labels = nil }),
-			want: Row{Namespace: "ns", Name: "a", State: StateNotQueued, Why: "no kueue.x-k8s.io/queue-name label"},
+			want: Row{Namespace: "ns", Name: "a", State: lifecycle.NotQueued, Why: "no kueue.x-k8s.io/queue-name label"},
 		},
 		"managed by another controller": {
 			job:  job("a", func(j *trainjob.TrainJob) { j.Spec.ManagedBy = ptr.To("example.com/other") }),
-			want: Row{Namespace: "ns", Name: "a", Queue: "lq", ClusterQueue: "cq", State: StateNotQueued, Why: "managed by example.com/other"},
+			want: Row{Namespace: "ns", Name: "a", Queue: "lq", ClusterQueue: "cq", State: lifecycle.NotQueued, Why: "managed by example.com/other"},
 		},
 		"queued, third in its ClusterQueue": {
 			job: job("a"), wl: ptr.To(workload("a", nil)),
-			want: with("a", StateQueued, func(r *Row) { r.Position, r.Waited = ptr.To[int32](2), 10*time.Minute }),
+			want: with("a", lifecycle.Queued, func(r *Row) { r.Position, r.Waited = ptr.To[int32](2), 10*time.Minute }),
 		},
 		"admitted, not yet started": {
 			job: job("a"), wl: ptr.To(workload("a", admittedTo("a100", "cpu-pool"), admitted...)),
-			want: with("a", StateAdmitted, func(r *Row) { r.Flavors, r.Waited = []string{"a100", "cpu-pool"}, time.Minute }),
+			want: with("a", lifecycle.Admitted, func(r *Row) { r.Flavors, r.Waited = []string{"a100", "cpu-pool"}, time.Minute }),
 		},
 		"running, one pod up": {
 			job: job("a", running), wl: ptr.To(workload("a", admittedTo("a100"), admitted...)), pods: 1,
-			want: with("a", StateRunning, func(r *Row) { r.Flavors, r.Waited, r.PodsRunning = []string{"a100"}, time.Minute, 1 }),
+			want: with("a", lifecycle.Running, func(r *Row) { r.Flavors, r.Waited, r.PodsRunning = []string{"a100"}, time.Minute, 1 }),
 		},
 		"held for its runtime": {
 			job: job("a"), wl: ptr.To(workload("a", held(names.HeldForRuntimeAnnotation, "TrainingRuntime ns/torch"))),
-			want: with("a", StateWaitingRuntime, func(r *Row) { r.Why, r.Waited = "TrainingRuntime ns/torch", 10*time.Minute }),
+			want: with("a", lifecycle.WaitingForRuntime, func(r *Row) { r.Why, r.Waited = "TrainingRuntime ns/torch", 10*time.Minute }),
 		},
 		"held for an admission policy": {
 			job: job("a"), wl: ptr.To(workload("a", held(names.HeldByPolicyAnnotation, `{"policy":"p"}`))),
-			want: with("a", StateHeldByPolicy, func(r *Row) { r.Waited = 10 * time.Minute }),
+			want: with("a", lifecycle.HeldByPolicy, func(r *Row) { r.Why, r.Waited = "ValidatingAdmissionPolicy p", 10*time.Minute }),
 		},
 		"preempted twice, waiting again": {
 			job: job("a"), wl: ptr.To(workload("a", preempted)),
-			want: with("a", StatePreempted, func(r *Row) { r.Preemptions, r.Position, r.Waited = 2, ptr.To[int32](2), 10*time.Minute }),
+			want: with("a", lifecycle.Requeued, func(r *Row) { r.Preemptions, r.Position, r.Waited, r.Why = 2, ptr.To[int32](2), 10*time.Minute, "Preempted" }),
 		},
 		"finished": {
 			job: job("a", running, func(j *trainjob.TrainJob) {
 				j.Status.Conditions = []metav1.Condition{cond("Complete", now, "JobSetCompleted")}
 			}),
 			wl:   ptr.To(workload("a", admittedTo("a100"), admitted...)),
-			want: with("a", StateFinished, func(r *Row) { r.Flavors, r.Waited = []string{"a100"}, time.Minute }),
+			want: with("a", lifecycle.Finished, func(r *Row) { r.Flavors, r.Waited = []string{"a100"}, time.Minute }),
 		},
 		"failed to start": {
 			job:  job("a"),
 			wl:   ptr.To(workload("a", nil, cond(kueue.WorkloadFinished, now, "FailedToStart"))),
-			want: with("a", StateFailed, func(r *Row) { r.Why, r.Waited = "", 10*time.Minute }),
+			want: with("a", lifecycle.Failed, func(r *Row) { r.Why, r.Waited = "", 10*time.Minute }),
 		},
 		"dispatched by MultiKueue, running on a worker": {
 			job: job("a", func(j *trainjob.TrainJob) { j.Spec.ManagedBy = ptr.To(kueue.MultiKueueControllerName) }),
@@ -139,7 +140,7 @@ func TestRows(t *testing.T) {
 				admittedTo("a100")(wl)
 				wl.Status.ClusterName = ptr.To("worker1")
 			}, admitted...)),
-			want: with("a", StateRunning, func(r *Row) { r.Flavors, r.Waited, r.Why = []string{"a100"}, time.Minute, "on worker cluster worker1" }),
+			want: with("a", lifecycle.Running, func(r *Row) { r.Flavors, r.Waited, r.Why = []string{"a100"}, time.Minute, "on worker cluster worker1" }),
 		},
 		// Its effective priority: its priority and a policy's boost.
 		"boosted": {job: job("a"), wl: ptr.To(workload("a", func(wl *kueue.Workload) {
@@ -147,7 +148,7 @@ func TestRows(t *testing.T) {
 			wl.Spec.Priority = ptr.To[int32](100)
 			wl.Annotations = map[string]string{"kueue.x-k8s.io/priority-boost": "720"}
 		}, admitted...)),
-			want: with("a", StateAdmitted, func(r *Row) { r.Flavors, r.Waited, r.Priority = []string{"a100"}, time.Minute, ptr.To[int64](820) }),
+			want: with("a", lifecycle.Admitted, func(r *Row) { r.Flavors, r.Waited, r.Priority = []string{"a100"}, time.Minute, ptr.To[int64](820) }),
 		},
 	}
 	for name, tc := range cases {

@@ -18,9 +18,11 @@ import (
 
 const listUsage = `usage: kubectl trainjob-kueue list [-n NAMESPACE | -A] [-l SELECTOR] [-o wide|json|yaml] [--watch]
 
-Lists TrainJobs with their queue state at a glance: queue, state (Queued,
-Waiting for runtime, Held by policy, Admitted, Running, Preempted /
-requeued, Finished, Failed, Not queued), position in the ClusterQueue where
+Lists TrainJobs with their queue state at a glance: queue, state (the words
+of the trainjob_kueue_trainjobs metric and of explain: NotQueued, Queued,
+Requeued, WaitingForRuntime, HeldByPolicy, HeldOnWorker, Inactive,
+QuotaReserved, Admitted, Running, Evicted, Finished, Failed), position in
+the ClusterQueue where
 Kueue's visibility API is served, flavors, pods running/booked, GPUs, how
 long each waited and how often it was preempted. One list request per
 kind, however many jobs. Reads only, with your kubeconfig's identity.

@@ -31,6 +31,7 @@ import (
 	"github.com/trainjob-kueue/trainjob-kueue/explain"
 	"github.com/trainjob-kueue/trainjob-kueue/hack/fixtures"
 	"github.com/trainjob-kueue/trainjob-kueue/hack/localcluster"
+	"github.com/trainjob-kueue/trainjob-kueue/lifecycle"
 	"github.com/trainjob-kueue/trainjob-kueue/overview"
 	"github.com/trainjob-kueue/trainjob-kueue/scheme"
 	"github.com/trainjob-kueue/trainjob-kueue/trainjob"
@@ -149,7 +150,7 @@ func (d *demo) explainPending(ctx context.Context) error {
 		if err != nil {
 			return err
 		}
-		if ex.State != explain.StatePending {
+		if ex.State != lifecycle.Queued {
 			continue
 		}
 		var b strings.Builder
@@ -387,7 +388,7 @@ func (d *demo) show(ctx context.Context, start time.Time) (bool, error) {
 	}
 	allDone := len(rows) > 0
 	for _, r := range rows {
-		if r.State != overview.StateFinished {
+		if r.State != lifecycle.Finished {
 			allDone = false
 		}
 	}

@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"github.com/trainjob-kueue/trainjob-kueue/hack/fixtures"
+	"github.com/trainjob-kueue/trainjob-kueue/lifecycle"
 	"github.com/trainjob-kueue/trainjob-kueue/overview"
 )
 
@@ -22,14 +23,14 @@ func TestListShowsEachJobsQueueStateAsAKubectlPlugin(t *testing.T) {
 	kubectl := kubectlPlugin(t)
 
 	want := map[string]struct {
-		state    overview.State
+		state    lifecycle.State
 		position int32
 	}{
-		"running": {state: overview.StateRunning, position: -1},
+		"running": {state: lifecycle.Running, position: -1},
 		// Created within one second: Kueue may order the two either way.
-		"pending":   {state: overview.StateQueued, position: -2},
-		"pending-2": {state: overview.StateQueued, position: -2},
-		"unqueued":  {state: overview.StateNotQueued, position: -1},
+		"pending":   {state: lifecycle.Queued, position: -2},
+		"pending-2": {state: lifecycle.Queued, position: -2},
+		"unqueued":  {state: lifecycle.NotQueued, position: -1},
 	}
 	eventually(t, time.Minute, "list -o json", func() error {
 		out, err := kubectl("list", "-n", ns, "-o", "json")

@@ -29,6 +29,7 @@ import (
 	"github.com/trainjob-kueue/trainjob-kueue/explain"
 	"github.com/trainjob-kueue/trainjob-kueue/hack/fixtures"
 	"github.com/trainjob-kueue/trainjob-kueue/hack/localcluster"
+	"github.com/trainjob-kueue/trainjob-kueue/lifecycle"
 )
 
 // kubectlPlugin builds trainjob-kueue as the kubectl plugin
@@ -133,7 +134,7 @@ func TestExplainPendingRunningAndNotYetCreatedJobsAsAKubectlPlugin(t *testing.T)
 	if err := json.Unmarshal([]byte(out), &ex); err != nil {
 		t.Fatalf("-o json: %v\n%s", err, out)
 	}
-	if ex.State != explain.StateAdmitted || !strings.Contains(ex.Verdict, "admitted by ClusterQueue "+ns+": node→"+flavor) {
+	if ex.State != lifecycle.Running || !strings.Contains(ex.Verdict, "admitted by ClusterQueue "+ns+": node→"+flavor) {
 		t.Errorf("running job: state %s, verdict %q", ex.State, ex.Verdict)
 	}
 

@@ -9,6 +9,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	kueue "sigs.k8s.io/kueue/apis/kueue/v1beta2"
 
+	"github.com/trainjob-kueue/trainjob-kueue/lifecycle"
 	"github.com/trainjob-kueue/trainjob-kueue/overview"
 	"github.com/trainjob-kueue/trainjob-kueue/scheme"
 )
@@ -67,7 +68,7 @@ func TestListReadsOncePerKindHoweverManyJobs(t *testing.T) {
 			t.Fatalf("%d rows, want %d", len(rows), n)
 		}
 		for _, r := range rows {
-			if r.State != overview.StateQueued || r.ClusterQueue != ns || r.Pods != 1 || r.GPUs != 1 {
+			if r.State != lifecycle.Queued || r.ClusterQueue != ns || r.Pods != 1 || r.GPUs != 1 {
 				t.Fatalf("row %+v, want a queued job of 1 pod and 1 GPU in ClusterQueue %s", r, ns)
 			}
 		}
