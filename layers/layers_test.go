@@ -16,7 +16,7 @@ var layers = [][]string{
 	{"quota", "shape", "preemptcost"},
 	{"lifecycle"},
 	{"gang", "runtimesource", "discovery", "metrics", "jobworkload", "jobpatch"},
-	{"integration", "multikueue", "priorityboost", "informercache", "restartwatch", "standby"},
+	{"integration", "multikueue", "priorityboost", "queuecondition", "informercache", "restartwatch", "standby"},
 	{"webhook", "explain", "overview", "migrate"},
 	{"cmd/trainjob-kueue", "cmd/kubectl-trainjob_kueue"},
 }

@@ -54,6 +54,11 @@ const (
 	// PriorityBoostAnnotation on a Workload: the parts (JSON) of the
 	// kueue.x-k8s.io/priority-boost we set; it marks that boost as ours.
 	PriorityBoostAnnotation = "trainjob-kueue.dev/priority-boost"
+	// AdmittedCondition is our condition in a TrainJob's
+	// status.conditions: True once Kueue admitted the job, False with the
+	// lifecycle's state as its reason while it is queued, requeued, held
+	// or being evicted (package queuecondition).
+	AdmittedCondition = "trainjob-kueue.dev/Admitted"
 	// RuntimeIndex is the manager's field index of TrainJobs by runtime.
 	RuntimeIndex = "trainjob-kueue.dev/runtime"
 	// FieldManager applies our PodGroups (server-side apply).

@@ -46,3 +46,13 @@ func (s *Memory) First(subject types.UID, text string) bool {
 	s.said[k] = true
 	return true
 }
+
+// Said reports whether text was said about subject, remembering nothing.
+func (s *Memory) Said(subject types.UID, text string) bool {
+	if s == nil || subject == "" {
+		return false
+	}
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.said[key{subject, text}]
+}

@@ -14,3 +14,13 @@ func TestSaidOnce(t *testing.T) {
 		t.Error("without a Workload to remember, a refusal must be said every time")
 	}
 }
+
+func TestSaidRemembersNothing(t *testing.T) {
+	m := New()
+	if m.Said("a", "x") {
+		t.Error("said before anything was")
+	}
+	if !m.First("a", "x") || !m.Said("a", "x") || m.Said("a", "y") || m.Said("b", "x") {
+		t.Error("Said does not tell what First remembered")
+	}
+}

@@ -9,6 +9,7 @@ import (
 	"github.com/trainjob-kueue/trainjob-kueue/integration"
 	"github.com/trainjob-kueue/trainjob-kueue/multikueue"
 	"github.com/trainjob-kueue/trainjob-kueue/priorityboost"
+	"github.com/trainjob-kueue/trainjob-kueue/queuecondition"
 	"github.com/trainjob-kueue/trainjob-kueue/runtimesource"
 	"github.com/trainjob-kueue/trainjob-kueue/standby"
 	tjwebhook "github.com/trainjob-kueue/trainjob-kueue/webhook"
@@ -54,6 +55,9 @@ func controllers(ctx context.Context, mgr ctrl.Manager, opts integration.Options
 			list = append(list, controller{"the PodGroup keeper", integration.NewGangKeeper(c, rec, opts).SetupWithManager})
 		}
 		list = append(list,
+			controller{"the queue condition on TrainJobs", queuecondition.New(queuecondition.Options{
+				Client: c, Recorder: opts.Recorder, ManageJobsWithoutQueueName: opts.ManageJobsWithoutQueueName,
+			}).SetupWithManager},
 			controller{"the priority boost of preemption-cost policies", boosts.SetupWithManager},
 			controller{"the ClusterQueue preemption-cost warner", priorityboost.NewWarner(c, opts.Recorder, opts.PriorityBoost).SetupWithManager},
 		)

@@ -1,0 +1,226 @@
+package queuecondition
+
+import (
+	"context"
+	"fmt"
+	"strings"
+	"time"
+
+	corev1 "k8s.io/api/core/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	apimeta "k8s.io/apimachinery/pkg/api/meta"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/client-go/tools/events"
+	"k8s.io/utils/ptr"
+	ctrl "sigs.k8s.io/controller-runtime"
+	"sigs.k8s.io/controller-runtime/pkg/builder"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+	"sigs.k8s.io/controller-runtime/pkg/controller"
+	"sigs.k8s.io/controller-runtime/pkg/event"
+	"sigs.k8s.io/controller-runtime/pkg/handler"
+	"sigs.k8s.io/controller-runtime/pkg/predicate"
+	kueue "sigs.k8s.io/kueue/apis/kueue/v1beta2"
+	"sigs.k8s.io/kueue/pkg/controller/constants"
+
+	"github.com/trainjob-kueue/trainjob-kueue/jobworkload"
+	"github.com/trainjob-kueue/trainjob-kueue/lifecycle"
+	"github.com/trainjob-kueue/trainjob-kueue/names"
+	"github.com/trainjob-kueue/trainjob-kueue/saidonce"
+	"github.com/trainjob-kueue/trainjob-kueue/trainjob"
+)
+
+// DefaultSettle is how long a job's first state must last before it is
+// written, unless the job is admitted: on a queue with room a job is
+// admitted within a second of its creation, and then one write (Admitted)
+// says it all; a job that waits longer is told it waits 5 s late.
+const DefaultSettle = 5 * time.Second
+
+// ReasonConditionRefused: the API server refused our condition's write
+// (the status's validation, a webhook): said once per job and message, not
+// retried until the job changes.
+const ReasonConditionRefused = "QueueConditionRefused"
+
+// Options configure the Reconciler.
+type Options struct {
+	// Client reads from the informer cache and writes to the API server.
+	Client   client.Client
+	Recorder events.EventRecorder
+	// ManageJobsWithoutQueueName: Kueue's configuration queues jobs
+	// without a queue name.
+	ManageJobsWithoutQueueName bool
+	// Settle: DefaultSettle when zero.
+	Settle time.Duration
+	// Now: time.Now when nil.
+	Now func() time.Time
+}
+
+// Reconciler keeps one TrainJob's condition, by TrainJob key.
+type Reconciler struct {
+	opts Options
+	// said: the refusals told; refused: the writes refused, not tried
+	// again until the job changes.
+	said, refused *saidonce.Memory
+}
+
+// New makes a Reconciler.
+func New(opts Options) *Reconciler {
+	if opts.Settle == 0 {
+		opts.Settle = DefaultSettle
+	}
+	if opts.Now == nil {
+		opts.Now = time.Now
+	}
+	return &Reconciler{opts: opts, said: saidonce.New(), refused: saidonce.New()}
+}
+
+// Reconcile implements reconcile.Reconciler: from the cache, one write at
+// most, and only when the condition would say something else.
+func (r *Reconciler) Reconcile(ctx context.Context, req ctrl.Request) (ctrl.Result, error) {
+	job := &trainjob.TrainJob{}
+	if err := r.opts.Client.Get(ctx, req.NamespacedName, job); err != nil {
+		return ctrl.Result{}, client.IgnoreNotFound(err)
+	}
+	// A dispatched job's status is MultiKueue's to write: it copies the
+	// worker's TrainJob status, our condition of the worker's copy with
+	// it, onto the manager's job. Another controller's job is not ours.
+	if job.Runner() != trainjob.RunLocally || job.UID == "" || !job.DeletionTimestamp.IsZero() {
+		return ctrl.Result{}, nil
+	}
+	wl, err := jobworkload.Of(ctx, r.opts.Client, job)
+	if err != nil {
+		return ctrl.Result{}, err
+	}
+	st := lifecycle.Of(lifecycle.Observed{Job: job, Workload: wl, ManageJobsWithoutQueueName: r.opts.ManageJobsWithoutQueueName})
+	cq, err := r.clusterQueueOf(ctx, job.Namespace, st)
+	if err != nil {
+		return ctrl.Result{}, err
+	}
+	c, write := conditionFor(st, cq, job.Generation)
+	on := apimeta.FindStatusCondition(job.Status.Conditions, names.AdmittedCondition)
+	if !write || same(on, c) {
+		return ctrl.Result{}, nil
+	}
+	if age := r.opts.Now().Sub(job.CreationTimestamp.Time); on == nil && c.Status != metav1.ConditionTrue && age < r.opts.Settle {
+		return ctrl.Result{RequeueAfter: r.opts.Settle - age}, nil
+	}
+	if r.refused.Said(job.UID, refusalKey(job, c)) {
+		return ctrl.Result{}, nil // refused for this very job and words: the job's next change tries again
+	}
+	return ctrl.Result{}, r.write(ctx, job, c)
+}
+
+// refusalKey names a refused write: the job as it was and what was to be
+// written.
+func refusalKey(job *trainjob.TrainJob, c metav1.Condition) string {
+	return job.ResourceVersion + "|" + string(c.Status) + "|" + c.Reason + "|" + c.Message
+}
+
+// clusterQueueOf is where a waiting job's LocalQueue leads, from the
+// cache; "" when it does not exist.
+func (r *Reconciler) clusterQueueOf(ctx context.Context, namespace string, st lifecycle.Status) (string, error) {
+	if !st.State.Waiting() || st.LocalQueue == "" {
+		return st.ClusterQueue, nil
+	}
+	lq := &kueue.LocalQueue{}
+	switch err := r.opts.Client.Get(ctx, client.ObjectKey{Namespace: namespace, Name: st.LocalQueue}, lq); {
+	case apierrors.IsNotFound(err):
+		return "", nil
+	case err != nil:
+		return "", fmt.Errorf("reading LocalQueue %s/%s: %w", namespace, st.LocalQueue, err)
+	}
+	return string(lq.Spec.ClusterQueue), nil
+}
+
+// write patches the condition. A patch whose guard fails (the cache was
+// behind: Trainer rewrote the list) or a conflict is tried again with
+// backoff; a refusal by the status's validation or a webhook is said once
+// and waits for the job's next change, never retried as a conflict.
+func (r *Reconciler) write(ctx context.Context, job *trainjob.TrainJob, c metav1.Condition) error {
+	err := r.opts.Client.Status().Patch(ctx, job, patchFor(job, c, metav1.NewTime(r.opts.Now())))
+	switch {
+	case err == nil, apierrors.IsNotFound(err):
+		return nil
+	case apierrors.IsConflict(err), guardFailed(err):
+		return fmt.Errorf("writing condition %s of TrainJob %s/%s (the job changed meanwhile): %w", names.AdmittedCondition, job.Namespace, job.Name, err)
+	case apierrors.IsInvalid(err), apierrors.IsForbidden(err), apierrors.IsBadRequest(err):
+		r.refused.First(job.UID, refusalKey(job, c))
+		msg := fmt.Sprintf("the API server refused trainjob-kueue's %s condition (%s: %s): %v; it is written again at the job's next change", names.AdmittedCondition, c.Reason, c.Message, err)
+		if r.said.First(job.UID, msg) {
+			ctrl.LoggerFrom(ctx).Error(err, "The API server refused the queue condition of a TrainJob", "trainJob", job.Namespace+"/"+job.Name)
+			r.opts.Recorder.Eventf(job, nil, corev1.EventTypeWarning, ReasonConditionRefused, "Queue", "%s", msg)
+		}
+		return nil
+	}
+	return fmt.Errorf("writing condition %s of TrainJob %s/%s: %w", names.AdmittedCondition, job.Namespace, job.Name, err)
+}
+
+// guardFailed: the patch's test op failed (the entry at that index is no
+// longer ours, or the resourceVersion moved on): the API server answers
+// 422 with the test's words.
+func guardFailed(err error) bool {
+	return apierrors.IsInvalid(err) && strings.Contains(err.Error(), "test") && strings.Contains(err.Error(), "failed")
+}
+
+// SetupWithManager watches TrainJobs and their Workloads, passing only
+// changes of what the state is read from (stateChanged): Kueue's touches
+// of a pending Workload's message, Trainer's progress reports and our own
+// writes of other fields wake nothing.
+func (r *Reconciler) SetupWithManager(mgr ctrl.Manager) error {
+	return ctrl.NewControllerManagedBy(mgr).
+		Named("trainjob-queue-condition").
+		For(&trainjob.TrainJob{}, builder.WithPredicates(stateChanged(jobFingerprint))).
+		Watches(&kueue.Workload{}, handler.EnqueueRequestForOwner(mgr.GetScheme(), mgr.GetRESTMapper(), &trainjob.TrainJob{}, handler.OnlyControllerOwner()),
+			builder.WithPredicates(stateChanged(workloadFingerprint))).
+		WithOptions(controller.Options{MaxConcurrentReconciles: 4}).
+		Complete(r)
+}
+
+// stateChanged passes creates, deletes, and updates that change the
+// fingerprint of what the lifecycle reads.
+func stateChanged(fingerprint func(client.Object) string) predicate.Funcs {
+	return predicate.Funcs{
+		UpdateFunc: func(e event.UpdateEvent) bool { return fingerprint(e.ObjectOld) != fingerprint(e.ObjectNew) },
+	}
+}
+
+// jobFingerprint is what the lifecycle and the write read of a TrainJob:
+// its queue name, suspension, managedBy, and its conditions' types,
+// statuses and reasons (ours with its message, so one Trainer dropped or
+// reverted is written again).
+func jobFingerprint(o client.Object) string {
+	job, ok := o.(*trainjob.TrainJob)
+	if !ok {
+		return ""
+	}
+	var b strings.Builder
+	fmt.Fprintf(&b, "%s|%v|%s|%s", job.Labels[constants.QueueLabel], ptr.Deref(job.Spec.Suspend, false), ptr.Deref(job.Spec.ManagedBy, ""), job.Labels[constants.PrebuiltWorkloadLabel])
+	for _, c := range job.Status.Conditions {
+		fmt.Fprintf(&b, "|%s=%s/%s", c.Type, c.Status, c.Reason)
+		if c.Type == names.AdmittedCondition {
+			b.WriteString("/" + c.Message)
+		}
+	}
+	return b.String()
+}
+
+// workloadFingerprint is what the lifecycle reads of a Workload: its
+// activation, our holds, where it is admitted, and its conditions' types,
+// statuses and reasons (not their messages: Kueue rewrites a pending
+// Workload's as the queue moves).
+func workloadFingerprint(o client.Object) string {
+	wl, ok := o.(*kueue.Workload)
+	if !ok {
+		return ""
+	}
+	var b strings.Builder
+	_, heldForRuntime := wl.Annotations[names.HeldForRuntimeAnnotation]
+	_, heldByPolicy := wl.Annotations[names.HeldByPolicyAnnotation]
+	fmt.Fprintf(&b, "%v|%v|%v|%s|%s", ptr.Deref(wl.Spec.Active, true), heldForRuntime, heldByPolicy, ptr.Deref(wl.Status.ClusterName, ""), wl.Spec.QueueName)
+	if adm := wl.Status.Admission; adm != nil {
+		b.WriteString("|cq=" + string(adm.ClusterQueue))
+	}
+	for _, c := range wl.Status.Conditions {
+		fmt.Fprintf(&b, "|%s=%s/%s", c.Type, c.Status, c.Reason)
+	}
+	return b.String()
+}
