@@ -46,7 +46,9 @@ var trainers = []metav1.Condition{
 	{Type: "Created", Status: metav1.ConditionTrue, Reason: "JobsCreationSucceeded", Message: "jobs created", LastTransitionTime: metav1.NewTime(created)},
 }
 
-func withTrainers(j *trainjob.TrainJob) { j.Status.Conditions = append([]metav1.Condition(nil), trainers...) }
+func withTrainers(j *trainjob.TrainJob) {
+	j.Status.Conditions = append([]metav1.Condition(nil), trainers...)
+}
 
 func testWorkload(job *trainjob.TrainJob, mutate ...func(*kueue.Workload)) *kueue.Workload {
 	wl := &kueue.Workload{ObjectMeta: metav1.ObjectMeta{Namespace: job.Namespace, Name: jobframework.GetWorkloadNameForOwnerWithGVK(job.Name, job.UID, trainjob.GVK),

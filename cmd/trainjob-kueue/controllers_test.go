@@ -37,7 +37,7 @@ func TestTheManagerRunsTheControllersItsModeNeeds(t *testing.T) {
 		"a plain cluster, webhook disabled": {
 			opts: base,
 			want: []string{"the TrainJob indexes", "the TrainJob reconciler (Kueue's job framework)", "MultiKueue's name clashes on this cluster as a worker",
-				"the priority boost of preemption-cost policies", "the ClusterQueue preemption-cost warner"},
+				"the queue condition on TrainJobs", "the priority boost of preemption-cost policies", "the ClusterQueue preemption-cost warner"},
 		},
 		"a MultiKueue manager with PodGroups": {
 			opts: with(func(o *integration.Options) {
@@ -46,7 +46,7 @@ func TestTheManagerRunsTheControllersItsModeNeeds(t *testing.T) {
 			}),
 			webhook: true,
 			want: []string{"the TrainJob indexes", "the TrainJob reconciler (Kueue's job framework)", "MultiKueue's name clashes on this cluster as a worker",
-				"MultiKueue's worker refusals on this manager", "the PodGroup keeper",
+				"MultiKueue's worker refusals on this manager", "the PodGroup keeper", "the queue condition on TrainJobs",
 				"the priority boost of preemption-cost policies", "the ClusterQueue preemption-cost warner", "the TrainJob webhook", "the ClusterQueue webhook", "the JobSet webhook (no TrainJob's JobSet queued on its own)", "the Job webhook (no Job of a TrainJob's JobSet queued on its own)", "the Pod webhook (no TrainJob's pod queued on its own)"},
 		},
 	} {
