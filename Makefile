@@ -114,7 +114,7 @@ SMOKE_MULTIKUEUE_VERSIONS ?= v2.3.0
 SMOKE_MULTIKUEUE_SKIP := TestADispatchedJobWaitsWithoutQuotaUntilTheSameNamedJobIsGone|TestADispatchedJobWhoseRuntimeIsMissingOnTheWorkerRunsOnceItIsThere
 # Older Kueue releases the same binary serves (with Trainer v2.1.0).
 SMOKE_KUEUE_VERSIONS ?= v0.16.2
-SMOKE_TESTS := TestGPUTrainJobsRunWholeOnTheirFlavorsAndComplete|TestPriorityPreemptionSuspendsAndRestores|TestAdmissionWritesAsFewRequestsAsTheReleaseAllows|TestOverSubscribedGangsStartWholeOneAtATime|TestInitializersThenTrainerNodesUnderTrainersCoscheduling
+SMOKE_TESTS := TestGPUTrainJobsRunWholeOnTheirFlavorsAndComplete|TestTheQueueConditionTellsEachStateInTurn|TestPriorityPreemptionSuspendsAndRestores|TestAdmissionWritesAsFewRequestsAsTheReleaseAllows|TestOverSubscribedGangsStartWholeOneAtATime|TestInitializersThenTrainerNodesUnderTrainersCoscheduling
 SMOKE_PARALLEL ?= 3
 # Trainer v2.3's runtime snapshot (the main e2e tier runs the same test on
 # v2.1.0, where Trainer has none).

@@ -81,13 +81,17 @@ func Reason(s lifecycle.State) string {
 }
 
 // conditionFor is the condition st asks for, and whether it is written.
-func conditionFor(st lifecycle.Status, clusterQueue string, generation int64) (metav1.Condition, bool) {
+// It claims no observedGeneration: it tells the Workload's state, not how
+// far the job's spec was read, and kubectl wait ignores a condition whose
+// observedGeneration is behind the job's generation, which the start's
+// own write (spec.suspend) moves on after the admission is told.
+func conditionFor(st lifecycle.Status, clusterQueue string) (metav1.Condition, bool) {
 	t, ok := tellings()[st.State]
 	if !ok || !t.write {
 		return metav1.Condition{}, false
 	}
 	return metav1.Condition{Type: names.AdmittedCondition, Status: t.status, Reason: Reason(st.State),
-		Message: truncate(t.words(st, clusterQueue)), ObservedGeneration: generation}, true
+		Message: truncate(t.words(st, clusterQueue))}, true
 }
 
 // truncate keeps a message within metav1.Condition's 32768 bytes.

@@ -95,7 +95,7 @@ func (r *Reconciler) Reconcile(ctx context.Context, req ctrl.Request) (ctrl.Resu
 	if err != nil {
 		return ctrl.Result{}, err
 	}
-	c, write := conditionFor(st, cq, job.Generation)
+	c, write := conditionFor(st, cq)
 	on := apimeta.FindStatusCondition(job.Status.Conditions, names.AdmittedCondition)
 	if !write || same(on, c) {
 		return ctrl.Result{}, nil

@@ -31,7 +31,7 @@ import (
 var created = time.Date(2026, 12, 3, 12, 0, 0, 0, time.UTC)
 
 func testJob(mutate ...func(*trainjob.TrainJob)) *trainjob.TrainJob {
-	j := &trainjob.TrainJob{ObjectMeta: metav1.ObjectMeta{Namespace: "ns", Name: "llm", UID: "uid-1", CreationTimestamp: metav1.NewTime(created),
+	j := &trainjob.TrainJob{ObjectMeta: metav1.ObjectMeta{Namespace: "ns", Name: "llm", UID: "uid-1", CreationTimestamp: metav1.NewTime(created), Generation: 2,
 		Labels: map[string]string{constants.QueueLabel: "lq"}}}
 	j.Spec.Suspend = ptr.To(true)
 	for _, m := range mutate {
