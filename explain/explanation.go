@@ -39,6 +39,10 @@ type Input struct {
 	// DRA: what the roles claim through ResourceClaimTemplates; nil when
 	// none does (or they can't be read).
 	DRA *DRAInput
+	// Expected is the job's expected start while it waits (Forecasts);
+	// ExpectedNote why there is none.
+	Expected     *lifecycle.ExpectedStart
+	ExpectedNote string
 }
 
 // Explanation answers a batch admin's questions about one TrainJob.
@@ -65,6 +69,10 @@ type Explanation struct {
 	// PreemptedBy is Kueue's word on the preemption the job, pending,
 	// waits after: the preemptor and the effective priorities compared.
 	PreemptedBy string `json:"preemptedBy,omitempty"`
+	// ExpectedStart is when a waiting job is expected to start (Forecast);
+	// nil when not waiting, or not computed (ExpectedNote says why).
+	ExpectedStart *lifecycle.ExpectedStart `json:"expectedStart,omitempty"`
+	ExpectedNote  string                   `json:"expectedNote,omitempty"`
 	// Priority under the ClusterQueue's preemption-cost policy.
 	Priority *PriorityExplanation `json:"priority,omitempty"`
 	Verdict  string               `json:"verdict"`

@@ -41,10 +41,7 @@ func (e *Explainer) lostWork(job *trainjob.TrainJob, roles []podsets.Role, wl *k
 	if err != nil || p.Checkpoint == nil {
 		return nil
 	}
-	now := time.Now()
-	if e.Now != nil {
-		now = e.Now()
-	}
+	now := e.now()
 	s := preemptcost.SignalsOf(job, roles, wl, now, p.Checkpoint.MetricName())
 	b := preemptcost.Of(p, s)
 	if !s.Training || s.RunSeconds == nil {
@@ -96,6 +93,15 @@ func (e *Explainer) Explain(ctx context.Context, job *trainjob.TrainJob) (Explan
 			in.Priority.Lost = e.lostWork(job, roles, in.Workload, in.Priority.Policy)
 		}
 	}
+	if in.Queue != nil && in.Workload != nil && in.Workload.Status.Admission == nil {
+		starts, err := e.Forecasts(ctx, []string{in.Queue.ClusterQueue.Name})
+		switch s, ok := starts[job.Namespace+"/"+job.Name]; {
+		case err != nil:
+			in.ExpectedNote = err.Error()
+		case ok:
+			in.Expected = Expected(s, e.now())
+		}
+	}
 	if in.Workload != nil && in.Workload.Status.Admission == nil && e.Positions != nil {
 		in.Position, err = e.Positions.Position(ctx, job.Namespace, in.LocalQueue, in.Workload.Name)
 		if err != nil {
@@ -145,12 +151,18 @@ func (e *Explainer) queue(ctx context.Context, namespace, name string) (*Queue, 
 		}
 		return nil, fmt.Errorf("reading LocalQueue %s/%s: %w", namespace, name, err)
 	}
+	return e.clusterQueue(ctx, string(lq.Spec.ClusterQueue))
+}
+
+// clusterQueue reads ClusterQueue name, its flavors and what its cohort
+// lends; nil when it does not exist.
+func (e *Explainer) clusterQueue(ctx context.Context, name string) (*Queue, error) {
 	cq := &kueue.ClusterQueue{}
-	if err := e.Client.Get(ctx, client.ObjectKey{Name: string(lq.Spec.ClusterQueue)}, cq); err != nil {
+	if err := e.Client.Get(ctx, client.ObjectKey{Name: name}, cq); err != nil {
 		if apierrors.IsNotFound(err) {
 			return nil, nil
 		}
-		return nil, fmt.Errorf("reading ClusterQueue %s: %w", lq.Spec.ClusterQueue, err)
+		return nil, fmt.Errorf("reading ClusterQueue %s: %w", name, err)
 	}
 	q := &Queue{ClusterQueue: cq, Flavors: map[string]*kueue.ResourceFlavor{}}
 	for _, rg := range cq.Spec.ResourceGroups {
@@ -232,4 +244,11 @@ func (e *Explainer) priority(ctx context.Context, cq *kueue.ClusterQueue, wl *ku
 		}
 	}
 	return in, nil
+}
+
+func (e *Explainer) now() time.Time {
+	if e.Now != nil {
+		return e.Now()
+	}
+	return time.Now()
 }

@@ -104,6 +104,7 @@ func llamaJob() *trainjob.TrainJob {
 	job := &trainjob.TrainJob{ObjectMeta: metav1.ObjectMeta{Namespace: "ml", Name: "llama", UID: "llama-uid",
 		Labels: map[string]string{queueNameLabel: "team-a"}}}
 	job.Spec.RuntimeRef = trainer.RuntimeRef{Name: "torch", Kind: ptr.To(trainer.TrainingRuntimeKind)}
+	job.Spec.Suspend = ptr.To(true) // queued: our webhook suspends it at create
 	return job
 }
 
@@ -370,7 +371,7 @@ func TestExplainerFindsTheJobsWorkload(t *testing.T) {
 	}{
 		"the Workload Kueue named after the job": {
 			job: llamaJob(), objs: []client.Object{admittedWorkload(llamaWorkload())},
-			wantState: lifecycle.Running, wantVerdict: "admitted by ClusterQueue cq-a: node→a100",
+			wantState: lifecycle.Admitted, wantVerdict: "admitted by ClusterQueue cq-a: node→a100",
 		},
 		"a prebuilt Workload, named by the job": {
 			job: prebuilt, objs: []client.Object{admittedWorkload(llamaWorkload()), finishedPrebuilt},
@@ -429,7 +430,7 @@ func TestExplainerAsksThePositionOfAPendingWorkload(t *testing.T) {
 		"an admitted Workload": {
 			workload:    admittedWorkload(llamaWorkload()),
 			positions:   &positionsOf{position: &Position{InLocalQueue: 3, InClusterQueue: 7}},
-			wantVerdict: "admitted by ClusterQueue cq-a: node→a100",
+			wantVerdict: "admitted by ClusterQueue cq-a: node→a100; starting",
 		},
 		"no Workload yet": {
 			positions:   &positionsOf{position: &Position{InLocalQueue: 3, InClusterQueue: 7}},

@@ -103,13 +103,19 @@ func (a *Assignment) Fits() bool {
 // earlier use up quota for later ones, as one Workload's PodSets do. It
 // does not model preemption, fair sharing or topology.
 func Assign(roles []podsets.Role, q *Queue) Assignment {
-	l := NewLedger(q)
+	a, _ := assignOn(NewLedger(q), roles, q)
+	return a
+}
+
+// assignOn is Assign against the quota l has left, which it books; booked
+// is what it took, per flavor.
+func assignOn(l *Ledger, roles []podsets.Role, q *Queue) (out Assignment, booked map[string]corev1.ResourceList) {
 	usage := quota.Usage(roles)
 	stopOnBorrow := true
 	if ff := q.ClusterQueue.Spec.FlavorFungibility; ff != nil && ff.WhenCanBorrow == kueue.TryNextFlavor {
 		stopOnBorrow = false
 	}
-	out := Assignment{}
+	out = Assignment{}
 	for i := range roles {
 		ra := RoleAssignment{Role: roles[i].Name}
 		covered := map[corev1.ResourceName]bool{}
@@ -146,6 +152,10 @@ func Assign(roles []podsets.Role, q *Queue) Assignment {
 			}
 			if picked != "" {
 				l.take(picked, need)
+				if booked == nil {
+					booked = map[string]corev1.ResourceList{}
+				}
+				booked[picked] = quota.Add(booked[picked], need)
 			}
 			ra.Picked = append(ra.Picked, picked)
 		}
@@ -159,5 +169,5 @@ func Assign(roles []podsets.Role, q *Queue) Assignment {
 		}
 		out.Roles = append(out.Roles, ra)
 	}
-	return out
+	return out, booked
 }

@@ -160,3 +160,38 @@ func (l *Ledger) take(flavor string, need corev1.ResourceList) {
 		l.free[flavor][r] = free
 	}
 }
+
+// give returns back to flavor what a job that ends held: to the cohort
+// first what the queue borrowed, then to its own quota.
+func (l *Ledger) give(flavor string, back corev1.ResourceList) {
+	if l.free[flavor] == nil {
+		l.free[flavor], l.borrow[flavor] = corev1.ResourceList{}, corev1.ResourceList{}
+	}
+	for r, n := range back {
+		free := l.free[flavor][r]
+		if free.Sign() < 0 {
+			borrowed := free.DeepCopy()
+			borrowed.Neg()
+			if n.Cmp(borrowed) < 0 {
+				borrowed = n.DeepCopy()
+			}
+			lend := l.borrow[flavor][r]
+			lend.Add(borrowed)
+			l.borrow[flavor][r] = lend
+		}
+		free.Add(n)
+		l.free[flavor][r] = free
+	}
+}
+
+// clone is a copy of l to book a what-if on.
+func (l *Ledger) clone() *Ledger {
+	c := &Ledger{free: map[string]corev1.ResourceList{}, borrow: map[string]corev1.ResourceList{}, nominal: l.nominal, limited: l.limited}
+	for f, rl := range l.free {
+		c.free[f] = rl.DeepCopy()
+	}
+	for f, rl := range l.borrow {
+		c.borrow[f] = rl.DeepCopy()
+	}
+	return c
+}

@@ -35,6 +35,12 @@ func (ex *Explanation) WriteText(w io.Writer) error {
 	case ex.PositionNote != "" && ex.State.Waiting():
 		fmt.Fprintf(tw, "Position:\tunknown (%s)\n", ex.PositionNote)
 	}
+	switch {
+	case ex.ExpectedStart != nil:
+		fmt.Fprintf(tw, "Expected:\t%s\n", ex.ExpectedStart.Sentence())
+	case ex.ExpectedNote != "":
+		fmt.Fprintf(tw, "Expected:\tunknown (%s)\n", ex.ExpectedNote)
+	}
 	fmt.Fprintln(tw)
 	fmt.Fprintln(tw, "ROLE\tPODS\tPER POD\tTOTAL\tFLAVOR")
 	for _, r := range ex.Roles {

@@ -87,6 +87,10 @@ func saidVerdict(ex *Explanation, _ Input, st lifecycle.Status) { ex.Verdict = s
 // admittedVerdict: where the admission put each role, and what follows.
 func admittedVerdict(ex *Explanation, in Input, st lifecycle.Status) {
 	wl := in.Workload
+	if wl == nil || wl.Status.Admission == nil {
+		ex.Verdict = st.Message // started without an admission
+		return
+	}
 	ex.ClusterQueue = st.ClusterQueue
 	assigned(ex, wl.Status.Admission)
 	where := flavorsText(ex.Roles)
@@ -120,6 +124,10 @@ func waitingVerdict(ex *Explanation, in Input, _ lifecycle.Status) {
 		return
 	}
 	ex.Verdict = pendingVerdict(ex, in)
+	ex.ExpectedStart, ex.ExpectedNote = in.Expected, in.ExpectedNote
+	if in.Expected != nil {
+		ex.Verdict += "; expected to start " + in.Expected.Sentence()
+	}
 }
 
 func assigned(ex *Explanation, adm *kueue.Admission) {

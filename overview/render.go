@@ -45,7 +45,7 @@ func table(w io.Writer, rows []Row, wide, allNamespaces bool) error {
 	}
 	head = append(head, "TRAINJOB", "QUEUE", "STATE", "POSITION", "FLAVORS", "PODS", "GPUS", "WAITED", "PREEMPTED")
 	if wide {
-		head = append(head, "CLUSTERQUEUE", "PRIORITY", "WHY")
+		head = append(head, "CLUSTERQUEUE", "PRIORITY", "EXPECTED START", "WHY")
 	}
 	fmt.Fprintln(tw, strings.Join(head, "\t"))
 	for _, r := range rows {
@@ -64,7 +64,7 @@ func table(w io.Writer, rows []Row, wide, allNamespaces bool) error {
 			if r.Priority != nil {
 				priority = fmt.Sprint(*r.Priority)
 			}
-			cells = append(cells, or(r.ClusterQueue), priority, or(r.Why))
+			cells = append(cells, or(r.ClusterQueue), priority, r.ExpectedStart.Short(), or(r.Why))
 		}
 		fmt.Fprintln(tw, strings.Join(cells, "\t"))
 	}

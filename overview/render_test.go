@@ -14,7 +14,8 @@ import (
 
 func TestWriteTableWideJSONAndYAML(t *testing.T) {
 	rows := []Row{
-		{Namespace: "ns", Name: "a", Queue: "lq", ClusterQueue: "cq", State: lifecycle.Queued, Position: ptr.To[int32](0), Pods: 2, GPUs: 16, Waited: 90 * time.Second, WaitedSeconds: 90, Priority: ptr.To[int64](820)},
+		{Namespace: "ns", Name: "a", Queue: "lq", ClusterQueue: "cq", State: lifecycle.Queued, Position: ptr.To[int32](0), Pods: 2, GPUs: 16, Waited: 90 * time.Second, WaitedSeconds: 90, Priority: ptr.To[int64](820),
+			ExpectedStart: &lifecycle.ExpectedStart{Unknown: "it waits for ml/x, whose end can't be told"}},
 		{Namespace: "ns", Name: "b", State: lifecycle.NotQueued, Why: "no kueue.x-k8s.io/queue-name label"},
 	}
 	words := func(s string) string { return strings.Join(strings.Fields(s), " ") }
@@ -31,7 +32,7 @@ func TestWriteTableWideJSONAndYAML(t *testing.T) {
 	if err := Write(&b, rows, "wide", false); err != nil {
 		t.Fatal(err)
 	}
-	if got := words(b.String()); strings.Contains(got, "NAMESPACE") || !strings.Contains(got, "CLUSTERQUEUE PRIORITY WHY") || !strings.Contains(got, "cq 820 -") || !strings.Contains(got, "no kueue.x-k8s.io/queue-name label") {
+	if got := words(b.String()); strings.Contains(got, "NAMESPACE") || !strings.Contains(got, "CLUSTERQUEUE PRIORITY EXPECTED START WHY") || !strings.Contains(got, "cq 820 unknown -") || !strings.Contains(got, "no kueue.x-k8s.io/queue-name label") {
 		t.Errorf("wide table:\n%s", b.String())
 	}
 	b.Reset()
@@ -39,7 +40,7 @@ func TestWriteTableWideJSONAndYAML(t *testing.T) {
 		t.Fatal(err)
 	}
 	var got struct{ Items []Row }
-	if err := json.Unmarshal(b.Bytes(), &got); err != nil || len(got.Items) != 2 || got.Items[0].WaitedSeconds != 90 {
+	if err := json.Unmarshal(b.Bytes(), &got); err != nil || len(got.Items) != 2 || got.Items[0].WaitedSeconds != 90 || got.Items[0].ExpectedStart == nil || got.Items[0].ExpectedStart.Unknown == "" {
 		t.Errorf("json %v: %s", err, b.String())
 	}
 	b.Reset()

@@ -51,6 +51,10 @@ type Row struct {
 	WaitedSeconds int64         `json:"waitedSeconds"`
 	// Preemptions: how often Kueue preempted the job's Workload.
 	Preemptions int32 `json:"preemptions"`
+	// ExpectedStart is when a waiting job is expected to start, filled by
+	// the caller (explain.Forecasts plays its ClusterQueue forward); nil
+	// when not waiting or not computed.
+	ExpectedStart *lifecycle.ExpectedStart `json:"expectedStart,omitempty"`
 	// Priority is the Workload's effective priority, as Kueue orders and
 	// preempts by it: its priority plus the boost of a preemption-cost
 	// policy; nil without a Workload.

@@ -120,7 +120,9 @@ func TestRows(t *testing.T) {
 		},
 		"preempted twice, waiting again": {
 			job: job("a"), wl: ptr.To(workload("a", preempted)),
-			want: with("a", lifecycle.Requeued, func(r *Row) { r.Preemptions, r.Position, r.Waited, r.Why = 2, ptr.To[int32](2), 10*time.Minute, "Preempted" }),
+			want: with("a", lifecycle.Requeued, func(r *Row) {
+				r.Preemptions, r.Position, r.Waited, r.Why = 2, ptr.To[int32](2), 10*time.Minute, "Preempted"
+			}),
 		},
 		"finished": {
 			job: job("a", running, func(j *trainjob.TrainJob) {

@@ -7,6 +7,7 @@ import (
 	"io"
 	"os"
 	"os/signal"
+	"slices"
 	"time"
 
 	"k8s.io/apimachinery/pkg/labels"
@@ -24,8 +25,12 @@ Requeued, WaitingForRuntime, HeldByPolicy, HeldOnWorker, Inactive,
 QuotaReserved, Admitted, Running, Evicted, Finished, Failed), position in
 the ClusterQueue where
 Kueue's visibility API is served, flavors, pods running/booked, GPUs, how
-long each waited and how often it was preempted. One list request per
-kind, however many jobs. Reads only, with your kubeconfig's identity.
+long each waited and how often it was preempted; -o wide, json and yaml
+add when each waiting job is expected to start (its ClusterQueue played
+forward: running jobs end as they report or as their runtime's finished
+jobs ran; preemption by a job arriving later can't be foreseen). One list
+request per kind, however many jobs. Reads only, with your kubeconfig's
+identity.
 `
 
 // listMain runs the list command; it returns the exit code.
@@ -116,7 +121,38 @@ func (l *lister) list(ctx context.Context, stdout, stderr io.Writer, output stri
 	for _, n := range notes {
 		fmt.Fprintf(stderr, "list: %s\n", n)
 	}
-	return overview.Write(stdout, overview.Rows(in), output, l.all)
+	rows := overview.Rows(in)
+	if output != "" {
+		for _, n := range l.expect(ctx, rows) {
+			fmt.Fprintf(stderr, "list: %s\n", n)
+		}
+	}
+	return overview.Write(stdout, rows, output, l.all)
+}
+
+// expect fills the expected start of each waiting row (-o wide, json,
+// yaml): the ClusterQueues they wait in played forward once each.
+func (l *lister) expect(ctx context.Context, rows []overview.Row) (notes []string) {
+	var queues []string
+	for _, r := range rows {
+		if r.State.Waiting() && r.ClusterQueue != "" && !slices.Contains(queues, r.ClusterQueue) {
+			queues = append(queues, r.ClusterQueue)
+		}
+	}
+	if len(queues) == 0 {
+		return nil
+	}
+	starts, err := (&explain.Explainer{Client: l.client}).Forecasts(ctx, queues)
+	if err != nil {
+		return []string{"no expected start: " + err.Error()}
+	}
+	now := time.Now()
+	for i := range rows {
+		if s, ok := starts[rows[i].Namespace+"/"+rows[i].Name]; ok && rows[i].State.Waiting() {
+			rows[i].ExpectedStart = explain.Expected(s, now)
+		}
+	}
+	return nil
 }
 
 func isTerminal(w io.Writer) bool {

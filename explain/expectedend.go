@@ -1,0 +1,130 @@
+package explain
+
+import (
+	"slices"
+	"time"
+
+	apimeta "k8s.io/apimachinery/pkg/api/meta"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/utils/ptr"
+	kueue "sigs.k8s.io/kueue/apis/kueue/v1beta2"
+
+	"github.com/trainjob-kueue/trainjob-kueue/trainjob"
+)
+
+// How a job's end or run time is known, in the order they are believed.
+const (
+	FromReported     = "reported"
+	FromProgress     = "from its progress"
+	FromHistory      = "from its runtime's history"
+	FromMaxExecution = "its maximum execution time"
+)
+
+// History is how long the finished jobs of each runtime ran (RuntimeKey).
+type History map[string][]time.Duration
+
+// median of the runtime's runs; false without any.
+func (h History) median(runtime string) (time.Duration, bool) {
+	runs := slices.Clone(h[runtime])
+	if len(runs) == 0 {
+		return 0, false
+	}
+	slices.Sort(runs)
+	return runs[len(runs)/2], true
+}
+
+// Add records that a finished job of runtime ran d.
+func (h History) Add(runtime string, d time.Duration) { h[runtime] = append(h[runtime], d) }
+
+// RuntimeKey names the job's runtime: kind and name (and namespace for a
+// TrainingRuntime).
+func RuntimeKey(job *trainjob.TrainJob) string {
+	kind := ptr.Deref(job.Spec.RuntimeRef.Kind, "ClusterTrainingRuntime")
+	if kind == "TrainingRuntime" {
+		return kind + "/" + job.Namespace + "/" + job.Spec.RuntimeRef.Name
+	}
+	return kind + "/" + job.Spec.RuntimeRef.Name
+}
+
+// RanFor is how long a finished job ran: from its Workload's admission to
+// its finish; false when its Workload does not tell both, or it failed.
+func RanFor(wl *kueue.Workload) (time.Duration, bool) {
+	adm := apimeta.FindStatusCondition(wl.Status.Conditions, kueue.WorkloadAdmitted)
+	fin := apimeta.FindStatusCondition(wl.Status.Conditions, kueue.WorkloadFinished)
+	if adm == nil || fin == nil || fin.Status != metav1.ConditionTrue || fin.Reason != kueue.WorkloadFinishedReasonSucceeded {
+		return 0, false
+	}
+	d := fin.LastTransitionTime.Sub(adm.LastTransitionTime.Time)
+	return d, d > 0
+}
+
+// trustAfter is how long a job must have run before the time left it
+// reports is believed when it reports more: as the preemption cost's
+// trust rule, a job can't be believed nearly done before it has run as
+// long as it says is left, and past this every report is believed.
+const trustAfter = 10 * time.Minute
+
+// EndOf is when the running job (its Workload admitted; job nil for
+// another kind's Workload) is expected to
+// end, and how that is known; "" when it can't be told. In order: the
+// time left Trainer reports (once believed), the rate of its reported
+// progress, the median run of its runtime's finished jobs, Kueue's
+// maximumExecutionTimeSeconds. An estimate already past is not believed
+// (the job outlived it), and the next is tried.
+func EndOf(job *trainjob.TrainJob, wl *kueue.Workload, h History, now time.Time) (time.Time, string) {
+	adm := apimeta.FindStatusCondition(wl.Status.Conditions, kueue.WorkloadAdmitted)
+	if adm == nil || adm.Status != metav1.ConditionTrue {
+		return time.Time{}, ""
+	}
+	since := adm.LastTransitionTime.Time
+	ran := now.Sub(since)
+	if job == nil { // another kind's Workload
+		return maxExecutionEnd(wl, since, now)
+	}
+	if ts := job.Status.TrainerStatus; ts != nil && !job.Suspended() {
+		at := ts.LastUpdatedTime.Time
+		if left := ts.EstimatedRemainingSeconds; left != nil && *left >= 0 && !at.IsZero() && !at.After(now) {
+			l := time.Duration(*left) * time.Second
+			if end := at.Add(l); (ran >= l || ran >= trustAfter) && !end.Before(now) {
+				return end, FromReported
+			}
+		}
+		if p := ts.ProgressPercentage; p != nil && *p > 0 && *p < 100 && ran >= time.Minute {
+			if end := since.Add(time.Duration(float64(ran) * 100 / float64(*p))); !end.Before(now) {
+				return end, FromProgress
+			}
+		}
+	}
+	if d, ok := h.median(RuntimeKey(job)); ok && !since.Add(d).Before(now) {
+		return since.Add(d), FromHistory
+	}
+	return maxExecutionEnd(wl, since, now)
+}
+
+// maxExecutionEnd is when Kueue's maximumExecutionTimeSeconds ends a job
+// admitted at since; "" without one, or one already past.
+func maxExecutionEnd(wl *kueue.Workload, since, now time.Time) (time.Time, string) {
+	if m := wl.Spec.MaximumExecutionTimeSeconds; m != nil && *m > 0 {
+		if end := since.Add(time.Duration(*m) * time.Second); !end.Before(now) {
+			return end, FromMaxExecution
+		}
+	}
+	return time.Time{}, ""
+}
+
+// RunsFor is how long a waiting job is expected to run once admitted: the
+// median run of its runtime's finished jobs, else Kueue's
+// maximumExecutionTimeSeconds; "" when it can't be told.
+func RunsFor(job *trainjob.TrainJob, wl *kueue.Workload, h History) (time.Duration, string) {
+	if job != nil {
+		if d, ok := h.median(RuntimeKey(job)); ok {
+			return d, FromHistory
+		}
+	}
+	if wl != nil {
+		if m := wl.Spec.MaximumExecutionTimeSeconds; m != nil && *m > 0 {
+			return time.Duration(*m) * time.Second, FromMaxExecution
+		}
+	}
+	return 0, ""
+}

@@ -1,0 +1,85 @@
+package explain_test
+
+import (
+	"testing"
+	"time"
+
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/utils/ptr"
+	kueue "sigs.k8s.io/kueue/apis/kueue/v1beta2"
+
+	trainer "github.com/kubeflow/trainer/v2/pkg/apis/trainer/v1alpha1"
+
+	"github.com/trainjob-kueue/trainjob-kueue/explain"
+	"github.com/trainjob-kueue/trainjob-kueue/trainjob"
+)
+
+func TestEndOfTakesTheFirstSourceThatTellsIt(t *testing.T) {
+	now := time.Date(2026, 12, 4, 14, 0, 0, 0, time.UTC)
+	job := func(ran time.Duration, status *trainer.TrainerStatus) (*trainjob.TrainJob, *kueue.Workload) {
+		j := &trainjob.TrainJob{ObjectMeta: metav1.ObjectMeta{Namespace: "ml", Name: "llm"}}
+		j.Spec.RuntimeRef = trainer.RuntimeRef{Name: "torch", Kind: ptr.To("ClusterTrainingRuntime")}
+		j.Spec.Suspend = ptr.To(false)
+		j.Status.TrainerStatus = status
+		wl := &kueue.Workload{}
+		wl.Status.Conditions = []metav1.Condition{{Type: kueue.WorkloadAdmitted, Status: metav1.ConditionTrue, LastTransitionTime: metav1.NewTime(now.Add(-ran))}}
+		return j, wl
+	}
+	reported := func(left int32, ago time.Duration, progress int32) *trainer.TrainerStatus {
+		s := &trainer.TrainerStatus{EstimatedRemainingSeconds: ptr.To(left), LastUpdatedTime: metav1.NewTime(now.Add(-ago))}
+		if progress > 0 {
+			s.ProgressPercentage = ptr.To(progress)
+		}
+		return s
+	}
+	history := explain.History{}
+	history.Add("ClusterTrainingRuntime/torch", 90*time.Minute)
+	history.Add("ClusterTrainingRuntime/torch", 2*time.Hour)
+	history.Add("ClusterTrainingRuntime/torch", 3*time.Hour)
+	for name, tc := range map[string]struct {
+		ran      time.Duration
+		status   *trainer.TrainerStatus
+		history  explain.History
+		maxExec  *int32
+		wantEnd  time.Duration // from now
+		wantFrom string
+	}{
+		"reported, believed: it ran longer than it says is left": {ran: 30 * time.Minute, status: reported(600, time.Minute, 0), wantEnd: 9 * time.Minute, wantFrom: explain.FromReported},
+		"reported, believed: it ran past the trust time":         {ran: 20 * time.Minute, status: reported(7200, 0, 0), wantEnd: 2 * time.Hour, wantFrom: explain.FromReported},
+		"reported nearly done too early: its progress instead":   {ran: 2 * time.Minute, status: reported(600, 0, 20), wantEnd: 8 * time.Minute, wantFrom: explain.FromProgress},
+		"no report: its runtime's median run":                    {ran: time.Hour, history: history, wantEnd: time.Hour, wantFrom: explain.FromHistory},
+		"outlived its history: the maximum execution time":       {ran: 2*time.Hour + time.Minute, history: explain.History{"ClusterTrainingRuntime/torch": {time.Hour}}, maxExec: ptr.To[int32](4 * 3600), wantEnd: 2*time.Hour - time.Minute, wantFrom: explain.FromMaxExecution},
+		"nothing tells it": {ran: time.Hour},
+	} {
+		t.Run(name, func(t *testing.T) {
+			j, wl := job(tc.ran, tc.status)
+			wl.Spec.MaximumExecutionTimeSeconds = tc.maxExec
+			h := tc.history
+			if h == nil {
+				h = explain.History{}
+			}
+			end, from := explain.EndOf(j, wl, h, now)
+			if from != tc.wantFrom || (from != "" && !end.Equal(now.Add(tc.wantEnd))) || (from == "" && !end.IsZero()) {
+				t.Errorf("EndOf: %v from %q; want in %v from %q", end.Sub(now), from, tc.wantEnd, tc.wantFrom)
+			}
+		})
+	}
+}
+
+func TestRanForCountsSucceededRunsOnly(t *testing.T) {
+	at := time.Date(2026, 12, 4, 12, 0, 0, 0, time.UTC)
+	wl := func(reason string) *kueue.Workload {
+		w := &kueue.Workload{}
+		w.Status.Conditions = []metav1.Condition{
+			{Type: kueue.WorkloadAdmitted, Status: metav1.ConditionTrue, LastTransitionTime: metav1.NewTime(at)},
+			{Type: kueue.WorkloadFinished, Status: metav1.ConditionTrue, Reason: reason, LastTransitionTime: metav1.NewTime(at.Add(40 * time.Minute))},
+		}
+		return w
+	}
+	if d, ok := explain.RanFor(wl(kueue.WorkloadFinishedReasonSucceeded)); !ok || d != 40*time.Minute {
+		t.Errorf("a succeeded run: %v, %v", d, ok)
+	}
+	if _, ok := explain.RanFor(wl(kueue.WorkloadFinishedReasonFailed)); ok {
+		t.Error("a failed run counted")
+	}
+}

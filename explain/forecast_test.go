@@ -1,0 +1,92 @@
+package explain_test
+
+import (
+	"testing"
+	"time"
+
+	"github.com/google/go-cmp/cmp"
+	corev1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/api/resource"
+
+	"github.com/trainjob-kueue/trainjob-kueue/explain"
+	"github.com/trainjob-kueue/trainjob-kueue/podsets"
+)
+
+func gpus(n string) map[string]corev1.ResourceList {
+	return map[string]corev1.ResourceList{"a100": {gpu: resource.MustParse(n)}}
+}
+
+// A 16-GPU queue, full: llm-1 (8 GPUs) says it has 10 minutes left,
+// sweep-2 (8) is expected to end in 4 from its runtime's history.
+func TestForecastPlaysTheQueueForward(t *testing.T) {
+	now := time.Date(2026, 12, 4, 13, 53, 0, 0, time.UTC)
+	queue := func() *explain.Queue {
+		return queueOf(using(clusterQueue("", nil, flavorQuota{name: "a100", gpus: "16"}), map[string]string{"a100": "16"}))
+	}
+	llm := explain.Running{Job: "ml/llm-1", Uses: gpus("8"), End: now.Add(10 * time.Minute), From: explain.FromReported}
+	sweep := explain.Running{Job: "ml/sweep-2", Uses: gpus("8"), End: now.Add(4 * time.Minute), From: explain.FromHistory}
+	held := explain.Running{Job: "ml/notebook", Uses: gpus("8")}
+	waiting := func(name string, pods int32, runs time.Duration) explain.Waiting {
+		w := explain.Waiting{Job: name, Roles: []podsets.Role{gpuRole("node", pods, "4", nil)}, Runs: runs}
+		if runs > 0 {
+			w.From = explain.FromHistory
+		}
+		return w
+	}
+	for name, tc := range map[string]struct {
+		plan explain.Plan
+		want map[string]explain.Start
+	}{
+		"each job once the quota it needs is back, in Kueue's order": {
+			plan: explain.Plan{Queue: queue(), Running: []explain.Running{llm, sweep}, Now: now,
+				Waiting: []explain.Waiting{waiting("ml/a", 2, 30*time.Minute), waiting("ml/b", 4, time.Hour)}},
+			want: map[string]explain.Start{
+				"ml/a": {At: now.Add(4 * time.Minute), After: []explain.Running{sweep}},
+				// Once llm-1 and then a have given their 8 back.
+				"ml/b": {At: now.Add(34 * time.Minute), After: []explain.Running{sweep, llm,
+					{Job: "ml/a", Uses: gpus("8"), End: now.Add(34 * time.Minute), From: explain.FromHistory}}},
+			},
+		},
+		"best effort: a later job that fits goes first": {
+			plan: explain.Plan{Queue: queue(), Running: []explain.Running{llm, sweep}, Now: now,
+				Waiting: []explain.Waiting{waiting("ml/big", 4, time.Hour), waiting("ml/small", 2, time.Hour)}},
+			want: map[string]explain.Start{
+				"ml/small": {At: now.Add(4 * time.Minute), After: []explain.Running{sweep}},
+				// small holds 8 until 1h04.
+				"ml/big": {At: now.Add(64 * time.Minute), After: []explain.Running{sweep, llm,
+					{Job: "ml/small", Uses: gpus("8"), End: now.Add(64 * time.Minute), From: explain.FromHistory}}},
+			},
+		},
+		"strict FIFO: nothing passes the head": {
+			plan: explain.Plan{Queue: queue(), Running: []explain.Running{llm, sweep}, Now: now, StrictFIFO: true,
+				Waiting: []explain.Waiting{waiting("ml/big", 4, time.Hour), waiting("ml/small", 2, time.Hour)}},
+			want: map[string]explain.Start{
+				"ml/big":   {At: now.Add(10 * time.Minute), After: []explain.Running{sweep, llm}},
+				"ml/small": {At: now.Add(70 * time.Minute), After: []explain.Running{sweep, llm, {Job: "ml/big", Uses: gpus("16"), End: now.Add(70 * time.Minute), From: explain.FromHistory}}},
+			},
+		},
+		"a job whose end can't be told holds its quota: who needs it is unknown": {
+			plan: explain.Plan{Queue: queue(), Running: []explain.Running{held, sweep}, Now: now,
+				Waiting: []explain.Waiting{waiting("ml/a", 2, 0), waiting("ml/b", 2, time.Hour)}},
+			want: map[string]explain.Start{
+				"ml/a": {At: now.Add(4 * time.Minute), After: []explain.Running{sweep}},
+				// a has no run time either: b waits on both.
+				"ml/b": {Unknown: "it waits for ml/a, ml/notebook, whose end can't be told (no time left reported, no progress, no history of its runtime, no maximum execution time)"},
+			},
+		},
+		"never fits": {
+			plan: explain.Plan{Queue: queue(), Running: []explain.Running{llm, sweep}, Now: now, Waiting: []explain.Waiting{waiting("ml/huge", 8, time.Hour)}},
+			want: map[string]explain.Start{"ml/huge": {Unknown: "it does not fit even once every running job has ended"}},
+		},
+	} {
+		t.Run(name, func(t *testing.T) {
+			got := explain.Forecast(tc.plan)
+			// The releases by who, when and how known (what they give back
+			// is the test of when the next job starts).
+			after := cmp.Transformer("after", func(r explain.Running) string { return r.Job + " at " + r.End.Format(time.TimeOnly) + ", " + r.From })
+			if diff := cmp.Diff(tc.want, got, after); diff != "" {
+				t.Errorf("Forecast (-want +got):\n%s", diff)
+			}
+		})
+	}
+}
