@@ -95,7 +95,7 @@ func TestExplainPendingRunningAndNotYetCreatedJobsAsAKubectlPlugin(t *testing.T)
 	// Columns are aligned with spaces: compare words.
 	words := strings.Join(strings.Fields(out), " ")
 	for _, want := range []string{
-		"State: Pending",
+		"State: Queued",
 		"node 1 cpu=1 nvidia.com/gpu=8 cpu=1 nvidia.com/gpu=8 " + flavor + " (short 8 nvidia.com/gpu)",
 		"Verdict: pending: short of 8 nvidia.com/gpu in flavor " + flavor,
 		"ClusterQueue " + ns + " has 0 free of 8 nominal",
