@@ -25,7 +25,7 @@ PROVISIONING ?= false
 # Deployment's are.
 REPLICAS ?= 1
 
-.PHONY: prefetch generate verify-generate all build plugin krew image image-push deploy bench bench-sweep bench-smoke bench-check bench-baseline scale scale-harness test test-install test-image test-smoke test-full test-unit test-integration test-e2e test-e2e-main test-deployed test-deployed-helm test-reliability test-reliability-smoke fuzz vet envtest-assets components cluster-up cluster-down cluster-switch multikueue-up demo dashboard-picture clean
+.PHONY: prefetch generate verify-generate all build plugin krew image image-push deploy bench bench-forecast bench-sweep bench-smoke bench-check bench-baseline scale scale-harness test test-install test-image test-smoke test-full test-unit test-integration test-e2e test-e2e-main test-deployed test-deployed-helm test-reliability test-reliability-smoke fuzz vet envtest-assets components cluster-up cluster-down cluster-switch multikueue-up demo dashboard-picture clean
 
 all: build
 
@@ -377,6 +377,13 @@ SCALE_HARNESS_SETUPS ?= floor,ours,intree
 scale-harness:
 	$(MAKE) --no-print-directory components TRAINER_VERSION=$(BENCH_TRAINER)
 	$(GO) run ./hack/bench -hold -n $(SCALE_HARNESS_N) -rate 20 -setups $(SCALE_HARNESS_SETUPS) -timeout 150m -out .bench/harness-n$(SCALE_HARNESS_N) -trainer-version $(BENCH_TRAINER) -kueue-version $(KUEUE_VERSION)
+
+## bench-forecast: how well the expected start foretells a queued job's
+## real start (test/forecastaccuracy: an over-subscribed queue of jobs of
+## known durations, half reporting progress; ~12 minutes; .bench/forecast/).
+bench-forecast:
+	$(MAKE) --no-print-directory components TRAINER_VERSION=v2.3.0
+	$(GO) test -count=1 -timeout 40m -run '^$$' -bench BenchmarkExpectedStartAccuracy -benchtime 1x -v ./test/forecastaccuracy/
 
 ## bench-smoke: the benchmark's whole path on a small load (part of make test).
 bench-smoke:
