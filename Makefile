@@ -233,7 +233,7 @@ test-image:
 # Every package but the tiers that need a control plane: a new package is
 # tested without being listed.
 test-unit:
-	$(GO) test -count=1 $$($(GO) list ./... | grep -v -e /test/integration -e /test/e2e -e /test/reliability)
+	$(GO) test -count=1 $$($(GO) list ./... | grep -v -e /test/integration -e /test/e2e -e /test/reliability -e /test/forecastaccuracy)
 
 ## test-integration: real kube-apiserver + etcd, Kueue core and Trainer v2.2.1
 ## in process, JobSet v0.12.0 as a process.
