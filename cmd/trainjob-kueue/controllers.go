@@ -10,6 +10,7 @@ import (
 	"github.com/trainjob-kueue/trainjob-kueue/multikueue"
 	"github.com/trainjob-kueue/trainjob-kueue/priorityboost"
 	"github.com/trainjob-kueue/trainjob-kueue/queuecondition"
+	"github.com/trainjob-kueue/trainjob-kueue/restartwatch"
 	"github.com/trainjob-kueue/trainjob-kueue/runtimesource"
 	"github.com/trainjob-kueue/trainjob-kueue/standby"
 	tjwebhook "github.com/trainjob-kueue/trainjob-kueue/webhook"
@@ -72,6 +73,23 @@ func controllers(ctx context.Context, mgr ctrl.Manager, opts integration.Options
 		)
 	}
 	return list
+}
+
+// restartWatchers stop the run (stop) when what it learned at start no
+// longer holds: an in-place Trainer upgrade that changes the TrainJob
+// shape, or Kueue's built-in TrainJob integration turned on or off; the
+// process then runs again in the mode it finds. In every mode, and set up
+// first, before the certificate wait (main.go's watchRestarts): a mode
+// change must be seen even while the webhook certificate is awaited.
+func restartWatchers(f flags, opts integration.Options, stop func(error)) []controller {
+	return []controller{
+		{"the watch of the TrainJob shape (an in-place Trainer upgrade)", func(m ctrl.Manager) error {
+			return restartwatch.WatchShape(m, opts.Shape, stop)
+		}},
+		{"the watch of Kueue's built-in TrainJob integration (turned on or off)", func(m ctrl.Manager) error {
+			return restartwatch.WatchBuiltIn(m, f.kueueConfig, opts.BuiltInTrainJob, builtInCheckInterval, stop)
+		}},
+	}
 }
 
 // setup builds the recorder and the runtime source the controllers share,

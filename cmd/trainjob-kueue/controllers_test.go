@@ -61,3 +61,15 @@ func TestTheManagerRunsTheControllersItsModeNeeds(t *testing.T) {
 		})
 	}
 }
+
+// The restart watchers are listed with the controllers, in every mode.
+func TestTheRestartWatchersAreListed(t *testing.T) {
+	var names []string
+	for _, c := range restartWatchers(flags{}, integration.Options{Shape: shape.PodTemplateOverrides{}}, func(error) {}) {
+		names = append(names, c.name)
+	}
+	want := []string{"the watch of the TrainJob shape (an in-place Trainer upgrade)", "the watch of Kueue's built-in TrainJob integration (turned on or off)"}
+	if diff := cmp.Diff(want, names); diff != "" {
+		t.Errorf("restart watchers (-want +got):\n%s", diff)
+	}
+}

@@ -36,7 +36,6 @@ import (
 	"github.com/trainjob-kueue/trainjob-kueue/informercache"
 	"github.com/trainjob-kueue/trainjob-kueue/integration"
 	"github.com/trainjob-kueue/trainjob-kueue/metrics"
-	"github.com/trainjob-kueue/trainjob-kueue/restartwatch"
 	"github.com/trainjob-kueue/trainjob-kueue/scheme"
 	"github.com/trainjob-kueue/trainjob-kueue/trainjob"
 )
@@ -295,15 +294,15 @@ func newManager(f flags, facts discovery.Facts, restCfg *rest.Config, scheme *ru
 	return mgr, nil
 }
 
-// watchRestarts stops the manager (stop) when what it learned at start no
-// longer holds: an in-place Trainer upgrade that changes the TrainJob
-// shape, or Kueue's built-in TrainJob integration turned on or off. The
-// Deployment restarts it in the mode it then finds.
+// watchRestarts sets up the restart watchers (controllers.go) before the
+// certificate wait: a mode change is seen even while it lasts.
 func watchRestarts(mgr ctrl.Manager, f flags, opts integration.Options, stop func(error)) error {
-	if err := restartwatch.WatchShape(mgr, opts.Shape, stop); err != nil {
-		return err
+	for _, c := range restartWatchers(f, opts, stop) {
+		if err := c.setup(mgr); err != nil {
+			return fmt.Errorf("setting up %s: %w", c.name, err)
+		}
 	}
-	return restartwatch.WatchBuiltIn(mgr, f.kueueConfig, opts.BuiltInTrainJob, builtInCheckInterval, stop)
+	return nil
 }
 
 // addProbes: alive while the process runs; ready as r says. The
