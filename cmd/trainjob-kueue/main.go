@@ -221,7 +221,7 @@ func run(ctx context.Context, f flags, draining *atomic.Bool, p process) error {
 		}
 	}()
 	ready, err := addProbes(mgr, readiness{draining: draining, certsReady: certsReady, synced: synced, webhook: !f.disableWebhook,
-		started: func() error { return mgr.GetWebhookServer().StartedChecker()(nil) }})
+		started: func() error { return mgr.GetWebhookServer().StartedChecker()(nil) }, answering: p.webhooks.answering})
 	if err != nil {
 		return err
 	}
@@ -305,14 +305,14 @@ func watchRestarts(mgr ctrl.Manager, f flags, opts integration.Options, stop fun
 	return nil
 }
 
-// addProbes: alive while the process runs; ready as r says. The
-// readiness check is returned too: the turn of a mode change is given back
+// addProbes: alive while the process runs; ready as r's probe says. The
+// stricter check is returned: the turn of a mode change is given back
 // when it passes.
 func addProbes(mgr ctrl.Manager, r readiness) (func() error, error) {
 	if err := mgr.AddHealthzCheck("healthz", healthz.Ping); err != nil {
 		return nil, err
 	}
-	if err := mgr.AddReadyzCheck("readyz", func(*http.Request) error { return r.check() }); err != nil {
+	if err := mgr.AddReadyzCheck("readyz", func(*http.Request) error { return r.probe() }); err != nil {
 		return nil, err
 	}
 	return r.check, nil

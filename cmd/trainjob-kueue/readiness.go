@@ -35,6 +35,33 @@ type readiness struct {
 	webhook bool
 	// started is the webhook server's own check.
 	started func() error
+	// answering: an earlier run's webhooks answer on the process's server
+	// (processWebhooks) while this run syncs; nil when none can.
+	answering func() bool
+}
+
+// probe is the readiness the kubelet asks: check, or, while a run
+// restarted in process for a mode change is syncing, the earlier run's
+// webhooks answering in its place (processWebhooks keeps them until this
+// run serves). A lone replica so stays Ready, and in its Service, through
+// its mode change, where failing the probe for the restart's seconds took
+// it out (no endpoints: every call refused). The turn of a mode change is
+// given back on check alone: the other replica restarts only once this
+// run answers with its own webhooks.
+func (r readiness) probe() error {
+	err := r.check()
+	if err == nil || r.draining.Load() || !r.webhook || r.answering == nil || !r.answering() {
+		return err
+	}
+	select {
+	case <-r.certsReady:
+	default:
+		return err
+	}
+	if r.started() != nil {
+		return err
+	}
+	return nil
 }
 
 func (r readiness) check() error {

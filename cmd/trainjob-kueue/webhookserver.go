@@ -53,6 +53,14 @@ func (p *processWebhooks) forRun(draining *atomic.Bool) *runWebhooks {
 	return &runWebhooks{p: p, handlers: map[string]http.Handler{}, mux: http.NewServeMux(), draining: draining}
 }
 
+// answering: some run's webhooks answer on the server (a run served,
+// perhaps one before this process's latest restart).
+func (p *processWebhooks) answering() bool {
+	p.mu.RLock()
+	defer p.mu.RUnlock()
+	return p.started.Load() && len(p.serving) > 0
+}
+
 // route answers a call on path with the serving run's handler.
 func (p *processWebhooks) route(path string) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {

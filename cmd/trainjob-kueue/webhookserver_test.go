@@ -68,6 +68,9 @@ func TestTheWebhookServerAnswersAcrossARestartInProcess(t *testing.T) {
 	}
 
 	first, endFirst, firstDone := startRun("first")
+	if p.answering() {
+		t.Error("answering before any run served")
+	}
 	first.serve()
 	deadline := time.Now().Add(10 * time.Second)
 	for {
@@ -104,6 +107,9 @@ func TestTheWebhookServerAnswersAcrossARestartInProcess(t *testing.T) {
 		t.Fatalf("the first run's Start: %v", err)
 	}
 	time.Sleep(200 * time.Millisecond) // the run is over: its webhooks still answer
+	if !p.answering() {
+		t.Error("not answering between the runs, while the first run's webhooks do")
+	}
 	second, _, _ := startRun("second")
 	time.Sleep(200 * time.Millisecond) // registered, not serving yet
 	second.serve()
