@@ -121,7 +121,7 @@ SMOKE_PARALLEL ?= 3
 SMOKE_SNAPSHOT_TESTS := TestRuntimeEditedWhileQueuedBooksWhatThePodsGet|TestRuntimeDeletedUnderAQueuedJobHoldsItUntilTheRuntimeIsBack
 # The preemption-cost policy's share of make test (make test-full runs the
 # whole suite).
-SMOKE_PREEMPTION_COST_TESTS := TestOneArrivalPreemptsOneJobNeverACascade|TestTheVictimFlipsWithThePolicy|TestBoostWritesAreBoundedByThePolicysSteps|TestAJobJustAdmittedIsSparedForItsMinimumRunTime|TestTheVictimIsTheJobThatCheckpointedLast
+SMOKE_PREEMPTION_COST_TESTS := TestOneArrivalPreemptsOneJobNeverACascade|TestAnEvictionWhileTrainJobKueueIsDownCascadesNot|TestTheVictimFlipsWithThePolicy|TestBoostWritesAreBoundedByThePolicysSteps|TestAJobJustAdmittedIsSparedForItsMinimumRunTime|TestTheVictimIsTheJobThatCheckpointedLast
 # Trainer v2.0 shares one override entry between roles: its own answer.
 SMOKE_SHARED_ENTRY_TESTS := TestAnEntrySharedByRolesAdmittedToDifferentFlavors
 ## test-smoke: the e2e scenarios that matter most, on each other Trainer
