@@ -98,7 +98,7 @@ func runLoad(b *testing.B) (samples []sample, started, created map[string]time.T
 		time.Sleep(time.Second) // Kueue orders equal priorities by creation
 	}
 	started, created = map[string]time.Time{}, map[string]time.Time{}
-	e := &explain.Explainer{Client: k8s}
+	e := &explain.Explainer{Client: ours}
 	deadline := time.Now().Add(30 * time.Minute)
 	for len(started) < len(jobs) && time.Now().Before(deadline) {
 		now := time.Now()

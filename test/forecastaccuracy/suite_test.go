@@ -14,16 +14,26 @@ import (
 
 	"github.com/trainjob-kueue/trainjob-kueue/hack/fixtures"
 	"github.com/trainjob-kueue/trainjob-kueue/hack/localcluster"
+	"github.com/trainjob-kueue/trainjob-kueue/scheme"
 )
 
 var (
 	ctx = context.Background()
 	k8s client.Client
+	// ours reads with trainjob-kueue's scheme, as the CLI does (its
+	// TrainJob type, explain.Forecasts).
+	ours client.Client
 )
 
 func TestMain(m *testing.M) {
 	o := localcluster.Options{}
 	o.TrainerVersion = "v2.3.0"
 	os.Exit(localcluster.RunTests(m, "bench-forecast", o, nil, fixtures.Scheme(),
-		func(_ *localcluster.Cluster, k client.Client) { k8s = k }))
+		func(c *localcluster.Cluster, k client.Client) {
+			k8s = k
+			var err error
+			if ours, err = c.Client(scheme.New()); err != nil {
+				panic(err)
+			}
+		}))
 }
