@@ -16,7 +16,6 @@ import (
 
 	"github.com/trainjob-kueue/trainjob-kueue/discovery"
 	"github.com/trainjob-kueue/trainjob-kueue/jobworkload"
-	"github.com/trainjob-kueue/trainjob-kueue/names"
 	"github.com/trainjob-kueue/trainjob-kueue/podsets"
 	"github.com/trainjob-kueue/trainjob-kueue/preemptcost"
 	"github.com/trainjob-kueue/trainjob-kueue/runtimesource"
@@ -205,7 +204,7 @@ func (e *Explainer) workload(ctx context.Context, job *trainjob.TrainJob) (*kueu
 // nil when there is no policy and no boost. A user who may not list
 // Workloads or Events everywhere gets what is left.
 func (e *Explainer) priority(ctx context.Context, cq *kueue.ClusterQueue, wl *kueue.Workload) (*PriorityInput, error) {
-	policy := cq.Annotations[names.PreemptionCostAnnotation]
+	policy, _ := preemptcost.Annotated(cq)
 	if _, boosted := preemptcost.BoostOn(wl); policy == "" && !boosted {
 		return nil, nil
 	}

@@ -22,11 +22,11 @@ const (
 // Inactive says why cq's preemption-cost policy does nothing, naming the
 // field and the fix; "" when it has none or it acts.
 func Inactive(cq *kueue.ClusterQueue, gateOn bool) (reason, msg string) {
-	value, ok := cq.Annotations[names.PreemptionCostAnnotation]
-	if !ok {
+	_, set, err := PolicyOf(cq)
+	if !set {
 		return "", ""
 	}
-	if _, err := Parse(value); err != nil {
+	if err != nil {
 		return ReasonInvalidPolicy, fmt.Sprintf("annotation %s: %v. No priority boost is written for this ClusterQueue's jobs until it is mended", names.PreemptionCostAnnotation, err)
 	}
 	if !gateOn {

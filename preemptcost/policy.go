@@ -16,6 +16,10 @@ import (
 	"math"
 	"strings"
 	"time"
+
+	kueue "sigs.k8s.io/kueue/apis/kueue/v1beta2"
+
+	"github.com/trainjob-kueue/trainjob-kueue/names"
 )
 
 // Policy is what a batch admin sets on a ClusterQueue, as the JSON value of
@@ -170,6 +174,25 @@ func (e *Error) Error() string {
 		return e.Msg
 	}
 	return e.Field + ": " + e.Msg
+}
+
+// PolicyOf is cq's policy, the one reader of its annotation
+// (names.PreemptionCostAnnotation): set is false without one; err says
+// why a set one can't be used.
+func PolicyOf(cq *kueue.ClusterQueue) (p Policy, set bool, err error) {
+	value, ok := Annotated(cq)
+	if !ok {
+		return Policy{}, false, nil
+	}
+	p, err = Parse(value)
+	return p, true, err
+}
+
+// Annotated is cq's policy as written (explain shows it so), and whether
+// it has one.
+func Annotated(cq *kueue.ClusterQueue) (value string, set bool) {
+	value, set = cq.Annotations[names.PreemptionCostAnnotation]
+	return value, set
 }
 
 // Parse reads and checks a policy. Unknown fields are refused: a misspelt

@@ -8,6 +8,10 @@ import (
 	"testing"
 
 	"github.com/google/go-cmp/cmp"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	kueue "sigs.k8s.io/kueue/apis/kueue/v1beta2"
+
+	"github.com/trainjob-kueue/trainjob-kueue/names"
 )
 
 func TestParse(t *testing.T) {
@@ -133,5 +137,20 @@ func TestNoPolicyGivesAPendingJobThePowerToPreemptItsClass(t *testing.T) {
 	}
 	if next := NextChange(p, pending); next != 0 {
 		t.Errorf("a pending job woken in %d s: nothing of its boost changes until it runs", next)
+	}
+}
+
+func TestPolicyOfReadsTheClusterQueuesAnnotation(t *testing.T) {
+	cq := func(annotations map[string]string) *kueue.ClusterQueue {
+		return &kueue.ClusterQueue{ObjectMeta: metav1.ObjectMeta{Name: "cq", Annotations: annotations}}
+	}
+	if _, set, err := PolicyOf(cq(nil)); set || err != nil {
+		t.Errorf("no annotation: set %v, err %v", set, err)
+	}
+	if p, set, err := PolicyOf(cq(map[string]string{names.PreemptionCostAnnotation: `{"progress":{"points":1000,"stepPercent":10}}`})); !set || err != nil || p.Progress == nil {
+		t.Errorf("a policy: %+v, set %v, err %v", p, set, err)
+	}
+	if _, set, err := PolicyOf(cq(map[string]string{names.PreemptionCostAnnotation: `{"progres":{}}`})); !set || err == nil {
+		t.Errorf("a misspelt policy: set %v, err %v; want set, refused", set, err)
 	}
 }

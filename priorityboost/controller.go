@@ -157,13 +157,9 @@ func (r *Reconciler) policyOf(ctx context.Context, wl *kueue.Workload) (p *preem
 	if err != nil || cq == nil {
 		return nil, false, err
 	}
-	value, ok := cq.Annotations[names.PreemptionCostAnnotation]
-	if !ok {
-		return nil, false, nil
-	}
-	policy, err := preemptcost.Parse(value)
-	if err != nil {
-		return nil, true, nil
+	policy, set, err := preemptcost.PolicyOf(cq)
+	if !set || err != nil {
+		return nil, set, nil
 	}
 	return &policy, true, nil
 }
