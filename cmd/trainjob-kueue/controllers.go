@@ -56,13 +56,16 @@ func controllers(ctx context.Context, mgr ctrl.Manager, opts integration.Options
 			list = append(list, controller{"the PodGroup keeper", integration.NewGangKeeper(c, rec, opts).SetupWithManager})
 		}
 		list = append(list,
-			controller{"the queue condition on TrainJobs", queuecondition.New(queuecondition.Options{
-				Client: c, Recorder: opts.Recorder, ManageJobsWithoutQueueName: opts.ManageJobsWithoutQueueName,
-			}).SetupWithManager},
 			controller{"the priority boost of preemption-cost policies", boosts.SetupWithManager},
 			controller{"the ClusterQueue preemption-cost warner", priorityboost.NewWarner(c, opts.Recorder, opts.PriorityBoost).SetupWithManager},
 		)
 	}
+	// The queue condition reads the job and its Workload, whichever
+	// integration keeps them: in both modes, so it never goes stale
+	// across a switch.
+	list = append(list, controller{"the queue condition on TrainJobs", queuecondition.New(queuecondition.Options{
+		Client: c, Recorder: opts.Recorder, ManageJobsWithoutQueueName: opts.ManageJobsWithoutQueueName,
+	}).SetupWithManager})
 	if withWebhook {
 		list = append(list,
 			controller{"the TrainJob webhook", func(m ctrl.Manager) error { return tjwebhook.Setup(m, opts) }},

@@ -32,12 +32,12 @@ func TestTheManagerRunsTheControllersItsModeNeeds(t *testing.T) {
 		"standing by for Kueue's built-in integration": {
 			opts:    with(func(o *integration.Options) { o.KueueSettings = discovery.KueueSettings{BuiltInTrainJob: true} }),
 			webhook: true,
-			want:    []string{"the hand-back of stopped jobs to Kueue's built-in integration", "the TrainJob webhook", "the ClusterQueue webhook", "the JobSet webhook (no TrainJob's JobSet queued on its own)", "the Job webhook (no Job of a TrainJob's JobSet queued on its own)", "the Pod webhook (no TrainJob's pod queued on its own)"},
+			want:    []string{"the hand-back of stopped jobs to Kueue's built-in integration", "the queue condition on TrainJobs", "the TrainJob webhook", "the ClusterQueue webhook", "the JobSet webhook (no TrainJob's JobSet queued on its own)", "the Job webhook (no Job of a TrainJob's JobSet queued on its own)", "the Pod webhook (no TrainJob's pod queued on its own)"},
 		},
 		"a plain cluster, webhook disabled": {
 			opts: base,
 			want: []string{"the TrainJob indexes", "the TrainJob reconciler (Kueue's job framework)", "MultiKueue's name clashes on this cluster as a worker",
-				"the queue condition on TrainJobs", "the priority boost of preemption-cost policies", "the ClusterQueue preemption-cost warner"},
+				"the priority boost of preemption-cost policies", "the ClusterQueue preemption-cost warner", "the queue condition on TrainJobs"},
 		},
 		"a MultiKueue manager with PodGroups": {
 			opts: with(func(o *integration.Options) {
@@ -46,8 +46,8 @@ func TestTheManagerRunsTheControllersItsModeNeeds(t *testing.T) {
 			}),
 			webhook: true,
 			want: []string{"the TrainJob indexes", "the TrainJob reconciler (Kueue's job framework)", "MultiKueue's name clashes on this cluster as a worker",
-				"MultiKueue's worker refusals on this manager", "the PodGroup keeper", "the queue condition on TrainJobs",
-				"the priority boost of preemption-cost policies", "the ClusterQueue preemption-cost warner", "the TrainJob webhook", "the ClusterQueue webhook", "the JobSet webhook (no TrainJob's JobSet queued on its own)", "the Job webhook (no Job of a TrainJob's JobSet queued on its own)", "the Pod webhook (no TrainJob's pod queued on its own)"},
+				"MultiKueue's worker refusals on this manager", "the PodGroup keeper",
+				"the priority boost of preemption-cost policies", "the ClusterQueue preemption-cost warner", "the queue condition on TrainJobs", "the TrainJob webhook", "the ClusterQueue webhook", "the JobSet webhook (no TrainJob's JobSet queued on its own)", "the Job webhook (no Job of a TrainJob's JobSet queued on its own)", "the Pod webhook (no TrainJob's pod queued on its own)"},
 		},
 	} {
 		t.Run(name, func(t *testing.T) {
