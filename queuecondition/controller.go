@@ -80,15 +80,19 @@ func (r *Reconciler) Reconcile(ctx context.Context, req ctrl.Request) (ctrl.Resu
 	if err := r.opts.Client.Get(ctx, req.NamespacedName, job); err != nil {
 		return ctrl.Result{}, client.IgnoreNotFound(err)
 	}
-	// A dispatched job's status is MultiKueue's to write: it copies the
-	// worker's TrainJob status, our condition of the worker's copy with
-	// it, onto the manager's job. Another controller's job is not ours.
-	if job.Runner() != trainjob.RunLocally || job.UID == "" || !job.DeletionTimestamp.IsZero() {
-		return ctrl.Result{}, nil
+	if job.Runner() == trainjob.RunElsewhere || job.UID == "" || !job.DeletionTimestamp.IsZero() {
+		return ctrl.Result{}, nil // another controller's job
 	}
 	wl, err := jobworkload.Of(ctx, r.opts.Client, job)
 	if err != nil {
 		return ctrl.Result{}, err
+	}
+	if job.Runner() == trainjob.RunRemotely && dispatched(wl) {
+		// MultiKueue's to write from now on: it copies the worker's
+		// TrainJob status, our condition on the worker's copy with it,
+		// onto the manager's job once it dispatches (after a reservation
+		// here); a write of ours would be overwritten, and rewritten.
+		return ctrl.Result{}, nil
 	}
 	st := lifecycle.Of(lifecycle.Observed{Job: job, Workload: wl, ManageJobsWithoutQueueName: r.opts.ManageJobsWithoutQueueName})
 	cq, err := r.clusterQueueOf(ctx, job.Namespace, st)
@@ -113,6 +117,12 @@ func (r *Reconciler) Reconcile(ctx context.Context, req ctrl.Request) (ctrl.Resu
 // written.
 func refusalKey(job *trainjob.TrainJob, c metav1.Condition) string {
 	return job.ResourceVersion + "|" + string(c.Status) + "|" + c.Reason + "|" + c.Message
+}
+
+// dispatched: MultiKueue may have made the job's copies on workers (its
+// Workload holds a reservation on the manager, or was admitted on one).
+func dispatched(wl *kueue.Workload) bool {
+	return wl != nil && (apimeta.IsStatusConditionTrue(wl.Status.Conditions, kueue.WorkloadQuotaReserved) || wl.Status.ClusterName != nil)
 }
 
 // clusterQueueOf is where a waiting job's LocalQueue leads, from the

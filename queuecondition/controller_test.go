@@ -109,6 +109,9 @@ func TestReconcileWritesOurConditionOnlyWhenTheStateChanges(t *testing.T) {
 			want: []metav1.Condition{ours(metav1.ConditionTrue, "Admitted", "admitted by ClusterQueue gpus")}},
 		"dispatched to MultiKueue: MultiKueue copies the worker's": {job: testJob(func(j *trainjob.TrainJob) { j.Spec.ManagedBy = ptr.To(kueue.MultiKueueControllerName) }),
 			wl: func(j *trainjob.TrainJob) *kueue.Workload { return testWorkload(j, admitted) }, age: time.Hour},
+		"for MultiKueue, queued on the manager: told": {job: testJob(func(j *trainjob.TrainJob) { j.Spec.ManagedBy = ptr.To(kueue.MultiKueueControllerName) }),
+			wl: func(j *trainjob.TrainJob) *kueue.Workload { return testWorkload(j) }, age: time.Hour,
+			want: []metav1.Condition{ours(metav1.ConditionFalse, "Queued", queuedWords)}, writes: 1},
 		"not queued: none": {job: testJob(func(j *trainjob.TrainJob) { j.Labels = nil }), age: time.Hour},
 		"finished: left as it was": {job: testJob(func(j *trainjob.TrainJob) {
 			j.Status.Conditions = []metav1.Condition{ours(metav1.ConditionTrue, "Admitted", "admitted by ClusterQueue gpus"),

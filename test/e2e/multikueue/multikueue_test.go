@@ -304,7 +304,17 @@ func managerRanNothing(t *testing.T, ns string) {
 	if err != nil {
 		t.Fatal(err)
 	}
+	told := map[string]int{}
 	for _, e := range writes {
+		// Our condition, while a job waits on the manager before
+		// MultiKueue dispatches it (then MultiKueue copies the worker's
+		// status): a few writes at most, never a fight with that copy.
+		if e.ObjectRef.Subresource == "status" && e.Verb == "patch" {
+			if told[e.ObjectRef.Name]++; told[e.ObjectRef.Name] > 3 {
+				t.Errorf("trainjob-kueue wrote TrainJob %s's status on the manager %d times: a fight with MultiKueue's copy", e.ObjectRef.Name, told[e.ObjectRef.Name])
+			}
+			continue
+		}
 		t.Errorf("trainjob-kueue wrote a TrainJob on the manager: %s %s", e.Verb, e.RequestURI)
 	}
 	var events corev1.EventList
