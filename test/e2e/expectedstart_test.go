@@ -24,7 +24,7 @@ func TestTheExpectedStartComesFromWhatTellsTheRunningJobsEnd(t *testing.T) {
 	nodesOf(t, ns, pool, 1, 8)
 	lq := queue(t, ns, ns, pool)
 	create(t, fixtures.TrainingRuntime(ns, "torch", fixtures.TorchPolicy(1),
-		fixtures.Role{Name: "node", Ancestor: "trainer", Requests: fixtures.GPUs(8), Tolerations: []corev1.Toleration{runtimeToleration}, Annotations: fixtures.RunFor(40 * time.Second)}))
+		fixtures.Role{Name: "node", Ancestor: "trainer", Requests: fixtures.GPUs(8), Tolerations: []corev1.Toleration{runtimeToleration}, Annotations: fixtures.RunFor(25 * time.Second)}))
 	plugin := kubectlPlugin(t)
 	expected := func(job string) (*lifecycle.ExpectedStart, *lifecycle.ExpectedStart) {
 		t.Helper()
