@@ -43,7 +43,7 @@ func TestTheQueueConditionTellsEachStateInTurn(t *testing.T) {
 		create(t, &schedulingv1.PriorityClass{ObjectMeta: metav1.ObjectMeta{Name: name}, Value: value})
 	}
 	tol := []corev1.Toleration{runtimeToleration}
-	role := fixtures.Role{Name: "node", Ancestor: "trainer", Requests: fixtures.CPUs("2"), Tolerations: tol, Priority: ns + "-low", Annotations: fixtures.RunFor(25 * time.Second)}
+	role := fixtures.Role{Name: "node", Ancestor: "trainer", Requests: fixtures.CPUs("2"), Tolerations: tol, Priority: ns + "-low", Annotations: fixtures.RunFor(30 * time.Second)}
 	rt := fixtures.TrainingRuntime(ns, "torch", fixtures.TorchPolicy(1), role)
 	create(t, rt, fixtures.TrainingRuntime(ns, "urgent", fixtures.TorchPolicy(1),
 		fixtures.Role{Name: "node", Ancestor: "trainer", Requests: fixtures.CPUs("8"), Tolerations: tol, Priority: ns + "-high", Annotations: fixtures.RunFor(5 * time.Second)}))
