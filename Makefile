@@ -3,7 +3,12 @@
 
 SHELL := /usr/bin/env bash
 GO ?= go
-KUBE_VERSION ?= v1.34.4
+# KUBERNETES_VERSION: the local cluster's control plane, v1.34.4 (kube-
+# scheduler from scheduler-plugins, coscheduling) or v1.37.2 (Kubernetes'
+# Workload API: GenericWorkload on, Kubernetes' own kube-scheduler gang
+# scheduling its PodGroups); docs/local-cluster.md.
+KUBERNETES_VERSION ?= v1.34.4
+KUBE_VERSION ?= $(KUBERNETES_VERSION)
 ASSETS := $(CURDIR)/bin/envtest
 
 CLUSTER ?= local
@@ -269,18 +274,18 @@ START_EARLY = mkdir -p bin && (hack/download-modules.sh '$(TRAINER_VERSION)' '$(
 ## components: build every control-plane binary into the cache (progress shown).
 components:
 	@$(START_EARLY)
-	@for c in $$(hack/component.sh --list); do TRAINER_VERSION=$(TRAINER_VERSION) KUEUE_VERSION=$(KUEUE_VERSION) hack/component.sh $$c >/dev/null || exit 1; done
+	@for c in $$(hack/component.sh --list); do KUBE_VERSION=$(KUBE_VERSION) TRAINER_VERSION=$(TRAINER_VERSION) KUEUE_VERSION=$(KUEUE_VERSION) hack/component.sh $$c >/dev/null || exit 1; done
 
 ## cluster-up: the whole local control plane in the background.
 cluster-up:
 	@$(START_EARLY)
-	$(GO) run ./hack/cluster up -name $(CLUSTER) -trainer-version $(TRAINER_VERSION) -kueue-version $(KUEUE_VERSION) -integration $(INTEGRATION) $(if $(KUEUE_CONFIG),-kueue-config $(KUEUE_CONFIG)) $(if $(KUEUE_FEATURE_GATES),-kueue-feature-gates $(KUEUE_FEATURE_GATES)) -dra=$(DRA) -provisioning=$(PROVISIONING) -replicas $(REPLICAS)
+	$(GO) run ./hack/cluster up -name $(CLUSTER) -kubernetes-version $(KUBERNETES_VERSION) -trainer-version $(TRAINER_VERSION) -kueue-version $(KUEUE_VERSION) -integration $(INTEGRATION) $(if $(KUEUE_CONFIG),-kueue-config $(KUEUE_CONFIG)) $(if $(KUEUE_FEATURE_GATES),-kueue-feature-gates $(KUEUE_FEATURE_GATES)) -dra=$(DRA) -provisioning=$(PROVISIONING) -replicas $(REPLICAS)
 
 ## multikueue-up: a MultiKueue manager (mk-manager) and two workers
 ## (mk-worker1, mk-worker2), connected, each with INTEGRATION. Switch the
 ## whole set-up in the runbook's order: make cluster-switch CLUSTER=mk-manager INTEGRATION=…
 multikueue-up:
-	$(GO) run ./hack/cluster multikueue -trainer-version $(TRAINER_VERSION) -kueue-version $(KUEUE_VERSION) -integration $(INTEGRATION) -replicas $(REPLICAS)
+	$(GO) run ./hack/cluster multikueue -kubernetes-version $(KUBERNETES_VERSION) -trainer-version $(TRAINER_VERSION) -kueue-version $(KUEUE_VERSION) -integration $(INTEGRATION) -replicas $(REPLICAS)
 
 ## cluster-switch: switch a running cluster's TrainJobs, live, to
 ## INTEGRATION=ours (trainjob-kueue) or intree (Kueue's built-in), in the

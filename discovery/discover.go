@@ -31,6 +31,9 @@ type Facts struct {
 	Topology podsets.Topology
 	// PodGroups: scheduler-plugins' PodGroup CRD is installed.
 	PodGroups bool
+	// WorkloadAPI: the API server serves Kubernetes' own PodGroups
+	// (scheduling.k8s.io/v1beta1; ServesWorkloadAPI).
+	WorkloadAPI bool
 	// Config is the deployed Kueue's Configuration, read once, with the
 	// installed release's defaults (its client budget and controller
 	// concurrency are the manager's too).

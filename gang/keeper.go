@@ -70,6 +70,7 @@ const (
 	ActionResized = "resized"
 	ActionCreated = "created"
 	ActionRetried = "retried"
+	ActionDeleted = "deleted"
 )
 
 // Keeper looks after the PodGroups of running jobs.

@@ -1,14 +1,11 @@
 package gang
 
 import (
-	"crypto/sha256"
-	"encoding/hex"
 	"fmt"
 	"strings"
 	"time"
 
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
-	"k8s.io/apimachinery/pkg/util/validation"
 	"k8s.io/utils/ptr"
 	schedv1alpha1 "sigs.k8s.io/scheduler-plugins/apis/scheduling/v1alpha1"
 
@@ -28,6 +25,10 @@ type Plan struct {
 	Roles   []string
 	Gang    quota.Gang
 	Timeout time.Duration
+	// Native: a PodGroup of Kubernetes' own (mode WorkloadAPI), not
+	// scheduler-plugins'; Admission is the admission it is made for.
+	Native    bool
+	Admission string
 }
 
 // Request is what a job's plans are made from.
@@ -43,6 +44,12 @@ type Request struct {
 	Capabilities shape.Capabilities
 	// PodGroupCRD: scheduler-plugins' PodGroup CRD is installed.
 	PodGroupCRD bool
+	// WorkloadAPI: the API server serves Kubernetes' own PodGroups
+	// (scheduling.k8s.io/v1beta1).
+	WorkloadAPI bool
+	// Admission tells this admission from the job's earlier ones
+	// (AdmissionToken): Kubernetes' PodGroups are made per admission.
+	Admission string
 	// Progress of each role, by name, when the job ran before: its
 	// succeeded pods are not created again and leave its gangs.
 	Progress map[string]quota.Progress
@@ -53,21 +60,25 @@ type Request struct {
 // templates already name a PodGroup of the user's. refusal, when not
 // empty, says why the gang asked for can't be had: the job must not start.
 func PlanFor(r Request) (plans []Plan, refusal string) {
-	if r.TrainerGang || r.Mode != Coscheduling {
+	if r.TrainerGang || !Gangs(r.Mode) {
 		return nil, ""
 	}
 	for i := range r.Roles {
-		if _, ok := r.Roles[i].Template.Labels[PodGroupLabel]; ok {
+		t := &r.Roles[i].Template
+		if _, ok := t.Labels[PodGroupLabel]; ok {
+			return nil, ""
+		}
+		if t.Spec.SchedulingGroup != nil {
 			return nil, ""
 		}
 	}
+	native := r.Mode == WorkloadAPI
 	if !r.Capabilities.PodMetadata {
 		return nil, fmt.Sprintf("gang scheduling (%s: %s) needs the %s label on the pods, which Trainer's %s can't carry (Trainer v2.0); the job is not started. Use a runtime with spec.podGroupPolicy.coscheduling, upgrade Trainer to v2.1+, or, where the job asks for it itself, remove its %s annotation (a ClusterQueue's setting is its admin's to change)",
-			names.GangSchedulingAnnotation, r.Mode, PodGroupLabel, r.Capabilities.Field, names.GangSchedulingAnnotation)
+			names.GangSchedulingAnnotation, r.Mode, podLabel(native), r.Capabilities.Field, names.GangSchedulingAnnotation)
 	}
-	if !r.PodGroupCRD {
-		return nil, fmt.Sprintf("gang scheduling (%s: %s) needs scheduler-plugins' PodGroup CRD (podgroups.scheduling.x-k8s.io), which is not installed; the job is not started. Install scheduler-plugins with its coscheduling plugin (and restart trainjob-kueue), or, where the job asks for it itself, remove its %s annotation (a ClusterQueue's setting is its admin's to change)",
-			names.GangSchedulingAnnotation, r.Mode, names.GangSchedulingAnnotation)
+	if refusal := unavailable(r.Mode, Schedulers{PodGroupCRD: r.PodGroupCRD, WorkloadAPI: r.WorkloadAPI}); refusal != "" {
+		return nil, refusal + "; the job is not started. Where the job asks for it itself, remove its " + names.GangSchedulingAnnotation + " annotation (a ClusterQueue's setting is its admin's to change)"
 	}
 	var timeout time.Duration
 	if r.Timeout != "" {
@@ -83,9 +94,23 @@ func PlanFor(r Request) (plans []Plan, refusal string) {
 			// Every pod of the wave succeeded before: none is created again.
 			continue
 		}
-		plans = append(plans, Plan{Name: PodGroupName(r.Job, w.Roles[0], i == len(waves)-1), Roles: w.Roles, Gang: w.Gang, Timeout: timeout})
+		last := i == len(waves)-1
+		p := Plan{Name: PodGroupName(r.Job, w.Roles[0], last), Roles: w.Roles, Gang: w.Gang, Timeout: timeout}
+		if native {
+			// kube-scheduler's gang has no timeout of the group's own.
+			p.Name, p.Timeout, p.Native, p.Admission = NativePodGroupName(r.Job, w.Roles[0], last, r.Admission), 0, true, r.Admission
+		}
+		plans = append(plans, p)
 	}
 	return plans, ""
+}
+
+// podLabel is the pod label that puts a pod in its wave's group.
+func podLabel(native bool) string {
+	if native {
+		return names.PodGroupLabel
+	}
+	return PodGroupLabel
 }
 
 // PodGroupName: the last wave's group is named after the job, as Trainer
@@ -98,13 +123,7 @@ func PodGroupName(job, firstRole string, last bool) string {
 	if last {
 		return job
 	}
-	name := job + "." + firstRole
-	if len(name) <= validation.LabelValueMaxLength {
-		return name
-	}
-	sum := sha256.Sum256([]byte(name))
-	suffix := hex.EncodeToString(sum[:])[:8]
-	return strings.TrimRight(name[:validation.LabelValueMaxLength-len(suffix)-1], "-.") + "." + suffix
+	return shorten(job + "." + firstRole)
 }
 
 // PodGroup is the object of plan p for job, to apply before the pods exist:
@@ -138,16 +157,20 @@ func Note(plans []Plan) string {
 	for i, p := range plans {
 		parts[i] = fmt.Sprintf("%s (%s, %d pods)", p.Name, strings.Join(p.Roles, ", "), p.Gang.MinMember)
 	}
-	return "; gang scheduled as PodGroups " + strings.Join(parts, ", ")
+	kind := "PodGroups "
+	if plans[0].Native {
+		kind = "PodGroups (scheduling.k8s.io/v1beta1) "
+	}
+	return "; gang scheduled as " + kind + strings.Join(parts, ", ")
 }
 
 // WithPodGroupLabels adds each role's PodGroup label to its injection.
 // Kueue's label maps are shared with its PodSetInfo: copied, never written.
 func WithPodGroupLabels(want []shape.Injection, plans []Plan) {
-	group := map[string]string{}
+	group, native := map[string]string{}, map[string]bool{}
 	for _, p := range plans {
 		for _, r := range p.Roles {
-			group[r] = p.Name
+			group[r], native[r] = p.Name, p.Native
 		}
 	}
 	for i := range want {
@@ -159,7 +182,7 @@ func WithPodGroupLabels(want []shape.Injection, plans []Plan) {
 		for k, v := range want[i].Labels {
 			labels[k] = v
 		}
-		labels[PodGroupLabel] = name
+		labels[podLabel(native[want[i].Name])] = name
 		want[i].Labels = labels
 	}
 }
@@ -178,6 +201,10 @@ func TimeoutConflict(roles []podsets.Role, trainerGang *trainer.CoschedulingPodG
 			timeout = trainerDefaultScheduleTimeout
 		}
 		where = "the runtime's spec.podGroupPolicy.coscheduling.scheduleTimeoutSeconds"
+	case len(plans) > 0 && plans[0].Native:
+		// kube-scheduler's gang waits as long as its scheduler does: no
+		// timeout of ours to weigh against Kueue's.
+		return ""
 	case len(plans) > 0:
 		timeout = plans[0].Timeout
 		where = "annotation " + names.GangScheduleTimeoutAnnotation

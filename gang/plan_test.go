@@ -6,6 +6,7 @@ import (
 	"time"
 
 	"github.com/google/go-cmp/cmp"
+	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/util/validation"
 	"k8s.io/utils/ptr"
@@ -136,6 +137,7 @@ func TestPlanFor(t *testing.T) {
 		setting     Setting
 		shape       shape.Shape
 		noCRD       bool
+		noAPI       bool
 		roles       []podsets.Role
 		trainerGang bool
 		progress    map[string]quota.Progress
@@ -181,6 +183,40 @@ func TestPlanFor(t *testing.T) {
 			noCRD:   true,
 			refused: "podgroups.scheduling.x-k8s.io), which is not installed",
 		},
+		"workload-api: a group of Kubernetes' own per wave and admission": {
+			setting:   Setting{Mode: WorkloadAPI},
+			want:      []string{"llm.dataset-initializer-abc123", "llm-abc123"},
+			minMember: []int32{1, 2},
+		},
+		"workload-api, re-admitted after some pods succeeded: the pods created again": {
+			setting:   Setting{Mode: WorkloadAPI},
+			progress:  map[string]quota.Progress{"dataset-initializer": {Succeeded: 1}, "node": {PodsDone: 1}},
+			want:      []string{"llm-abc123"},
+			minMember: []int32{1},
+		},
+		"workload-api, the user's own scheduling group": {
+			setting: Setting{Mode: WorkloadAPI},
+			roles: func() []podsets.Role {
+				r := []podsets.Role{{Name: "node", Replicas: 1, PodsPerReplica: 2}}
+				r[0].Template.Spec.SchedulingGroup = &corev1.PodSchedulingGroup{PodGroupName: ptr.To("mine")}
+				return r
+			}(),
+		},
+		"workload-api, not served": {
+			setting: Setting{Mode: WorkloadAPI},
+			noAPI:   true,
+			refused: "scheduling.k8s.io/v1beta1, which this cluster's API server does not serve",
+		},
+		"workload-api on Trainer v2.0": {
+			setting: Setting{Mode: WorkloadAPI},
+			shape:   shape.PodSpecOverrides{},
+			refused: "needs the trainjob-kueue.dev/pod-group label on the pods",
+		},
+		"workload-api needs no PodGroup CRD": {
+			setting: Setting{Mode: WorkloadAPI},
+			noCRD:   true,
+			want:    []string{"llm.dataset-initializer-abc123", "llm-abc123"},
+		},
 		"a timeout that is no number": {
 			setting: Setting{Mode: Coscheduling, Timeout: "1m"},
 			refused: "annotation trainjob-kueue.dev/gang-schedule-timeout-seconds",
@@ -197,7 +233,7 @@ func TestPlanFor(t *testing.T) {
 				roles = chained
 			}
 			plans, refusal := PlanFor(Request{Job: "llm", Setting: tc.setting, Roles: roles, TrainerGang: tc.trainerGang,
-				Capabilities: s.Capabilities(), PodGroupCRD: !tc.noCRD, Progress: tc.progress})
+				Capabilities: s.Capabilities(), PodGroupCRD: !tc.noCRD, WorkloadAPI: !tc.noAPI, Admission: "abc123", Progress: tc.progress})
 			if tc.refused != "" {
 				if !strings.Contains(refusal, tc.refused) {
 					t.Fatalf("want a refusal containing %q, got %q", tc.refused, refusal)

@@ -15,8 +15,14 @@ import (
 // admin sets on a ClusterQueue (every TrainJob it admits) or a user on a
 // TrainJob.
 const (
+	// Coscheduling: scheduler-plugins' PodGroups (scheduling.x-k8s.io), for
+	// its coscheduling plugin.
 	Coscheduling = "coscheduling"
-	None         = "none"
+	// WorkloadAPI: Kubernetes' own PodGroups (scheduling.k8s.io/v1beta1,
+	// Kubernetes 1.37 with the GenericWorkload gate), which kube-scheduler
+	// itself places whole.
+	WorkloadAPI = "workload-api"
+	None        = "none"
 
 	// PodGroupLabel puts a pod in a coscheduling PodGroup.
 	PodGroupLabel = schedv1alpha1.PodGroupLabel
@@ -43,11 +49,14 @@ const (
 
 // ValidMode checks a names.GangSchedulingAnnotation value.
 func ValidMode(v string) error {
-	if v == Coscheduling || v == None {
+	if v == None || Gangs(v) {
 		return nil
 	}
-	return fmt.Errorf("%q is not a gang scheduling mode: use %q or %q", v, Coscheduling, None)
+	return fmt.Errorf("%q is not a gang scheduling mode: use %q, %q or %q", v, Coscheduling, WorkloadAPI, None)
 }
+
+// Gangs: mode gang schedules a job's pods.
+func Gangs(mode string) bool { return mode == Coscheduling || mode == WorkloadAPI }
 
 // ValidTimeout checks a names.GangScheduleTimeoutAnnotation value.
 func ValidTimeout(v string) (time.Duration, error) {
@@ -93,10 +102,11 @@ func SettingOf(job map[string]string, cq *kueue.ClusterQueue) (s Setting, warnin
 }
 
 // Mode: admins decide, users may only opt in. A ClusterQueue that gang
-// schedules does so for every job it admits, whatever the job says.
+// schedules does so for every job it admits, whatever the job says, and in
+// its own mode: the scheduler that places its jobs is the admin's choice.
 func Mode(jobMode, clusterQueueMode string) string {
-	if clusterQueueMode == Coscheduling {
-		return Coscheduling
+	if Gangs(clusterQueueMode) {
+		return clusterQueueMode
 	}
 	return jobMode
 }

@@ -11,6 +11,18 @@ TRAINER_VERSION=${TRAINER_VERSION:-v2.1.0}
 KUEUE_VERSION=${KUEUE_VERSION:-v0.19.2}
 kube_ldflags() { "$here/kube-version-ldflags.sh" "$KUBE_VERSION"; }
 
+# Kubernetes release -> the tools module its control plane is built from.
+# v1.34.4's kube-scheduler is scheduler-plugins' (coscheduling), the newest
+# release that builds against; v1.37.2's is Kubernetes' own, whose default
+# profile gang schedules PodGroups of the Workload API (docs/local-cluster.md).
+kubernetes_tools() {
+  case $1 in
+    v1.34.4) echo kubernetes ;;
+    v1.37.2) echo kubernetes-v1.37.2 ;;
+    *) echo "unsupported KUBE_VERSION $1 (supported: v1.34.4, v1.37.2)" >&2; exit 2 ;;
+  esac
+}
+
 # Trainer release -> the JobSet release it pins in its go.mod.
 jobset_for() {
   case $1 in
@@ -31,8 +43,12 @@ case ${1:-} in
   --list) echo etcd kube-apiserver kube-controller-manager kubectl kube-scheduler kwok trainer-controller-manager jobset-controller-manager kueue; exit 0 ;;
   etcd) args=(etcd go.etcd.io/etcd/server/v3 etcd) ;;
   kube-apiserver|kube-controller-manager|kubectl)
-    args=(kubernetes "k8s.io/kubernetes/cmd/$1" "$1" "$(kube_ldflags)") ;;
-  kube-scheduler) args=(scheduler sigs.k8s.io/scheduler-plugins/cmd/scheduler kube-scheduler) ;;
+    args=("$(kubernetes_tools "$KUBE_VERSION")" "k8s.io/kubernetes/cmd/$1" "$1" "$(kube_ldflags)") ;;
+  kube-scheduler)
+    case $(kubernetes_tools "$KUBE_VERSION") in
+      kubernetes) args=(scheduler sigs.k8s.io/scheduler-plugins/cmd/scheduler kube-scheduler) ;;
+      *) args=("$(kubernetes_tools "$KUBE_VERSION")" k8s.io/kubernetes/cmd/kube-scheduler kube-scheduler "$(kube_ldflags)") ;;
+    esac ;;
   kwok) args=(kwok sigs.k8s.io/kwok/cmd/kwok kwok) ;;
   trainer-controller-manager)
     jobset_for "$TRAINER_VERSION" >/dev/null

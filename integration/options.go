@@ -27,6 +27,9 @@ type Options struct {
 	// PodGroups: scheduler-plugins' PodGroup CRD is installed. Without it
 	// Trainer's PodGroups are not kept and gang opt-ins are refused.
 	PodGroups bool
+	// WorkloadAPI: the API server serves Kubernetes' own PodGroups
+	// (scheduling.k8s.io/v1beta1): gang mode workload-api can be had.
+	WorkloadAPI bool
 	// GangRetryInterval: how often a started job's gang that waits for
 	// room is retried; zero means gang.DefaultRetryInterval.
 	GangRetryInterval time.Duration

@@ -63,6 +63,11 @@ func (r *Reconciler) Reconcile(ctx context.Context, req ctrl.Request) (ctrl.Resu
 	}
 	res, err := jr.ReconcileGenericJob(fwCtx, req, t)
 	t.tell()
+	if t.readErr == nil {
+		if relErr := t.releaseNativePodGroups(ctx); relErr != nil {
+			err = errors.Join(err, relErr)
+		}
+	}
 	if unwritten && err == nil && t.readyUnreported(ctx) {
 		// The next reconcile writes Started, at once: with blockAdmission
 		// Kueue admits nothing else until it reads it.

@@ -3,9 +3,14 @@ package integration
 import (
 	"context"
 	"fmt"
+	"slices"
 	"strings"
+	"time"
 
+	apimeta "k8s.io/apimachinery/pkg/api/meta"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"sigs.k8s.io/controller-runtime/pkg/client"
+	kueue "sigs.k8s.io/kueue/apis/kueue/v1beta2"
 
 	"github.com/trainjob-kueue/trainjob-kueue/gang"
 	"github.com/trainjob-kueue/trainjob-kueue/names"
@@ -21,7 +26,7 @@ func (t *TrainJob) gangPlans(ctx context.Context) ([]gang.Plan, error) {
 		t.deps.speak(&t.TrainJob, warning(gang.ReasonInvalidGangScheduling, actionGang, w))
 	}
 	var progress map[string]quota.Progress
-	if setting.Mode == gang.Coscheduling {
+	if gang.Gangs(setting.Mode) {
 		var err error
 		if progress, err = t.deps.gangProgress(ctx, &t.TrainJob, t.obs); err != nil {
 			return nil, err
@@ -35,6 +40,8 @@ func (t *TrainJob) gangPlans(ctx context.Context) ([]gang.Plan, error) {
 		TrainerGang:  t.obs.Coscheduling != nil,
 		Capabilities: t.deps.caps,
 		PodGroupCRD:  t.deps.opts.PodGroups,
+		WorkloadAPI:  t.deps.opts.WorkloadAPI,
+		Admission:    admissionToken(t.obs.reserved()),
 	})
 	if refused != "" {
 		return nil, t.refuse(refusal{gang.ReasonGangUnsupported, "labels", refused})
@@ -43,11 +50,15 @@ func (t *TrainJob) gangPlans(ctx context.Context) ([]gang.Plan, error) {
 }
 
 // applyPodGroups creates or updates our PodGroups before the pods exist:
-// a pod labelled for a PodGroup that is missing is refused by coscheduling.
+// a pod labelled for a PodGroup that is missing is refused by coscheduling
+// and by our pod webhook (Kubernetes' own groups).
 func (t *TrainJob) applyPodGroups(ctx context.Context, plans []gang.Plan) error {
 	for _, p := range plans {
-		pg := gang.PodGroup(p, &t.TrainJob)
-		//nolint:staticcheck // server-side apply of a typed object
+		var pg client.Object = gang.PodGroup(p, &t.TrainJob)
+		if p.Native {
+			pg = gang.NativePodGroup(p, &t.TrainJob, t.podPriorityClass(p.Roles))
+		}
+		//nolint:staticcheck // server-side apply of a whole object of ours
 		if err := t.deps.client.Patch(ctx, pg, client.Apply, client.FieldOwner(names.FieldManager), client.ForceOwnership); err != nil {
 			return fmt.Errorf("applying PodGroup %s/%s for roles %s: %w", t.Namespace, p.Name, strings.Join(p.Roles, ","), err)
 		}
@@ -63,4 +74,63 @@ func (t *TrainJob) gangTimeoutConflict(plans []gang.Plan) string {
 		return ""
 	}
 	return gang.TimeoutConflict(t.obs.Roles, t.obs.Coscheduling, plans, t.deps.opts.PodsReadyTimeouts)
+}
+
+// podPriorityClass is the PriorityClass the pods of roles are created
+// with (the first that names one): a Kubernetes PodGroup's priority must
+// be its pods'.
+func (t *TrainJob) podPriorityClass(roles []string) string {
+	for _, r := range t.obs.Roles {
+		if slices.Contains(roles, r.Name) && r.Template.Spec.PriorityClassName != "" {
+			return r.Template.Spec.PriorityClassName
+		}
+	}
+	return ""
+}
+
+// admissionToken tells the Workload's current admission from its earlier
+// ones; "" without a reservation.
+func admissionToken(wl *kueue.Workload) string {
+	if wl == nil {
+		return ""
+	}
+	var at metav1.Time
+	if c := apimeta.FindStatusCondition(wl.Status.Conditions, kueue.WorkloadQuotaReserved); c != nil {
+		at = c.LastTransitionTime
+	}
+	return gang.AdmissionToken(wl.UID, at)
+}
+
+// releaseNativePodGroups deletes the job's Kubernetes PodGroups of
+// admissions that ended: evicted, preempted or finished, the groups go
+// with their pods (the API server keeps each until no pod names it), and
+// a re-admission gets fresh ones. Read from the cache: a job without such
+// groups costs no request. Run after every reconcile of a job Kueue
+// manages, so a crash between a stop and the deletion loses nothing.
+func (t *TrainJob) releaseNativePodGroups(ctx context.Context) error {
+	if !t.deps.opts.WorkloadAPI || t.obs == nil || t.UID == "" {
+		return nil
+	}
+	// The first list starts the cache's watch of the groups: bounded, so
+	// a watch that can't sync (a role without the permission) is an error
+	// retried with backoff, not a worker held for ever.
+	listCtx, cancel := context.WithTimeout(ctx, 30*time.Second)
+	defer cancel()
+	groups := &metav1.PartialObjectMetadataList{}
+	groups.SetGroupVersionKind(gang.NativePodGroupGVK.GroupVersion().WithKind("PodGroupList"))
+	if err := t.deps.client.List(listCtx, groups, client.InNamespace(t.Namespace), client.MatchingLabels{names.PodGroupJobLabel: t.Name}); err != nil {
+		return fmt.Errorf("listing the PodGroups (scheduling.k8s.io/v1beta1) of TrainJob %s/%s: %w", t.Namespace, t.Name, err)
+	}
+	current := admissionToken(t.obs.reserved())
+	for i := range groups.Items {
+		pg := &groups.Items[i]
+		if !gang.Ended(pg, t.UID, current) {
+			continue
+		}
+		if err := t.deps.client.Delete(ctx, pg, client.Preconditions{UID: &pg.UID}); client.IgnoreNotFound(err) != nil {
+			return fmt.Errorf("deleting PodGroup %s/%s of an admission that ended: %w", t.Namespace, pg.Name, err)
+		}
+		t.deps.metrics.Gang(gang.ActionDeleted)
+	}
+	return nil
 }

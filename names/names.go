@@ -29,6 +29,23 @@ const (
 	// GangRetriedAtAnnotation on a PodGroup: when its waiting gang was last
 	// retried.
 	GangRetriedAtAnnotation = "trainjob-kueue.dev/gang-retried-at"
+	// PodGroupLabel on a pod of a TrainJob gang scheduled in mode
+	// "workload-api" (injected at admission through the job's overrides)
+	// names the PodGroup (scheduling.k8s.io/v1beta1) of its wave; our pod
+	// webhook, once the pod's owners are proven the job's by UID and the
+	// group the job's own, sets spec.schedulingGroup.podGroupName from it.
+	PodGroupLabel = "trainjob-kueue.dev/pod-group"
+	// PodGroupJobLabel on a PodGroup (scheduling.k8s.io/v1beta1) we made:
+	// the TrainJob it is for, to find a job's groups by (its controller
+	// reference, by UID, proves them).
+	PodGroupJobLabel = "trainjob-kueue.dev/trainjob"
+	// PodGroupAdmissionLabel on a PodGroup (scheduling.k8s.io/v1beta1) we
+	// made: the admission it is for (gang.AdmissionToken); the groups of
+	// an admission that ended are deleted.
+	PodGroupAdmissionLabel = "trainjob-kueue.dev/admission"
+	// PodGroupRolesAnnotation on a PodGroup (scheduling.k8s.io/v1beta1) we
+	// made: the roles (replicatedJobs) of its wave, comma-separated.
+	PodGroupRolesAnnotation = "trainjob-kueue.dev/roles"
 	// HeldForRuntimeAnnotation on a Workload: trainjob-kueue deactivated it
 	// (spec.active=false) because it reserved quota while its TrainJob
 	// can't start for want of its runtime (it does not exist, or, before

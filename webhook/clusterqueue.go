@@ -22,13 +22,20 @@ import (
 // a ClusterQueue is Kueue's, and its edits must never wait for our
 // manager. A value that got through while the manager was down is still
 // said, as a Warning on the ClusterQueue.
-type ClusterQueues struct{}
+//
+// The gang mode workload-api is refused on a cluster whose API server does
+// not serve Kubernetes' PodGroups: every job the ClusterQueue admitted
+// would be refused at its start.
+type ClusterQueues struct {
+	// Gangs: the gang schedulers' PodGroups the cluster serves.
+	Gangs gang.Schedulers
+}
 
 var _ admission.Validator[*kueue.ClusterQueue] = ClusterQueues{}
 
 // SetupClusterQueues registers the ClusterQueue webhook.
-func SetupClusterQueues(mgr ctrl.Manager) error {
-	return ctrl.NewWebhookManagedBy(mgr, &kueue.ClusterQueue{}).WithValidator(ClusterQueues{}).Complete()
+func SetupClusterQueues(mgr ctrl.Manager, gangs gang.Schedulers) error {
+	return ctrl.NewWebhookManagedBy(mgr, &kueue.ClusterQueue{}).WithValidator(ClusterQueues{Gangs: gangs}).Complete()
 }
 
 // failurePolicy Ignore: it only refuses our annotations with values we
@@ -38,12 +45,12 @@ func SetupClusterQueues(mgr ctrl.Manager) error {
 // reach it (matchConditions).
 // +kubebuilder:webhook:path=/validate-kueue-x-k8s-io-v1beta2-clusterqueue,mutating=false,failurePolicy=ignore,sideEffects=None,groups=kueue.x-k8s.io,resources=clusterqueues,verbs=create;update,versions=v1beta2,name=vclusterqueue.trainjob-kueue.dev,admissionReviewVersions=v1,timeoutSeconds=5
 
-func (ClusterQueues) ValidateCreate(_ context.Context, cq *kueue.ClusterQueue) (admission.Warnings, error) {
-	return nil, clusterQueueAnnotations(nil, cq).ToAggregate()
+func (v ClusterQueues) ValidateCreate(_ context.Context, cq *kueue.ClusterQueue) (admission.Warnings, error) {
+	return nil, v.annotations(nil, cq).ToAggregate()
 }
 
-func (ClusterQueues) ValidateUpdate(_ context.Context, old, cq *kueue.ClusterQueue) (admission.Warnings, error) {
-	return nil, clusterQueueAnnotations(old, cq).ToAggregate()
+func (v ClusterQueues) ValidateUpdate(_ context.Context, old, cq *kueue.ClusterQueue) (admission.Warnings, error) {
+	return nil, v.annotations(old, cq).ToAggregate()
 }
 
 func (ClusterQueues) ValidateDelete(context.Context, *kueue.ClusterQueue) (admission.Warnings, error) {
@@ -53,7 +60,7 @@ func (ClusterQueues) ValidateDelete(context.Context, *kueue.ClusterQueue) (admis
 // clusterQueueAnnotations judges the values of ours that the write sets or
 // changes: one already in place is not judged again, so an unrelated edit
 // of a ClusterQueue is never refused for it.
-func clusterQueueAnnotations(old, cq *kueue.ClusterQueue) field.ErrorList {
+func (v ClusterQueues) annotations(old, cq *kueue.ClusterQueue) field.ErrorList {
 	var was map[string]string
 	if old != nil {
 		was = old.Annotations
@@ -66,7 +73,15 @@ func clusterQueueAnnotations(old, cq *kueue.ClusterQueue) field.ErrorList {
 		// A bad gang timeout is not refused: the PodGroups then take
 		// coscheduling's own timeout, and the jobs' owners are told
 		// (InvalidGangScheduling); the job still starts whole.
-		names.GangSchedulingAnnotation: gang.ValidMode,
+		names.GangSchedulingAnnotation: func(mode string) error {
+			if err := gang.ValidMode(mode); err != nil {
+				return err
+			}
+			if mode == gang.WorkloadAPI {
+				return v.Gangs.Available(mode)
+			}
+			return nil
+		},
 	})
 }
 

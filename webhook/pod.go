@@ -2,16 +2,24 @@ package webhook
 
 import (
 	"context"
+	"fmt"
 	"slices"
 
+	batchv1 "k8s.io/api/batch/v1"
 	corev1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/utils/ptr"
 	ctrl "sigs.k8s.io/controller-runtime"
+	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/controller-runtime/pkg/controller/controllerutil"
 	"sigs.k8s.io/controller-runtime/pkg/webhook/admission"
+	jobsetapi "sigs.k8s.io/jobset/api/jobset/v1alpha2"
 	kueue "sigs.k8s.io/kueue/apis/kueue/v1beta2"
 	kueueconstants "sigs.k8s.io/kueue/pkg/constants"
 	podconstants "sigs.k8s.io/kueue/pkg/controller/jobs/pod/constants"
 
+	"github.com/trainjob-kueue/trainjob-kueue/gang"
+	"github.com/trainjob-kueue/trainjob-kueue/names"
 	"github.com/trainjob-kueue/trainjob-kueue/trainjob"
 )
 
@@ -59,16 +67,31 @@ func SetupPods(mgr ctrl.Manager) error {
 // a second time; the Job controller retries a refused create.
 // +kubebuilder:webhook:path=/mutate--v1-pod,mutating=true,failurePolicy=fail,sideEffects=None,groups="",resources=pods,verbs=create,versions=v1,name=mpod.trainjob-kueue.dev,admissionReviewVersions=v1,reinvocationPolicy=IfNeeded
 
-// Default undoes Kueue's pod queueing on a pod of a TrainJob.
+// Default undoes Kueue's pod queueing on a pod of a TrainJob, and puts a
+// pod of a workload-api gang in its wave's PodGroup.
 func (p *Pods) Default(ctx context.Context, pod *corev1.Pod) error {
-	if pod.Labels[kueueconstants.ManagedByKueueLabelKey] != kueueconstants.ManagedByKueueLabelValue {
+	queued := pod.Labels[kueueconstants.ManagedByKueueLabelKey] == kueueconstants.ManagedByKueueLabelValue
+	group, inGang := pod.Labels[names.PodGroupLabel]
+	if !queued && !inGang {
 		return nil
 	}
 	tj, job, err := p.lineage.ofPod(ctx, pod)
 	if tj == nil || tj.Runner() != trainjob.RunLocally {
-		// Not proven a TrainJob's: Kueue's pod integration queues it.
+		// Not proven a TrainJob's: Kueue's pod integration queues it, and
+		// it joins no group of ours.
 		return err
 	}
+	if queued {
+		unqueuePod(pod, job)
+	}
+	if inGang {
+		return p.joinGroup(ctx, pod, tj, job, group)
+	}
+	return nil
+}
+
+// unqueuePod takes off pod what Kueue's pod webhook added to queue it.
+func unqueuePod(pod *corev1.Pod, job *batchv1.Job) {
 	delete(pod.Labels, kueueconstants.ManagedByKueueLabelKey)
 	delete(pod.Annotations, podconstants.RoleHashAnnotation)
 	controllerutil.RemoveFinalizer(pod, podconstants.PodFinalizer)
@@ -80,5 +103,31 @@ func (p *Pods) Default(ctx context.Context, pod *corev1.Pod) error {
 	if len(pod.Spec.SchedulingGates) == 0 {
 		pod.Spec.SchedulingGates = nil
 	}
+}
+
+// joinGroup puts a pod of TrainJob tj in the Kubernetes PodGroup its label
+// names (spec.schedulingGroup, immutable: only at create), once the group
+// is proven one we made for tj's wave of the pod's role (its Job's, as
+// JobSet labelled it). A pod of a gang
+// that can't join its group is refused: scheduled alone it could start
+// while the rest of its gang can't (the Job controller retries the
+// create). The group is read from the API server: our start made it a
+// moment ago, maybe on another replica, and a cache that lags must not
+// refuse the pod.
+func (p *Pods) joinGroup(ctx context.Context, pod *corev1.Pod, tj *trainjob.TrainJob, job *batchv1.Job, group string) error {
+	if sg := pod.Spec.SchedulingGroup; sg != nil {
+		// The pod's template put it in a group already: the runtime's
+		// choice, which our start does not plan over (gang.PlanFor).
+		return nil
+	}
+	pg := &metav1.PartialObjectMetadata{}
+	pg.SetGroupVersionKind(gang.NativePodGroupGVK)
+	if err := p.lineage.live.Get(ctx, client.ObjectKey{Namespace: pod.Namespace, Name: group}, pg); err != nil {
+		return fmt.Errorf("label %s: reading PodGroup %s (scheduling.k8s.io/v1beta1) of TrainJob %s: %w", names.PodGroupLabel, group, tj.Name, err)
+	}
+	if err := gang.NativeGroupFor(pg, tj.UID, job.Labels[jobsetapi.ReplicatedJobNameKey]); err != nil {
+		return fmt.Errorf("label %s: %w; the pod is not created outside its gang", names.PodGroupLabel, err)
+	}
+	pod.Spec.SchedulingGroup = &corev1.PodSchedulingGroup{PodGroupName: ptr.To(group)}
 	return nil
 }

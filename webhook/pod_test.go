@@ -1,13 +1,21 @@
 package webhook
 
 import (
+	"strings"
 	"testing"
 
 	"github.com/google/go-cmp/cmp"
 	corev1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/utils/ptr"
+	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/controller-runtime/pkg/client/fake"
+	jobsetapi "sigs.k8s.io/jobset/api/jobset/v1alpha2"
 
+	"github.com/trainjob-kueue/trainjob-kueue/gang"
+	"github.com/trainjob-kueue/trainjob-kueue/names"
 	"github.com/trainjob-kueue/trainjob-kueue/scheme"
+	"github.com/trainjob-kueue/trainjob-kueue/trainjob"
 )
 
 // A TrainJob's pod that Kueue's pod webhook took to queue (a default
@@ -92,6 +100,78 @@ func TestATrainJobsPodIsNeverQueuedOnItsOwn(t *testing.T) {
 			}
 			if diff := cmp.Diff(want, pod); diff != "" {
 				t.Errorf("pod (-want +got):\n%s", diff)
+			}
+		})
+	}
+}
+
+// In gang mode workload-api a TrainJob's pod labelled for its wave's
+// PodGroup joins it (spec.schedulingGroup) only when the group is one we
+// made for that job, by UID, and for the pod's role; a pod of a gang that
+// can't join is refused, naming the label: alone it could start while the
+// rest of its gang can't. A pod that is not proven the job's is left as it
+// is.
+func TestAGangsPodJoinsOnlyItsOwnJobsPodGroup(t *testing.T) {
+	group := func(name string, edit func(*gang.Plan, *trainjob.TrainJob)) client.Object {
+		p := gang.Plan{Name: name, Roles: []string{"node"}, Native: true, Admission: "abc123"}
+		p.Gang.MinMember = 2
+		owner := &trainjob.TrainJob{ObjectMeta: metav1.ObjectMeta{Namespace: "team", Name: "llama", UID: "tj-uid"}}
+		if edit != nil {
+			edit(&p, owner)
+		}
+		return gang.NativePodGroup(p, owner, "")
+	}
+	for name, tc := range map[string]struct {
+		edit    func(*family)
+		groups  []client.Object
+		label   string
+		want    *string
+		refused string
+	}{
+		"its job's group for its role": {
+			groups: []client.Object{group("llama-abc123", nil)}, label: "llama-abc123", want: ptr.To("llama-abc123"),
+		},
+		"a group of another job of the namespace": {
+			groups:  []client.Object{group("other-abc123", func(_ *gang.Plan, j *trainjob.TrainJob) { j.Name, j.UID = "other", "other-uid" })},
+			label:   "other-abc123",
+			refused: "not one trainjob-kueue made for this pod's TrainJob",
+		},
+		"its job's group of another wave": {
+			groups:  []client.Object{group("llama.init-abc123", func(p *gang.Plan, _ *trainjob.TrainJob) { p.Roles = []string{"dataset-initializer"} })},
+			label:   "llama.init-abc123",
+			refused: `not for this pod's role "node"`,
+		},
+		"no such group": {label: "llama-gone", refused: "label trainjob-kueue.dev/pod-group"},
+		"labelled, but not proven the job's (a forged owner)": {
+			edit:   func(f *family) { f.pod.OwnerReferences[0].UID = "forged" },
+			groups: []client.Object{group("llama-abc123", nil)}, label: "llama-abc123",
+		},
+	} {
+		t.Run(name, func(t *testing.T) {
+			f := newFamily()
+			f.job.Labels = map[string]string{jobsetapi.ReplicatedJobNameKey: "node"}
+			if tc.edit != nil {
+				tc.edit(&f)
+			}
+			pod := f.pod.DeepCopy()
+			pod.Labels[names.PodGroupLabel] = tc.label
+			c := fake.NewClientBuilder().WithScheme(scheme.New()).WithObjects(append(f.objects(), tc.groups...)...).Build()
+			err := (&Pods{lineage: lineage{cached: c, live: c}}).Default(t.Context(), pod)
+			if tc.refused != "" {
+				if err == nil || !strings.Contains(err.Error(), tc.refused) {
+					t.Fatalf("Default = %v, want a refusal saying %q", err, tc.refused)
+				}
+				return
+			}
+			if err != nil {
+				t.Fatal(err)
+			}
+			var got *string
+			if pod.Spec.SchedulingGroup != nil {
+				got = pod.Spec.SchedulingGroup.PodGroupName
+			}
+			if diff := cmp.Diff(tc.want, got); diff != "" {
+				t.Errorf("spec.schedulingGroup.podGroupName (-want +got):\n%s", diff)
 			}
 		})
 	}

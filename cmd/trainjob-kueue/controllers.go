@@ -6,6 +6,7 @@ import (
 
 	ctrl "sigs.k8s.io/controller-runtime"
 
+	"github.com/trainjob-kueue/trainjob-kueue/gang"
 	"github.com/trainjob-kueue/trainjob-kueue/integration"
 	"github.com/trainjob-kueue/trainjob-kueue/multikueue"
 	"github.com/trainjob-kueue/trainjob-kueue/priorityboost"
@@ -69,7 +70,9 @@ func controllers(ctx context.Context, mgr ctrl.Manager, opts integration.Options
 	if withWebhook {
 		list = append(list,
 			controller{"the TrainJob webhook", func(m ctrl.Manager) error { return tjwebhook.Setup(m, opts) }},
-			controller{"the ClusterQueue webhook", tjwebhook.SetupClusterQueues},
+			controller{"the ClusterQueue webhook", func(m ctrl.Manager) error {
+				return tjwebhook.SetupClusterQueues(m, gang.Schedulers{PodGroupCRD: opts.PodGroups, WorkloadAPI: opts.WorkloadAPI})
+			}},
 			controller{"the JobSet webhook (no TrainJob's JobSet queued on its own)", tjwebhook.SetupJobSets},
 			controller{"the Job webhook (no Job of a TrainJob's JobSet queued on its own)", tjwebhook.SetupJobs},
 			controller{"the Pod webhook (no TrainJob's pod queued on its own)", tjwebhook.SetupPods},

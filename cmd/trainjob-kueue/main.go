@@ -16,6 +16,7 @@ import (
 	authenticationv1 "k8s.io/api/authentication/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime"
+	clientdiscovery "k8s.io/client-go/discovery"
 	"k8s.io/client-go/kubernetes"
 	"k8s.io/client-go/rest"
 	clientmetrics "k8s.io/client-go/tools/metrics"
@@ -169,7 +170,7 @@ func run(ctx context.Context, f flags, draining *atomic.Bool, p process) error {
 	if err != nil {
 		return err
 	}
-	facts, err := discovery.Discover(ctx, direct, f.kueueConfig, f.featureGates)
+	facts, err := discover(ctx, restCfg, direct, f)
 	if err != nil {
 		return err
 	}
@@ -178,7 +179,7 @@ func run(ctx context.Context, f flags, draining *atomic.Bool, p process) error {
 		log.Info("Standing by: Kueue's configuration turns its built-in TrainJob integration on, so only the webhook is served (queued TrainJobs are suspended, bad ones refused); TrainJobs are taken over once the configuration turns it off", "kueueConfig", f.kueueConfig)
 	}
 	log.Info("Serving TrainJobs", "overrides", opts.Shape.Name(), "kueue", facts.Kueue.Name(), "maxPodSets", facts.Kueue.MaxPodSets,
-		"waitForPodsReady", opts.WaitForPodsReady, "manager", opts.ManagerUsername, "podGroups", opts.PodGroups)
+		"waitForPodsReady", opts.WaitForPodsReady, "manager", opts.ManagerUsername, "podGroups", opts.PodGroups, "workloadAPI", opts.WorkloadAPI)
 	webhooks := p.webhooks.forRun(draining)
 	mgr, err := newManager(f, facts, restCfg, scheme, p.runs > 0, webhooks)
 	if err != nil {
@@ -236,10 +237,26 @@ func run(ctx context.Context, f flags, draining *atomic.Bool, p process) error {
 	return start(ctx, mgr, setupErr)
 }
 
+// discover learns the Facts: from the installed CRDs and Kueue's
+// Configuration, and whether the API server serves Kubernetes' own
+// PodGroups.
+func discover(ctx context.Context, restCfg *rest.Config, direct client.Reader, f flags) (discovery.Facts, error) {
+	facts, err := discovery.Discover(ctx, direct, f.kueueConfig, f.featureGates)
+	if err != nil {
+		return facts, err
+	}
+	disco, err := clientdiscovery.NewDiscoveryClientForConfig(restCfg)
+	if err != nil {
+		return facts, err
+	}
+	facts.WorkloadAPI, err = discovery.ServesWorkloadAPI(disco)
+	return facts, err
+}
+
 // integrationOptions are the integration's options from what the manager
 // learned at start and its flags.
 func integrationOptions(facts discovery.Facts, username string, f flags) integration.Options {
-	opts := integration.Options{Shape: facts.Shape, KueueSettings: facts.Settings, PodGroups: facts.PodGroups, ManagerUsername: username}
+	opts := integration.Options{Shape: facts.Shape, KueueSettings: facts.Settings, PodGroups: facts.PodGroups, WorkloadAPI: facts.WorkloadAPI, ManagerUsername: username}
 	opts.PodSets.Defaulter, opts.PodSets.MaxPodSets, opts.PodSets.Topology = facts.Defaulter, facts.Kueue.MaxPodSets, facts.Topology
 	opts.GangRetryInterval = f.gangRetryInterval
 	return opts

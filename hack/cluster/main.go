@@ -33,6 +33,7 @@ func main() {
 	multiKueue := fs.String("multikueue", "", "\"manager\" for the manager cluster of a MultiKueue set-up")
 	dra := fs.Bool("dra", false, "Dynamic Resource Allocation with a fake GPU driver (DeviceClass gpu.example.com, counted by Kueue as example.com/gpu)")
 	replicas := fs.Int("replicas", 1, "trainjob-kueue replicas: 2 runs a second one (leader election on) behind a loopback Service, as a Deployment's")
+	kubernetes := fs.String("kubernetes-version", localcluster.DefaultKubernetesVersion, "Kubernetes release of the control plane: "+localcluster.KubernetesCoscheduling+" (scheduler-plugins' coscheduling) or "+localcluster.KubernetesWorkloadAPI+" (Kubernetes' Workload API, GenericWorkload on)")
 	provisioning := fs.Bool("provisioning", false, "ProvisioningRequests (Kueue's provisioning admission check) with a fake provisioner standing in for cluster-autoscaler (hack/fakeprovisioner)")
 	_ = fs.Parse(os.Args[2:])
 	root, err := os.Getwd()
@@ -45,10 +46,10 @@ func main() {
 	case "up":
 		_, err = localcluster.Up(ctx, localcluster.Options{
 			Name: *name, Root: root, Progress: os.Stdout, KueueConfigFile: *kueueConfig,
-			Settings: localcluster.Settings{TrainerVersion: *trainer, KueueVersion: *kueueVersion, Integration: *integ, MultiKueue: *multiKueue, KueueFeatureGates: *kueueGates, DRA: *dra, Provisioning: *provisioning, OursReplicas: *replicas},
+			Settings: localcluster.Settings{KubernetesVersion: *kubernetes, TrainerVersion: *trainer, KueueVersion: *kueueVersion, Integration: *integ, MultiKueue: *multiKueue, KueueFeatureGates: *kueueGates, DRA: *dra, Provisioning: *provisioning, OursReplicas: *replicas},
 		})
 	case "multikueue":
-		err = upMultiKueue(ctx, root, localcluster.Settings{TrainerVersion: *trainer, KueueVersion: *kueueVersion, Integration: *integ, OursReplicas: *replicas})
+		err = upMultiKueue(ctx, root, localcluster.Settings{KubernetesVersion: *kubernetes, TrainerVersion: *trainer, KueueVersion: *kueueVersion, Integration: *integ, OursReplicas: *replicas})
 	case "down":
 		err = localcluster.Down(root, *name, os.Stdout)
 	case "switch":

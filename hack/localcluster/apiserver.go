@@ -32,7 +32,7 @@ func (apiServer) start(_ context.Context, b *bringUp) error {
 		struct{ TrainJobBodies bool }{b.o.AuditTrainJobBodies}); err != nil {
 		return err
 	}
-	return b.launch("kube-apiserver", nil,
+	return b.launch("kube-apiserver", nil, append(append(workloadAPIFlags(b.o, true), loopbackFlags(b.o)...),
 		fmt.Sprintf("--etcd-servers=http://127.0.0.1:%d", b.ports["etcd"]),
 		"--bind-address=127.0.0.1", "--advertise-address=127.0.0.1",
 		fmt.Sprintf("--secure-port=%d", b.ports["apiserver"]),
@@ -58,7 +58,32 @@ func (apiServer) start(_ context.Context, b *bringUp) error {
 		"--proxy-client-cert-file="+b.path("certs", "front-proxy", "tls.crt"),
 		"--proxy-client-key-file="+b.path("certs", "front-proxy", "tls.key"),
 		fmt.Sprintf("--enable-aggregator-routing=%t", b.o.EndpointRouting),
-	)
+	)...)
+}
+
+// loopbackFlags: from Kubernetes 1.37 the API server refuses a loopback
+// advertise address for the endpoints of Service "kubernetes", which
+// nothing here reads (every component runs on this host, and kwok's pods
+// call nothing): that Service is left without endpoints.
+func loopbackFlags(o Options) []string {
+	if o.KubernetesVersion == KubernetesCoscheduling {
+		return nil
+	}
+	return []string{"--endpoint-reconciler-type=none"}
+}
+
+// workloadAPIFlags turn Kubernetes' Workload API on where the release has
+// it: the GenericWorkload gate in every component, and in the API server
+// its beta group too (a beta API is off unless asked for).
+func workloadAPIFlags(o Options, apiServer bool) []string {
+	if !o.workloadAPI() {
+		return nil
+	}
+	flags := []string{"--feature-gates=GenericWorkload=true"}
+	if apiServer {
+		flags = append(flags, "--runtime-config=scheduling.k8s.io/v1beta1=true")
+	}
+	return flags
 }
 
 // serve waits until the API server is ready and gives bring-up its admin

@@ -207,7 +207,7 @@ func (b *bringUp) buildOne(ctx context.Context, name string, sideBySide int) (st
 	}
 	b.step("binary %s", name)
 	cmd := exec.CommandContext(ctx, filepath.Join(b.o.Root, "hack", "component.sh"), name)
-	cmd.Env = append(os.Environ(), "TRAINER_VERSION="+b.o.TrainerVersion, "KUEUE_VERSION="+b.o.KueueVersion,
+	cmd.Env = append(os.Environ(), "TRAINER_VERSION="+b.o.TrainerVersion, "KUEUE_VERSION="+b.o.KueueVersion, "KUBE_VERSION="+b.o.KubernetesVersion,
 		fmt.Sprintf("BUILDS_SIDE_BY_SIDE=%d", sideBySide))
 	cmd.Stderr = b.o.Progress
 	out, err := cmd.Output()

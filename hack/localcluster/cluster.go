@@ -25,6 +25,11 @@ import (
 // Settings decide what a cluster runs; a running cluster is reused only
 // with the same settings.
 type Settings struct {
+	// KubernetesVersion of the control plane ("" for
+	// DefaultKubernetesVersion): KubernetesWorkloadAPI for Kubernetes'
+	// Workload API (GenericWorkload) and a kube-scheduler of its own, or
+	// KubernetesCoscheduling for scheduler-plugins' coscheduling.
+	KubernetesVersion string `json:"kubernetesVersion,omitempty"`
 	// TrainerVersion of Kubeflow Trainer (and the JobSet release it pins).
 	TrainerVersion string `json:"trainerVersion"`
 	// KueueVersion of Kueue: its CRDs, webhooks, configuration and manager.
@@ -90,6 +95,27 @@ type Options struct {
 
 // DefaultKueueVersion is the Kueue release a cluster runs unless told.
 const DefaultKueueVersion = "v0.19.2"
+
+// Kubernetes releases of the control plane (hack/component.sh builds each
+// from a tools module of its own).
+const (
+	// KubernetesCoscheduling: kube-scheduler is scheduler-plugins'
+	// (v0.34.7, the newest release the module proxy serves, built against
+	// this release), with its coscheduling plugin and PodGroup CRD.
+	KubernetesCoscheduling = "v1.34.4"
+	// KubernetesWorkloadAPI: Kubernetes' own kube-scheduler, the
+	// GenericWorkload gate on in every component and
+	// scheduling.k8s.io/v1beta1 served: gang scheduling of Kubernetes'
+	// PodGroups. No scheduler-plugins release builds against it, so no
+	// coscheduling (a 1.34 scheduler would be outside Kubernetes' version
+	// skew).
+	KubernetesWorkloadAPI = "v1.37.2"
+	// DefaultKubernetesVersion is the release a cluster runs unless told.
+	DefaultKubernetesVersion = KubernetesCoscheduling
+)
+
+// workloadAPI: the cluster serves Kubernetes' Workload API.
+func (s Settings) workloadAPI() bool { return s.KubernetesVersion == KubernetesWorkloadAPI }
 
 // MultiKueueManager: a cluster that dispatches TrainJobs to workers. It runs
 // no scheduler and no nodes, and Trainer's controller only from v2.3, the
@@ -158,6 +184,12 @@ func Up(ctx context.Context, o Options) (*Cluster, error) {
 	}
 	if o.KueueVersion == "" {
 		o.KueueVersion = DefaultKueueVersion
+	}
+	if o.KubernetesVersion == "" {
+		o.KubernetesVersion = DefaultKubernetesVersion
+	}
+	if o.KubernetesVersion != KubernetesCoscheduling && o.KubernetesVersion != KubernetesWorkloadAPI {
+		return nil, fmt.Errorf("KUBERNETES_VERSION=%q: use %s (scheduler-plugins' coscheduling) or %s (Kubernetes' Workload API)", o.KubernetesVersion, KubernetesCoscheduling, KubernetesWorkloadAPI)
 	}
 	if o.Integration == "" {
 		o.Integration = IntegrationOurs

@@ -17,11 +17,16 @@ func (controllerManager) start(_ context.Context, b *bringUp) error {
 		// A pod's claims from its ResourceClaimTemplates, made and freed.
 		controllers += ",resourceclaim-controller"
 	}
-	return b.launch("kube-controller-manager", nil,
+	if b.o.workloadAPI() {
+		// A PodGroup is kept while a pod names it (the API server's
+		// finalizer), and freed by this controller once none does.
+		controllers += ",podgroup-protection-controller"
+	}
+	return b.launch("kube-controller-manager", nil, append(workloadAPIFlags(b.o, false),
 		"--kubeconfig="+b.kubeconfig("kube-controller-manager"),
 		"--controllers="+controllers,
 		"--use-service-account-credentials=false",
 		"--secure-port=0",
 		"--leader-elect=false",
-	)
+	)...)
 }

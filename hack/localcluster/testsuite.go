@@ -11,7 +11,8 @@ import (
 )
 
 // ForTests names a test suite's cluster after base and the releases the
-// suite runs on (E2E_TRAINER_VERSION, E2E_KUEUE_VERSION, unless the suite
+// suite runs on (E2E_TRAINER_VERSION, E2E_KUEUE_VERSION,
+// E2E_KUBERNETES_VERSION, unless the suite
 // pins a release in o), so suites and releases never share one, and fills
 // o's settings with those releases.
 func ForTests(base string, o Options) Options {
@@ -21,8 +22,11 @@ func ForTests(base string, o Options) Options {
 	if o.KueueVersion == "" {
 		o.KueueVersion = os.Getenv("E2E_KUEUE_VERSION")
 	}
+	if o.KubernetesVersion == "" {
+		o.KubernetesVersion = os.Getenv("E2E_KUBERNETES_VERSION")
+	}
 	o.Name = base
-	for _, v := range []string{o.TrainerVersion, o.KueueVersion} {
+	for _, v := range []string{o.TrainerVersion, o.KueueVersion, o.KubernetesVersion} {
 		if v != "" {
 			o.Name += "-" + v
 		}
