@@ -30,7 +30,7 @@ PROVISIONING ?= false
 # Deployment's are.
 REPLICAS ?= 1
 
-.PHONY: prefetch generate verify-generate all build plugin krew image image-push deploy bench bench-forecast bench-sweep bench-smoke bench-check bench-baseline scale scale-harness test test-install test-image test-smoke test-full test-unit test-integration test-e2e test-e2e-main test-deployed test-deployed-helm test-reliability test-reliability-smoke fuzz vet envtest-assets components cluster-up cluster-down cluster-switch multikueue-up demo dashboard-picture clean
+.PHONY: prefetch generate verify-generate all build plugin krew image image-push deploy bench bench-forecast bench-gang bench-sweep bench-smoke bench-check bench-baseline scale scale-harness test test-install test-image test-smoke test-full test-unit test-integration test-e2e test-e2e-main test-deployed test-deployed-helm test-reliability test-reliability-smoke fuzz vet envtest-assets components cluster-up cluster-down cluster-switch multikueue-up demo dashboard-picture clean
 
 all: build
 
@@ -238,7 +238,7 @@ test-image:
 # Every package but the tiers that need a control plane: a new package is
 # tested without being listed.
 test-unit:
-	$(GO) test -count=1 $$($(GO) list ./... | grep -v -e /test/integration -e /test/e2e -e /test/reliability -e /test/forecastaccuracy)
+	$(GO) test -count=1 $$($(GO) list ./... | grep -v -e /test/integration -e /test/e2e -e /test/reliability -e /test/forecastaccuracy -e /test/gangbench)
 
 ## test-integration: real kube-apiserver + etcd, Kueue core and Trainer v2.2.1
 ## in process, JobSet v0.12.0 as a process.
@@ -389,6 +389,16 @@ scale-harness:
 bench-forecast:
 	$(MAKE) --no-print-directory components TRAINER_VERSION=v2.3.0
 	$(GO) test -count=1 -timeout 40m -run '^$$' -bench BenchmarkExpectedStartAccuracy -benchtime 1x -v ./test/forecastaccuracy/
+
+## bench-gang: how long a gang of 8 pods × 8 GPUs takes from its admission
+## to all its pods bound, in gang mode coscheduling (Kubernetes v1.34.4,
+## scheduler-plugins) and workload-api (v1.37.2, Kubernetes' own), a
+## cluster each (test/gangbench; GANG_JOBS jobs each; docs/benchmark.md).
+GANG_JOBS ?= 20
+bench-gang:
+	$(MAKE) --no-print-directory components
+	$(MAKE) --no-print-directory components KUBERNETES_VERSION=v1.37.2
+	$(GO) test -count=1 -timeout 40m -run '^$$' -bench BenchmarkAdmittedToAllPodsBound -benchtime $(GANG_JOBS)x ./test/gangbench/
 
 ## bench-smoke: the benchmark's whole path on a small load (part of make test).
 bench-smoke:

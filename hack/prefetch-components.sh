@@ -22,9 +22,9 @@ read -ra others <<<"$2"
 read -ra kueues <<<"$3"
 kueue=${kueues[0]}
 
-build() { # TRAINER KUEUE COMPONENT
-  if ! TRAINER_VERSION=$1 KUEUE_VERSION=$2 "$here/component.sh" "$3" >/dev/null; then
-    echo "prefetch: building $3 (Trainer $1, Kueue $2) failed; the tier that needs it builds it again" >&2
+build() { # TRAINER KUEUE COMPONENT [KUBERNETES]
+  if ! KUBE_VERSION=${4:-v1.34.4} TRAINER_VERSION=$1 KUEUE_VERSION=$2 "$here/component.sh" "$3" >/dev/null; then
+    echo "prefetch: building $3 (Trainer $1, Kueue $2, Kubernetes ${4:-v1.34.4}) failed; the tier that needs it builds it again" >&2
   fi
 }
 
@@ -37,6 +37,11 @@ build v2.3.0 "$kueue" jobset-controller-manager
 # The main e2e tier: the whole local cluster on the default releases.
 for c in $("$here/component.sh" --list); do
   build "$main" "$kueue" "$c"
+done
+# The main tier's Workload API suite (test/e2e/workloadapi): Kubernetes
+# v1.37.2's control plane.
+for c in kube-apiserver kube-controller-manager kube-scheduler kubectl; do
+  build "$main" "$kueue" "$c" v1.37.2
 done
 # The smokes and the bench: each other Trainer release with its JobSet.
 for v in "${others[@]}"; do

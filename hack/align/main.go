@@ -52,6 +52,9 @@ var families = []family{
 		{"hack/tools/jobset-v0.12.0", []string{"sigs.k8s.io/jobset"}},
 		{"hack/tools/trainer-v2.3.0", []string{"github.com/kubeflow/trainer/v2/cmd/trainer-controller-manager"}},
 	}},
+	{"k8s-v0.37", []member{
+		{"hack/tools/kubernetes-v1.37.2", []string{"k8s.io/kubernetes/cmd/kube-apiserver", "k8s.io/kubernetes/cmd/kube-controller-manager", "k8s.io/kubernetes/cmd/kube-scheduler", "k8s.io/kubernetes/cmd/kubectl"}},
+	}},
 	{"k8s-v0.34", []member{
 		{"hack/tools/kubernetes", []string{"k8s.io/kubernetes/cmd/kube-apiserver", "k8s.io/kubernetes/cmd/kube-controller-manager", "k8s.io/kubernetes/cmd/kubectl"}},
 		{"hack/tools/scheduler", []string{"sigs.k8s.io/scheduler-plugins/cmd/scheduler"}},

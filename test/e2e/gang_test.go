@@ -83,6 +83,7 @@ func coscheduling(timeoutSeconds int32) *trainer.PodGroupPolicy {
 // gang scheduling must start one whole and keep every pod of the other off
 // the nodes until the first finished.
 func TestOverSubscribedGangsStartWholeOneAtATime(t *testing.T) {
+	onSchedulerPlugins(t)
 	ns := namespace(t)
 	p := gpuPool(ns, "gang", 64)
 	nodesOf(t, ns, p, 4, 8)
@@ -160,6 +161,7 @@ func TestOverSubscribedGangsStartWholeOneAtATime(t *testing.T) {
 // waits for siblings for ever; queued through trainjob-kueue the job runs
 // to completion, the trainer nodes starting together.
 func TestInitializersThenTrainerNodesUnderTrainersCoscheduling(t *testing.T) {
+	onSchedulerPlugins(t)
 	ns := namespace(t)
 	p := gpuPool(ns, "cosched", 8)
 	nodesOf(t, ns, p, 2, 4)
@@ -320,5 +322,51 @@ func TestTopologyAwarePlacementOfTrainerNodes(t *testing.T) {
 	}
 	if racks, blocks := placement(preferred); len(racks) != 2 || len(blocks) != 1 {
 		t.Errorf("the job preferring a rack, needing two, ran in racks %v of blocks %v", racks, blocks)
+	}
+}
+
+// On a cluster whose API server does not serve Kubernetes' PodGroups (this
+// suite's Kubernetes v1.34): a batch admin's ClusterQueue asking for gang
+// mode workload-api is refused at its write, naming the annotation and
+// what the cluster lacks; a job that opts in itself is refused at its
+// admission with a Warning event, never started, and its quota given back
+// (its Workload finished), so it holds none it cannot use.
+func TestWorkloadAPIGangsWhereTheAPIIsNotServedAreRefused(t *testing.T) {
+	onSchedulerPlugins(t)
+	ns := namespace(t)
+	p := gpuPool(ns, "nowlapi", 8)
+	nodesOf(t, ns, p, 1, 8)
+	flavors, cq, lq := fixtures.Queue(ns, ns, p)
+	cq.Annotations = map[string]string{names.GangSchedulingAnnotation: gang.WorkloadAPI}
+	for _, rf := range flavors {
+		create(t, rf)
+	}
+	err := k8s.Create(ctx, cq)
+	if err == nil || !strings.Contains(err.Error(), names.GangSchedulingAnnotation) || !strings.Contains(err.Error(), "scheduling.k8s.io/v1beta1") {
+		t.Fatalf("a ClusterQueue asking for workload-api gangs on a cluster without the API: %v, want a refusal naming the annotation and the API", err)
+	}
+	cq.Annotations = nil
+	create(t, cq, lq)
+	fixtures.WaitActive(t, ctx, k8s, cq.Name, 30*time.Second)
+	create(t, fixtures.TrainingRuntime(ns, "torch", fixtures.TorchPolicy(1),
+		fixtures.Role{Name: "node", Ancestor: "trainer", Requests: fixtures.GPUs(8), Tolerations: []corev1.Toleration{runtimeToleration}, Annotations: fixtures.RunFor(time.Hour)}))
+	tj := fixtures.TrainJob(ns, "optin", "torch", lq.Name)
+	tj.Annotations = map[string]string{names.GangSchedulingAnnotation: gang.WorkloadAPI}
+	create(t, tj)
+	want := "does not serve"
+	if overrideField() == "spec.podSpecOverrides" {
+		want = "Trainer v2.0"
+	}
+	eventually(t, time.Minute, "refused with an event", func() error {
+		return fixtures.EventOn(ctx, k8s, tj, gang.ReasonGangUnsupported, want)
+	})
+	eventually(t, time.Minute, "its quota given back", func() error {
+		if wl := workloadOf(t, tj); !apimeta.IsStatusConditionTrue(wl.Status.Conditions, kueue.WorkloadFinished) {
+			return fmt.Errorf("Workload %s not finished: %v", wl.Name, wl.Status.Conditions)
+		}
+		return nil
+	})
+	if !suspended(getJob(t, tj)) || len(podsOf(t, tj, "node")) > 0 {
+		t.Errorf("%s started although its gang can't be carried out", tj.Name)
 	}
 }

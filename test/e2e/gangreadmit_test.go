@@ -28,6 +28,7 @@ import (
 // succeed: its gang must be those two, or they wait for ever while the job
 // holds 32 GPUs of quota.
 func TestGangReadmittedAfterSomeIndexesSucceededStartsTheRest(t *testing.T) {
+	onSchedulerPlugins(t)
 	ns := namespace(t)
 	p := gpuPool(ns, "gang", 32)
 	nodesOf(t, ns, p, 4, 8)

@@ -29,6 +29,9 @@ var (
 	auditLog string
 	// kubeconfigPath is the admin kubeconfig of the cluster under test.
 	kubeconfigPath string
+	// schedulerPlugins is the suite's cluster for the tests of
+	// scheduler-plugins' coscheduling (onSchedulerPlugins).
+	schedulerPlugins secondCluster
 )
 
 func TestMain(m *testing.M) {
@@ -43,19 +46,21 @@ func run(m *testing.M) int {
 			fmt.Fprintln(os.Stderr, err)
 			return 1
 		}
-		// E2E_TRAINER_VERSION and E2E_KUEUE_VERSION run the tier on other
-		// Trainer and Kueue releases, in a cluster of their own.
-		version, kueueVersion := os.Getenv("E2E_TRAINER_VERSION"), os.Getenv("E2E_KUEUE_VERSION")
+		// E2E_TRAINER_VERSION, E2E_KUEUE_VERSION and
+		// E2E_KUBERNETES_VERSION run the tier on other Trainer, Kueue and
+		// Kubernetes releases, in a cluster of their own.
+		version, kueueVersion, kubernetes := os.Getenv("E2E_TRAINER_VERSION"), os.Getenv("E2E_KUEUE_VERSION"), os.Getenv("E2E_KUBERNETES_VERSION")
 		name := "e2e"
-		for _, v := range []string{version, kueueVersion} {
+		for _, v := range []string{version, kueueVersion, kubernetes} {
 			if v != "" {
 				name += "-" + v
 			}
 		}
+		settings := localcluster.Settings{KubernetesVersion: kubernetes, TrainerVersion: version, KueueVersion: kueueVersion, Provisioning: true}
 		c, err := localcluster.Up(ctx, localcluster.Options{Name: name, Root: root, Progress: os.Stderr,
 			// ProvisioningRequests on (a fake provisioner): the
 			// provisioning admission check's scenarios run here.
-			Settings: localcluster.Settings{TrainerVersion: version, KueueVersion: kueueVersion, Provisioning: true}})
+			Settings: settings})
 		if err != nil {
 			fmt.Fprintf(os.Stderr, "e2e: bringing up the local control plane: %v\n", err)
 			return 1
@@ -68,6 +73,8 @@ func run(m *testing.M) int {
 			}()
 		}
 		kubeconfig = c.Kubeconfig
+		schedulerPlugins = secondCluster{root: root, name: name + "-cosched", settings: settings}
+		defer schedulerPlugins.down()
 	}
 	// A local cluster keeps its audit log next to its kubeconfig.
 	auditLog = filepath.Join(filepath.Dir(kubeconfig), "audit.log")

@@ -1,0 +1,152 @@
+// Package gangbench measures how long a gang takes to be placed once Kueue
+// admitted it, in each gang mode on the local cluster that serves it:
+// coscheduling (scheduler-plugins, Kubernetes v1.34.4) and workload-api
+// (Kubernetes' own PodGroups, v1.37.2). A benchmark, not a test: make
+// bench-gang, docs/benchmark.md "Gang placement".
+package gangbench_test
+
+import (
+	"context"
+	"fmt"
+	"slices"
+	"testing"
+	"time"
+
+	corev1 "k8s.io/api/core/v1"
+	apimeta "k8s.io/apimachinery/pkg/api/meta"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+	kueue "sigs.k8s.io/kueue/apis/kueue/v1beta2"
+
+	trainer "github.com/kubeflow/trainer/v2/pkg/apis/trainer/v1alpha1"
+
+	"github.com/trainjob-kueue/trainjob-kueue/gang"
+	"github.com/trainjob-kueue/trainjob-kueue/hack/fixtures"
+	"github.com/trainjob-kueue/trainjob-kueue/hack/localcluster"
+	"github.com/trainjob-kueue/trainjob-kueue/names"
+)
+
+const (
+	nodes       = 8
+	gpusPerNode = 8
+	// every is how often the bench looks: the resolution of its figures.
+	every = 20 * time.Millisecond
+)
+
+var toleration = corev1.Toleration{Key: "dedicated", Operator: corev1.TolerationOpEqual, Value: "ml", Effect: corev1.TaintEffectNoSchedule}
+
+// BenchmarkAdmittedToAllPodsBound: one TrainJob of 8 trainer pods × 8 GPUs
+// at a time, on 8 nodes of 8 GPUs, gang scheduled by its ClusterQueue's
+// mode: from the moment the bench sees its Workload admitted to the moment
+// it sees all 8 pods bound (ms-admitted-to-bound, the median of b.N jobs;
+// p90 and max beside it). Run it with -benchtime=Nx.
+func BenchmarkAdmittedToAllPodsBound(b *testing.B) {
+	for _, mode := range []struct{ name, kubernetes string }{
+		{gang.Coscheduling, localcluster.KubernetesCoscheduling},
+		{gang.WorkloadAPI, localcluster.KubernetesWorkloadAPI},
+	} {
+		b.Run(mode.name, func(b *testing.B) {
+			ctx := context.Background()
+			o := localcluster.Options{}
+			o.KubernetesVersion = mode.kubernetes
+			c, down, err := localcluster.UpForTests(ctx, localcluster.ForTests("bench-gang-"+mode.name, o))
+			if err != nil {
+				b.Fatal(err)
+			}
+			defer down()
+			k8s, err := c.Client(fixtures.Scheme())
+			if err != nil {
+				b.Fatal(err)
+			}
+			ns := setUp(b, ctx, k8s, mode.name)
+			var took []time.Duration
+			b.ResetTimer()
+			for i := range b.N {
+				took = append(took, placeOne(b, ctx, k8s, ns, fmt.Sprintf("job-%d", i)))
+			}
+			b.StopTimer()
+			slices.Sort(took)
+			at := func(q float64) float64 { return float64(took[int(q*float64(len(took)-1))].Milliseconds()) }
+			b.ReportMetric(at(0.5), "ms-admitted-to-bound")
+			b.ReportMetric(at(0.9), "ms-p90")
+			b.ReportMetric(at(1), "ms-max")
+		})
+	}
+}
+
+// setUp makes a namespace, the nodes, a ClusterQueue gang scheduling in
+// mode, its LocalQueue "lq" and the runtime "torch".
+func setUp(b *testing.B, ctx context.Context, k8s client.Client, mode string) string {
+	nsObj := &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{GenerateName: "gang-"}}
+	fixtures.Create(b, ctx, k8s, nsObj)
+	ns := nsObj.Name
+	p := fixtures.Pool{Name: "gpu", Labels: map[string]string{"bench.trainjob-kueue.dev/pool": ns}, GPUs: nodes * gpusPerNode}
+	tainted := p
+	tainted.Taints = []corev1.Toleration{toleration}
+	for i := range nodes {
+		if err := localcluster.AddNode(ctx, k8s, fixtures.Node(fmt.Sprintf("%s-%d", ns, i), tainted, gpusPerNode)); err != nil {
+			b.Fatal(err)
+		}
+	}
+	flavors, cq, lq := fixtures.Queue(ns, ns, p)
+	cq.Annotations = map[string]string{names.GangSchedulingAnnotation: mode}
+	lq.Name = "lq"
+	for _, rf := range flavors {
+		fixtures.Create(b, ctx, k8s, rf)
+	}
+	fixtures.Create(b, ctx, k8s, cq, lq)
+	fixtures.WaitActive(b, ctx, k8s, cq.Name, 30*time.Second)
+	fixtures.Create(b, ctx, k8s, fixtures.TrainingRuntime(ns, "torch", fixtures.TorchPolicy(nodes),
+		fixtures.Role{Name: "node", Ancestor: "trainer", Requests: fixtures.GPUs(gpusPerNode), Tolerations: []corev1.Toleration{toleration}, Annotations: fixtures.RunFor(time.Hour)}))
+	return ns
+}
+
+// placeOne runs one job until all its pods are bound, and deletes it once
+// they are gone again; it returns the time from its admission seen to its
+// last pod bound seen.
+func placeOne(b *testing.B, ctx context.Context, k8s client.Client, ns, name string) time.Duration {
+	tj := fixtures.TrainJob(ns, name, "torch", "lq")
+	fixtures.Create(b, ctx, k8s, tj)
+	admitted := waitFor(b, 2*time.Minute, func() (bool, error) {
+		wl, err := fixtures.WorkloadOf(ctx, k8s, tj)
+		return err == nil && wl != nil && apimeta.IsStatusConditionTrue(wl.Status.Conditions, kueue.WorkloadAdmitted), nil
+	})
+	bound := waitFor(b, 2*time.Minute, func() (bool, error) {
+		pods, err := fixtures.PodsOf(ctx, k8s, tj, "node")
+		if err != nil {
+			return false, err
+		}
+		n := 0
+		for _, p := range pods {
+			if p.Spec.NodeName != "" {
+				n++
+			}
+		}
+		return n == nodes, nil
+	})
+	if err := k8s.Delete(ctx, &trainer.TrainJob{ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: name}}, client.PropagationPolicy(metav1.DeletePropagationForeground)); err != nil {
+		b.Fatal(err)
+	}
+	waitFor(b, 2*time.Minute, func() (bool, error) {
+		var pods corev1.PodList
+		err := k8s.List(ctx, &pods, client.InNamespace(ns))
+		return err == nil && len(pods.Items) == 0, err
+	})
+	return bound.Sub(admitted)
+}
+
+// waitFor polls done every 20 ms and returns when it first said true.
+func waitFor(b *testing.B, timeout time.Duration, done func() (bool, error)) time.Time {
+	b.Helper()
+	deadline := time.Now().Add(timeout)
+	for {
+		ok, err := done()
+		if ok {
+			return time.Now()
+		}
+		if time.Now().After(deadline) {
+			b.Fatalf("not done within %s (last error: %v)", timeout, err)
+		}
+		time.Sleep(every)
+	}
+}
