@@ -3,12 +3,16 @@
 
 SHELL := /usr/bin/env bash
 GO ?= go
-# KUBERNETES_VERSION: the local cluster's control plane, v1.34.4 (kube-
-# scheduler from scheduler-plugins, coscheduling) or v1.37.2 (Kubernetes'
-# Workload API: GenericWorkload on, Kubernetes' own kube-scheduler gang
-# scheduling its PodGroups); docs/local-cluster.md.
-KUBERNETES_VERSION ?= v1.34.4
+# KUBERNETES_VERSION: the local cluster's control plane, v1.37.2
+# (Kubernetes' Workload API: GenericWorkload on, Kubernetes' own
+# kube-scheduler gang scheduling its PodGroups) or v1.34.4 (kube-scheduler
+# from scheduler-plugins, coscheduling: the e2e tier's coscheduling tests
+# run on a cluster of it); docs/local-cluster.md.
+KUBERNETES_VERSION ?= v1.37.2
 KUBE_VERSION ?= $(KUBERNETES_VERSION)
+# The integration tier's kube-apiserver (envtest): v1.34.4, whose flags
+# envtest's defaults suit (v1.37 refuses its loopback advertise address).
+ENVTEST_KUBE_VERSION ?= v1.34.4
 ASSETS := $(CURDIR)/bin/envtest
 
 CLUSTER ?= local
@@ -255,7 +259,7 @@ fuzz:
 envtest-assets:
 	@mkdir -p $(ASSETS)
 	@ln -sf "$$(hack/component.sh etcd)" $(ASSETS)/etcd
-	@ln -sf "$$(KUBE_VERSION=$(KUBE_VERSION) hack/component.sh kube-apiserver)" $(ASSETS)/kube-apiserver
+	@ln -sf "$$(KUBE_VERSION=$(ENVTEST_KUBE_VERSION) hack/component.sh kube-apiserver)" $(ASSETS)/kube-apiserver
 	@# The tier runs JobSet v0.12.0 (the module's) as a process: its feature
 	@# gates collide with Kueue v0.19's in one binary.
 	@TRAINER_VERSION=v2.3.0 hack/component.sh jobset-controller-manager >/dev/null

@@ -6,7 +6,7 @@
 #   hack/component.sh --dir NAME    the tools module it is built from
 set -euo pipefail
 here=$(cd "$(dirname "$0")" && pwd)
-KUBE_VERSION=${KUBE_VERSION:-v1.34.4}
+KUBE_VERSION=${KUBE_VERSION:-v1.37.2}
 TRAINER_VERSION=${TRAINER_VERSION:-v2.1.0}
 KUEUE_VERSION=${KUEUE_VERSION:-v0.19.2}
 kube_ldflags() { "$here/kube-version-ldflags.sh" "$KUBE_VERSION"; }

@@ -23,25 +23,25 @@ read -ra kueues <<<"$3"
 kueue=${kueues[0]}
 
 build() { # TRAINER KUEUE COMPONENT [KUBERNETES]
-  if ! KUBE_VERSION=${4:-v1.34.4} TRAINER_VERSION=$1 KUEUE_VERSION=$2 "$here/component.sh" "$3" >/dev/null; then
-    echo "prefetch: building $3 (Trainer $1, Kueue $2, Kubernetes ${4:-v1.34.4}) failed; the tier that needs it builds it again" >&2
+  if ! KUBE_VERSION=${4:-v1.37.2} TRAINER_VERSION=$1 KUEUE_VERSION=$2 "$here/component.sh" "$3" >/dev/null; then
+    echo "prefetch: building $3 (Trainer $1, Kueue $2, Kubernetes ${4:-v1.37.2}) failed; the tier that needs it builds it again" >&2
   fi
 }
 
 start=$(date +%s)
-# The integration tier: a real API server and etcd, and JobSet v0.12.0 as a
-# process (make envtest-assets).
+# The integration tier: a real API server (Kubernetes v1.34.4) and etcd,
+# and JobSet v0.12.0 as a process (make envtest-assets).
 build v2.3.0 "$kueue" etcd
-build v2.3.0 "$kueue" kube-apiserver
+build v2.3.0 "$kueue" kube-apiserver v1.34.4
 build v2.3.0 "$kueue" jobset-controller-manager
 # The main e2e tier: the whole local cluster on the default releases.
 for c in $("$here/component.sh" --list); do
   build "$main" "$kueue" "$c"
 done
-# The main tier's Workload API suite (test/e2e/workloadapi): Kubernetes
-# v1.37.2's control plane.
-for c in kube-apiserver kube-controller-manager kube-scheduler kubectl; do
-  build "$main" "$kueue" "$c" v1.37.2
+# The main tier's coscheduling tests: a cluster of Kubernetes v1.34.4,
+# whose kube-scheduler is scheduler-plugins'.
+for c in kube-controller-manager kube-scheduler kubectl; do
+  build "$main" "$kueue" "$c" v1.34.4
 done
 # The smokes and the bench: each other Trainer release with its JobSet.
 for v in "${others[@]}"; do

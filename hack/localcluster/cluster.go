@@ -111,7 +111,7 @@ const (
 	// skew).
 	KubernetesWorkloadAPI = "v1.37.2"
 	// DefaultKubernetesVersion is the release a cluster runs unless told.
-	DefaultKubernetesVersion = KubernetesCoscheduling
+	DefaultKubernetesVersion = KubernetesWorkloadAPI
 )
 
 // workloadAPI: the cluster serves Kubernetes' Workload API.
