@@ -2,11 +2,15 @@ package integration
 
 import (
 	"errors"
+	"slices"
 	"strings"
 	"testing"
 
+	"github.com/google/go-cmp/cmp"
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"sigs.k8s.io/controller-runtime/pkg/client"
 	kueue "sigs.k8s.io/kueue/apis/kueue/v1beta2"
 	"sigs.k8s.io/kueue/pkg/podset"
 	schedv1alpha1 "sigs.k8s.io/scheduler-plugins/apis/scheduling/v1alpha1"
@@ -65,5 +69,67 @@ func TestGangPlansAtTheStart(t *testing.T) {
 				t.Errorf("events %v, want %q", events, tc.wantEvent)
 			}
 		})
+	}
+}
+
+// In gang mode workload-api the start applies a Kubernetes PodGroup per
+// wave, of this admission; after a reconcile the groups of admissions that
+// ended go (another admission's, or every one once the job holds no
+// reservation), never the current one's nor another job's.
+func TestKubernetesPodGroupsGoWithTheirAdmission(t *testing.T) {
+	f := newStartFixture(t, shape.PodTemplateOverrides{}, nil, corev1.PodSpec{})
+	f.deps.opts.WorkloadAPI = true
+	f.job.obs.clusterQueue = &kueue.ClusterQueue{ObjectMeta: metav1.ObjectMeta{Name: "cq", Annotations: map[string]string{names.GangSchedulingAnnotation: gang.WorkloadAPI}}}
+	plans, err := f.job.gangPlans(t.Context())
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := f.job.applyPodGroups(t.Context(), plans); err != nil {
+		t.Fatal(err)
+	}
+	current := admissionToken(f.job.obs.reserved())
+	stale := gang.Plan{Name: "j-old", Roles: []string{"node"}, Native: true, Admission: "old"}
+	otherJob := f.job.TrainJob.DeepCopy()
+	otherJob.Name, otherJob.UID = "other", "other-uid"
+	for _, pg := range []client.Object{gang.NativePodGroup(stale, &f.job.TrainJob, ""), gang.NativePodGroup(gang.Plan{Name: "other-x", Roles: []string{"node"}, Native: true, Admission: current}, otherJob, "")} {
+		if err := f.c.Create(t.Context(), pg); err != nil {
+			t.Fatal(err)
+		}
+	}
+	// The other job's group, labelled as this job's (a forgery), stays.
+	forged := gang.NativePodGroup(gang.Plan{Name: "forged", Roles: []string{"node"}, Native: true, Admission: "old"}, otherJob, "")
+	forged.SetLabels(map[string]string{names.OwnedLabel: "true", names.PodGroupJobLabel: "j", names.PodGroupAdmissionLabel: "old"})
+	if err := f.c.Create(t.Context(), forged); err != nil {
+		t.Fatal(err)
+	}
+	groupNames := func() []string {
+		list := &unstructured.UnstructuredList{}
+		list.SetGroupVersionKind(gang.NativePodGroupGVK.GroupVersion().WithKind("PodGroupList"))
+		if err := f.c.List(t.Context(), list); err != nil {
+			t.Fatal(err)
+		}
+		var out []string
+		for _, pg := range list.Items {
+			out = append(out, pg.GetName())
+		}
+		slices.Sort(out)
+		return out
+	}
+	want := []string{"forged", "j-" + current, "j-old", "other-x"}
+	if diff := cmp.Diff(want, groupNames()); diff != "" {
+		t.Fatalf("PodGroups after the start (-want +got):\n%s", diff)
+	}
+	if err := f.job.releaseNativePodGroups(t.Context()); err != nil {
+		t.Fatal(err)
+	}
+	if diff := cmp.Diff([]string{"forged", "j-" + current, "other-x"}, groupNames()); diff != "" {
+		t.Errorf("after a reconcile of the admitted job (-want +got):\n%s", diff)
+	}
+	f.job.obs.workload = nil // evicted: no reservation
+	if err := f.job.releaseNativePodGroups(t.Context()); err != nil {
+		t.Fatal(err)
+	}
+	if diff := cmp.Diff([]string{"forged", "other-x"}, groupNames()); diff != "" {
+		t.Errorf("after its admission ended (-want +got):\n%s", diff)
 	}
 }

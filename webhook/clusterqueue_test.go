@@ -7,6 +7,7 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	kueue "sigs.k8s.io/kueue/apis/kueue/v1beta2"
 
+	"github.com/trainjob-kueue/trainjob-kueue/gang"
 	"github.com/trainjob-kueue/trainjob-kueue/names"
 )
 
@@ -20,8 +21,14 @@ func TestClusterQueueAnnotationsAreRefusedWhenWritten(t *testing.T) {
 	bad := map[string]string{names.PreemptionCostAnnotation: `{"progress":{"points":-1,"stepPercent":10}}`}
 	for name, tc := range map[string]struct {
 		old, cq *kueue.ClusterQueue
+		gangs   gang.Schedulers
 		refused []string
 	}{
+		"workload-api where Kubernetes serves its PodGroups": {cq: cq(map[string]string{names.GangSchedulingAnnotation: gang.WorkloadAPI}), gangs: gang.Schedulers{WorkloadAPI: true}},
+		"workload-api where it does not": {cq: cq(map[string]string{names.GangSchedulingAnnotation: gang.WorkloadAPI}), gangs: gang.Schedulers{PodGroupCRD: true},
+			refused: []string{names.GangSchedulingAnnotation, "scheduling.k8s.io/v1beta1", "GenericWorkload"}},
+		"workload-api in place, another edit": {old: cq(map[string]string{names.GangSchedulingAnnotation: gang.WorkloadAPI}),
+			cq: cq(map[string]string{names.GangSchedulingAnnotation: gang.WorkloadAPI, "team": "a"})},
 		"a good policy":             {cq: cq(map[string]string{names.PreemptionCostAnnotation: `{"minRunTime":{"points":10,"seconds":60}}`})},
 		"a policy with a bad field": {cq: cq(bad), refused: []string{names.PreemptionCostAnnotation, "progress.points"}},
 		"a policy that is no JSON":  {cq: cq(map[string]string{names.PreemptionCostAnnotation: "progress=10"}), refused: []string{"not a policy"}},
@@ -35,9 +42,9 @@ func TestClusterQueueAnnotationsAreRefusedWhenWritten(t *testing.T) {
 		t.Run(name, func(t *testing.T) {
 			var err error
 			if tc.old == nil {
-				_, err = ClusterQueues{}.ValidateCreate(t.Context(), tc.cq)
+				_, err = ClusterQueues{Gangs: tc.gangs}.ValidateCreate(t.Context(), tc.cq)
 			} else {
-				_, err = ClusterQueues{}.ValidateUpdate(t.Context(), tc.old, tc.cq)
+				_, err = ClusterQueues{Gangs: tc.gangs}.ValidateUpdate(t.Context(), tc.old, tc.cq)
 			}
 			if len(tc.refused) == 0 {
 				if err != nil {
