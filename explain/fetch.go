@@ -119,8 +119,10 @@ func (e *Explainer) Get(ctx context.Context, namespace, name string) (*trainjob.
 	return job, nil
 }
 
-// shape of the installed Trainer, from its CRD. A user who may not read
-// CRDs gets the shape the job's own fields show.
+// shape of the installed Trainer, from its CRD, by the manager's table of
+// releases (shape.Releases). A user who may not read CRDs gets the newest
+// release of that table whose override field the job's own fields show:
+// the same table, never rules of its own.
 func (e *Explainer) shape(ctx context.Context, job *trainjob.TrainJob) (shape.Shape, error) {
 	var crd apiextensionsv1.CustomResourceDefinition
 	err := e.Client.Get(ctx, client.ObjectKey{Name: discovery.TrainJobCRD}, &crd)
@@ -130,13 +132,19 @@ func (e *Explainer) shape(ctx context.Context, job *trainjob.TrainJob) (shape.Sh
 	if !apierrors.IsForbidden(err) {
 		return nil, fmt.Errorf("reading CRD %s (is Kubeflow Trainer installed?): %w", discovery.TrainJobCRD, err)
 	}
+	field := shape.RuntimePatches{}.Name()
 	switch {
 	case len(job.Spec.PodSpecOverrides) > 0:
-		return shape.PodSpecOverrides{}, nil
+		field = shape.PodSpecOverrides{}.Name()
 	case len(job.Spec.PodTemplateOverrides) > 0:
-		return shape.PodTemplateOverrides{}, nil
+		field = shape.PodTemplateOverrides{}.Name()
 	}
-	return shape.RuntimePatches{Release: podsets.Rules{LauncherAsNodeWorkersGetResources: true}}, nil
+	for _, r := range shape.Releases() {
+		if r.Shape.Name() == field {
+			return r.Shape, nil
+		}
+	}
+	return nil, fmt.Errorf("no Trainer release of this build writes %s", field)
 }
 
 // queue reads the LocalQueue, its ClusterQueue, the flavors it names and,

@@ -589,9 +589,13 @@ func TestExplainerShape(t *testing.T) {
 		"CRDs forbidden, a job with spec.podTemplateOverrides": {
 			job: withPodTemplateOverrides, funcs: crdForbidden, want: shape.PodTemplateOverrides{},
 		},
+		// The newest release of the manager's table that writes
+		// spec.runtimePatches: v2.3's rules, its snapshot among them.
 		"CRDs forbidden, a job with neither": {
 			job: llamaJob(), funcs: crdForbidden,
-			want: shape.RuntimePatches{Release: podsets.Rules{LauncherAsNodeWorkersGetResources: true}},
+			want: shape.RuntimePatches{UnsuspendsInOnePatch: true, Release: podsets.Rules{
+				LauncherAsNodeWorkersGetResources: true, ResourcesPerNodeMerges: true, ResourcesPerNodeNeedsMLPolicy: true, RuntimeSnapshot: true,
+			}},
 		},
 	}
 	for name, tc := range cases {
