@@ -28,5 +28,11 @@ func (controllerManager) start(_ context.Context, b *bringUp) error {
 		"--use-service-account-credentials=false",
 		"--secure-port=0",
 		"--leader-elect=false",
+		// kwok's heartbeat stage beats every 20–45 s; against the 50 s
+		// default a node whose beat is late on a busy machine is NotReady
+		// for a moment, and the node lifecycle controller marks its pods
+		// not ready: a job's PodsReady never comes (seen on v1.37.2, the
+		// recovery suite's job evicted by its start timeout).
+		"--node-monitor-grace-period=3m",
 	)...)
 }
