@@ -1,5 +1,12 @@
 // Package scheme holds every kind trainjob-kueue reads or writes: the
-// manager's, the plugin's and the tests' one scheme.
+// manager's and the kubectl plugin's one scheme, and the integration
+// tier's. One other builder stays apart, on purpose: hack/fixtures.Scheme,
+// the demo's, the benchmarks' and the e2e tier's, registers Trainer's own
+// TrainJob Go type (the objects they create are upstream's, field for
+// field) where this one registers trainjob.TrainJob under the same kind,
+// and a scheme maps a kind to one Go type only; it adds the
+// ProvisioningRequests the fake provisioner writes, a kind the manager
+// never touches.
 package scheme
 
 import (
