@@ -7,9 +7,9 @@ import (
 	"github.com/trainjob-kueue/trainjob-kueue/quota"
 )
 
-// Lendable is what one ClusterQueue of a cohort lends now, per flavor and
+// lendable is what one ClusterQueue of a cohort lends now, per flavor and
 // resource: its unused nominal quota, capped by its lendingLimit.
-func Lendable(cq *kueue.ClusterQueue) map[string]corev1.ResourceList {
+func lendable(cq *kueue.ClusterQueue) map[string]corev1.ResourceList {
 	used := usageOf(cq.Status.FlavorsReservation)
 	out := map[string]corev1.ResourceList{}
 	for _, rg := range cq.Spec.ResourceGroups {
@@ -41,12 +41,12 @@ func Lendable(cq *kueue.ClusterQueue) map[string]corev1.ResourceList {
 func CohortLends(members []*kueue.ClusterQueue) (now, idle map[string]corev1.ResourceList) {
 	now, idle = map[string]corev1.ResourceList{}, map[string]corev1.ResourceList{}
 	for _, cq := range members {
-		for f, list := range Lendable(cq) {
+		for f, list := range lendable(cq) {
 			now[f] = quota.Add(now[f], list)
 		}
 		empty := cq.DeepCopy()
 		empty.Status.FlavorsReservation = nil
-		for f, list := range Lendable(empty) {
+		for f, list := range lendable(empty) {
 			idle[f] = quota.Add(idle[f], list)
 		}
 	}

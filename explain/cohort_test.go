@@ -54,7 +54,7 @@ func TestLendableIsUnusedNominalQuotaCappedByTheLendingLimit(t *testing.T) {
 	}
 	for name, tc := range cases {
 		t.Run(name, func(t *testing.T) {
-			if diff := cmp.Diff(tc.want, Lendable(tc.cq)); diff != "" {
+			if diff := cmp.Diff(tc.want, lendable(tc.cq)); diff != "" {
 				t.Errorf("lendable (-want +got):\n%s", diff)
 			}
 		})

@@ -30,8 +30,8 @@ type DRADevices struct {
 	CountedAs corev1.ResourceName `json:"countedAs,omitempty"`
 }
 
-// DRAInput is what a job's roles claim through DRA.
-type DRAInput struct {
+// draInput is what a job's roles claim through DRA.
+type draInput struct {
 	// PerPod devices per role, by DeviceClass.
 	PerPod map[string]quota.Devices
 	// Missing are the ResourceClaimTemplates the roles name that do not
@@ -42,7 +42,7 @@ type DRAInput struct {
 // dra reads the ResourceClaimTemplates of the job's namespace, once, when
 // a role claims through one; nil otherwise. A reader who may not list
 // them, or a cluster without DRA, gets nil: the devices are then not shown.
-func (e *Explainer) dra(ctx context.Context, namespace string, roles []podsets.Role) (*DRAInput, error) {
+func (e *Explainer) dra(ctx context.Context, namespace string, roles []podsets.Role) (*draInput, error) {
 	if !slices.ContainsFunc(roles, func(r podsets.Role) bool { return quota.ClaimsTemplates(&r.Template.Spec) }) {
 		return nil, nil
 	}
@@ -57,7 +57,7 @@ func (e *Explainer) dra(ctx context.Context, namespace string, roles []podsets.R
 	for _, t := range list.Items {
 		templates[t.Name] = quota.TemplateDevices(t.Spec.Spec)
 	}
-	in := &DRAInput{PerPod: map[string]quota.Devices{}}
+	in := &draInput{PerPod: map[string]quota.Devices{}}
 	for _, r := range roles {
 		devices, missing := quota.PodDevices(&r.Template.Spec, templates)
 		if len(devices) > 0 {

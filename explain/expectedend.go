@@ -36,9 +36,9 @@ func (h History) median(runtime string) (time.Duration, bool) {
 // Add records that a finished job of runtime ran d.
 func (h History) Add(runtime string, d time.Duration) { h[runtime] = append(h[runtime], d) }
 
-// RuntimeKey names the job's runtime: kind and name (and namespace for a
+// runtimeKey names the job's runtime: kind and name (and namespace for a
 // TrainingRuntime).
-func RuntimeKey(job *trainjob.TrainJob) string {
+func runtimeKey(job *trainjob.TrainJob) string {
 	kind := ptr.Deref(job.Spec.RuntimeRef.Kind, "ClusterTrainingRuntime")
 	if kind == "TrainingRuntime" {
 		return kind + "/" + job.Namespace + "/" + job.Spec.RuntimeRef.Name
@@ -95,7 +95,7 @@ func EndOf(job *trainjob.TrainJob, wl *kueue.Workload, h History, now time.Time)
 			}
 		}
 	}
-	if d, ok := h.median(RuntimeKey(job)); ok && !since.Add(d).Before(now) {
+	if d, ok := h.median(runtimeKey(job)); ok && !since.Add(d).Before(now) {
 		return since.Add(d), FromHistory
 	}
 	return maxExecutionEnd(wl, since, now)
@@ -112,12 +112,12 @@ func maxExecutionEnd(wl *kueue.Workload, since, now time.Time) (time.Time, strin
 	return time.Time{}, ""
 }
 
-// RunsFor is how long a waiting job is expected to run once admitted: the
+// runsFor is how long a waiting job is expected to run once admitted: the
 // median run of its runtime's finished jobs, else Kueue's
 // maximumExecutionTimeSeconds; "" when it can't be told.
-func RunsFor(job *trainjob.TrainJob, wl *kueue.Workload, h History) (time.Duration, string) {
+func runsFor(job *trainjob.TrainJob, wl *kueue.Workload, h History) (time.Duration, string) {
 	if job != nil {
-		if d, ok := h.median(RuntimeKey(job)); ok {
+		if d, ok := h.median(runtimeKey(job)); ok {
 			return d, FromHistory
 		}
 	}

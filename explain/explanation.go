@@ -35,10 +35,10 @@ type Input struct {
 	RuntimeFrom string
 	// Priority: the ClusterQueue's preemption-cost policy and its peers;
 	// nil when not read.
-	Priority *PriorityInput
+	Priority *priorityInput
 	// DRA: what the roles claim through ResourceClaimTemplates; nil when
 	// none does (or they can't be read).
-	DRA *DRAInput
+	DRA *draInput
 	// Expected is the job's expected start while it waits (Forecasts);
 	// ExpectedNote why there is none.
 	Expected     *lifecycle.ExpectedStart
@@ -57,8 +57,8 @@ type Explanation struct {
 	// RuntimeFrom: the roles were computed from Trainer's snapshot of the
 	// runtime (v2.3), not the live runtime.
 	RuntimeFrom  string            `json:"runtimeFrom,omitempty"`
-	Roles        []RoleExplanation `json:"roles"`
-	Quota        []QuotaLine       `json:"quota,omitempty"`
+	Roles        []roleExplanation `json:"roles"`
+	Quota        []quotaLine       `json:"quota,omitempty"`
 	Position     *Position         `json:"position,omitempty"`
 	PositionNote string            `json:"positionNote,omitempty"`
 	// DRAMissing are the ResourceClaimTemplates the roles name that do
@@ -74,12 +74,12 @@ type Explanation struct {
 	ExpectedStart *lifecycle.ExpectedStart `json:"expectedStart,omitempty"`
 	ExpectedNote  string                   `json:"expectedNote,omitempty"`
 	// Priority under the ClusterQueue's preemption-cost policy.
-	Priority *PriorityExplanation `json:"priority,omitempty"`
+	Priority *priorityExplanation `json:"priority,omitempty"`
 	Verdict  string               `json:"verdict"`
 }
 
-// RoleExplanation is one role's demand and where it goes.
-type RoleExplanation struct {
+// roleExplanation is one role's demand and where it goes.
+type roleExplanation struct {
 	Name   string              `json:"name"`
 	Count  int32               `json:"count"`
 	PerPod corev1.ResourceList `json:"perPod"`
@@ -87,13 +87,13 @@ type RoleExplanation struct {
 	// Flavors assigned at admission, per resource.
 	Flavors map[corev1.ResourceName]string `json:"flavors,omitempty"`
 	// Candidates considered now, for a job not admitted.
-	Candidates []Candidate `json:"candidates,omitempty"`
+	Candidates []candidate `json:"candidates,omitempty"`
 	// DRA devices the role's pods claim through ResourceClaimTemplates.
 	DRA []DRADevices `json:"dra,omitempty"`
 }
 
-// QuotaLine is one flavor's resource in the ClusterQueue.
-type QuotaLine struct {
+// quotaLine is one flavor's resource in the ClusterQueue.
+type quotaLine struct {
 	Flavor         string              `json:"flavor"`
 	Resource       corev1.ResourceName `json:"resource"`
 	Nominal        resource.Quantity   `json:"nominal"`
@@ -102,13 +102,13 @@ type QuotaLine struct {
 	CohortLends    resource.Quantity   `json:"cohortLends"`
 }
 
-func quotaLines(q *Queue) []QuotaLine {
+func quotaLines(q *Queue) []quotaLine {
 	used := usageOf(q.ClusterQueue.Status.FlavorsReservation)
-	var out []QuotaLine
+	var out []quotaLine
 	for _, rg := range q.ClusterQueue.Spec.ResourceGroups {
 		for _, fq := range rg.Flavors {
 			for _, r := range fq.Resources {
-				l := QuotaLine{Flavor: string(fq.Name), Resource: r.Name, Nominal: r.NominalQuota, Used: used[string(fq.Name)][r.Name]}
+				l := quotaLine{Flavor: string(fq.Name), Resource: r.Name, Nominal: r.NominalQuota, Used: used[string(fq.Name)][r.Name]}
 				if r.BorrowingLimit != nil {
 					l.BorrowingLimit = ptr.To(r.BorrowingLimit.DeepCopy())
 				}

@@ -28,12 +28,12 @@ func TestQuotaLines(t *testing.T) {
 	lends := map[string]corev1.ResourceList{"a100": requests(t, "nvidia.com/gpu", "2"), "cpu-nodes": requests(t, "memory", "32Gi")}
 	cases := map[string]struct {
 		cq   *kueue.ClusterQueue
-		want []QuotaLine
+		want []quotaLine
 	}{
 		// In the order of the ClusterQueue's spec: group, flavor, resource.
 		"a ClusterQueue in a cohort": {
 			cq: twoGroups("research"),
-			want: []QuotaLine{
+			want: []quotaLine{
 				{Flavor: "cpu-nodes", Resource: corev1.ResourceCPU, Nominal: q("64"), Used: q("10")},
 				{Flavor: "cpu-nodes", Resource: corev1.ResourceMemory, Nominal: q("256Gi"), BorrowingLimit: ptr.To(q("64Gi")), Used: q("40Gi"), CohortLends: q("32Gi")},
 				{Flavor: "a100", Resource: nvidiaGPU, Nominal: q("8"), BorrowingLimit: ptr.To(q("4")), Used: q("6"), CohortLends: q("2")},
@@ -42,7 +42,7 @@ func TestQuotaLines(t *testing.T) {
 		},
 		"a ClusterQueue in no cohort borrows nothing": {
 			cq: twoGroups(""),
-			want: []QuotaLine{
+			want: []quotaLine{
 				{Flavor: "cpu-nodes", Resource: corev1.ResourceCPU, Nominal: q("64"), Used: q("10")},
 				{Flavor: "cpu-nodes", Resource: corev1.ResourceMemory, Nominal: q("256Gi"), BorrowingLimit: ptr.To(q("64Gi")), Used: q("40Gi")},
 				{Flavor: "a100", Resource: nvidiaGPU, Nominal: q("8"), BorrowingLimit: ptr.To(q("4")), Used: q("6")},
@@ -83,8 +83,8 @@ func TestExplanationJSONKeys(t *testing.T) {
 		"a pending job": {
 			ex: Explanation{Job: "ml/llama", LocalQueue: "team-a", ClusterQueue: "cq-a", Cohort: "research", State: lifecycle.Queued,
 				RuntimeFrom: "snapshot", Position: &Position{InLocalQueue: 1, InClusterQueue: 2}, PositionNote: "note", KueueSays: "waiting",
-				Roles: []RoleExplanation{{Name: "node", Count: 2, PerPod: requests(t, "nvidia.com/gpu", "8"), Total: requests(t, "nvidia.com/gpu", "16"),
-					Candidates: []Candidate{{Flavor: "a100", Fit: NoFit, Short: requests(t, "nvidia.com/gpu", "4")}}}},
+				Roles: []roleExplanation{{Name: "node", Count: 2, PerPod: requests(t, "nvidia.com/gpu", "8"), Total: requests(t, "nvidia.com/gpu", "16"),
+					Candidates: []candidate{{Flavor: "a100", Fit: NoFit, Short: requests(t, "nvidia.com/gpu", "4")}}}},
 				Verdict: "pending"},
 			want: map[string]any{
 				"trainJob": "ml/llama", "localQueue": "team-a", "clusterQueue": "cq-a", "cohort": "research", "state": "Queued",

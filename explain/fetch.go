@@ -35,7 +35,7 @@ type Explainer struct {
 
 // lostWork is what a preemption of the job would lose now, under a policy
 // with a checkpoint part: as the priority boost counts it.
-func (e *Explainer) lostWork(job *trainjob.TrainJob, roles []podsets.Role, wl *kueue.Workload, policy string) *LostWork {
+func (e *Explainer) lostWork(job *trainjob.TrainJob, roles []podsets.Role, wl *kueue.Workload, policy string) *lostWork {
 	p, err := preemptcost.Parse(policy)
 	if err != nil || p.Checkpoint == nil {
 		return nil
@@ -46,7 +46,7 @@ func (e *Explainer) lostWork(job *trainjob.TrainJob, roles []podsets.Role, wl *k
 	if !s.Training || s.RunSeconds == nil {
 		return nil
 	}
-	return &LostWork{Seconds: b.LostSeconds, NextStepSeconds: preemptcost.NextChange(p, s)}
+	return &lostWork{Seconds: b.LostSeconds, NextStepSeconds: preemptcost.NextChange(p, s)}
 }
 
 // Explain explains a TrainJob: one read from the cluster (namespace/name),
@@ -211,12 +211,12 @@ func (e *Explainer) workload(ctx context.Context, job *trainjob.TrainJob) (*kueu
 // said so on the ClusterQueue, and the ClusterQueue's admitted Workloads.
 // nil when there is no policy and no boost. A user who may not list
 // Workloads or Events everywhere gets what is left.
-func (e *Explainer) priority(ctx context.Context, cq *kueue.ClusterQueue, wl *kueue.Workload) (*PriorityInput, error) {
+func (e *Explainer) priority(ctx context.Context, cq *kueue.ClusterQueue, wl *kueue.Workload) (*priorityInput, error) {
 	policy, _ := preemptcost.Annotated(cq)
 	if _, boosted := preemptcost.BoostOn(wl); policy == "" && !boosted {
 		return nil, nil
 	}
-	in := &PriorityInput{Policy: policy}
+	in := &priorityInput{Policy: policy}
 	if policy != "" {
 		// An invalid policy is told from the policy itself; Kueue's gate
 		// only from what the manager said (it reads Kueue's Configuration).

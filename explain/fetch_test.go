@@ -184,9 +184,9 @@ func TestExplainerBooksWhatTrainerBuildsTheJobFrom(t *testing.T) {
 	snapshot := fixtures.RuntimeSnapshot(t, job, then)
 	manifest := job.DeepCopy()
 	manifest.UID = ""
-	fromSnapshot := []RoleExplanation{{Name: "node", Count: 2,
+	fromSnapshot := []roleExplanation{{Name: "node", Count: 2,
 		PerPod: requests(t, "nvidia.com/gpu", "2"), Total: requests(t, "nvidia.com/gpu", "4")}}
-	fromLive := []RoleExplanation{{Name: "node", Count: 2,
+	fromLive := []roleExplanation{{Name: "node", Count: 2,
 		PerPod: requests(t, "nvidia.com/gpu", "8"), Total: requests(t, "nvidia.com/gpu", "16")}}
 	const snapshotNote = "Trainer's snapshot of the runtime, ConfigMap ml/llama-runtime-snapshot (the runtime as it was when the job was created)"
 	forbidden := apierrors.NewForbidden(corev1.Resource("configmaps"), "llama-runtime-snapshot", errors.New("ada may not read ConfigMaps"))
@@ -195,7 +195,7 @@ func TestExplainerBooksWhatTrainerBuildsTheJobFrom(t *testing.T) {
 		trainer         string
 		snapshot        bool
 		funcs           interceptor.Funcs
-		wantRoles       []RoleExplanation
+		wantRoles       []roleExplanation
 		wantRuntimeFrom string
 		wantVerdict     string
 	}{
@@ -236,7 +236,7 @@ func TestExplainerBooksWhatTrainerBuildsTheJobFrom(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			if diff := cmp.Diff(tc.wantRoles, ex.Roles, cmpopts.IgnoreFields(RoleExplanation{}, "Candidates")); diff != "" {
+			if diff := cmp.Diff(tc.wantRoles, ex.Roles, cmpopts.IgnoreFields(roleExplanation{}, "Candidates")); diff != "" {
 				t.Errorf("roles (-want +got):\n%s", diff)
 			}
 			if ex.RuntimeFrom != tc.wantRuntimeFrom {
@@ -262,8 +262,8 @@ func TestExplainerReadsTheJobsQueue(t *testing.T) {
 	listingFails := interceptor.Funcs{List: func(ctx context.Context, c client.WithWatch, list client.ObjectList, opts ...client.ListOption) error {
 		return errEtcd
 	}}
-	gpuQuota := func(nominal, used, cohortLends string) QuotaLine {
-		return QuotaLine{Flavor: "a100", Resource: nvidiaGPU, Nominal: resource.MustParse(nominal), Used: resource.MustParse(used), CohortLends: resource.MustParse(cohortLends)}
+	gpuQuota := func(nominal, used, cohortLends string) quotaLine {
+		return quotaLine{Flavor: "a100", Resource: nvidiaGPU, Nominal: resource.MustParse(nominal), Used: resource.MustParse(used), CohortLends: resource.MustParse(cohortLends)}
 	}
 	cases := map[string]struct {
 		job   *trainjob.TrainJob
@@ -271,7 +271,7 @@ func TestExplainerReadsTheJobsQueue(t *testing.T) {
 		funcs interceptor.Funcs
 		want  Explanation
 		// wantCandidates are the flavors the node role could go to.
-		wantCandidates []Candidate
+		wantCandidates []candidate
 	}{
 		// No LocalQueue is read: the interceptor would fail it.
 		"a job with no queue-name label": {
@@ -294,17 +294,17 @@ func TestExplainerReadsTheJobsQueue(t *testing.T) {
 			job: llamaJob(), objs: []client.Object{localQueue("cq-a"), reserving(a100Queue("", "16"), "a100", requests(t, "nvidia.com/gpu", "2")), resourceFlavor("a100", nil), teamB},
 			funcs: listingFails,
 			want: Explanation{LocalQueue: "team-a", ClusterQueue: "cq-a", State: lifecycle.Queued,
-				Quota:   []QuotaLine{gpuQuota("16", "2", "0")},
+				Quota:   []quotaLine{gpuQuota("16", "2", "0")},
 				Verdict: "fits now in ClusterQueue cq-a (node→a100); Kueue admits it when it reaches the head of the queue"},
-			wantCandidates: []Candidate{{Flavor: "a100", Fit: Fits}},
+			wantCandidates: []candidate{{Flavor: "a100", Fit: Fits}},
 		},
 		"a flavor whose ResourceFlavor does not exist": {
 			job: llamaJob(), objs: []client.Object{localQueue("cq-a"), twoFlavors, resourceFlavor("a100", nil)},
 			want: Explanation{LocalQueue: "team-a", ClusterQueue: "cq-a", State: lifecycle.Queued,
-				Quota: []QuotaLine{gpuQuota("4", "0", "0"),
+				Quota: []quotaLine{gpuQuota("4", "0", "0"),
 					{Flavor: "h100", Resource: nvidiaGPU, Nominal: resource.MustParse("8"), Used: resource.MustParse("0"), CohortLends: resource.MustParse("0")}},
 				Verdict: "pending: short of 4 nvidia.com/gpu in flavor a100 — role node needs 8, ClusterQueue cq-a has 4 free of 4 nominal; it does not fit even when the queue and its cohort are idle: shrink the job or raise the quota"},
-			wantCandidates: []Candidate{
+			wantCandidates: []candidate{
 				{Flavor: "a100", Fit: NoFit, Short: requests(t, "nvidia.com/gpu", "4")},
 				{Flavor: "h100", Fit: Ineligible, Why: "the ResourceFlavor does not exist"},
 			},
@@ -313,9 +313,9 @@ func TestExplainerReadsTheJobsQueue(t *testing.T) {
 		"a ClusterQueue in a cohort": {
 			job: llamaJob(), objs: []client.Object{localQueue("cq-a"), a100Queue("research", "4"), resourceFlavor("a100", nil), teamB, otherCohort, noCohort},
 			want: Explanation{LocalQueue: "team-a", ClusterQueue: "cq-a", Cohort: "research", State: lifecycle.Queued,
-				Quota:   []QuotaLine{gpuQuota("4", "0", "12")},
+				Quota:   []quotaLine{gpuQuota("4", "0", "12")},
 				Verdict: "fits now by borrowing 4 nvidia.com/gpu of flavor a100 from cohort research; Kueue admits it when it reaches the head of the queue"},
-			wantCandidates: []Candidate{{Flavor: "a100", Fit: Borrows, Borrowed: requests(t, "nvidia.com/gpu", "4")}},
+			wantCandidates: []candidate{{Flavor: "a100", Fit: Borrows, Borrowed: requests(t, "nvidia.com/gpu", "4")}},
 		},
 	}
 	for name, tc := range cases {

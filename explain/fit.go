@@ -29,8 +29,8 @@ const (
 	Ineligible Fit = "Ineligible"
 )
 
-// Candidate is one flavor considered for a role.
-type Candidate struct {
+// candidate is one flavor considered for a role.
+type candidate struct {
 	Flavor string `json:"flavor"`
 	Fit    Fit    `json:"fit"`
 	// Short is what is missing, per resource, even borrowing all the
@@ -66,24 +66,24 @@ func eligible(tmpl *corev1.PodSpec, rf *kueue.ResourceFlavor) string {
 	return ""
 }
 
-// Assignment is where each role would go, in role order.
-type Assignment struct {
-	Roles []RoleAssignment
+// assignment is where each role would go, in role order.
+type assignment struct {
+	Roles []roleAssignment
 	// Uncovered lists resources a role requests that no resource group of
 	// the ClusterQueue covers: such a job is never admitted.
 	Uncovered map[string][]corev1.ResourceName
 }
 
-// RoleAssignment is the search for one role: every flavor considered, and
+// roleAssignment is the search for one role: every flavor considered, and
 // the one picked per resource group ("" when none fits).
-type RoleAssignment struct {
+type roleAssignment struct {
 	Role       string
-	Candidates []Candidate
+	Candidates []candidate
 	Picked     []string
 }
 
 // Fits reports whether every role has a flavor in every group.
-func (a *Assignment) Fits() bool {
+func (a *assignment) Fits() bool {
 	if len(a.Uncovered) > 0 {
 		return false
 	}
@@ -95,29 +95,29 @@ func (a *Assignment) Fits() bool {
 	return true
 }
 
-// Assign is a what-if of Kueue's flavor assignment for a job's roles
+// assign is a what-if of Kueue's flavor assignment for a job's roles
 // against the queue as it is now: per role and resource group, flavors in
 // the ClusterQueue's order, the first that fits, or that fits by borrowing
 // when the ClusterQueue's flavorFungibility.whenCanBorrow is MayStopSearch
 // (Kueue's default); otherwise the first borrowing one. Roles booked
 // earlier use up quota for later ones, as one Workload's PodSets do. It
 // does not model preemption, fair sharing or topology.
-func Assign(roles []podsets.Role, q *Queue) Assignment {
-	a, _ := assignOn(NewLedger(q), roles, q)
+func assign(roles []podsets.Role, q *Queue) assignment {
+	a, _ := assignOn(newLedger(q), roles, q)
 	return a
 }
 
 // assignOn is Assign against the quota l has left, which it books; booked
 // is what it took, per flavor.
-func assignOn(l *Ledger, roles []podsets.Role, q *Queue) (out Assignment, booked map[string]corev1.ResourceList) {
+func assignOn(l *ledger, roles []podsets.Role, q *Queue) (out assignment, booked map[string]corev1.ResourceList) {
 	usage := quota.Usage(roles)
 	stopOnBorrow := true
 	if ff := q.ClusterQueue.Spec.FlavorFungibility; ff != nil && ff.WhenCanBorrow == kueue.TryNextFlavor {
 		stopOnBorrow = false
 	}
-	out = Assignment{}
+	out = assignment{}
 	for i := range roles {
-		ra := RoleAssignment{Role: roles[i].Name}
+		ra := roleAssignment{Role: roles[i].Name}
 		covered := map[corev1.ResourceName]bool{}
 		for _, rg := range q.ClusterQueue.Spec.ResourceGroups {
 			need := corev1.ResourceList{}
@@ -134,7 +134,7 @@ func assignOn(l *Ledger, roles []podsets.Role, q *Queue) (out Assignment, booked
 			for _, fq := range rg.Flavors {
 				f := string(fq.Name)
 				if why := eligible(&roles[i].Template.Spec, q.Flavors[f]); why != "" {
-					ra.Candidates = append(ra.Candidates, Candidate{Flavor: f, Fit: Ineligible, Why: why})
+					ra.Candidates = append(ra.Candidates, candidate{Flavor: f, Fit: Ineligible, Why: why})
 					continue
 				}
 				c := l.fit(f, need)

@@ -120,33 +120,33 @@ func TestAssign(t *testing.T) {
 	cases := map[string]struct {
 		roles      []podsets.Role
 		queue      *Queue
-		want       Assignment
+		want       assignment
 		wantCanFit bool
 	}{
 		"the first flavor with room": {
 			roles: []podsets.Role{podRole("node", 2, gpus("2"))},
 			queue: &Queue{ClusterQueue: twoFlavors("", "8", "8"), Flavors: flavorsByName(a100, h100)},
-			want: Assignment{Roles: []RoleAssignment{{Role: "node", Picked: []string{"a100"},
-				Candidates: []Candidate{{Flavor: "a100", Fit: Fits}}}}},
+			want: assignment{Roles: []roleAssignment{{Role: "node", Picked: []string{"a100"},
+				Candidates: []candidate{{Flavor: "a100", Fit: Fits}}}}},
 			wantCanFit: true,
 		},
 		"a full flavor is passed over": {
 			roles: []podsets.Role{podRole("node", 2, gpus("2"))},
 			queue: &Queue{ClusterQueue: reserving(twoFlavors("", "8", "8"), "a100", gpus("6")), Flavors: flavorsByName(a100, h100)},
-			want: Assignment{Roles: []RoleAssignment{{Role: "node", Picked: []string{"h100"},
-				Candidates: []Candidate{{Flavor: "a100", Fit: NoFit, Short: gpus("2")}, {Flavor: "h100", Fit: Fits}}}}},
+			want: assignment{Roles: []roleAssignment{{Role: "node", Picked: []string{"h100"},
+				Candidates: []candidate{{Flavor: "a100", Fit: NoFit, Short: gpus("2")}, {Flavor: "h100", Fit: Fits}}}}},
 			wantCanFit: true,
 		},
 		"no flavor has room": {
 			roles: []podsets.Role{podRole("node", 2, gpus("8"))},
 			queue: &Queue{ClusterQueue: twoFlavors("", "8", "12"), Flavors: flavorsByName(a100, h100)},
-			want: Assignment{Roles: []RoleAssignment{{Role: "node", Picked: []string{""},
-				Candidates: []Candidate{{Flavor: "a100", Fit: NoFit, Short: gpus("8")}, {Flavor: "h100", Fit: NoFit, Short: gpus("4")}}}}},
+			want: assignment{Roles: []roleAssignment{{Role: "node", Picked: []string{""},
+				Candidates: []candidate{{Flavor: "a100", Fit: NoFit, Short: gpus("8")}, {Flavor: "h100", Fit: NoFit, Short: gpus("4")}}}}},
 		},
 		"a flavor the pods can't run on is passed over": {
 			roles: []podsets.Role{onH100},
 			queue: &Queue{ClusterQueue: twoFlavors("", "8", "8"), Flavors: flavorsByName(a100, h100)},
-			want: Assignment{Roles: []RoleAssignment{{Role: "node", Picked: []string{"h100"}, Candidates: []Candidate{
+			want: assignment{Roles: []roleAssignment{{Role: "node", Picked: []string{"h100"}, Candidates: []candidate{
 				{Flavor: "a100", Fit: Ineligible, Why: "the pods' nodeSelector gpu=h100 contradicts the flavor's node label gpu=a100"},
 				{Flavor: "h100", Fit: Fits},
 			}}}},
@@ -155,7 +155,7 @@ func TestAssign(t *testing.T) {
 		"a flavor whose ResourceFlavor does not exist": {
 			roles: []podsets.Role{podRole("node", 1, gpus("4"))},
 			queue: &Queue{ClusterQueue: reserving(twoFlavors("", "8", "8"), "a100", gpus("8")), Flavors: flavorsByName(a100)},
-			want: Assignment{Roles: []RoleAssignment{{Role: "node", Picked: []string{""}, Candidates: []Candidate{
+			want: assignment{Roles: []roleAssignment{{Role: "node", Picked: []string{""}, Candidates: []candidate{
 				{Flavor: "a100", Fit: NoFit, Short: gpus("4")},
 				{Flavor: "h100", Fit: Ineligible, Why: "the ResourceFlavor does not exist"},
 			}}}},
@@ -163,30 +163,30 @@ func TestAssign(t *testing.T) {
 		"borrowing stops the search by default": {
 			roles: []podsets.Role{podRole("node", 1, gpus("8"))},
 			queue: &Queue{ClusterQueue: twoFlavors("research", "4", "8"), Flavors: flavorsByName(a100, h100), CohortLends: lendsBoth},
-			want: Assignment{Roles: []RoleAssignment{{Role: "node", Picked: []string{"a100"},
-				Candidates: []Candidate{{Flavor: "a100", Fit: Borrows, Borrowed: gpus("4")}}}}},
+			want: assignment{Roles: []roleAssignment{{Role: "node", Picked: []string{"a100"},
+				Candidates: []candidate{{Flavor: "a100", Fit: Borrows, Borrowed: gpus("4")}}}}},
 			wantCanFit: true,
 		},
 		"whenCanBorrow TryNextFlavor prefers a flavor without borrowing": {
 			roles: []podsets.Role{podRole("node", 1, gpus("8"))},
 			queue: &Queue{ClusterQueue: tryNextFlavor(twoFlavors("research", "4", "8")), Flavors: flavorsByName(a100, h100), CohortLends: lendsBoth},
-			want: Assignment{Roles: []RoleAssignment{{Role: "node", Picked: []string{"h100"},
-				Candidates: []Candidate{{Flavor: "a100", Fit: Borrows, Borrowed: gpus("4")}, {Flavor: "h100", Fit: Fits}}}}},
+			want: assignment{Roles: []roleAssignment{{Role: "node", Picked: []string{"h100"},
+				Candidates: []candidate{{Flavor: "a100", Fit: Borrows, Borrowed: gpus("4")}, {Flavor: "h100", Fit: Fits}}}}},
 			wantCanFit: true,
 		},
 		"whenCanBorrow TryNextFlavor settles for the first flavor that borrows": {
 			roles: []podsets.Role{podRole("node", 1, gpus("8"))},
 			queue: &Queue{ClusterQueue: tryNextFlavor(twoFlavors("research", "4", "2")), Flavors: flavorsByName(a100, h100), CohortLends: lendsBoth},
-			want: Assignment{Roles: []RoleAssignment{{Role: "node", Picked: []string{"a100"},
-				Candidates: []Candidate{{Flavor: "a100", Fit: Borrows, Borrowed: gpus("4")}, {Flavor: "h100", Fit: Borrows, Borrowed: gpus("6")}}}}},
+			want: assignment{Roles: []roleAssignment{{Role: "node", Picked: []string{"a100"},
+				Candidates: []candidate{{Flavor: "a100", Fit: Borrows, Borrowed: gpus("4")}, {Flavor: "h100", Fit: Borrows, Borrowed: gpus("6")}}}}},
 			wantCanFit: true,
 		},
 		"the roles of one job share the quota, in role order": {
 			roles: []podsets.Role{podRole("launcher", 1, gpus("4")), podRole("node", 1, gpus("4"))},
 			queue: &Queue{ClusterQueue: twoFlavors("", "6", "8"), Flavors: flavorsByName(a100, h100)},
-			want: Assignment{Roles: []RoleAssignment{
-				{Role: "launcher", Picked: []string{"a100"}, Candidates: []Candidate{{Flavor: "a100", Fit: Fits}}},
-				{Role: "node", Picked: []string{"h100"}, Candidates: []Candidate{{Flavor: "a100", Fit: NoFit, Short: gpus("2")}, {Flavor: "h100", Fit: Fits}}},
+			want: assignment{Roles: []roleAssignment{
+				{Role: "launcher", Picked: []string{"a100"}, Candidates: []candidate{{Flavor: "a100", Fit: Fits}}},
+				{Role: "node", Picked: []string{"h100"}, Candidates: []candidate{{Flavor: "a100", Fit: NoFit, Short: gpus("2")}, {Flavor: "h100", Fit: Fits}}},
 			}},
 			wantCanFit: true,
 		},
@@ -194,23 +194,23 @@ func TestAssign(t *testing.T) {
 		"what one role borrows, the next can't": {
 			roles: []podsets.Role{podRole("launcher", 1, gpus("8")), podRole("node", 1, gpus("6"))},
 			queue: &Queue{ClusterQueue: twoFlavors("research", "4", "0"), Flavors: flavorsByName(a100, h100), CohortLends: map[string]corev1.ResourceList{"a100": gpus("8")}},
-			want: Assignment{Roles: []RoleAssignment{
-				{Role: "launcher", Picked: []string{"a100"}, Candidates: []Candidate{{Flavor: "a100", Fit: Borrows, Borrowed: gpus("4")}}},
-				{Role: "node", Picked: []string{""}, Candidates: []Candidate{{Flavor: "a100", Fit: NoFit, Short: gpus("2")}, {Flavor: "h100", Fit: NoFit, Short: gpus("6")}}},
+			want: assignment{Roles: []roleAssignment{
+				{Role: "launcher", Picked: []string{"a100"}, Candidates: []candidate{{Flavor: "a100", Fit: Borrows, Borrowed: gpus("4")}}},
+				{Role: "node", Picked: []string{""}, Candidates: []candidate{{Flavor: "a100", Fit: NoFit, Short: gpus("2")}, {Flavor: "h100", Fit: NoFit, Short: gpus("6")}}},
 			}},
 		},
 		"a flavor per resource group the role uses": {
 			roles: []podsets.Role{podRole("node", 2, requests(t, "cpu", "8", "memory", "32Gi", "nvidia.com/gpu", "4"))},
 			queue: &Queue{ClusterQueue: cpuAndGPUGroups, Flavors: flavorsByName(a100, cpuNodes)},
-			want: Assignment{Roles: []RoleAssignment{{Role: "node", Picked: []string{"cpu-nodes", "a100"},
-				Candidates: []Candidate{{Flavor: "cpu-nodes", Fit: Fits}, {Flavor: "a100", Fit: Fits}}}}},
+			want: assignment{Roles: []roleAssignment{{Role: "node", Picked: []string{"cpu-nodes", "a100"},
+				Candidates: []candidate{{Flavor: "cpu-nodes", Fit: Fits}, {Flavor: "a100", Fit: Fits}}}}},
 			wantCanFit: true,
 		},
 		"a resource group the role does not use is not searched": {
 			roles: []podsets.Role{podRole("initializer", 1, requests(t, "cpu", "2", "nvidia.com/gpu", "0"))},
 			queue: &Queue{ClusterQueue: cpuAndGPUGroups, Flavors: flavorsByName(a100, cpuNodes)},
-			want: Assignment{Roles: []RoleAssignment{{Role: "initializer", Picked: []string{"cpu-nodes"},
-				Candidates: []Candidate{{Flavor: "cpu-nodes", Fit: Fits}}}}},
+			want: assignment{Roles: []roleAssignment{{Role: "initializer", Picked: []string{"cpu-nodes"},
+				Candidates: []candidate{{Flavor: "cpu-nodes", Fit: Fits}}}}},
 			wantCanFit: true,
 		},
 		"requests no resource group covers": {
@@ -219,10 +219,10 @@ func TestAssign(t *testing.T) {
 				podRole("node", 1, requests(t, "nvidia.com/gpu", "1", "example.com/fpga", "2", "example.com/asic", "1", "example.com/unused", "0")),
 			},
 			queue: &Queue{ClusterQueue: twoFlavors("", "8", "8"), Flavors: flavorsByName(a100, h100)},
-			want: Assignment{
-				Roles: []RoleAssignment{
+			want: assignment{
+				Roles: []roleAssignment{
 					{Role: "launcher"},
-					{Role: "node", Picked: []string{"a100"}, Candidates: []Candidate{{Flavor: "a100", Fit: Fits}}},
+					{Role: "node", Picked: []string{"a100"}, Candidates: []candidate{{Flavor: "a100", Fit: Fits}}},
 				},
 				Uncovered: map[string][]corev1.ResourceName{"launcher": {corev1.ResourceCPU}, "node": {"example.com/asic", fpga}},
 			},
@@ -230,7 +230,7 @@ func TestAssign(t *testing.T) {
 	}
 	for name, tc := range cases {
 		t.Run(name, func(t *testing.T) {
-			got := Assign(tc.roles, tc.queue)
+			got := assign(tc.roles, tc.queue)
 			if diff := cmp.Diff(tc.want, got); diff != "" {
 				t.Errorf("assignment (-want +got):\n%s", diff)
 			}
@@ -241,13 +241,13 @@ func TestAssign(t *testing.T) {
 	}
 }
 
-// Assign is a what-if: the queue it looks at is left as it was.
+// assign is a what-if: the queue it looks at is left as it was.
 func TestAssignLeavesTheQueueAlone(t *testing.T) {
 	cq := reserving(gpuQueue("cq", "research", flavorQuotas("a100", resourceQuota{name: nvidiaGPU, nominal: "8"})), "a100", requests(t, "nvidia.com/gpu", "2"))
 	q := &Queue{ClusterQueue: cq, Flavors: flavorsByName(resourceFlavor("a100", nil)), CohortLends: map[string]corev1.ResourceList{"a100": requests(t, "nvidia.com/gpu", "8")}}
 	before := q.ClusterQueue.DeepCopy()
 	lendsBefore := q.CohortLends["a100"].DeepCopy()
-	Assign([]podsets.Role{podRole("node", 2, requests(t, "nvidia.com/gpu", "6"))}, q)
+	assign([]podsets.Role{podRole("node", 2, requests(t, "nvidia.com/gpu", "6"))}, q)
 	if diff := cmp.Diff(before, q.ClusterQueue); diff != "" {
 		t.Errorf("the ClusterQueue changed (-before +after):\n%s", diff)
 	}
@@ -258,19 +258,19 @@ func TestAssignLeavesTheQueueAlone(t *testing.T) {
 
 func TestAssignmentFits(t *testing.T) {
 	cases := map[string]struct {
-		a    Assignment
+		a    assignment
 		want bool
 	}{
 		"a job without roles": {want: true},
 		"every role has a flavor in every group": {
-			a:    Assignment{Roles: []RoleAssignment{{Role: "launcher", Picked: []string{"cpu-nodes"}}, {Role: "node", Picked: []string{"cpu-nodes", "a100"}}}},
+			a:    assignment{Roles: []roleAssignment{{Role: "launcher", Picked: []string{"cpu-nodes"}}, {Role: "node", Picked: []string{"cpu-nodes", "a100"}}}},
 			want: true,
 		},
 		"one role lacks a flavor in one group": {
-			a: Assignment{Roles: []RoleAssignment{{Role: "launcher", Picked: []string{"cpu-nodes"}}, {Role: "node", Picked: []string{"cpu-nodes", ""}}}},
+			a: assignment{Roles: []roleAssignment{{Role: "launcher", Picked: []string{"cpu-nodes"}}, {Role: "node", Picked: []string{"cpu-nodes", ""}}}},
 		},
 		"a request no group covers": {
-			a: Assignment{Roles: []RoleAssignment{{Role: "node", Picked: []string{"a100"}}}, Uncovered: map[string][]corev1.ResourceName{"node": {fpga}}},
+			a: assignment{Roles: []roleAssignment{{Role: "node", Picked: []string{"a100"}}}, Uncovered: map[string][]corev1.ResourceName{"node": {fpga}}},
 		},
 	}
 	for name, tc := range cases {

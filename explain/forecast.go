@@ -71,7 +71,7 @@ func (s Start) Known() bool { return !s.At.IsZero() }
 // one), the cohort's lending changing, fair sharing and topology. Pure:
 // the same plan gives the same starts.
 func Forecast(p Plan) map[string]Start {
-	l := NewLedger(p.Queue)
+	l := newLedger(p.Queue)
 	ends := slices.Clone(p.Running)
 	var unknown []string
 	for i := len(ends) - 1; i >= 0; i-- {

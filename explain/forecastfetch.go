@@ -75,7 +75,7 @@ func (e *Explainer) Forecasts(ctx context.Context, clusterQueues []string) (map[
 		for _, wl := range waiting {
 			job := ownerOf(wl, byUID)
 			w := Waiting{Job: jobName(wl, job), Roles: rolesOf(wl)}
-			w.Runs, w.From = RunsFor(job, wl, history)
+			w.Runs, w.From = runsFor(job, wl, history)
 			plan.Waiting = append(plan.Waiting, w)
 		}
 		for k, v := range Forecast(plan) {
@@ -94,7 +94,7 @@ func historyOf(wls []kueue.Workload, byUID map[types.UID]*trainjob.TrainJob) His
 			continue
 		}
 		if d, ok := RanFor(&wls[i]); ok {
-			h.Add(RuntimeKey(job), d)
+			h.Add(runtimeKey(job), d)
 		}
 	}
 	return h

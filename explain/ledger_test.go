@@ -63,7 +63,7 @@ func TestNewLedgerStartsFromUnusedQuotaAndWhatTheCohortLends(t *testing.T) {
 	}
 	for name, tc := range cases {
 		t.Run(name, func(t *testing.T) {
-			l := NewLedger(&Queue{ClusterQueue: tc.cq, CohortLends: tc.cohortLends})
+			l := newLedger(&Queue{ClusterQueue: tc.cq, CohortLends: tc.cohortLends})
 			free, lend := l.Free(tc.flavor, nvidiaGPU), l.Lend(tc.flavor, nvidiaGPU)
 			if free.String() != tc.wantFree || lend.String() != tc.wantLend {
 				t.Errorf("free %s, lend %s; want free %s, lend %s", free.String(), lend.String(), tc.wantFree, tc.wantLend)
@@ -76,7 +76,7 @@ func TestNewLedgerStartsFromUnusedQuotaAndWhatTheCohortLends(t *testing.T) {
 // the caller passes lends along.
 func TestNewLedgerOutsideACohortBorrowsNothing(t *testing.T) {
 	cq := gpuQueue("cq", "", flavorQuotas("a100", resourceQuota{name: nvidiaGPU, nominal: "8"}))
-	l := NewLedger(&Queue{ClusterQueue: cq, CohortLends: map[string]corev1.ResourceList{"a100": requests(t, "nvidia.com/gpu", "6")}})
+	l := newLedger(&Queue{ClusterQueue: cq, CohortLends: map[string]corev1.ResourceList{"a100": requests(t, "nvidia.com/gpu", "6")}})
 	if lend := l.Lend("a100", nvidiaGPU); !lend.IsZero() {
 		t.Errorf("a queue in no cohort can borrow %s, want nothing", lend.String())
 	}
@@ -84,60 +84,60 @@ func TestNewLedgerOutsideACohortBorrowsNothing(t *testing.T) {
 
 // ledgerOfA100 is a queue with 32 CPUs and 8 GPUs of flavor a100, 4 GPUs
 // reserved, in a cohort that lends it 6 GPUs and no CPU.
-func ledgerOfA100(t *testing.T) *Ledger {
+func ledgerOfA100(t *testing.T) *ledger {
 	t.Helper()
 	cq := newClusterQueue("cq", "research", resourceGroup([]corev1.ResourceName{corev1.ResourceCPU, nvidiaGPU, fpga},
 		flavorQuotas("a100", resourceQuota{name: corev1.ResourceCPU, nominal: "32"}, resourceQuota{name: nvidiaGPU, nominal: "8"})))
 	reserving(cq, "a100", requests(t, "nvidia.com/gpu", "4"))
-	return NewLedger(&Queue{ClusterQueue: cq, CohortLends: map[string]corev1.ResourceList{"a100": requests(t, "nvidia.com/gpu", "6")}})
+	return newLedger(&Queue{ClusterQueue: cq, CohortLends: map[string]corev1.ResourceList{"a100": requests(t, "nvidia.com/gpu", "6")}})
 }
 
 func TestLedgerFit(t *testing.T) {
 	cases := map[string]struct {
 		flavor string
 		need   corev1.ResourceList
-		want   Candidate
+		want   candidate
 	}{
 		"within the free quota": {
 			flavor: "a100", need: requests(t, "cpu", "8", "nvidia.com/gpu", "3"),
-			want: Candidate{Flavor: "a100", Fit: Fits},
+			want: candidate{Flavor: "a100", Fit: Fits},
 		},
 		"exactly the free quota": {
 			flavor: "a100", need: requests(t, "cpu", "32", "nvidia.com/gpu", "4"),
-			want: Candidate{Flavor: "a100", Fit: Fits},
+			want: candidate{Flavor: "a100", Fit: Fits},
 		},
 		"beyond the free quota, only the excess is borrowed": {
 			flavor: "a100", need: requests(t, "nvidia.com/gpu", "7"),
-			want: Candidate{Flavor: "a100", Fit: Borrows, Borrowed: requests(t, "nvidia.com/gpu", "3")},
+			want: candidate{Flavor: "a100", Fit: Borrows, Borrowed: requests(t, "nvidia.com/gpu", "3")},
 		},
 		"borrowing all the cohort lends": {
 			flavor: "a100", need: requests(t, "nvidia.com/gpu", "10"),
-			want: Candidate{Flavor: "a100", Fit: Borrows, Borrowed: requests(t, "nvidia.com/gpu", "6")},
+			want: candidate{Flavor: "a100", Fit: Borrows, Borrowed: requests(t, "nvidia.com/gpu", "6")},
 		},
 		"short of what even borrowing gives": {
 			flavor: "a100", need: requests(t, "nvidia.com/gpu", "12"),
-			want: Candidate{Flavor: "a100", Fit: NoFit, Short: requests(t, "nvidia.com/gpu", "2")},
+			want: candidate{Flavor: "a100", Fit: NoFit, Short: requests(t, "nvidia.com/gpu", "2")},
 		},
 		// A NoFit flavor borrows nothing: the role does not go there.
 		"short of one resource while borrowing another": {
 			flavor: "a100", need: requests(t, "cpu", "40", "nvidia.com/gpu", "7"),
-			want: Candidate{Flavor: "a100", Fit: NoFit, Short: requests(t, "cpu", "8")},
+			want: candidate{Flavor: "a100", Fit: NoFit, Short: requests(t, "cpu", "8")},
 		},
 		"short of every resource": {
 			flavor: "a100", need: requests(t, "cpu", "33", "nvidia.com/gpu", "11"),
-			want: Candidate{Flavor: "a100", Fit: NoFit, Short: requests(t, "cpu", "1", "nvidia.com/gpu", "1")},
+			want: candidate{Flavor: "a100", Fit: NoFit, Short: requests(t, "cpu", "1", "nvidia.com/gpu", "1")},
 		},
 		"a zero request needs no quota": {
 			flavor: "a100", need: requests(t, "example.com/fpga", "0"),
-			want: Candidate{Flavor: "a100", Fit: Fits},
+			want: candidate{Flavor: "a100", Fit: Fits},
 		},
 		"a covered resource the flavor has no quota of": {
 			flavor: "a100", need: requests(t, "example.com/fpga", "1"),
-			want: Candidate{Flavor: "a100", Fit: NoFit, Short: requests(t, "example.com/fpga", "1")},
+			want: candidate{Flavor: "a100", Fit: NoFit, Short: requests(t, "example.com/fpga", "1")},
 		},
 		"a flavor the queue does not have": {
 			flavor: "h100", need: requests(t, "nvidia.com/gpu", "1"),
-			want: Candidate{Flavor: "h100", Fit: NoFit, Short: requests(t, "nvidia.com/gpu", "1")},
+			want: candidate{Flavor: "h100", Fit: NoFit, Short: requests(t, "nvidia.com/gpu", "1")},
 		},
 	}
 	for name, tc := range cases {

@@ -12,9 +12,9 @@ import (
 	"github.com/trainjob-kueue/trainjob-kueue/preemptcost"
 )
 
-// PriorityInput is what explains a job's priority under its ClusterQueue's
+// priorityInput is what explains a job's priority under its ClusterQueue's
 // preemption-cost policy.
-type PriorityInput struct {
+type priorityInput struct {
 	// Policy is the ClusterQueue's policy annotation; "" for none.
 	Policy string
 	// Inactive is why a policy does nothing, as the manager said on the
@@ -26,21 +26,21 @@ type PriorityInput struct {
 	Admitted []kueue.Workload
 	// Lost is the work a preemption would lose now, under a policy with a
 	// checkpoint part; nil otherwise.
-	Lost *LostWork
+	Lost *lostWork
 }
 
-// LostWork is what a preemption of the job would lose now, as the
+// lostWork is what a preemption of the job would lose now, as the
 // policy's checkpoint part counts it, and when the boost next moves by
 // time alone.
-type LostWork struct {
+type lostWork struct {
 	Seconds int64 `json:"seconds"`
 	// NextStepSeconds: in how many seconds the boost next changes by
 	// itself; 0 when only a report can move it.
 	NextStepSeconds int64 `json:"nextStepSeconds"`
 }
 
-// PriorityExplanation is a job's priority as Kueue weighs it.
-type PriorityExplanation struct {
+// priorityExplanation is a job's priority as Kueue weighs it.
+type priorityExplanation struct {
 	Base int32 `json:"base"`
 	// Boost is kueue.x-k8s.io/priority-boost on the Workload; Parts are
 	// ours when trainjob-kueue set it.
@@ -50,15 +50,15 @@ type PriorityExplanation struct {
 	Effective int64              `json:"effective"`
 	Policy    string             `json:"policy,omitempty"`
 	Inactive  string             `json:"inactive,omitempty"`
-	Lost      *LostWork          `json:"lost,omitempty"`
+	Lost      *lostWork          `json:"lost,omitempty"`
 	// Candidates are the ClusterQueue's admitted Workloads in the order a
 	// preemption in it picks victims: lowest effective priority first,
 	// then the most recently admitted.
-	Candidates []PriorityPeer `json:"candidates,omitempty"`
+	Candidates []priorityPeer `json:"candidates,omitempty"`
 }
 
-// PriorityPeer is one admitted Workload of the ClusterQueue.
-type PriorityPeer struct {
+// priorityPeer is one admitted Workload of the ClusterQueue.
+type priorityPeer struct {
 	Workload  string `json:"workload"`
 	Effective int64  `json:"effective"`
 	// This: the job explained.
@@ -67,7 +67,7 @@ type PriorityPeer struct {
 
 // explainPriority is nil for a job whose ClusterQueue has no policy and
 // whose Workload has no boost: there is nothing to say beyond Kueue's.
-func explainPriority(wl *kueue.Workload, in *PriorityInput) *PriorityExplanation {
+func explainPriority(wl *kueue.Workload, in *priorityInput) *priorityExplanation {
 	if wl == nil || in == nil {
 		return nil
 	}
@@ -75,7 +75,7 @@ func explainPriority(wl *kueue.Workload, in *PriorityInput) *PriorityExplanation
 	if in.Policy == "" && !boosted {
 		return nil
 	}
-	p := &PriorityExplanation{Base: ptr.Deref(wl.Spec.Priority, 0), Policy: in.Policy, Inactive: in.Inactive, Lost: in.Lost}
+	p := &priorityExplanation{Base: ptr.Deref(wl.Spec.Priority, 0), Policy: in.Policy, Inactive: in.Inactive, Lost: in.Lost}
 	p.Boost = preemptcost.BoostValue(wl)
 	p.Effective = int64(p.Base) + int64(p.Boost)
 	if preemptcost.Marked(wl) {
@@ -86,13 +86,13 @@ func explainPriority(wl *kueue.Workload, in *PriorityInput) *PriorityExplanation
 		p.BoostBy = "someone else (not trainjob-kueue)"
 	}
 	type peer struct {
-		PriorityPeer
+		priorityPeer
 		admitted time.Time
 	}
 	var peers []peer
 	for i := range in.Admitted {
 		o := &in.Admitted[i]
-		pp := peer{PriorityPeer: PriorityPeer{Workload: o.Namespace + "/" + o.Name, Effective: int64(ptr.Deref(o.Spec.Priority, 0)) + int64(preemptcost.BoostValue(o)), This: o.UID == wl.UID}}
+		pp := peer{priorityPeer: priorityPeer{Workload: o.Namespace + "/" + o.Name, Effective: int64(ptr.Deref(o.Spec.Priority, 0)) + int64(preemptcost.BoostValue(o)), This: o.UID == wl.UID}}
 		if c := apimeta.FindStatusCondition(o.Status.Conditions, kueue.WorkloadQuotaReserved); c != nil {
 			pp.admitted = c.LastTransitionTime.Time
 		}
@@ -102,7 +102,7 @@ func explainPriority(wl *kueue.Workload, in *PriorityInput) *PriorityExplanation
 		return cmp.Or(cmp.Compare(a.Effective, b.Effective), b.admitted.Compare(a.admitted), cmp.Compare(a.Workload, b.Workload))
 	})
 	for _, pp := range peers {
-		p.Candidates = append(p.Candidates, pp.PriorityPeer)
+		p.Candidates = append(p.Candidates, pp.priorityPeer)
 	}
 	return p
 }

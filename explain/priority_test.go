@@ -36,20 +36,20 @@ func TestExplainPriority(t *testing.T) {
 	peers := []kueue.Workload{b, admitted("a", 100, "80", at), admitted("c", 100, "", at.Add(2*time.Minute)), admitted("d", 100, "", at.Add(3*time.Minute))}
 	for name, tc := range map[string]struct {
 		wl   *kueue.Workload
-		in   *PriorityInput
-		want *PriorityExplanation
+		in   *priorityInput
+		want *priorityExplanation
 	}{
-		"no policy, no boost: nothing to say": {wl: &peers[2], in: &PriorityInput{Admitted: peers}},
+		"no policy, no boost: nothing to say": {wl: &peers[2], in: &priorityInput{Admitted: peers}},
 		"not read":                            {wl: &b},
-		"ours, under a policy": {wl: &b, in: &PriorityInput{Policy: `{"progress":{"points":800,"stepPercent":10}}`, Admitted: peers},
-			want: &PriorityExplanation{Base: 100, Boost: 720, Parts: &preemptcost.Boost{Total: 720, Progress: 720}, BoostBy: "trainjob-kueue", Effective: 820,
+		"ours, under a policy": {wl: &b, in: &priorityInput{Policy: `{"progress":{"points":800,"stepPercent":10}}`, Admitted: peers},
+			want: &priorityExplanation{Base: 100, Boost: 720, Parts: &preemptcost.Boost{Total: 720, Progress: 720}, BoostBy: "trainjob-kueue", Effective: 820,
 				Policy: `{"progress":{"points":800,"stepPercent":10}}`,
 				// Equal priorities: the most recently admitted first.
-				Candidates: []PriorityPeer{{Workload: "ns/d", Effective: 100}, {Workload: "ns/c", Effective: 100}, {Workload: "ns/a", Effective: 180}, {Workload: "ns/b", Effective: 820, This: true}}}},
-		"someone else's boost, no policy": {wl: &peers[1], in: &PriorityInput{},
-			want: &PriorityExplanation{Base: 100, Boost: 80, BoostBy: "someone else (not trainjob-kueue)", Effective: 180}},
-		"a policy Kueue ignores": {wl: &peers[2], in: &PriorityInput{Policy: "{}", Inactive: "gate off"},
-			want: &PriorityExplanation{Base: 100, Effective: 100, Policy: "{}", Inactive: "gate off"}},
+				Candidates: []priorityPeer{{Workload: "ns/d", Effective: 100}, {Workload: "ns/c", Effective: 100}, {Workload: "ns/a", Effective: 180}, {Workload: "ns/b", Effective: 820, This: true}}}},
+		"someone else's boost, no policy": {wl: &peers[1], in: &priorityInput{},
+			want: &priorityExplanation{Base: 100, Boost: 80, BoostBy: "someone else (not trainjob-kueue)", Effective: 180}},
+		"a policy Kueue ignores": {wl: &peers[2], in: &priorityInput{Policy: "{}", Inactive: "gate off"},
+			want: &priorityExplanation{Base: 100, Effective: 100, Policy: "{}", Inactive: "gate off"}},
 	} {
 		t.Run(name, func(t *testing.T) {
 			got := explainPriority(tc.wl, tc.in)

@@ -72,7 +72,7 @@ func (ex *Explanation) WriteText(w io.Writer) error {
 	return tw.Flush()
 }
 
-func roleFlavorText(r *RoleExplanation) string {
+func roleFlavorText(r *roleExplanation) string {
 	if len(r.Flavors) > 0 {
 		set := map[string]string{}
 		for _, f := range r.Flavors {
@@ -118,7 +118,7 @@ func compact(l corev1.ResourceList) string {
 
 // writePriority says the job's effective priority, its boost's parts, and
 // where it stands among the ClusterQueue's candidates for preemption.
-func writePriority(w io.Writer, p *PriorityExplanation) {
+func writePriority(w io.Writer, p *priorityExplanation) {
 	line := fmt.Sprintf("%d (base %d + boost %d", p.Effective, p.Base, p.Boost)
 	if b := p.Parts; b != nil {
 		line += fmt.Sprintf(": progress %d, preemptions %d, time left %d", b.Progress, b.Preemptions, b.TimeLeft)

@@ -26,17 +26,17 @@ func TestWriteTextOfAPendingJob(t *testing.T) {
 	ex := Explanation{
 		Job: "ml/llama", LocalQueue: "team-a", ClusterQueue: "cq-a", Cohort: "research", State: lifecycle.Queued,
 		Position: &Position{InLocalQueue: 3, InClusterQueue: 7},
-		Roles: []RoleExplanation{
+		Roles: []roleExplanation{
 			{Name: "launcher", Count: 1, PerPod: requests(t, "cpu", "2", "memory", "4Gi"), Total: requests(t, "cpu", "2", "memory", "4Gi"),
-				Candidates: []Candidate{{Flavor: "cpu-nodes", Fit: Fits}}},
+				Candidates: []candidate{{Flavor: "cpu-nodes", Fit: Fits}}},
 			{Name: "node", Count: 4, PerPod: requests(t, "cpu", "8", "nvidia.com/gpu", "8"), Total: requests(t, "cpu", "32", "nvidia.com/gpu", "32"),
-				Candidates: []Candidate{
+				Candidates: []candidate{
 					{Flavor: "a100", Fit: NoFit, Short: requests(t, "nvidia.com/gpu", "16")},
 					{Flavor: "h100", Fit: Borrows, Borrowed: requests(t, "nvidia.com/gpu", "8")},
 					{Flavor: "spot", Fit: Ineligible, Why: "the pods don't tolerate the flavor's node taint spot=true:NoSchedule"},
 				}},
 		},
-		Quota: []QuotaLine{
+		Quota: []quotaLine{
 			{Flavor: "a100", Resource: nvidiaGPU, Nominal: resource.MustParse("16"), Used: resource.MustParse("16"), CohortLends: resource.MustParse("8")},
 			{Flavor: "h100", Resource: nvidiaGPU, Nominal: resource.MustParse("24"), BorrowingLimit: ptr.To(resource.MustParse("8")), CohortLends: resource.MustParse("8")},
 		},
@@ -80,8 +80,8 @@ func columns(text string) []string {
 }
 
 func TestWriteText(t *testing.T) {
-	node := func(perPod, total corev1.ResourceList, flavors map[corev1.ResourceName]string, candidates ...Candidate) []RoleExplanation {
-		return []RoleExplanation{{Name: "node", Count: 2, PerPod: perPod, Total: total, Flavors: flavors, Candidates: candidates}}
+	node := func(perPod, total corev1.ResourceList, flavors map[corev1.ResourceName]string, candidates ...candidate) []roleExplanation {
+		return []roleExplanation{{Name: "node", Count: 2, PerPod: perPod, Total: total, Flavors: flavors, Candidates: candidates}}
 	}
 	gpus := func(n string) corev1.ResourceList { return requests(t, "nvidia.com/gpu", n) }
 	pending := Explanation{Job: "ml/llama", LocalQueue: "team-a", ClusterQueue: "cq-a", State: lifecycle.Queued, Verdict: "pending"}
@@ -140,13 +140,13 @@ func TestWriteText(t *testing.T) {
 				ex.State = lifecycle.Admitted
 				ex.Roles = node(gpus("4"), gpus("8"),
 					map[corev1.ResourceName]string{corev1.ResourceCPU: "cpu-nodes", corev1.ResourceMemory: "cpu-nodes", nvidiaGPU: "a100"},
-					Candidate{Flavor: "h100", Fit: Fits})
+					candidate{Flavor: "h100", Fit: Fits})
 			}),
 			want: []string{"node | 2 | nvidia.com/gpu=4 | nvidia.com/gpu=8 | a100+cpu-nodes"},
 		},
 		"a candidate short of several resources": {
 			ex: with(func(ex *Explanation) {
-				ex.Roles = node(gpus("4"), gpus("8"), nil, Candidate{Flavor: "a100", Fit: NoFit, Short: requests(t, "nvidia.com/gpu", "2", "cpu", "500m")})
+				ex.Roles = node(gpus("4"), gpus("8"), nil, candidate{Flavor: "a100", Fit: NoFit, Short: requests(t, "nvidia.com/gpu", "2", "cpu", "500m")})
 			}),
 			want: []string{"node | 2 | nvidia.com/gpu=4 | nvidia.com/gpu=8 | a100 (short 500m cpu, 2 nvidia.com/gpu)"},
 		},
@@ -166,7 +166,7 @@ func TestWriteText(t *testing.T) {
 		},
 		"quota without a borrowing limit, and with one": {
 			ex: with(func(ex *Explanation) {
-				ex.Quota = []QuotaLine{
+				ex.Quota = []quotaLine{
 					{Flavor: "a100", Resource: nvidiaGPU, Nominal: resource.MustParse("8"), Used: resource.MustParse("2")},
 					{Flavor: "a100", Resource: corev1.ResourceMemory, Nominal: resource.MustParse("512Gi"), BorrowingLimit: ptr.To(resource.MustParse("64Gi")), Used: resource.MustParse("100Gi"), CohortLends: resource.MustParse("32Gi")},
 				}
@@ -238,7 +238,7 @@ func TestCompact(t *testing.T) {
 // lost since the last checkpoint and a minimum run time among them.
 func TestThePriorityLineNamesTheBoostsParts(t *testing.T) {
 	var out strings.Builder
-	writePriority(&out, &PriorityExplanation{Base: 100, Boost: 1500, Effective: 1600, BoostBy: "trainjob-kueue",
+	writePriority(&out, &priorityExplanation{Base: 100, Boost: 1500, Effective: 1600, BoostBy: "trainjob-kueue",
 		Parts: &preemptcost.Boost{Total: 1500, Progress: 200, Checkpoint: 800, MinRunTime: 500}})
 	for _, want := range []string{"1600 (base 100 + boost 1500", "progress 200", "work lost since the last checkpoint 800", "minimum run time 500"} {
 		if !strings.Contains(out.String(), want) {
@@ -264,7 +264,7 @@ func TestExplainSaysTheWorkAPreemptionWouldLose(t *testing.T) {
 		t.Errorf("lost %+v under a policy without a checkpoint part", got)
 	}
 	var out strings.Builder
-	writePriority(&out, &PriorityExplanation{Lost: lost})
+	writePriority(&out, &priorityExplanation{Lost: lost})
 	if want := "Lost if preempted now:\t15m0s since the last checkpoint; the boost's next step in 3m0s"; !strings.Contains(out.String(), want) {
 		t.Errorf("%q does not say %q", out.String(), want)
 	}

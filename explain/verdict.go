@@ -25,7 +25,7 @@ func Explain(in Input) Explanation {
 	ex := Explanation{Job: in.Job, LocalQueue: in.LocalQueue, Position: in.Position, PositionNote: in.PositionNote, RuntimeFrom: in.RuntimeFrom}
 	usage := quota.Usage(in.Roles)
 	for _, u := range usage {
-		ex.Roles = append(ex.Roles, RoleExplanation{Name: u.Name, Count: u.Count, PerPod: u.PerPod, Total: u.Total})
+		ex.Roles = append(ex.Roles, roleExplanation{Name: u.Name, Count: u.Count, PerPod: u.PerPod, Total: u.Total})
 	}
 	addDRA(&ex, in)
 	if in.Queue != nil {
@@ -146,7 +146,7 @@ func assigned(ex *Explanation, adm *kueue.Admission) {
 
 func pendingVerdict(ex *Explanation, in Input) string {
 	cq := in.Queue.ClusterQueue
-	a := Assign(in.Roles, in.Queue)
+	a := assign(in.Roles, in.Queue)
 	for i := range a.Roles {
 		ex.Roles[i].Candidates = a.Roles[i].Candidates
 	}
@@ -185,7 +185,7 @@ func pendingVerdict(ex *Explanation, in Input) string {
 			return fmt.Sprintf("no flavor of ClusterQueue %s can host role %s: %s", cq.Name, a.Roles[i].Role, why)
 		}
 		r := slices.Sorted(maps.Keys(best.Short))[0]
-		ledger := NewLedger(in.Queue)
+		ledger := newLedger(in.Queue)
 		free := ledger.Free(best.Flavor, r)
 		if free.Sign() < 0 {
 			free = resource.Quantity{}
@@ -212,7 +212,7 @@ func neverFits(in Input, role string) string {
 	idle := in.Queue.ClusterQueue.DeepCopy()
 	idle.Status.FlavorsReservation = nil
 	q := &Queue{ClusterQueue: idle, Flavors: in.Queue.Flavors, CohortLends: in.Queue.CohortCapacity}
-	a := Assign(in.Roles, q)
+	a := assign(in.Roles, q)
 	for _, r := range a.Roles {
 		if r.Role == role && slices.Contains(r.Picked, "") {
 			return "it does not fit even when the queue and its cohort are idle: shrink the job or raise the quota"
@@ -221,8 +221,8 @@ func neverFits(in Input, role string) string {
 	return ""
 }
 
-func bestShort(cands []Candidate) *Candidate {
-	var best *Candidate
+func bestShort(cands []candidate) *candidate {
+	var best *candidate
 	for i := range cands {
 		c := &cands[i]
 		if c.Fit != NoFit {
@@ -235,7 +235,7 @@ func bestShort(cands []Candidate) *Candidate {
 	return best
 }
 
-func lessShort(a, b *Candidate) bool {
+func lessShort(a, b *candidate) bool {
 	if len(a.Short) != len(b.Short) {
 		return len(a.Short) < len(b.Short)
 	}
@@ -269,7 +269,7 @@ func resourcesText(rs []corev1.ResourceName) string {
 	return strings.Join(parts, ", ")
 }
 
-func pickedText(a Assignment) string {
+func pickedText(a assignment) string {
 	parts := make([]string, 0, len(a.Roles))
 	for _, r := range a.Roles {
 		parts = append(parts, fmt.Sprintf("%s→%s", r.Role, strings.Join(r.Picked, "+")))
@@ -277,7 +277,7 @@ func pickedText(a Assignment) string {
 	return strings.Join(parts, ", ")
 }
 
-func flavorsText(roles []RoleExplanation) string {
+func flavorsText(roles []roleExplanation) string {
 	parts := make([]string, 0, len(roles))
 	for _, r := range roles {
 		set := map[string]string{}
