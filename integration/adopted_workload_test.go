@@ -14,6 +14,7 @@ import (
 	"github.com/trainjob-kueue/trainjob-kueue/names"
 	"github.com/trainjob-kueue/trainjob-kueue/podsets"
 	"github.com/trainjob-kueue/trainjob-kueue/runtimesource"
+	"github.com/trainjob-kueue/trainjob-kueue/settings"
 	"github.com/trainjob-kueue/trainjob-kueue/shape"
 	"github.com/trainjob-kueue/trainjob-kueue/trainjob"
 )
@@ -50,7 +51,7 @@ func TestARunningAdoptedJobKeepsItsWorkloadAndIsToldWhatDiffers(t *testing.T) {
 			if tc.byKueue {
 				job.Spec.RuntimePatches = []trainjob.RuntimePatch{kueuesPatch}
 			}
-			adapter := &TrainJob{TrainJob: job, deps: &deps{opts: Options{Shape: v23}, caps: v23.Capabilities()},
+			adapter := &TrainJob{TrainJob: job, deps: &deps{opts: Options{Shared: settings.Shared{Shape: v23}}, caps: v23.Capabilities()},
 				obs: &observed{workload: wl, Projection: runtimesource.Projection{PodSets: []kueue.PodSet{node(2)}}}}
 			got, err := adapter.PodSets(t.Context(), nil)
 			if err != nil {

@@ -14,6 +14,7 @@ import (
 	trainer "github.com/kubeflow/trainer/v2/pkg/apis/trainer/v1alpha1"
 
 	"github.com/trainjob-kueue/trainjob-kueue/scheme"
+	"github.com/trainjob-kueue/trainjob-kueue/settings"
 	"github.com/trainjob-kueue/trainjob-kueue/shape"
 	"github.com/trainjob-kueue/trainjob-kueue/trainjob"
 )
@@ -27,7 +28,7 @@ func TestTheGangKeeperSeesOnlyJobsRunningAsAdmitted(t *testing.T) {
 	rt := torchRuntime(ns, corev1.ResourceRequirements{})
 	s := shape.PodTemplateOverrides{}
 	c0 := fake.NewClientBuilder().WithScheme(scheme.New()).WithObjects(rt).Build()
-	projected, err := newDeps(c0, c0, nil, Options{Shape: s}).runtimes.Project(t.Context(), running)
+	projected, err := newDeps(c0, c0, nil, Options{Shared: settings.Shared{Shape: s}}).runtimes.Project(t.Context(), running)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -58,7 +59,7 @@ func TestTheGangKeeperSeesOnlyJobsRunningAsAdmitted(t *testing.T) {
 				tc.wl(wl)
 			}
 			c := fake.NewClientBuilder().WithScheme(scheme.New()).WithObjects(rt.DeepCopy(), j, wl).Build()
-			got, err := (runningJobs{newDeps(c, c, nil, Options{Shape: s})}).Running(t.Context(), client.ObjectKeyFromObject(j))
+			got, err := (runningJobs{newDeps(c, c, nil, Options{Shared: settings.Shared{Shape: s}})}).Running(t.Context(), client.ObjectKeyFromObject(j))
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -71,7 +72,7 @@ func TestTheGangKeeperSeesOnlyJobsRunningAsAdmitted(t *testing.T) {
 		})
 	}
 	c := fake.NewClientBuilder().WithScheme(scheme.New()).Build()
-	if got, err := (runningJobs{newDeps(c, c, nil, Options{Shape: s})}).Running(t.Context(), types.NamespacedName{Namespace: ns, Name: "gone"}); got != nil || err != nil {
+	if got, err := (runningJobs{newDeps(c, c, nil, Options{Shared: settings.Shared{Shape: s}})}).Running(t.Context(), types.NamespacedName{Namespace: ns, Name: "gone"}); got != nil || err != nil {
 		t.Errorf("a job that is gone: %+v, %v", got, err)
 	}
 }

@@ -17,6 +17,7 @@ import (
 	"github.com/trainjob-kueue/trainjob-kueue/podsets"
 	"github.com/trainjob-kueue/trainjob-kueue/runtimesource"
 	"github.com/trainjob-kueue/trainjob-kueue/saidonce"
+	"github.com/trainjob-kueue/trainjob-kueue/settings"
 	"github.com/trainjob-kueue/trainjob-kueue/shape"
 	"github.com/trainjob-kueue/trainjob-kueue/trainjob"
 )
@@ -56,8 +57,8 @@ func newDeps(c client.Client, apiReader client.Reader, recorder events.EventReco
 
 // ForChecks is obj as the job framework's webhook checks see it: they read
 // the job alone, so nothing is observed for it.
-func ForChecks(obj *trainjob.TrainJob, c client.Client, opts Options) *TrainJob {
-	return &TrainJob{TrainJob: *obj, deps: &deps{client: c, opts: opts, caps: opts.Shape.Capabilities()}, obs: &observed{runner: obj.Runner()}}
+func ForChecks(obj *trainjob.TrainJob, c client.Client, s settings.Shared) *TrainJob {
+	return &TrainJob{TrainJob: *obj, deps: &deps{client: c, opts: Options{Shared: s}, caps: s.Shape.Capabilities()}, obs: &observed{runner: obj.Runner()}}
 }
 
 // TrainJob adapts a Trainer TrainJob to Kueue's job framework. A new one is

@@ -17,6 +17,7 @@ import (
 	"sigs.k8s.io/kueue/pkg/controller/jobframework"
 
 	"github.com/trainjob-kueue/trainjob-kueue/scheme"
+	"github.com/trainjob-kueue/trainjob-kueue/settings"
 	"github.com/trainjob-kueue/trainjob-kueue/shape"
 	"github.com/trainjob-kueue/trainjob-kueue/trainjob"
 )
@@ -49,7 +50,7 @@ func TestMissingReferenceIsSaidOnceAndRetriedQuietly(t *testing.T) {
 		t.Run(name, func(t *testing.T) {
 			rec := events.NewFakeRecorder(8)
 			c := fake.NewClientBuilder().WithScheme(scheme.New()).WithObjects(append(tc.objs, tc.job)...).Build()
-			r := &Reconciler{deps: newDeps(c, c, rec, Options{Shape: shape.PodTemplateOverrides{}})}
+			r := &Reconciler{deps: newDeps(c, c, rec, Options{Shared: settings.Shared{Shape: shape.PodTemplateOverrides{}}})}
 			req := ctrl.Request{NamespacedName: client.ObjectKeyFromObject(tc.job)}
 			for range 2 {
 				res, handled := r.missingReference(t.Context(), req, tc.err)

@@ -26,6 +26,7 @@ import (
 	"github.com/trainjob-kueue/trainjob-kueue/podsets"
 	"github.com/trainjob-kueue/trainjob-kueue/runtimesource"
 	"github.com/trainjob-kueue/trainjob-kueue/scheme"
+	"github.com/trainjob-kueue/trainjob-kueue/settings"
 	"github.com/trainjob-kueue/trainjob-kueue/shape"
 	"github.com/trainjob-kueue/trainjob-kueue/trainjob"
 )
@@ -72,7 +73,7 @@ func TestObserveFailsOnAFailedRead(t *testing.T) {
 			j.Spec.ManagedBy = tc.managedBy
 			c := fake.NewClientBuilder().WithScheme(scheme.New()).WithObjects(runtime.DeepCopy(), reserved.DeepCopy()).
 				WithInterceptorFuncs(failing(tc.fail)).Build()
-			d := newDeps(c, c, nil, Options{Shape: s})
+			d := newDeps(c, c, nil, Options{Shared: settings.Shared{Shape: s}})
 			adapter := &TrainJob{TrainJob: *j, deps: d}
 			if !adapter.Skip(t.Context()) {
 				t.Fatal("Skip = false: the reconcile goes on without what it failed to read")
@@ -92,7 +93,7 @@ func TestObserveFailsOnAFailedRead(t *testing.T) {
 	// Reads that succeed, with nothing there, are no error.
 	c := fake.NewClientBuilder().WithScheme(scheme.New()).Build()
 	s := shape.PodTemplateOverrides{}
-	d := newDeps(c, c, nil, Options{Shape: s})
+	d := newDeps(c, c, nil, Options{Shared: settings.Shared{Shape: s}})
 	adapter := &TrainJob{TrainJob: *job.DeepCopy(), deps: d}
 	if adapter.Skip(t.Context()) {
 		t.Fatalf("skipped: %v", adapter.readErr)
@@ -167,7 +168,7 @@ func TestAJobItsJobSetCantTakeIsNotStarted(t *testing.T) {
 					}
 					return c.Get(ctx, key, obj, opts...)
 				}}).Build()
-			d := newDeps(c, c, nil, Options{Shape: s})
+			d := newDeps(c, c, nil, Options{Shared: settings.Shared{Shape: s}})
 			adapter := &TrainJob{TrainJob: *job.DeepCopy(), deps: d}
 			if adapter.Skip(t.Context()) {
 				t.Fatalf("skipped: %v", adapter.readErr)
@@ -229,7 +230,7 @@ func TestAGoneRuntimeIsObservedOnlyBeforeAStartHere(t *testing.T) {
 				objs = append(objs, ownedWorkload(job, false))
 			}
 			c := fake.NewClientBuilder().WithScheme(scheme.New()).WithObjects(objs...).Build()
-			adapter := &TrainJob{TrainJob: *job, deps: newDeps(c, c, nil, Options{Shape: v23})}
+			adapter := &TrainJob{TrainJob: *job, deps: newDeps(c, c, nil, Options{Shared: settings.Shared{Shape: v23}})}
 			if adapter.Skip(t.Context()) {
 				t.Fatalf("skipped: %v", adapter.readErr)
 			}

@@ -22,6 +22,7 @@ import (
 	trainer "github.com/kubeflow/trainer/v2/pkg/apis/trainer/v1alpha1"
 
 	"github.com/trainjob-kueue/trainjob-kueue/scheme"
+	"github.com/trainjob-kueue/trainjob-kueue/settings"
 	"github.com/trainjob-kueue/trainjob-kueue/shape"
 	"github.com/trainjob-kueue/trainjob-kueue/trainjob"
 )
@@ -68,7 +69,7 @@ func TestReconcileEnds(t *testing.T) {
 			}
 			c := b.Build()
 			rec := events.NewFakeRecorder(16)
-			r := NewReconciler(c, c, rec, Options{Shape: shape.PodTemplateOverrides{}})
+			r := NewReconciler(c, c, rec, Options{Shared: settings.Shared{Shape: shape.PodTemplateOverrides{}}})
 			ctx := ctrl.LoggerInto(t.Context(), funcr.New(func(p, a string) { t.Log(p, a) }, funcr.Options{Verbosity: 9}))
 			res, err := r.Reconcile(ctx, ctrl.Request{NamespacedName: client.ObjectKeyFromObject(j)})
 			if tc.wantErr != "" {

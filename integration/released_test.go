@@ -19,6 +19,7 @@ import (
 	trainer "github.com/kubeflow/trainer/v2/pkg/apis/trainer/v1alpha1"
 
 	"github.com/trainjob-kueue/trainjob-kueue/scheme"
+	"github.com/trainjob-kueue/trainjob-kueue/settings"
 	"github.com/trainjob-kueue/trainjob-kueue/shape"
 	"github.com/trainjob-kueue/trainjob-kueue/trainjob"
 )
@@ -69,7 +70,7 @@ func TestAReleasedJobIsNotReconciledAgain(t *testing.T) {
 			}
 			c := b.Build()
 			rec := events.NewFakeRecorder(16)
-			r := NewReconciler(c, c, rec, Options{Shape: shape.PodTemplateOverrides{}})
+			r := NewReconciler(c, c, rec, Options{Shared: settings.Shared{Shape: shape.PodTemplateOverrides{}}})
 			req := ctrl.Request{NamespacedName: client.ObjectKeyFromObject(job)}
 			if _, err := r.Reconcile(t.Context(), req); err != nil {
 				t.Fatal(err)

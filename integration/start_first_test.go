@@ -15,6 +15,7 @@ import (
 	"sigs.k8s.io/kueue/pkg/features"
 
 	"github.com/trainjob-kueue/trainjob-kueue/scheme"
+	"github.com/trainjob-kueue/trainjob-kueue/settings"
 	"github.com/trainjob-kueue/trainjob-kueue/shape"
 	"github.com/trainjob-kueue/trainjob-kueue/trainjob"
 )
@@ -139,7 +140,7 @@ func podsReadyWorld(t *testing.T, job *trainjob.TrainJob) (client.Client, func()
 		t.Fatal(err)
 	}
 	c := b.Build()
-	opts := Options{Shape: shape.PodTemplateOverrides{}}
+	opts := Options{Shared: settings.Shared{Shape: shape.PodTemplateOverrides{}}}
 	opts.WaitForPodsReady = true
 	r := NewReconciler(c, c, events.NewFakeRecorder(16), opts)
 	req := ctrl.Request{NamespacedName: client.ObjectKeyFromObject(job)}

@@ -26,6 +26,7 @@ import (
 	"github.com/trainjob-kueue/trainjob-kueue/podsets"
 	"github.com/trainjob-kueue/trainjob-kueue/runtimesource"
 	"github.com/trainjob-kueue/trainjob-kueue/scheme"
+	"github.com/trainjob-kueue/trainjob-kueue/settings"
 	"github.com/trainjob-kueue/trainjob-kueue/shape"
 	"github.com/trainjob-kueue/trainjob-kueue/trainjob"
 )
@@ -70,7 +71,7 @@ func newStartFixture(t *testing.T, s shape.Shape, refuse func(patch []byte) erro
 		t.Fatal(err)
 	}
 	rec := events.NewFakeRecorder(16)
-	d := newDeps(c, c, rec, Options{Shape: s, Metrics: metrics.NewMetrics()})
+	d := newDeps(c, c, rec, Options{Shared: settings.Shared{Shape: s, Metrics: metrics.NewMetrics()}})
 	wl := &kueue.Workload{ObjectMeta: metav1.ObjectMeta{UID: "wl"}}
 	wl.Status.Conditions = []metav1.Condition{{Type: kueue.WorkloadQuotaReserved, Status: metav1.ConditionTrue}, {Type: kueue.WorkloadAdmitted, Status: metav1.ConditionTrue}}
 	wl.Status.Admission = &kueue.Admission{ClusterQueue: "cq", PodSetAssignments: []kueue.PodSetAssignment{{Name: "node", Flavors: map[corev1.ResourceName]kueue.ResourceFlavorReference{"nvidia.com/gpu": "gpu"}}}}

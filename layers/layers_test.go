@@ -16,6 +16,7 @@ var layers = [][]string{
 	{"quota", "shape", "preemptcost"},
 	{"lifecycle"},
 	{"gang", "runtimesource", "discovery", "metrics", "jobworkload", "jobpatch"},
+	{"settings"},
 	{"integration", "multikueue", "priorityboost", "queuecondition", "informercache", "restartwatch", "standby"},
 	{"webhook", "explain", "overview", "migrate"},
 	{"cmd/trainjob-kueue", "cmd/kubectl-trainjob_kueue"},

@@ -14,10 +14,10 @@ import (
 
 	trainer "github.com/kubeflow/trainer/v2/pkg/apis/trainer/v1alpha1"
 
-	"github.com/trainjob-kueue/trainjob-kueue/integration"
 	"github.com/trainjob-kueue/trainjob-kueue/names"
 	"github.com/trainjob-kueue/trainjob-kueue/podsets"
 	"github.com/trainjob-kueue/trainjob-kueue/scheme"
+	"github.com/trainjob-kueue/trainjob-kueue/settings"
 	"github.com/trainjob-kueue/trainjob-kueue/shape"
 	"github.com/trainjob-kueue/trainjob-kueue/trainjob"
 )
@@ -43,7 +43,7 @@ func TestDefaultSuspendsAQueuedJobAndKeepsItRunnableByKueuesIntegration(t *testi
 		"queued, Trainer v2.1":     {shape: shape.PodTemplateOverrides{}, queue: "lq", wantSuspend: true},
 	} {
 		t.Run(name, func(t *testing.T) {
-			opts := integration.Options{Shape: tc.shape}
+			opts := settings.Shared{Shape: tc.shape}
 			opts.BuiltInTrainJob = tc.standby
 			w := &Webhook{client: fake.NewClientBuilder().WithScheme(scheme.New()).Build(), opts: opts}
 			job := &trainjob.TrainJob{ObjectMeta: metav1.ObjectMeta{Namespace: "team", Name: "j"}}
@@ -87,7 +87,7 @@ func TestADefaultQueueTheCacheHasNotSeenYetStillQueuesTheJob(t *testing.T) {
 		"none, the job names its queue": {queue: "lq", want: "lq"},
 	} {
 		t.Run(name, func(t *testing.T) {
-			opts := integration.Options{Shape: shape.PodTemplateOverrides{}}
+			opts := settings.Shared{Shape: shape.PodTemplateOverrides{}}
 			opts.LocalQueueDefaulting = true
 			reads := 0
 			live := fake.NewClientBuilder().WithScheme(scheme.New()).WithObjects(tc.live...).WithInterceptorFuncs(interceptor.Funcs{

@@ -12,8 +12,8 @@ import (
 	kueue "sigs.k8s.io/kueue/apis/kueue/v1beta2"
 	"sigs.k8s.io/kueue/pkg/controller/constants"
 
-	"github.com/trainjob-kueue/trainjob-kueue/integration"
 	"github.com/trainjob-kueue/trainjob-kueue/scheme"
+	"github.com/trainjob-kueue/trainjob-kueue/settings"
 	"github.com/trainjob-kueue/trainjob-kueue/shape"
 	"github.com/trainjob-kueue/trainjob-kueue/trainjob"
 )
@@ -53,7 +53,7 @@ func TestADispatchingQueueIsJudgedByTheIntegrationThatRunsTheJob(t *testing.T) {
 		"standing by, managedBy set by Kueue":      {standby: true, managedBy: ptr.To(kueue.MultiKueueControllerName)},
 	} {
 		t.Run(name, func(t *testing.T) {
-			opts := integration.Options{Shape: shape.PodTemplateOverrides{}}
+			opts := settings.Shared{Shape: shape.PodTemplateOverrides{}}
 			opts.MultiKueue, opts.BuiltInTrainJob = tc.multiKueue, tc.standby
 			c := fake.NewClientBuilder().WithScheme(scheme.New()).WithObjects(objs...).Build()
 			w := &Webhook{client: c, opts: opts}
@@ -103,7 +103,7 @@ func TestADispatchingQueueHandsTheJobToMultiKueue(t *testing.T) {
 		"ours, another controller's job":       {multiKueue: true, queue: "lq", managedBy: ptr.To("example.com/other"), want: ptr.To("example.com/other")},
 	} {
 		t.Run(name, func(t *testing.T) {
-			opts := integration.Options{Shape: shape.PodTemplateOverrides{}}
+			opts := settings.Shared{Shape: shape.PodTemplateOverrides{}}
 			opts.MultiKueue, opts.BuiltInTrainJob = tc.multiKueue, tc.standby
 			c := fake.NewClientBuilder().WithScheme(scheme.New()).WithObjects(objs...).Build()
 			w := &Webhook{client: c, opts: opts}

@@ -13,8 +13,8 @@ import (
 
 	trainer "github.com/kubeflow/trainer/v2/pkg/apis/trainer/v1alpha1"
 
-	"github.com/trainjob-kueue/trainjob-kueue/integration"
 	"github.com/trainjob-kueue/trainjob-kueue/scheme"
+	"github.com/trainjob-kueue/trainjob-kueue/settings"
 	"github.com/trainjob-kueue/trainjob-kueue/shape"
 	"github.com/trainjob-kueue/trainjob-kueue/trainjob"
 )
@@ -26,7 +26,7 @@ import (
 func TestANamespaceTheCacheHasNotSeenYetIsAskedOfTheAPIServer(t *testing.T) {
 	lq := &kueue.LocalQueue{ObjectMeta: metav1.ObjectMeta{Namespace: "team", Name: string(constants.DefaultLocalQueueName)}}
 	ns := &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: "team"}}
-	opts := integration.Options{Shape: shape.PodTemplateOverrides{}}
+	opts := settings.Shared{Shape: shape.PodTemplateOverrides{}}
 	opts.LocalQueueDefaulting = true
 	opts.ManagedJobsNamespaceSelector = labels.Everything()
 	w := &Webhook{

@@ -20,8 +20,8 @@ import (
 
 	trainer "github.com/kubeflow/trainer/v2/pkg/apis/trainer/v1alpha1"
 
-	"github.com/trainjob-kueue/trainjob-kueue/integration"
 	"github.com/trainjob-kueue/trainjob-kueue/scheme"
+	"github.com/trainjob-kueue/trainjob-kueue/settings"
 	"github.com/trainjob-kueue/trainjob-kueue/shape"
 	"github.com/trainjob-kueue/trainjob-kueue/trainjob"
 )
@@ -41,7 +41,7 @@ func TestTheWebhooksReadOnlyWhatAReplicaSyncsBeforeItIsReady(t *testing.T) {
 	}
 	for _, standby := range []bool{false, true} {
 		t.Run(fmt.Sprintf("standing by: %v", standby), func(t *testing.T) {
-			opts := integration.Options{Shape: shape.PodTemplateOverrides{}}
+			opts := settings.Shared{Shape: shape.PodTemplateOverrides{}}
 			opts.MultiKueue, opts.BuiltInTrainJob = !standby, standby
 			opts.ManagedJobsNamespaceSelector = labels.Everything()
 			read := map[string]bool{}

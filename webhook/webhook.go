@@ -31,6 +31,7 @@ import (
 	"github.com/trainjob-kueue/trainjob-kueue/podsets"
 	"github.com/trainjob-kueue/trainjob-kueue/preemptcost"
 	"github.com/trainjob-kueue/trainjob-kueue/runtimesource"
+	"github.com/trainjob-kueue/trainjob-kueue/settings"
 	"github.com/trainjob-kueue/trainjob-kueue/trainjob"
 )
 
@@ -43,11 +44,11 @@ type Webhook struct {
 	// LocalQueue created a moment before the job (one kubectl apply of
 	// both).
 	live client.Reader
-	opts integration.Options
+	opts settings.Shared
 }
 
 // Setup registers the TrainJob webhook with the manager's server.
-func Setup(mgr ctrl.Manager, opts integration.Options) error {
+func Setup(mgr ctrl.Manager, opts settings.Shared) error {
 	wh := &Webhook{client: mgr.GetClient(), live: mgr.GetAPIReader(), opts: opts}
 	return ctrl.NewWebhookManagedBy(mgr, &trainjob.TrainJob{}).
 		WithDefaulter(wh).

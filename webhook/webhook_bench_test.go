@@ -21,8 +21,8 @@ import (
 	trainer "github.com/kubeflow/trainer/v2/pkg/apis/trainer/v1alpha1"
 
 	"github.com/trainjob-kueue/trainjob-kueue/discovery"
-	"github.com/trainjob-kueue/trainjob-kueue/integration"
 	"github.com/trainjob-kueue/trainjob-kueue/podsets"
+	"github.com/trainjob-kueue/trainjob-kueue/settings"
 	"github.com/trainjob-kueue/trainjob-kueue/shape"
 	"github.com/trainjob-kueue/trainjob-kueue/trainjob"
 )
@@ -71,7 +71,7 @@ func BenchmarkWebhook(b *testing.B) {
 	c := cachedObjects{objs: map[client.ObjectKey]client.Object{
 		client.ObjectKeyFromObject(rt): rt, client.ObjectKeyFromObject(managed): managed, client.ObjectKeyFromObject(lq): lq, client.ObjectKeyFromObject(cq): cq,
 	}}
-	w := &Webhook{client: c, opts: integration.Options{
+	w := &Webhook{client: c, opts: settings.Shared{
 		Shape: shape.PodTemplateOverrides{}, ManagerUsername: "system:serviceaccount:trainjob-kueue-system:trainjob-kueue",
 		KueueSettings: discovery.KueueSettings{ManagedJobsNamespaceSelector: labels.SelectorFromSet(labels.Set{"kueue": "yes"})},
 	}}

@@ -24,11 +24,11 @@ import (
 	"github.com/prometheus/client_golang/prometheus/testutil"
 
 	"github.com/trainjob-kueue/trainjob-kueue/discovery"
-	"github.com/trainjob-kueue/trainjob-kueue/integration"
 	"github.com/trainjob-kueue/trainjob-kueue/metrics"
 	"github.com/trainjob-kueue/trainjob-kueue/names"
 	"github.com/trainjob-kueue/trainjob-kueue/podsets"
 	"github.com/trainjob-kueue/trainjob-kueue/scheme"
+	"github.com/trainjob-kueue/trainjob-kueue/settings"
 	"github.com/trainjob-kueue/trainjob-kueue/shape"
 	"github.com/trainjob-kueue/trainjob-kueue/trainjob"
 )
@@ -102,7 +102,7 @@ func TestWebhookValidateCreate(t *testing.T) {
 			if err := m.Register(reg, c); err != nil {
 				t.Fatal(err)
 			}
-			w := &Webhook{client: c, opts: integration.Options{
+			w := &Webhook{client: c, opts: settings.Shared{
 				Shape:         s,
 				PodSets:       podsets.Options{},
 				KueueSettings: discovery.KueueSettings{ManagedJobsNamespaceSelector: labels.SelectorFromSet(labels.Set{"kueue": "yes"})},
@@ -214,7 +214,7 @@ func TestWebhookValidateUpdate(t *testing.T) {
 			if s == nil {
 				s = shape.PodTemplateOverrides{}
 			}
-			w := &Webhook{client: fake.NewClientBuilder().WithScheme(scheme.New()).Build(), opts: integration.Options{Shape: s, ManagerUsername: us}}
+			w := &Webhook{client: fake.NewClientBuilder().WithScheme(scheme.New()).Build(), opts: settings.Shared{Shape: s, ManagerUsername: us}}
 			w.opts.BuiltInTrainJob = tc.standby
 			ctx := admission.NewContextWithRequest(t.Context(), admission.Request{AdmissionRequest: admissionv1.AdmissionRequest{UserInfo: authenticationv1.UserInfo{Username: tc.user}}})
 			old := tc.old

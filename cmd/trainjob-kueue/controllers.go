@@ -13,6 +13,7 @@ import (
 	"github.com/trainjob-kueue/trainjob-kueue/queuecondition"
 	"github.com/trainjob-kueue/trainjob-kueue/restartwatch"
 	"github.com/trainjob-kueue/trainjob-kueue/runtimesource"
+	"github.com/trainjob-kueue/trainjob-kueue/settings"
 	"github.com/trainjob-kueue/trainjob-kueue/standby"
 	tjwebhook "github.com/trainjob-kueue/trainjob-kueue/webhook"
 )
@@ -69,7 +70,7 @@ func controllers(ctx context.Context, mgr ctrl.Manager, opts integration.Options
 	}).SetupWithManager})
 	if withWebhook {
 		list = append(list,
-			controller{"the TrainJob webhook", func(m ctrl.Manager) error { return tjwebhook.Setup(m, opts) }},
+			controller{"the TrainJob webhook", func(m ctrl.Manager) error { return tjwebhook.Setup(m, opts.Shared) }},
 			controller{"the ClusterQueue webhook", func(m ctrl.Manager) error {
 				return tjwebhook.SetupClusterQueues(m, gang.Schedulers{PodGroupCRD: opts.PodGroups, WorkloadAPI: opts.WorkloadAPI})
 			}},
@@ -87,13 +88,13 @@ func controllers(ctx context.Context, mgr ctrl.Manager, opts integration.Options
 // process then runs again in the mode it finds. In every mode, and set up
 // first, before the certificate wait (main.go's watchRestarts): a mode
 // change must be seen even while the webhook certificate is awaited.
-func restartWatchers(f flags, opts integration.Options, stop func(error)) []controller {
+func restartWatchers(f flags, s settings.Shared, stop func(error)) []controller {
 	return []controller{
 		{"the watch of the TrainJob shape (an in-place Trainer upgrade)", func(m ctrl.Manager) error {
-			return restartwatch.WatchShape(m, opts.Shape, stop)
+			return restartwatch.WatchShape(m, s.Shape, stop)
 		}},
 		{"the watch of Kueue's built-in TrainJob integration (turned on or off)", func(m ctrl.Manager) error {
-			return restartwatch.WatchBuiltIn(m, f.kueueConfig, opts.BuiltInTrainJob, builtInCheckInterval, stop)
+			return restartwatch.WatchBuiltIn(m, f.kueueConfig, s.BuiltInTrainJob, builtInCheckInterval, stop)
 		}},
 	}
 }

@@ -12,6 +12,7 @@ import (
 	"github.com/trainjob-kueue/trainjob-kueue/discovery"
 	"github.com/trainjob-kueue/trainjob-kueue/integration"
 	"github.com/trainjob-kueue/trainjob-kueue/scheme"
+	"github.com/trainjob-kueue/trainjob-kueue/settings"
 	"github.com/trainjob-kueue/trainjob-kueue/shape"
 )
 
@@ -22,7 +23,7 @@ func TestTheManagerRunsTheControllersItsModeNeeds(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	base := integration.Options{Shape: shape.PodTemplateOverrides{}, Recorder: events.NewFakeRecorder(1)}
+	base := integration.Options{Shared: settings.Shared{Shape: shape.PodTemplateOverrides{}, Recorder: events.NewFakeRecorder(1)}}
 	with := func(f func(*integration.Options)) integration.Options { o := base; f(&o); return o }
 	for name, tc := range map[string]struct {
 		opts    integration.Options
@@ -65,7 +66,7 @@ func TestTheManagerRunsTheControllersItsModeNeeds(t *testing.T) {
 // The restart watchers are listed with the controllers, in every mode.
 func TestTheRestartWatchersAreListed(t *testing.T) {
 	var names []string
-	for _, c := range restartWatchers(flags{}, integration.Options{Shape: shape.PodTemplateOverrides{}}, func(error) {}) {
+	for _, c := range restartWatchers(flags{}, settings.Shared{Shape: shape.PodTemplateOverrides{}}, func(error) {}) {
 		names = append(names, c.name)
 	}
 	want := []string{"the watch of the TrainJob shape (an in-place Trainer upgrade)", "the watch of Kueue's built-in TrainJob integration (turned on or off)"}

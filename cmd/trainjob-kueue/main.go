@@ -38,6 +38,7 @@ import (
 	"github.com/trainjob-kueue/trainjob-kueue/integration"
 	"github.com/trainjob-kueue/trainjob-kueue/metrics"
 	"github.com/trainjob-kueue/trainjob-kueue/scheme"
+	"github.com/trainjob-kueue/trainjob-kueue/settings"
 	"github.com/trainjob-kueue/trainjob-kueue/trainjob"
 )
 
@@ -190,7 +191,7 @@ func run(ctx context.Context, f flags, draining *atomic.Bool, p process) error {
 	turn := newTurn(direct, turnNamespace(f), p.identity)
 	rollCall := newRollCall(direct, turnNamespace(f), p.identity)
 	r := &restarter{turn: turn, rollCall: rollCall, draining: draining, shutdownDelay: f.shutdownDelay, cancel: cancel}
-	if err := watchRestarts(mgr, f, opts, func(err error) { r.stop(ctx, err) }); err != nil {
+	if err := watchRestarts(mgr, f, opts.Shared, func(err error) { r.stop(ctx, err) }); err != nil {
 		return err
 	}
 	opts.Metrics = metrics.NewMetrics()
@@ -254,9 +255,10 @@ func discover(ctx context.Context, restCfg *rest.Config, direct client.Reader, f
 }
 
 // integrationOptions are the integration's options from what the manager
-// learned at start and its flags.
+// learned at start (the settings it shares with every controller and
+// webhook) and its flags (what the integration alone is tuned by).
 func integrationOptions(facts discovery.Facts, username string, f flags) integration.Options {
-	opts := integration.Options{Shape: facts.Shape, KueueSettings: facts.Settings, PodGroups: facts.PodGroups, WorkloadAPI: facts.WorkloadAPI, ManagerUsername: username}
+	opts := integration.Options{Shared: settings.Shared{Shape: facts.Shape, KueueSettings: facts.Settings, PodGroups: facts.PodGroups, WorkloadAPI: facts.WorkloadAPI, ManagerUsername: username}}
 	opts.PodSets.Defaulter, opts.PodSets.MaxPodSets, opts.PodSets.Topology = facts.Defaulter, facts.Kueue.MaxPodSets, facts.Topology
 	opts.GangRetryInterval = f.gangRetryInterval
 	return opts
@@ -313,8 +315,8 @@ func newManager(f flags, facts discovery.Facts, restCfg *rest.Config, scheme *ru
 
 // watchRestarts sets up the restart watchers (controllers.go) before the
 // certificate wait: a mode change is seen even while it lasts.
-func watchRestarts(mgr ctrl.Manager, f flags, opts integration.Options, stop func(error)) error {
-	for _, c := range restartWatchers(f, opts, stop) {
+func watchRestarts(mgr ctrl.Manager, f flags, s settings.Shared, stop func(error)) error {
+	for _, c := range restartWatchers(f, s, stop) {
 		if err := c.setup(mgr); err != nil {
 			return fmt.Errorf("setting up %s: %w", c.name, err)
 		}

@@ -67,6 +67,7 @@ import (
 	"github.com/trainjob-kueue/trainjob-kueue/integration"
 	"github.com/trainjob-kueue/trainjob-kueue/multikueue"
 	"github.com/trainjob-kueue/trainjob-kueue/scheme"
+	"github.com/trainjob-kueue/trainjob-kueue/settings"
 	"github.com/trainjob-kueue/trainjob-kueue/trainjob"
 )
 
@@ -424,7 +425,7 @@ func startTrainJobKueue(ctx context.Context, cfg *rest.Config, port int, certDir
 	if err != nil {
 		return err
 	}
-	opts := integration.Options{
+	opts := integration.Options{Shared: settings.Shared{
 		Shape:     facts.Shape,
 		PodGroups: facts.PodGroups,
 		KueueSettings: discovery.KueueSettings{
@@ -439,6 +440,7 @@ func startTrainJobKueue(ctx context.Context, cfg *rest.Config, port int, certDir
 			WaitForPodsReady: true,
 		},
 		ManagerUsername: managerUser,
+	},
 		// Pods never run here: every started gang waits, and is retried.
 		GangRetryInterval: 2 * time.Second,
 		// A start refused by an admission policy is tried again soon.
@@ -458,7 +460,7 @@ func startTrainJobKueue(ctx context.Context, cfg *rest.Config, port int, certDir
 		rec.SetupWithManager,
 		multikueue.NewNameClashes(mgr.GetClient(), opts.Recorder).SetupWithManager,
 		multikueue.NewWorkerRefusals(mgr.GetClient(), workers, opts.Recorder, opts.MultiKueueOrigin).SetupWithManager,
-		func(m ctrl.Manager) error { return tjwebhook.Setup(m, opts) },
+		func(m ctrl.Manager) error { return tjwebhook.Setup(m, opts.Shared) },
 		tjwebhook.SetupJobSets,
 		tjwebhook.SetupJobs,
 		tjwebhook.SetupPods,
