@@ -3,7 +3,6 @@ package main
 import (
 	"context"
 	"fmt"
-	"strings"
 	"sync"
 	"time"
 
@@ -18,6 +17,7 @@ import (
 	trainer "github.com/kubeflow/trainer/v2/pkg/apis/trainer/v1alpha1"
 
 	"github.com/trainjob-kueue/trainjob-kueue/hack/fixtures"
+	"github.com/trainjob-kueue/trainjob-kueue/hack/loadharness"
 	"github.com/trainjob-kueue/trainjob-kueue/hack/localcluster"
 	"github.com/trainjob-kueue/trainjob-kueue/podsets"
 	"github.com/trainjob-kueue/trainjob-kueue/shape"
@@ -32,31 +32,12 @@ const (
 
 var pool = fixtures.Pool{Name: "gpu", Labels: map[string]string{"bench.trainjob-kueue.dev/pool": "gpu"}, GPUs: nodes * gpusPer / queues}
 
-// runtimes of the load: torch with a dataset initializer, MPI, plain torch.
-// Pods run for runFor, then kwok completes them.
+// runtimes of the load (loadharness.Runtimes): torch with a dataset
+// initializer, MPI, plain torch. Pods run for runFor, then kwok completes
+// them.
 func runtimes(runFor time.Duration) []*trainer.TrainingRuntime {
-	run := map[string]string{
-		"pod-complete.stage.kwok.x-k8s.io/delay":        runFor.String(),
-		"pod-complete.stage.kwok.x-k8s.io/jitter-delay": (runFor + time.Second).String(),
-	}
-	cpu := fixtures.CPUs("1")
-	gpu := corev1.ResourceList{corev1.ResourceCPU: resource.MustParse("1"), fixtures.GPU: resource.MustParse("1")}
-	return []*trainer.TrainingRuntime{
-		fixtures.TrainingRuntime(ns, "torch-init", fixtures.TorchPolicy(2),
-			fixtures.Role{Name: "dataset-initializer", Ancestor: "dataset-initializer", Requests: cpu, Annotations: run},
-			fixtures.Role{Name: "node", Ancestor: "trainer", Requests: gpu, Annotations: run, DependsOn: []string{"dataset-initializer"}}),
-		fixtures.TrainingRuntime(ns, "mpi", fixtures.MPIPolicy(2, false),
-			fixtures.Role{Name: "launcher", Ancestor: "trainer", Requests: cpu, Annotations: run},
-			fixtures.Role{Name: "node", Requests: gpu, Annotations: run}),
-		fixtures.TrainingRuntime(ns, "torch", fixtures.TorchPolicy(1),
-			fixtures.Role{Name: "node", Ancestor: "trainer", Requests: gpu, Annotations: run}),
-	}
+	return loadharness.Runtimes(ns, loadharness.RunFor(runFor), "dataset-initializer")
 }
-
-// jobName and its runtime and queue: the mix is deterministic.
-func jobName(i int) string { return fmt.Sprintf("job-%05d", i) }
-
-func runtimeOf(i int) string { return []string{"torch-init", "mpi", "torch"}[i%3] }
 
 func queueOf(i int) string { return fmt.Sprintf("lq-%d", i%queues) }
 
@@ -161,30 +142,7 @@ func setUp(ctx context.Context, c client.Client, runFor time.Duration, hold bool
 			return err
 		}
 	}
-	return waitActive(ctx, c)
-}
-
-func waitActive(ctx context.Context, c client.Client) error {
-	deadline := time.Now().Add(time.Minute)
-	for time.Now().Before(deadline) {
-		var cqs kueue.ClusterQueueList
-		if err := c.List(ctx, &cqs); err != nil {
-			return err
-		}
-		active := 0
-		for _, cq := range cqs.Items {
-			for _, cond := range cq.Status.Conditions {
-				if cond.Type == kueue.ClusterQueueActive && cond.Status == metav1.ConditionTrue {
-					active++
-				}
-			}
-		}
-		if active == queues {
-			return nil
-		}
-		time.Sleep(200 * time.Millisecond)
-	}
-	return fmt.Errorf("ClusterQueues not active")
+	return loadharness.WaitActive(ctx, c, queues)
 }
 
 // object is what the load creates for job i: a TrainJob, or for the floor
@@ -192,7 +150,7 @@ func waitActive(ctx context.Context, c client.Client) error {
 type maker func(i int) (client.Object, error)
 
 func trainJobs(i int) (client.Object, error) {
-	return fixtures.TrainJob(ns, jobName(i), runtimeOf(i), queueOf(i)), nil
+	return fixtures.TrainJob(ns, loadharness.JobName(i), loadharness.RuntimeOf(i), queueOf(i)), nil
 }
 
 // floorWorkloads are bare Workloads whose PodSets are what trainjob-kueue
@@ -204,8 +162,8 @@ func floorWorkloads(runFor time.Duration) maker {
 		rts[rt.Name] = rt
 	}
 	return func(i int) (client.Object, error) {
-		job := fixtures.Ours(fixtures.TrainJob(ns, jobName(i), runtimeOf(i), queueOf(i)))
-		roles, err := podsets.Roles(job, &rts[runtimeOf(i)].Spec, shape.PodTemplateOverrides{})
+		job := fixtures.Ours(fixtures.TrainJob(ns, loadharness.JobName(i), loadharness.RuntimeOf(i), queueOf(i)))
+		roles, err := podsets.Roles(job, &rts[loadharness.RuntimeOf(i)].Spec, shape.PodTemplateOverrides{})
 		if err != nil {
 			return nil, err
 		}
@@ -214,7 +172,7 @@ func floorWorkloads(runFor time.Duration) maker {
 			return nil, err
 		}
 		return &kueue.Workload{
-			ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: jobName(i)},
+			ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: loadharness.JobName(i)},
 			Spec:       kueue.WorkloadSpec{QueueName: kueue.LocalQueueName(queueOf(i)), PodSets: ps},
 		}, nil
 	}
@@ -238,7 +196,7 @@ func submit(ctx context.Context, c client.Client, n, burst int, rate float64, mk
 					continue
 				}
 				rec.created(obj.GetName(), time.Now())
-				if err := createRetrying(ctx, c, obj); err != nil {
+				if err := loadharness.CreateRetrying(ctx, c, obj); err != nil {
 					errs <- fmt.Errorf("creating %s: %w", obj.GetName(), err)
 				}
 			}
@@ -273,24 +231,4 @@ submitting:
 		return err
 	}
 	return nil
-}
-
-// createRetrying retries what a loaded control plane answers with a
-// transient error (webhook timeouts, throttling).
-func createRetrying(ctx context.Context, c client.Client, obj client.Object) error {
-	var err error
-	for attempt := range 10 {
-		if err = c.Create(ctx, obj.DeepCopyObject().(client.Object)); err == nil {
-			return nil
-		}
-		if strings.Contains(err.Error(), "already exists") {
-			return nil
-		}
-		select {
-		case <-ctx.Done():
-			return ctx.Err()
-		case <-time.After(time.Duration(attempt+1) * 200 * time.Millisecond):
-		}
-	}
-	return err
 }

@@ -14,6 +14,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client/fake"
 
 	"github.com/trainjob-kueue/trainjob-kueue/hack/fixtures"
+	"github.com/trainjob-kueue/trainjob-kueue/hack/loadharness"
 )
 
 // An interrupted bench stops submitting, so that its cluster is torn down
@@ -66,10 +67,10 @@ func TestAHoldingClusterQueueChecksEveryWorkloadAndFitsAnyN(t *testing.T) {
 // budget exits under a burst of thousands of Workloads); the others burst
 // half of them.
 func TestAHarnessScaleRunStreamsEveryJob(t *testing.T) {
-	if got := burstOf(options{n: 15000, hold: true}); got != 0 {
+	if got := burstOf(options{Flags: loadharness.Flags{N: 15000}, hold: true}); got != 0 {
 		t.Errorf("harness-scale burst %d, want 0", got)
 	}
-	if got := burstOf(options{n: 500}); got != 250 {
+	if got := burstOf(options{Flags: loadharness.Flags{N: 500}}); got != 250 {
 		t.Errorf("burst %d, want half of 500", got)
 	}
 }

@@ -20,20 +20,17 @@ import (
 	"flag"
 	"fmt"
 	"os"
-	"os/signal"
 	"path/filepath"
 	"strings"
-	"syscall"
 	"time"
 
-	"github.com/go-logr/logr"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/client-go/tools/clientcmd"
 	"sigs.k8s.io/controller-runtime/pkg/client"
-	ctrllog "sigs.k8s.io/controller-runtime/pkg/log"
 	kueue "sigs.k8s.io/kueue/apis/kueue/v1beta2"
 
 	"github.com/trainjob-kueue/trainjob-kueue/hack/fixtures"
+	"github.com/trainjob-kueue/trainjob-kueue/hack/loadharness"
 	"github.com/trainjob-kueue/trainjob-kueue/hack/localcluster"
 )
 
@@ -43,23 +40,19 @@ const (
 	setupOurs   = "ours"
 
 	kueueUser = "system:serviceaccount:kueue-system:kueue-controller-manager"
-	ourUser   = "system:serviceaccount:trainjob-kueue-system:trainjob-kueue-controller-manager"
 )
 
 type options struct {
-	n       int
+	loadharness.Flags
 	rounds  int
 	rate    float64
 	runFor  time.Duration
 	timeout time.Duration
 	stall   time.Duration
-	out     string
 	check   bool
 	setups  string
 	profile time.Duration
 	trace   time.Duration
-	trainer string
-	kueue   string
 	sweep   string
 	// plotSweep: directories of earlier runs to plot as a sweep.
 	plotSweep string
@@ -67,9 +60,6 @@ type options struct {
 	// written to, from makeBaseline's directories).
 	baseline     string
 	makeBaseline string
-	// keep: leave each set-up's cluster up (its audit log and component
-	// logs), to look at; the next run of the set-up replaces it.
-	keep bool
 	// hold: Kueue's harness scale (docs/scale.md): every Workload held
 	// after its quota reservation by an admission check that never turns
 	// Ready; a job is done once its Workload reserved quota.
@@ -78,35 +68,28 @@ type options struct {
 
 func main() {
 	var o options
-	flag.IntVar(&o.n, "n", 2000, "TrainJobs per set-up and round (half in a burst, half as a stream)")
-	flag.IntVar(&o.rounds, "rounds", 1, "rounds; each runs every set-up once, in rotating order")
-	flag.Float64Var(&o.rate, "rate", 20, "jobs per second of the steady stream")
-	flag.DurationVar(&o.runFor, "run-for", 2*time.Second, "how long each pod runs")
-	flag.DurationVar(&o.timeout, "timeout", 90*time.Minute, "per set-up and round")
-	flag.DurationVar(&o.stall, "stall", 10*time.Minute, "stop waiting for a set-up once no job finished for this long, and report where its unfinished jobs are (0: wait until -timeout)")
-	flag.StringVar(&o.out, "out", ".bench", "output directory")
-	flag.StringVar(&o.setups, "setups", "floor,intree,ours", "set-ups to run (all three for the ratios)")
-	flag.DurationVar(&o.profile, "profile", 0, "take a CPU profile of trainjob-kueue for this long once the load starts (.bench/ours-cpu.pprof)")
-	flag.DurationVar(&o.trace, "trace", 0, "take an execution trace of trainjob-kueue for this long once the load starts (.bench/ours-trace.out; go tool trace, or its -pprof=sched|net|sync|syscall)")
-	// Kueue's in-tree integration handles only Trainer v2.2 and later
-	// since Kueue v0.17: compare on a release both serve.
-	flag.StringVar(&o.trainer, "trainer-version", "v2.3.0", "Kubeflow Trainer release of every set-up")
-	flag.StringVar(&o.kueue, "kueue-version", localcluster.DefaultKueueVersion, "Kueue release of every set-up")
-	flag.StringVar(&o.sweep, "sweep", "", "job counts to run the whole side by side at, one after another, e.g. 500,1000,2000 (.bench/sweep.json, .bench/sweep.png); -n is then ignored")
-	flag.StringVar(&o.plotSweep, "plot-sweep", "", "output directories of earlier runs (comma-separated): write their sweep.json and sweep.png into -out, running nothing; runs of one N merge, a later directory's set-ups replacing an earlier's")
-	flag.StringVar(&o.baseline, "baseline", "", "compare trainjob-kueue's figures with this committed baseline (make bench-check) and fail on a regression beyond each figure's bound")
-	flag.StringVar(&o.makeBaseline, "make-baseline", "", "output directories of at least 5 earlier runs of one N (comma-separated): write the baseline of their figures to -baseline, running nothing")
-	flag.BoolVar(&o.keep, "keep", false, "leave each set-up's cluster up afterwards (.cluster/bench-<set-up>: audit log, logs), to look at; make cluster-down CLUSTER=bench-<set-up> removes it")
-	flag.BoolVar(&o.hold, "hold", false, "Kueue's harness scale: every ClusterQueue holds each Workload after its quota reservation (an admission check that never turns Ready, quota for any N), so no pod runs; every job is streamed at -rate, none in a burst; a job is done once its Workload reserved quota, and the figure is created → QuotaReserved (docs/scale.md)")
-	flag.BoolVar(&o.check, "check", false, "fail unless every measurement is present and trainjob-kueue made no dry run (the smoke run)")
+	o.register(flag.CommandLine)
 	flag.Parse()
-	ctrllog.SetLogger(logr.Discard())
-	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
-	defer stop()
-	if err := run(ctx, o); err != nil {
-		fmt.Fprintf(os.Stderr, "bench: %v\n", err)
-		os.Exit(1)
-	}
+	loadharness.Main("bench", func(ctx context.Context) error { return run(ctx, o) })
+}
+
+// register the flags on fs.
+func (o *options) register(fs *flag.FlagSet) {
+	o.Register(fs, 2000, "TrainJobs per set-up and round (half in a burst, half as a stream)", "leave each set-up's cluster up afterwards (.cluster/bench-<set-up>: audit log, logs), to look at; make cluster-down CLUSTER=bench-<set-up> removes it")
+	fs.IntVar(&o.rounds, "rounds", 1, "rounds; each runs every set-up once, in rotating order")
+	fs.Float64Var(&o.rate, "rate", 20, "jobs per second of the steady stream")
+	fs.DurationVar(&o.runFor, "run-for", 2*time.Second, "how long each pod runs")
+	fs.DurationVar(&o.timeout, "timeout", 90*time.Minute, "per set-up and round")
+	fs.DurationVar(&o.stall, "stall", 10*time.Minute, "stop waiting for a set-up once no job finished for this long, and report where its unfinished jobs are (0: wait until -timeout)")
+	fs.StringVar(&o.setups, "setups", "floor,intree,ours", "set-ups to run (all three for the ratios)")
+	fs.DurationVar(&o.profile, "profile", 0, "take a CPU profile of trainjob-kueue for this long once the load starts (.bench/ours-cpu.pprof)")
+	fs.DurationVar(&o.trace, "trace", 0, "take an execution trace of trainjob-kueue for this long once the load starts (.bench/ours-trace.out; go tool trace, or its -pprof=sched|net|sync|syscall)")
+	fs.StringVar(&o.sweep, "sweep", "", "job counts to run the whole side by side at, one after another, e.g. 500,1000,2000 (.bench/sweep.json, .bench/sweep.png); -n is then ignored")
+	fs.StringVar(&o.plotSweep, "plot-sweep", "", "output directories of earlier runs (comma-separated): write their sweep.json and sweep.png into -out, running nothing; runs of one N merge, a later directory's set-ups replacing an earlier's")
+	fs.StringVar(&o.baseline, "baseline", "", "compare trainjob-kueue's figures with this committed baseline (make bench-check) and fail on a regression beyond each figure's bound")
+	fs.StringVar(&o.makeBaseline, "make-baseline", "", "output directories of at least 5 earlier runs of one N (comma-separated): write the baseline of their figures to -baseline, running nothing")
+	fs.BoolVar(&o.hold, "hold", false, "Kueue's harness scale: every ClusterQueue holds each Workload after its quota reservation (an admission check that never turns Ready, quota for any N), so no pod runs; every job is streamed at -rate, none in a burst; a job is done once its Workload reserved quota, and the figure is created → QuotaReserved (docs/scale.md)")
+	fs.BoolVar(&o.check, "check", false, "fail unless every measurement is present and trainjob-kueue made no dry run (the smoke run)")
 }
 
 // result of one set-up in one round.
@@ -136,7 +119,7 @@ type result struct {
 
 func run(ctx context.Context, o options) error {
 	if o.plotSweep != "" {
-		return replotSweep(o.out, strings.Split(o.plotSweep, ","))
+		return replotSweep(o.Out, strings.Split(o.plotSweep, ","))
 	}
 	if o.makeBaseline != "" {
 		if o.baseline == "" {
@@ -149,7 +132,7 @@ func run(ctx context.Context, o options) error {
 		if err != nil {
 			return err
 		}
-		if err := os.MkdirAll(o.out, 0o755); err != nil {
+		if err := os.MkdirAll(o.Out, 0o755); err != nil {
 			return err
 		}
 		return sweep(ctx, o, ns)
@@ -167,14 +150,14 @@ func run(ctx context.Context, o options) error {
 	return nil
 }
 
-// runAll runs every set-up for every round at o.n jobs and reports it in
-// o.out.
+// runAll runs every set-up for every round at o.N jobs and reports it in
+// o.Out.
 func runAll(ctx context.Context, o options) (*Summary, error) {
 	root, err := os.Getwd()
 	if err != nil {
 		return nil, err
 	}
-	if err := os.MkdirAll(o.out, 0o755); err != nil {
+	if err := os.MkdirAll(o.Out, 0o755); err != nil {
 		return nil, err
 	}
 	order := strings.Split(o.setups, ",")
@@ -182,7 +165,7 @@ func runAll(ctx context.Context, o options) (*Summary, error) {
 	for round := range o.rounds {
 		for k := range order {
 			setup := order[(k+round)%len(order)]
-			fmt.Fprintf(os.Stderr, ">> round %d: %s, %d jobs\n", round+1, setup, o.n)
+			fmt.Fprintf(os.Stderr, ">> round %d: %s, %d jobs\n", round+1, setup, o.N)
 			r, err := runSetup(ctx, root, setup, o)
 			if err != nil {
 				return nil, fmt.Errorf("%s: %w", setup, err)
@@ -190,15 +173,15 @@ func runAll(ctx context.Context, o options) (*Summary, error) {
 			results = append(results, r)
 		}
 	}
-	s := summarize(o.n, results)
-	if err := writeSummary(filepath.Join(o.out, "summary.json"), s); err != nil {
+	s := summarize(o.N, results)
+	if err := writeSummary(filepath.Join(o.Out, "summary.json"), s); err != nil {
 		return nil, err
 	}
-	if err := plotCDFs(filepath.Join(o.out, "latency.png"), results); err != nil {
+	if err := plotCDFs(filepath.Join(o.Out, "latency.png"), results); err != nil {
 		return nil, err
 	}
 	printTable(os.Stdout, s)
-	fmt.Printf("\n%s/summary.json, %s/latency.png\n", o.out, o.out)
+	fmt.Printf("\n%s/summary.json, %s/latency.png\n", o.Out, o.Out)
 	return s, nil
 }
 
@@ -247,12 +230,12 @@ func runSetup(ctx context.Context, root, setup string, o options) (*result, erro
 		mk = floorWorkloads(o.runFor)
 	}
 	if setup == setupOurs && o.profile > 0 {
-		go savePprof(fmt.Sprintf("http://127.0.0.1:%d/debug/pprof/profile?seconds=%d", c.Port("ours-pprof"), int(o.profile.Seconds())), filepath.Join(o.out, "ours-cpu.pprof"))
+		go savePprof(fmt.Sprintf("http://127.0.0.1:%d/debug/pprof/profile?seconds=%d", c.Port("ours-pprof"), int(o.profile.Seconds())), filepath.Join(o.Out, "ours-cpu.pprof"))
 	}
 	if setup == setupOurs && o.trace > 0 {
-		go savePprof(fmt.Sprintf("http://127.0.0.1:%d/debug/pprof/trace?seconds=%d", c.Port("ours-pprof"), int(o.trace.Seconds())), filepath.Join(o.out, "ours-trace.out"))
+		go savePprof(fmt.Sprintf("http://127.0.0.1:%d/debug/pprof/trace?seconds=%d", c.Port("ours-pprof"), int(o.trace.Seconds())), filepath.Join(o.Out, "ours-trace.out"))
 	}
-	if err := submit(ctx, k, o.n, burstOf(o), o.rate, mk, rec); err != nil {
+	if err := submit(ctx, k, o.N, burstOf(o), o.rate, mk, rec); err != nil {
 		return nil, err
 	}
 	if err := waitFinished(ctx, c, rec, setup, o, r); err != nil {
@@ -292,11 +275,11 @@ func clusterFor(ctx context.Context, root, setup string, o options) (*localclust
 		return nil, nil, err
 	}
 	c, err := localcluster.Up(ctx, localcluster.Options{Name: name, Root: root, Progress: os.Stderr,
-		Settings: localcluster.Settings{Integration: integration, TrainerVersion: o.trainer, KueueVersion: o.kueue}})
+		Settings: localcluster.Settings{Integration: integration, TrainerVersion: o.Trainer, KueueVersion: o.Kueue}})
 	if err != nil {
 		return nil, nil, err
 	}
-	if o.keep {
+	if o.Keep {
 		return c, func() {}, nil
 	}
 	return c, func() { _ = localcluster.Down(root, name, os.Stderr) }, nil
@@ -309,9 +292,9 @@ func waitFinished(ctx context.Context, c *localcluster.Cluster, rec *recorder, s
 	deadline := time.Now().Add(o.timeout)
 	lastReport := time.Now()
 	var moved progress
-	for rec.finishedCount() < o.n {
+	for rec.finishedCount() < o.N {
 		if time.Now().After(deadline) {
-			return fmt.Errorf("only %d of %d jobs finished within %s (%s)", rec.finishedCount(), o.n, o.timeout, describeStates(rec.states()))
+			return fmt.Errorf("only %d of %d jobs finished within %s (%s)", rec.finishedCount(), o.N, o.timeout, describeStates(rec.states()))
 		}
 		if gone := c.Exited(); len(gone) > 0 {
 			r.unfinished = withExited(rec.states(), gone, func(name string) string { return lastWords(c.LogFile(name)) })
@@ -329,7 +312,7 @@ func waitFinished(ctx context.Context, c *localcluster.Cluster, rec *recorder, s
 		case <-time.After(time.Second):
 		}
 		if time.Since(lastReport) >= 10*time.Second {
-			fmt.Fprintf(os.Stderr, "   %s: %d/%d finished\n", setup, rec.finishedCount(), o.n)
+			fmt.Fprintf(os.Stderr, "   %s: %d/%d finished\n", setup, rec.finishedCount(), o.N)
 			lastReport = time.Now()
 		}
 	}
@@ -341,7 +324,7 @@ func waitFinished(ctx context.Context, c *localcluster.Cluster, rec *recorder, s
 // components' logs of a set-up that did not finish.
 func keepEvidence(ctx context.Context, c *localcluster.Cluster, setup string, o options, r *result) {
 	if setup == setupOurs {
-		if err := saveMetrics(ctx, c, filepath.Join(o.out, "ours-metrics.prom")); err != nil {
+		if err := saveMetrics(ctx, c, filepath.Join(o.Out, "ours-metrics.prom")); err != nil {
 			fmt.Fprintf(os.Stderr, "   %s: keeping the manager's metrics: %v\n", setup, err)
 		}
 	}
@@ -349,10 +332,10 @@ func keepEvidence(ctx context.Context, c *localcluster.Cluster, setup string, o 
 		return
 	}
 	// What went wrong is in the components' logs, which Down deletes.
-	if err := keepLogs(c, filepath.Join(o.out, setup+"-logs")); err != nil {
+	if err := keepLogs(c, filepath.Join(o.Out, setup+"-logs")); err != nil {
 		fmt.Fprintf(os.Stderr, "   %s: keeping the logs: %v\n", setup, err)
 	} else {
-		fmt.Fprintf(os.Stderr, "   %s: the components' logs are in %s\n", setup, filepath.Join(o.out, setup+"-logs"))
+		fmt.Fprintf(os.Stderr, "   %s: the components' logs are in %s\n", setup, filepath.Join(o.Out, setup+"-logs"))
 	}
 }
 
@@ -363,7 +346,7 @@ func readRequests(c *localcluster.Cluster, r *result) error {
 	if err != nil {
 		return err
 	}
-	oq, err := requests(c, ourUser, r.start)
+	oq, err := requests(c, loadharness.OurUser, r.start)
 	if err != nil {
 		return err
 	}
@@ -376,7 +359,7 @@ func readRequests(c *localcluster.Cluster, r *result) error {
 // (splitStarts): the integration's side and its write's. The starter is
 // the integration's process: ours, or Kueue's in the intree set-up.
 func readStarts(c *localcluster.Cluster, r *result) error {
-	starter := map[string]string{setupOurs: ourUser, setupInTree: kueueUser}[r.setup]
+	starter := map[string]string{setupOurs: loadharness.OurUser, setupInTree: kueueUser}[r.setup]
 	if starter == "" {
 		return nil
 	}
@@ -406,5 +389,5 @@ func burstOf(o options) int {
 	if o.hold {
 		return 0
 	}
-	return o.n / 2
+	return o.N / 2
 }

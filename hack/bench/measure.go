@@ -15,15 +15,14 @@ import (
 	corev1 "k8s.io/api/core/v1"
 	apimeta "k8s.io/apimachinery/pkg/api/meta"
 	"k8s.io/client-go/rest"
-	toolscache "k8s.io/client-go/tools/cache"
 	"k8s.io/utils/ptr"
-	"sigs.k8s.io/controller-runtime/pkg/cache"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	jobsetapi "sigs.k8s.io/jobset/api/jobset/v1alpha2"
 	kueue "sigs.k8s.io/kueue/apis/kueue/v1beta2"
 
 	trainer "github.com/kubeflow/trainer/v2/pkg/apis/trainer/v1alpha1"
 
+	"github.com/trainjob-kueue/trainjob-kueue/hack/loadharness"
 	"github.com/trainjob-kueue/trainjob-kueue/hack/localcluster"
 )
 
@@ -52,25 +51,10 @@ func newRecorder() *recorder {
 	return &recorder{jobs: map[string]*times{}, running: map[string]map[string]bool{}, expected: map[string]int{}}
 }
 
-func (r *recorder) at(job string) *times {
-	t := r.jobs[job]
-	if t == nil {
-		t = &times{}
-		r.jobs[job] = t
-	}
-	return t
-}
-
-func first(slot *time.Time, now time.Time) {
-	if slot.IsZero() {
-		*slot = now
-	}
-}
-
 func (r *recorder) created(job string, now time.Time) {
 	r.mu.Lock()
 	defer r.mu.Unlock()
-	first(&r.at(job).created, now)
+	loadharness.First(&loadharness.Entry(r.jobs, job).created, now)
 }
 
 // states is unfinishedStates of the jobs seen so far.
@@ -96,29 +80,12 @@ func (r *recorder) finishedCount() int {
 // pods; floor marks admitted Workloads finished after runFor, playing the
 // job that would have run.
 func (r *recorder) watch(ctx context.Context, cfg *rest.Config, c client.Client, floor bool, runFor time.Duration, nodePods map[string]int) error {
-	ca, err := cache.New(cfg, cache.Options{Scheme: c.Scheme(), DefaultNamespaces: map[string]cache.Config{ns: {}}})
-	if err != nil {
-		return err
-	}
-	handlers := map[client.Object]func(obj any){&kueue.Workload{}: r.onWorkload(ctx, c, floor, runFor)}
+	handlers := loadharness.Handlers{&kueue.Workload{}: r.onWorkload(ctx, c, floor, runFor)}
 	if !floor {
 		handlers[&trainer.TrainJob{}] = r.onTrainJob(nodePods)
 		handlers[&corev1.Pod{}] = r.onPod()
 	}
-	for obj, f := range handlers {
-		inf, err := ca.GetInformer(ctx, obj)
-		if err != nil {
-			return err
-		}
-		if _, err := inf.AddEventHandler(toolscache.ResourceEventHandlerFuncs{AddFunc: f, UpdateFunc: func(_, obj any) { f(obj) }}); err != nil {
-			return err
-		}
-	}
-	go func() { _ = ca.Start(ctx) }()
-	if !ca.WaitForCacheSync(ctx) {
-		return fmt.Errorf("informers did not sync")
-	}
-	return nil
+	return loadharness.Watch(ctx, cfg, c.Scheme(), ns, handlers)
 }
 
 // onWorkload records when a job's Workload appeared, was admitted and
@@ -131,26 +98,26 @@ func (r *recorder) onWorkload(ctx context.Context, c client.Client, floor bool, 
 			return
 		}
 		job := wl.Name
-		if owner := ownerName(wl); owner != "" {
+		if owner := loadharness.TrainJobOf(wl); owner != "" {
 			job = owner
 		}
 		now := time.Now()
 		r.mu.Lock()
-		t := r.at(job)
-		first(&t.workload, now)
+		t := loadharness.Entry(r.jobs, job)
+		loadharness.First(&t.workload, now)
 		if apimeta.IsStatusConditionTrue(wl.Status.Conditions, kueue.WorkloadQuotaReserved) {
-			first(&t.reserved, now)
+			loadharness.First(&t.reserved, now)
 			if r.hold {
-				first(&t.finished, now)
+				loadharness.First(&t.finished, now)
 			}
 		}
 		admitted := apimeta.IsStatusConditionTrue(wl.Status.Conditions, kueue.WorkloadAdmitted)
 		if admitted {
-			first(&t.admitted, now)
+			loadharness.First(&t.admitted, now)
 		}
 		done := apimeta.IsStatusConditionTrue(wl.Status.Conditions, kueue.WorkloadFinished)
 		if done {
-			first(&t.finished, now)
+			loadharness.First(&t.finished, now)
 		}
 		t.holding = admitted && !done
 		r.mu.Unlock()
@@ -163,23 +130,16 @@ func (r *recorder) onWorkload(ctx context.Context, c client.Client, floor bool, 
 // onTrainJob records when a job was unsuspended and finished, and how many
 // trainer pods it runs (its runtime's, nodePods).
 func (r *recorder) onTrainJob(nodePods map[string]int) func(obj any) {
-	return func(obj any) {
-		tj, ok := obj.(*trainer.TrainJob)
-		if !ok {
-			return
-		}
-		now := time.Now()
-		r.mu.Lock()
-		defer r.mu.Unlock()
-		t := r.at(tj.Name)
+	return loadharness.Seen(&r.mu, func(tj *trainer.TrainJob, now time.Time) {
+		t := loadharness.Entry(r.jobs, tj.Name)
 		if !ptr.Deref(tj.Spec.Suspend, true) {
-			first(&t.unsuspended, now)
+			loadharness.First(&t.unsuspended, now)
 		}
 		if apimeta.IsStatusConditionTrue(tj.Status.Conditions, trainer.TrainJobComplete) || apimeta.IsStatusConditionTrue(tj.Status.Conditions, trainer.TrainJobFailed) {
-			first(&t.finished, now)
+			loadharness.First(&t.finished, now)
 		}
 		r.expected[tj.Name] = nodePods[tj.Spec.RuntimeRef.Name]
-	}
+	})
 }
 
 // onPod records when all of a job's trainer pods run.
@@ -198,18 +158,9 @@ func (r *recorder) onPod() func(obj any) {
 		}
 		r.running[job][p.Name] = true
 		if want := r.expected[job]; want > 0 && len(r.running[job]) >= want {
-			first(&r.at(job).running, now)
+			loadharness.First(&loadharness.Entry(r.jobs, job).running, now)
 		}
 	}
-}
-
-func ownerName(wl *kueue.Workload) string {
-	for _, o := range wl.OwnerReferences {
-		if o.Kind == "TrainJob" {
-			return o.Name
-		}
-	}
-	return ""
 }
 
 // finishAfter plays a finished job for the floor's bare Workloads.

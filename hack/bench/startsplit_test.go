@@ -6,6 +6,7 @@ import (
 
 	"github.com/google/go-cmp/cmp"
 
+	"github.com/trainjob-kueue/trainjob-kueue/hack/loadharness"
 	"github.com/trainjob-kueue/trainjob-kueue/hack/localcluster"
 )
 
@@ -31,22 +32,22 @@ func TestSplitStarts(t *testing.T) {
 		// (answered at 1,005); the start arrived 35 ms later and took 60 ms.
 		admission("trainjob-job-1-a1b2c", 0),
 		admission("trainjob-job-1-a1b2c", 1000),
-		start(ourUser, "job-1", 200, 1040, 60),
-		start(ourUser, "job-1", 200, 5000, 10), // a later write: not the start
+		start(loadharness.OurUser, "job-1", 200, 1040, 60),
+		start(loadharness.OurUser, "job-1", 200, 5000, 10), // a later write: not the start
 		// job-2: a write before its admission is no start, nor is a
 		// refused one, nor another process's, nor one of a status.
-		start(ourUser, "job-2", 200, 100, 10),
+		start(loadharness.OurUser, "job-2", 200, 100, 10),
 		admission("trainjob-job-2-0f0f0", 2000),
-		start(ourUser, "job-2", 422, 2010, 5),
+		start(loadharness.OurUser, "job-2", 422, 2010, 5),
 		start(kueueUser, "job-2", 200, 2015, 5),
-		event(ourUser, "patch", "trainjobs", "status", "job-2", "", 200, 2016, 5),
-		start(ourUser, "job-2", 200, 2020, 200),
+		event(loadharness.OurUser, "patch", "trainjobs", "status", "job-2", "", 200, 2016, 5),
+		start(loadharness.OurUser, "job-2", 200, 2020, 200),
 		// job-3, never admitted: no start.
-		start(ourUser, "job-3", 200, 3000, 10),
+		start(loadharness.OurUser, "job-3", 200, 3000, 10),
 		// A Workload of another kind's naming is no TrainJob's.
 		admission("jobset-job-3-12345", 2900),
 	}
-	got := splitStarts(events, ourUser)
+	got := splitStarts(events, loadharness.OurUser)
 	want := startSplit{
 		toStart: []time.Duration{35 * time.Millisecond, 15 * time.Millisecond},
 		start:   []time.Duration{60 * time.Millisecond, 200 * time.Millisecond},

@@ -15,54 +15,40 @@ import (
 	"flag"
 	"fmt"
 	"os"
-	"os/signal"
 	"path/filepath"
 	"sync/atomic"
-	"syscall"
 	"time"
 
-	"github.com/go-logr/logr"
 	"k8s.io/client-go/tools/clientcmd"
 	"sigs.k8s.io/controller-runtime/pkg/client"
-	ctrllog "sigs.k8s.io/controller-runtime/pkg/log"
 
 	"github.com/trainjob-kueue/trainjob-kueue/hack/fixtures"
+	"github.com/trainjob-kueue/trainjob-kueue/hack/loadharness"
 	"github.com/trainjob-kueue/trainjob-kueue/hack/localcluster"
 )
 
-const ourUser = "system:serviceaccount:trainjob-kueue-system:trainjob-kueue-controller-manager"
-
-type options struct {
-	n       int
-	wave    int
-	waves   int
-	idle    time.Duration
-	out     string
-	name    string
-	keep    bool
-	trainer string
-	kueue   string
-}
-
 func main() {
 	var o options
-	flag.IntVar(&o.n, "n", 10000, "TrainJobs created; all queue")
-	flag.IntVar(&o.wave, "wave", 100, "jobs each wave of quota admits")
-	flag.IntVar(&o.waves, "waves", 3, "waves of admission")
-	flag.DurationVar(&o.idle, "idle", time.Minute, "how long the idle manager is watched after its cold start")
-	flag.StringVar(&o.out, "out", ".bench", "output directory")
-	flag.StringVar(&o.name, "cluster", "scale", "local cluster name")
-	flag.BoolVar(&o.keep, "keep", false, "leave the cluster running afterwards")
-	flag.StringVar(&o.trainer, "trainer-version", "v2.3.0", "Kubeflow Trainer release")
-	flag.StringVar(&o.kueue, "kueue-version", localcluster.DefaultKueueVersion, "Kueue release")
+	o.register(flag.CommandLine)
 	flag.Parse()
-	ctrllog.SetLogger(logr.Discard())
-	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
-	defer stop()
-	if err := run(ctx, o); err != nil {
-		fmt.Fprintf(os.Stderr, "scale: %v\n", err)
-		os.Exit(1)
-	}
+	loadharness.Main("scale", func(ctx context.Context) error { return run(ctx, o) })
+}
+
+type options struct {
+	loadharness.Flags
+	wave  int
+	waves int
+	idle  time.Duration
+	name  string
+}
+
+// register the flags on fs.
+func (o *options) register(fs *flag.FlagSet) {
+	o.Register(fs, 10000, "TrainJobs created; all queue", "leave the cluster running afterwards")
+	fs.IntVar(&o.wave, "wave", 100, "jobs each wave of quota admits")
+	fs.IntVar(&o.waves, "waves", 3, "waves of admission")
+	fs.DurationVar(&o.idle, "idle", time.Minute, "how long the idle manager is watched after its cold start")
+	fs.StringVar(&o.name, "cluster", "scale", "local cluster name")
 }
 
 func run(ctx context.Context, o options) error {
@@ -70,22 +56,22 @@ func run(ctx context.Context, o options) error {
 	if err != nil {
 		return err
 	}
-	if err := os.MkdirAll(o.out, 0o755); err != nil {
+	if err := os.MkdirAll(o.Out, 0o755); err != nil {
 		return err
 	}
 	admitGPUs := int64(0)
 	for i := range o.wave * o.waves {
-		admitGPUs += gpusOf(i)
+		admitGPUs += loadharness.GPUsOf(i)
 	}
 	if err := localcluster.Down(root, o.name, os.Stderr); err != nil {
 		return err
 	}
 	c, err := localcluster.Up(ctx, localcluster.Options{Name: o.name, Root: root, Progress: os.Stderr,
-		Settings: localcluster.Settings{Integration: localcluster.IntegrationOurs, TrainerVersion: o.trainer, KueueVersion: o.kueue}})
+		Settings: localcluster.Settings{Integration: localcluster.IntegrationOurs, TrainerVersion: o.Trainer, KueueVersion: o.Kueue}})
 	if err != nil {
 		return err
 	}
-	if !o.keep {
+	if !o.Keep {
 		defer func() { _ = localcluster.Down(root, o.name, os.Stderr) }()
 	}
 	cfg, err := clientcmd.BuildConfigFromFlags("", c.Kubeconfig)
@@ -119,7 +105,7 @@ func run(ctx context.Context, o options) error {
 	}
 	s.setPhase("create")
 	go s.run(wctx, 2*time.Second)
-	sr := &scaleRun{o: o, c: c, k: k, rec: rec, s: s, r: &report{Jobs: o.n, Trainer: o.trainer, Kueue: o.kueue}}
+	sr := &scaleRun{o: o, c: c, k: k, rec: rec, s: s, r: &report{Jobs: o.N, Trainer: o.Trainer, Kueue: o.Kueue}}
 	for _, phase := range []func(context.Context) error{sr.queueAll, sr.admitWaves, sr.runtimeEdit, sr.coldStart} {
 		if err := phase(ctx); err != nil {
 			return err
@@ -129,14 +115,14 @@ func run(ctx context.Context, o options) error {
 	cancel()
 
 	sr.r.fill(s, rec)
-	if err := sr.r.write(filepath.Join(o.out, "scale.json")); err != nil {
+	if err := sr.r.write(filepath.Join(o.Out, "scale.json")); err != nil {
 		return err
 	}
-	if err := plot(filepath.Join(o.out, "scale.png"), s, rec); err != nil {
+	if err := plot(filepath.Join(o.Out, "scale.png"), s, rec); err != nil {
 		return err
 	}
 	sr.r.print(os.Stdout)
-	fmt.Printf("\n%s/scale.json, %s/scale.png\n", o.out, o.out)
+	fmt.Printf("\n%s/scale.json, %s/scale.png\n", o.Out, o.Out)
 	return nil
 }
 
@@ -157,19 +143,19 @@ func (sr *scaleRun) queueAll(ctx context.Context) error {
 	o, rec, r := sr.o, sr.rec, sr.r
 	var created atomic.Int64
 	go func() {
-		for ctx.Err() == nil && created.Load() < int64(o.n) {
+		for ctx.Err() == nil && created.Load() < int64(o.N) {
 			time.Sleep(15 * time.Second)
-			fmt.Fprintf(os.Stderr, "   %d/%d created, %d Workloads\n", created.Load(), o.n, rec.workloadCount())
+			fmt.Fprintf(os.Stderr, "   %d/%d created, %d Workloads\n", created.Load(), o.N, rec.queued())
 		}
 	}()
 	t0 := time.Now()
-	if err := submit(ctx, sr.k, o.n, &created); err != nil {
+	if err := submit(ctx, sr.k, o.N, &created); err != nil {
 		return err
 	}
 	r.CreateS = time.Since(t0).Seconds()
 	sr.s.setPhase("queue")
-	if err := waitFor(ctx, 30*time.Minute, func() bool { return rec.workloadCount() >= o.n }); err != nil {
-		return fmt.Errorf("%d of %d Workloads: %w", rec.workloadCount(), o.n, err)
+	if err := waitFor(ctx, 30*time.Minute, func() bool { return rec.queued() >= o.N }); err != nil {
+		return fmt.Errorf("%d of %d Workloads: %w", rec.queued(), o.N, err)
 	}
 	r.AllQueuedS = time.Since(t0).Seconds()
 	// Trainer works through the jobs at its own pace (about 12 a second
@@ -178,8 +164,8 @@ func (sr *scaleRun) queueAll(ctx context.Context) error {
 	// wakes our manager to read the snapshot. Until Trainer is through,
 	// our manager follows it, and is not idle.
 	sr.s.setPhase("trainer")
-	if err := waitFor(ctx, 30*time.Minute, func() bool { return rec.reportedCount() >= o.n }); err != nil {
-		return fmt.Errorf("only %d of %d TrainJobs reported on by Trainer: %w", rec.reportedCount(), o.n, err)
+	if err := waitFor(ctx, 30*time.Minute, func() bool { return rec.reportedJobs() >= o.N }); err != nil {
+		return fmt.Errorf("only %d of %d TrainJobs reported on by Trainer: %w", rec.reportedJobs(), o.N, err)
 	}
 	r.TrainerReportedS = time.Since(t0).Seconds()
 	// Let both managers settle with everything queued.
@@ -195,7 +181,7 @@ func (sr *scaleRun) admitWaves(ctx context.Context) error {
 	for w := range sr.o.waves {
 		sr.s.setPhase(fmt.Sprintf("wave %d", w+1))
 		for i := w * sr.o.wave; i < (w+1)*sr.o.wave; i++ {
-			quota += gpusOf(i)
+			quota += loadharness.GPUsOf(i)
 		}
 		if err := setGPUQuota(ctx, sr.k, quota); err != nil {
 			return err
@@ -233,18 +219,18 @@ func (sr *scaleRun) runtimeEdit(ctx context.Context) error {
 	}
 	sleep(ctx, time.Minute)
 	after := sr.s.take()
-	byVerb, err := requests(sr.c, ourUser, editAt, editAt.Add(time.Minute))
+	byVerb, err := requests(sr.c, loadharness.OurUser, editAt, editAt.Add(time.Minute))
 	if err != nil {
 		return err
 	}
-	sr.r.RuntimeEdit = &burst{Jobs: sr.o.n / 3, Reconciles: int(after.OursReconcile - before.OursReconcile), Requests: total(byVerb), Writes: writes(byVerb), ByVerb: byVerb}
+	sr.r.RuntimeEdit = &burst{Jobs: sr.o.N / 3, Reconciles: int(after.OursReconcile - before.OursReconcile), Requests: loadharness.Sum(byVerb), Writes: writes(byVerb), ByVerb: byVerb}
 	edited, err := localcluster.AuditEvents(sr.c.AuditLog(), func(e *localcluster.AuditEvent) bool {
 		return !e.Received.Before(editAt) && e.Received.Before(editAt.Add(time.Minute))
 	})
 	if err != nil {
 		return err
 	}
-	ew := classifyWrites(edited, ourUser, sr.rec.jobOf)
+	ew := classifyWrites(edited, loadharness.OurUser, sr.rec.jobOf)
 	sr.r.RuntimeEditWrites = &ew
 	return nil
 }
@@ -265,7 +251,7 @@ func (sr *scaleRun) coldStart(ctx context.Context) error {
 		return fmt.Errorf("restarted manager not ready: %w", err)
 	}
 	r.ColdStartReadyS = time.Since(started).Seconds()
-	last, err := waitIdle(ctx, sr.s, o.n, 15*time.Minute)
+	last, err := waitIdle(ctx, sr.s, o.N, 15*time.Minute)
 	if err != nil {
 		return fmt.Errorf("restarted manager never idle (%v reconciles): %w", last, err)
 	}
@@ -273,23 +259,23 @@ func (sr *scaleRun) coldStart(ctx context.Context) error {
 	r.ColdStartIdleS = idleAt.Sub(started).Seconds()
 	sr.s.setPhase("idle")
 	sleep(ctx, o.idle)
-	byVerb, err := requests(c, ourUser, restartAt, idleAt)
+	byVerb, err := requests(c, loadharness.OurUser, restartAt, idleAt)
 	if err != nil {
 		return err
 	}
-	r.Restart = &burst{Jobs: o.n, Reconciles: int(last), Requests: total(byVerb), Writes: writes(byVerb), ByVerb: byVerb}
+	r.Restart = &burst{Jobs: o.N, Reconciles: int(last), Requests: loadharness.Sum(byVerb), Writes: writes(byVerb), ByVerb: byVerb}
 	all, err := localcluster.AuditEvents(c.AuditLog(), func(e *localcluster.AuditEvent) bool {
 		return !e.Received.Before(restartAt) && e.Received.Before(idleAt)
 	})
 	if err != nil {
 		return err
 	}
-	rw := classifyWrites(all, ourUser, sr.rec.jobOf)
+	rw := classifyWrites(all, loadharness.OurUser, sr.rec.jobOf)
 	r.RestartWrites = &rw
-	if byVerb, err = requests(c, ourUser, idleAt, idleAt.Add(o.idle)); err != nil {
+	if byVerb, err = requests(c, loadharness.OurUser, idleAt, idleAt.Add(o.idle)); err != nil {
 		return err
 	}
-	r.IdleRequestsPerMin = float64(total(byVerb)) / o.idle.Minutes()
+	r.IdleRequestsPerMin = float64(loadharness.Sum(byVerb)) / o.idle.Minutes()
 	r.IdleWritesPerMin = float64(writes(byVerb)) / o.idle.Minutes()
 	r.IdleByVerb = byVerb
 	return nil

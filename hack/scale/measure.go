@@ -14,14 +14,13 @@ import (
 
 	apimeta "k8s.io/apimachinery/pkg/api/meta"
 	"k8s.io/client-go/rest"
-	toolscache "k8s.io/client-go/tools/cache"
 	"k8s.io/utils/ptr"
-	"sigs.k8s.io/controller-runtime/pkg/cache"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	kueue "sigs.k8s.io/kueue/apis/kueue/v1beta2"
 
 	trainer "github.com/kubeflow/trainer/v2/pkg/apis/trainer/v1alpha1"
 
+	"github.com/trainjob-kueue/trainjob-kueue/hack/loadharness"
 	"github.com/trainjob-kueue/trainjob-kueue/hack/localcluster"
 )
 
@@ -78,7 +77,7 @@ func (s *sampler) take() sample {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	x := sample{
-		At: time.Since(s.start).Seconds(), Phase: s.phase, Workloads: s.rec.workloadCount(),
+		At: time.Since(s.start).Seconds(), Phase: s.phase, Workloads: s.rec.queued(),
 		OursRSSMiB: ours.rss, KueueRSSMiB: kueueProc.rss,
 		OursHeapMiB: om["go_memstats_heap_alloc_bytes"] / (1 << 20), KueueHeapMiB: km["go_memstats_heap_alloc_bytes"] / (1 << 20),
 		OursReconcile: ourReconciles(om),
@@ -192,25 +191,19 @@ func (r *recorder) jobOf(workload string) string {
 	return r.jobOfWorkload[workload]
 }
 
-func (r *recorder) at(job string) *times {
-	t := r.jobs[job]
-	if t == nil {
-		t = &times{}
-		r.jobs[job] = t
-	}
-	return t
-}
+// seen: the Workloads queued so far, and the TrainJobs Trainer has
+// reported on.
+// queued: the Workloads queued so far.
+func (r *recorder) queued() int { n, _ := r.seen(); return n }
 
-func (r *recorder) workloadCount() int {
-	r.mu.Lock()
-	defer r.mu.Unlock()
-	return len(r.workloads)
-}
+// reported: the TrainJobs Trainer has reported on so far.
+func (r *recorder) reportedJobs() int { _, n := r.seen(); return n }
 
-func (r *recorder) reportedCount() int {
+func (r *recorder) seen() (workloads, reported int) {
 	r.mu.Lock()
-	defer r.mu.Unlock()
-	return len(r.reported)
+	n, m := len(r.workloads), len(r.reported)
+	r.mu.Unlock()
+	return n, m
 }
 
 // counts of admitted and of admitted-and-unsuspended jobs.
@@ -229,72 +222,28 @@ func (r *recorder) counts() (admitted, started int) {
 }
 
 func (r *recorder) watch(ctx context.Context, cfg *rest.Config, c client.Client) error {
-	ca, err := cache.New(cfg, cache.Options{Scheme: c.Scheme(), DefaultNamespaces: map[string]cache.Config{ns: {}},
-		DefaultTransform: cache.TransformStripManagedFields()})
-	if err != nil {
-		return err
-	}
-	handler := func(f func(obj any)) toolscache.ResourceEventHandlerFuncs {
-		return toolscache.ResourceEventHandlerFuncs{AddFunc: f, UpdateFunc: func(_, obj any) { f(obj) }}
-	}
-	wlInf, err := ca.GetInformer(ctx, &kueue.Workload{})
-	if err != nil {
-		return err
-	}
-	if _, err := wlInf.AddEventHandler(handler(func(obj any) {
-		wl, ok := obj.(*kueue.Workload)
-		if !ok {
-			return
-		}
-		job := ""
-		for _, o := range wl.OwnerReferences {
-			if o.Kind == "TrainJob" {
-				job = o.Name
+	return loadharness.Watch(ctx, cfg, c.Scheme(), ns, loadharness.Handlers{
+		&kueue.Workload{}: loadharness.Seen(&r.mu, func(wl *kueue.Workload, now time.Time) {
+			job := loadharness.TrainJobOf(wl)
+			if job == "" {
+				return
 			}
-		}
-		if job == "" {
-			return
-		}
-		now := time.Now()
-		r.mu.Lock()
-		defer r.mu.Unlock()
-		r.workloads[job] = true
-		r.jobOfWorkload[wl.Name] = job
-		if t := r.at(job); t.admitted.IsZero() && apimeta.IsStatusConditionTrue(wl.Status.Conditions, kueue.WorkloadAdmitted) {
-			t.admitted = now
-		}
-	})); err != nil {
-		return err
-	}
-	tjInf, err := ca.GetInformer(ctx, &trainer.TrainJob{})
-	if err != nil {
-		return err
-	}
-	if _, err := tjInf.AddEventHandler(handler(func(obj any) {
-		tj, ok := obj.(*trainer.TrainJob)
-		if !ok {
-			return
-		}
-		now := time.Now()
-		r.mu.Lock()
-		defer r.mu.Unlock()
-		if len(tj.Status.Conditions) > 0 || len(tj.Status.JobsStatus) > 0 {
-			r.reported[tj.Name] = true
-		}
-		if ptr.Deref(tj.Spec.Suspend, true) {
-			return
-		}
-		if t := r.at(tj.Name); t.unsuspended.IsZero() {
-			t.unsuspended = now
-		}
-	})); err != nil {
-		return err
-	}
-	go func() { _ = ca.Start(ctx) }()
-	if !ca.WaitForCacheSync(ctx) {
-		return fmt.Errorf("informers did not sync")
-	}
-	return nil
+			r.workloads[job] = true
+			r.jobOfWorkload[wl.Name] = job
+			if apimeta.IsStatusConditionTrue(wl.Status.Conditions, kueue.WorkloadAdmitted) {
+				loadharness.First(&loadharness.Entry(r.jobs, job).admitted, now)
+			}
+		}),
+		&trainer.TrainJob{}: loadharness.Seen(&r.mu, func(tj *trainer.TrainJob, now time.Time) {
+			if len(tj.Status.Conditions) > 0 || len(tj.Status.JobsStatus) > 0 {
+				r.reported[tj.Name] = true
+			}
+			if ptr.Deref(tj.Spec.Suspend, true) {
+				return
+			}
+			loadharness.First(&loadharness.Entry(r.jobs, tj.Name).unsuspended, now)
+		}),
+	})
 }
 
 // requests counts user's successful API requests in [from, to), by "verb
@@ -334,14 +283,6 @@ func writes(byVerb map[string]int) int {
 		case "create", "update", "patch", "delete", "deletecollection":
 			n += k
 		}
-	}
-	return n
-}
-
-func total(byVerb map[string]int) int {
-	n := 0
-	for _, k := range byVerb {
-		n += k
 	}
 	return n
 }
