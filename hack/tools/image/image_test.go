@@ -30,7 +30,27 @@ const (
 	testCommit  = "0123456789abcdef0123456789abcdef01234567"
 )
 
-// The image make image builds: both architectures, non-root, the binary
+// testPlatforms are the platforms TestImage builds: make image's two
+// (linux/amd64, linux/arm64), or those IMAGE_TEST_PLATFORMS lists
+// (comma-separated): make test builds the host's alone, each platform
+// being a whole cold build of the manager (make test-full builds both).
+func testPlatforms(t *testing.T) []v1.Platform {
+	list := os.Getenv("IMAGE_TEST_PLATFORMS")
+	if list == "" {
+		list = "linux/amd64,linux/arm64"
+	}
+	var out []v1.Platform
+	for _, s := range strings.Split(list, ",") {
+		p, err := v1.ParsePlatform(strings.TrimSpace(s))
+		if err != nil {
+			t.Fatalf("IMAGE_TEST_PLATFORMS %q: %v", list, err)
+		}
+		out = append(out, *p)
+	}
+	return out
+}
+
+// The image make image builds: both architectures (testPlatforms), non-root, the binary
 // where the entrypoint says, stamped with the version and commit given, and
 // runnable (the host's architecture's binary, run with --version).
 func TestImage(t *testing.T) {
@@ -43,7 +63,7 @@ func TestImage(t *testing.T) {
 		Version:   testVersion,
 		Commit:    testCommit,
 		Created:   time.Unix(1700000000, 0).UTC(),
-		Platforms: []v1.Platform{{OS: "linux", Architecture: "amd64"}, {OS: "linux", Architecture: "arm64"}},
+		Platforms: testPlatforms(t),
 		Log:       testWriter{t},
 	}
 	tmp := t.TempDir()
@@ -85,7 +105,11 @@ func TestImage(t *testing.T) {
 			checkImage(t, img, *d.Platform, tmp)
 		})
 	}
-	if want := []string{"linux/amd64", "linux/arm64"}; !slices.Equal(platforms, want) {
+	var want []string
+	for _, p := range b.Platforms {
+		want = append(want, p.String())
+	}
+	if !slices.Equal(platforms, want) {
 		t.Errorf("index platforms %v, want %v", platforms, want)
 	}
 
@@ -102,7 +126,7 @@ func TestImage(t *testing.T) {
 
 	t.Run("docker tarball", func(t *testing.T) {
 		path := filepath.Join(tmp, "image.tar")
-		if err := WriteDockerTarball(path, idx, v1.Platform{OS: "linux", Architecture: "arm64"}, "trainjob-kueue", testVersion); err != nil {
+		if err := WriteDockerTarball(path, idx, b.Platforms[len(b.Platforms)-1], "trainjob-kueue", testVersion); err != nil {
 			t.Fatal(err)
 		}
 		f, err := os.Open(path)
