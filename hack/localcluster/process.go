@@ -78,21 +78,20 @@ func alive(pid int) bool {
 
 // stopAll sends SIGTERM to each process group, waits up to 15s, then kills.
 func stopAll(pids map[string]int, progress io.Writer) {
+	stopWithin(pids, progress, 15*time.Second)
+}
+
+// stopWithin is stopAll with the grace it gives SIGTERM before SIGKILL.
+func stopWithin(pids map[string]int, progress io.Writer, grace time.Duration) {
 	for name, pid := range pids {
 		if alive(pid) {
 			fmt.Fprintf(progress, "stopping %s (pid %d)\n", name, pid)
 			_ = syscall.Kill(-pid, syscall.SIGTERM)
 		}
 	}
-	deadline := time.Now().Add(15 * time.Second)
+	deadline := time.Now().Add(grace)
 	for time.Now().Before(deadline) {
-		any := false
-		for _, pid := range pids {
-			if alive(pid) {
-				any = true
-			}
-		}
-		if !any {
+		if !anyAlive(pids) {
 			return
 		}
 		time.Sleep(100 * time.Millisecond)
@@ -102,4 +101,21 @@ func stopAll(pids map[string]int, progress io.Writer) {
 			_ = syscall.Kill(-pid, syscall.SIGKILL)
 		}
 	}
+	// A SIGKILL is not a death: the process is gone only once its threads
+	// have exited. A caller that starts the component again at once (a
+	// restart whose graceful stop outlasted its 15 s) would otherwise find
+	// it still running, or its ports still held.
+	deadline = time.Now().Add(10 * time.Second)
+	for time.Now().Before(deadline) && anyAlive(pids) {
+		time.Sleep(20 * time.Millisecond)
+	}
+}
+
+func anyAlive(pids map[string]int) bool {
+	for _, pid := range pids {
+		if alive(pid) {
+			return true
+		}
+	}
+	return false
 }
