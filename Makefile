@@ -435,10 +435,14 @@ bench-baseline:
 	for i in $$(seq $(BENCH_CHECK_RUNS)); do $(GO) run ./hack/bench -setups ours -n $(BENCH_CHECK_N) -rate $(BENCH_CHECK_RATE) -out .bench/baseline/run$$i -trainer-version $(BENCH_TRAINER) -kueue-version $(KUEUE_VERSION) || exit 1; done
 	$(GO) run ./hack/bench -rate $(BENCH_CHECK_RATE) -baseline hack/bench/baseline.json -make-baseline $$(seq -s, -f .bench/baseline/run%g $(BENCH_CHECK_RUNS))
 
-## demo: the main job, on the local control plane.
+## demo: the main job, on the local control plane, with Trainer v2.3.0
+## (TRAINER_VERSION=… another): its controller and JobSet v0.12.0 share the
+## main module's and Kueue's Kubernetes libraries (k8s.io v0.36), so a cold
+## demo compiles no third family of them (docs/development.md).
+demo: TRAINER_VERSION = v2.3.0
 demo:
 	@$(START_EARLY)
-	@demo=$$(BUILDS_SIDE_BY_SIDE=$(EARLY_BUILDS) hack/build-tool.sh . ./hack/demo demo) && "$$demo" -cluster $(CLUSTER)
+	@demo=$$(BUILDS_SIDE_BY_SIDE=$(EARLY_BUILDS) hack/build-tool.sh . ./hack/demo demo) && "$$demo" -cluster $(CLUSTER) -trainer-version $(TRAINER_VERSION)
 
 ## dashboard-picture: docs/dashboard.png, the chart's Grafana dashboard drawn
 ## from the manager's metrics scraped every 5 s while the demo runs

@@ -34,7 +34,6 @@ import (
 	"github.com/trainjob-kueue/trainjob-kueue/lifecycle"
 	"github.com/trainjob-kueue/trainjob-kueue/overview"
 	"github.com/trainjob-kueue/trainjob-kueue/scheme"
-	"github.com/trainjob-kueue/trainjob-kueue/trainjob"
 )
 
 const ns = "demo"
@@ -43,23 +42,24 @@ func main() {
 	name := flag.String("cluster", "local", "cluster name")
 	timeout := flag.Duration("timeout", 15*time.Minute, "give up after this long")
 	record := flag.String("record-metrics", "", "keep a scrape of the manager's metrics every 5s in this directory")
+	trainerVersion := flag.String("trainer-version", "", "the cluster's Trainer release (the local cluster's default when empty)")
 	flag.Parse()
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 	defer stop()
-	if err := run(ctx, *name, *timeout, *record); err != nil {
+	if err := run(ctx, *name, *trainerVersion, *timeout, *record); err != nil {
 		fmt.Fprintf(os.Stderr, "demo: %v\n", err)
 		os.Exit(1)
 	}
 }
 
-func run(ctx context.Context, name string, timeout time.Duration, record string) error {
+func run(ctx context.Context, name, trainerVersion string, timeout time.Duration, record string) error {
 	root, err := os.Getwd()
 	if err != nil {
 		return err
 	}
 	// kubectl builds while the jobs run: on a cold machine the cluster is
 	// up half a minute sooner.
-	c, err := localcluster.Up(ctx, localcluster.Options{Name: name, Root: root, Progress: os.Stdout, KubectlLater: true})
+	c, err := localcluster.Up(ctx, localcluster.Options{Name: name, Root: root, Settings: localcluster.Settings{TrainerVersion: trainerVersion}, Progress: os.Stdout, KubectlLater: true})
 	if err != nil {
 		return err
 	}
@@ -79,7 +79,7 @@ func run(ctx context.Context, name string, timeout time.Duration, record string)
 	if err != nil {
 		return err
 	}
-	d := &demo{k: k, ours: ours, positions: positions, explainer: &explain.Explainer{Client: ours, Positions: positions}}
+	d := &demo{k: k, ours: ours, trainerVersion: c.Settings().TrainerVersion, positions: positions, explainer: &explain.Explainer{Client: ours, Positions: positions}}
 	if err := d.reset(ctx); err != nil {
 		return err
 	}
@@ -123,6 +123,10 @@ type demo struct {
 	positions *explain.VisibilityPositions
 	// listed is how many TrainJobs the last table had.
 	listed int
+
+	// trainerVersion is the cluster's Trainer release: where a job's
+	// own pod annotations go.
+	trainerVersion string
 
 	explainer *explain.Explainer
 	// explained is `explain` of a job seen pending, shown under the table.
@@ -257,7 +261,11 @@ func (d *demo) setUp(ctx context.Context) error {
 			return err
 		}
 	}
-	for _, tj := range d.jobs(false) {
+	jobs, err := d.jobs(false)
+	if err != nil {
+		return err
+	}
+	for _, tj := range jobs {
 		if err := create(ctx, d.k, tj); err != nil {
 			return err
 		}
@@ -267,7 +275,7 @@ func (d *demo) setUp(ctx context.Context) error {
 
 // jobs are the demo's TrainJobs: late ones are high priority and arrive
 // when the cluster is full, preempting low-priority work.
-func (d *demo) jobs(late bool) []client.Object {
+func (d *demo) jobs(late bool) ([]client.Object, error) {
 	type spec struct {
 		name, runtime, queue, priority string
 		nodes, gpus                    int32
@@ -309,31 +317,32 @@ func (d *demo) jobs(late bool) []client.Object {
 			tj.Labels["kueue.x-k8s.io/priority-class"] = s.priority
 		}
 		// Every role runs for runFor on kwok.
-		var overrides []trainjob.PodTemplateOverride
+		byRole := map[string]map[string]string{}
 		for _, role := range []string{"dataset-initializer", "model-initializer", "node", "launcher"} {
 			if !hasRole(s.runtime, role) {
 				continue
 			}
-			overrides = append(overrides, trainjob.PodTemplateOverride{
-				TargetJobs: []trainjob.PodTemplateOverrideTargetJob{{Name: role}},
-				Metadata: &metav1.ObjectMeta{Annotations: map[string]string{
-					// kwok picks a delay between the two. Its stages'
-					// own are 1–5 s to create a pod and as long again to
-					// make it ready: 6 s on average of each pod's life,
-					// twice over for a job whose nodes wait for its
-					// initializers.
-					"pod-complete.stage.kwok.x-k8s.io/delay":        roleTime(role, s.runFor).String(),
-					"pod-complete.stage.kwok.x-k8s.io/jitter-delay": (roleTime(role, s.runFor) + 2*time.Second).String(),
-					"pod-create.stage.kwok.x-k8s.io/delay":          "200ms",
-					"pod-create.stage.kwok.x-k8s.io/jitter-delay":   "1s",
-					"pod-ready.stage.kwok.x-k8s.io/delay":           "200ms",
-					"pod-ready.stage.kwok.x-k8s.io/jitter-delay":    "1s",
-				}},
-			})
+			byRole[role] = map[string]string{
+				// kwok picks a delay between the two. Its stages'
+				// own are 1–5 s to create a pod and as long again to
+				// make it ready: 6 s on average of each pod's life,
+				// twice over for a job whose nodes wait for its
+				// initializers.
+				"pod-complete.stage.kwok.x-k8s.io/delay":        roleTime(role, s.runFor).String(),
+				"pod-complete.stage.kwok.x-k8s.io/jitter-delay": (roleTime(role, s.runFor) + 2*time.Second).String(),
+				"pod-create.stage.kwok.x-k8s.io/delay":          "200ms",
+				"pod-create.stage.kwok.x-k8s.io/jitter-delay":   "1s",
+				"pod-ready.stage.kwok.x-k8s.io/delay":           "200ms",
+				"pod-ready.stage.kwok.x-k8s.io/jitter-delay":    "1s",
+			}
 		}
-		out = append(out, fixtures.WithPodTemplateOverrides(tj, overrides))
+		u, err := fixtures.WithPodAnnotations(tj, d.trainerVersion, byRole)
+		if err != nil {
+			return nil, fmt.Errorf("the demo's job %s: %w", s.name, err)
+		}
+		out = append(out, u)
 	}
-	return out
+	return out, nil
 }
 
 func hasRole(runtime, role string) bool {
@@ -409,7 +418,10 @@ func (d *demo) show(ctx context.Context, start time.Time) (bool, error) {
 func (d *demo) runJobs(ctx context.Context, timeout time.Duration) error {
 	deadline := time.Now().Add(timeout)
 	start := time.Now()
-	late := d.jobs(true)
+	late, err := d.jobs(true)
+	if err != nil {
+		return err
+	}
 	for {
 		if len(late) > 0 && time.Since(start) > 6*time.Second {
 			// High-priority jobs arrive once the cluster is full.
