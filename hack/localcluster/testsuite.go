@@ -3,8 +3,10 @@ package localcluster
 import (
 	"context"
 	"fmt"
+	"io"
 	"os"
 	"path/filepath"
+	"strings"
 
 	"k8s.io/apimachinery/pkg/runtime"
 	"sigs.k8s.io/controller-runtime/pkg/client"
@@ -92,7 +94,30 @@ func RunTests(m interface{ Run() int }, base string, o Options, kueue map[string
 		return 1
 	}
 	use(c, k8s)
-	return m.Run()
+	code := m.Run()
+	if code != 0 {
+		c.ReportExited(os.Stderr, 30)
+	}
+	return code
+}
+
+// ReportExited writes, for each component no longer running, its name and
+// the last lines of its log: a suite that failed says whether its cluster
+// lost a part under it (a controller that exited leaves jobs waiting on
+// nothing) before the cluster and its logs are gone.
+func (c *Cluster) ReportExited(w io.Writer, lines int) {
+	for _, name := range c.Exited() {
+		fmt.Fprintf(w, "%s: %s is not running; the end of its log:\n", filepath.Base(c.Dir), name)
+		data, err := os.ReadFile(c.LogFile(name))
+		if err != nil {
+			fmt.Fprintf(w, "  (%v)\n", err)
+			continue
+		}
+		all := strings.Split(strings.TrimRight(string(data), "\n"), "\n")
+		for _, l := range all[max(0, len(all)-lines):] {
+			fmt.Fprintf(w, "  %s\n", l)
+		}
+	}
 }
 
 // moduleRoot is the directory of the go.mod above the working directory
