@@ -59,7 +59,14 @@ func run(ctx context.Context, name, trainerVersion string, timeout time.Duration
 	}
 	// kubectl builds while the jobs run: on a cold machine the cluster is
 	// up half a minute sooner.
-	c, err := localcluster.Up(ctx, localcluster.Options{Name: name, Root: root, Settings: localcluster.Settings{TrainerVersion: trainerVersion}, Progress: os.Stdout, KubectlLater: true})
+	settings := localcluster.Settings{TrainerVersion: trainerVersion}
+	if running, err := localcluster.Existing(root, name); err == nil {
+		// A cluster of that name already up (make cluster-up, with its
+		// own releases) runs the demo as it is, rather than refusing it
+		// for other settings.
+		settings = running.Settings()
+	}
+	c, err := localcluster.Up(ctx, localcluster.Options{Name: name, Root: root, Settings: settings, Progress: os.Stdout, KubectlLater: true})
 	if err != nil {
 		return err
 	}
