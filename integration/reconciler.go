@@ -105,13 +105,13 @@ func (r *Reconciler) SetupWithManager(mgr ctrl.Manager) error {
 		Named("trainjob").
 		For(&trainjob.TrainJob{}, builder.WithPredicates(predicate.Funcs{
 			CreateFunc: func(e event.CreateEvent) bool { return e.IsInInitialList },
-			UpdateFunc: func(e event.UpdateEvent) bool { return !startedUnderKueue(e, manageAll) },
+			UpdateFunc: func(e event.UpdateEvent) bool { return routeOf(e, manageAll) == routeDefault },
 		})).
 		Watches(&trainjob.TrainJob{}, arrivedOrStartedFirst(), builder.WithPredicates(predicate.Funcs{
 			CreateFunc:  func(e event.CreateEvent) bool { return !e.IsInInitialList },
 			DeleteFunc:  func(event.DeleteEvent) bool { return false },
 			GenericFunc: func(event.GenericEvent) bool { return false },
-			UpdateFunc:  func(e event.UpdateEvent) bool { return startedUnderKueue(e, manageAll) },
+			UpdateFunc:  func(e event.UpdateEvent) bool { return routeOf(e, manageAll) == routeFirst },
 		})).
 		Watches(&kueue.Workload{}, decisionsFirst(handler.EnqueueRequestForOwner(mgr.GetScheme(), mgr.GetRESTMapper(), &trainjob.TrainJob{}, handler.OnlyControllerOwner())),
 			builder.WithPredicates(notOnlyReworded()))

@@ -3,6 +3,7 @@ package integration
 import (
 	"context"
 
+	"github.com/trainjob-kueue/trainjob-kueue/lifecycle"
 	"github.com/trainjob-kueue/trainjob-kueue/trainjob"
 	"k8s.io/client-go/util/workqueue"
 	"k8s.io/utils/ptr"
@@ -32,6 +33,33 @@ func startedUnderKueue(e event.UpdateEvent, manageWithoutQueueName bool) bool {
 		return false
 	}
 	return !ptr.Deref(job.Spec.Suspend, false) || hasActivePods(old) || hasActivePods(job)
+}
+
+// route of a TrainJob's update into the controller's queue.
+type route int
+
+const (
+	// routeNone: the update is not reconciled.
+	routeNone route = iota
+	// routeDefault: reconciled in turn (the For watch).
+	routeDefault
+	// routeFirst: reconciled ahead of the queued jobs (startedUnderKueue).
+	routeFirst
+)
+
+// routeOf an update. Our queue condition's write alone
+// (lifecycle.OnlyToldChanged) goes nowhere: the job framework never reads
+// it, and each queued job gets one.
+func routeOf(e event.UpdateEvent, manageWithoutQueueName bool) route {
+	old, oldOK := e.ObjectOld.(*trainjob.TrainJob)
+	job, newOK := e.ObjectNew.(*trainjob.TrainJob)
+	switch {
+	case oldOK && newOK && lifecycle.OnlyToldChanged(old, job):
+		return routeNone
+	case startedUnderKueue(e, manageWithoutQueueName):
+		return routeFirst
+	}
+	return routeDefault
 }
 
 // hasActivePods: the job's status counts active pods in one of its Jobs.

@@ -4,6 +4,10 @@ import (
 	"testing"
 
 	trainer "github.com/kubeflow/trainer/v2/pkg/apis/trainer/v1alpha1"
+	apimeta "k8s.io/apimachinery/pkg/api/meta"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+
+	"github.com/trainjob-kueue/trainjob-kueue/names"
 	"github.com/trainjob-kueue/trainjob-kueue/trainjob"
 	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/utils/ptr"
@@ -83,5 +87,43 @@ func TestArrivalsAreReconciledFirst(t *testing.T) {
 	arrivedOrStartedFirst().Create(t.Context(), event.CreateEvent{Object: j, IsInInitialList: true}, q)
 	if _, ok := q.got[req]; ok {
 		t.Errorf("a job of the first list was enqueued ahead: %v", q.got)
+	}
+}
+
+// Each TrainJob update takes one route into the queue; our queue
+// condition's write alone takes none, a queued job's or a running one's.
+func TestEachUpdateTakesOneRouteAndOurConditionNone(t *testing.T) {
+	job := func(rv string, suspended bool, mutate ...func(*trainjob.TrainJob)) *trainjob.TrainJob {
+		j := &trainjob.TrainJob{}
+		j.Namespace, j.Name, j.ResourceVersion = "ns", "job", rv
+		j.Labels = map[string]string{constants.QueueLabel: "lq"}
+		j.Spec.Suspend = ptr.To(suspended)
+		for _, m := range mutate {
+			m(j)
+		}
+		return j
+	}
+	say := func(typ, reason string) func(*trainjob.TrainJob) {
+		return func(j *trainjob.TrainJob) {
+			apimeta.SetStatusCondition(&j.Status.Conditions, metav1.Condition{Type: typ, Status: metav1.ConditionTrue, Reason: reason})
+		}
+	}
+	ours := func(reason string) func(*trainjob.TrainJob) { return say(names.AdmittedCondition, reason) }
+	for name, tc := range map[string]struct {
+		old, new *trainjob.TrainJob
+		want     route
+	}{
+		"queued, our condition written":          {old: job("1", true), new: job("2", true, ours("Queued")), want: routeNone},
+		"running, our condition rewritten":       {old: job("1", false, ours("Queued")), new: job("2", false, ours("Admitted")), want: routeNone},
+		"queued, Trainer's condition":            {old: job("1", true, ours("Queued")), new: job("2", true, ours("Queued"), say("Created", "JobSetCreated")), want: routeDefault},
+		"running, Trainer's condition with ours": {old: job("1", false), new: job("2", false, say("Complete", "Done"), ours("Finished")), want: routeFirst},
+		"unsuspended with our condition":         {old: job("1", true, ours("Queued")), new: job("2", false, ours("Admitted")), want: routeFirst},
+		"a resync of a queued job with ours":     {old: job("2", true, ours("Queued")), new: job("2", true, ours("Queued")), want: routeDefault},
+	} {
+		t.Run(name, func(t *testing.T) {
+			if got := routeOf(event.UpdateEvent{ObjectOld: tc.old, ObjectNew: tc.new}, false); got != tc.want {
+				t.Errorf("routeOf = %d, want %d", got, tc.want)
+			}
+		})
 	}
 }

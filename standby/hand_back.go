@@ -2,8 +2,9 @@
 // TrainJob integration (a switch to it, or before a switch from it): hand
 // the jobs it stopped back to it (hand_back.go). The webhooks run too:
 // the TrainJob webhook in its standby rules, the children webhooks as
-// always (what they do depends on the object, not on the mode: webhook/);
-// nothing else does.
+// always (what they do depends on the object, not on the mode: webhook/),
+// and the queue condition (queuecondition/: it reads the job and its
+// Workload, whichever integration keeps them); nothing else does.
 package standby
 
 import (
@@ -14,10 +15,14 @@ import (
 	"k8s.io/client-go/tools/events"
 	"k8s.io/utils/ptr"
 	ctrl "sigs.k8s.io/controller-runtime"
+	"sigs.k8s.io/controller-runtime/pkg/builder"
 	"sigs.k8s.io/controller-runtime/pkg/client"
+	"sigs.k8s.io/controller-runtime/pkg/event"
+	"sigs.k8s.io/controller-runtime/pkg/predicate"
 	"sigs.k8s.io/kueue/pkg/controller/constants"
 
 	"github.com/trainjob-kueue/trainjob-kueue/jobpatch"
+	"github.com/trainjob-kueue/trainjob-kueue/lifecycle"
 	"github.com/trainjob-kueue/trainjob-kueue/shape"
 	"github.com/trainjob-kueue/trainjob-kueue/trainjob"
 )
@@ -56,7 +61,7 @@ type HandBackOptions struct {
 }
 
 // NewHandBack hands stopped jobs back, for a manager that stands by. It is
-// the only controller that writes then.
+// the only controller that writes a job's spec then.
 func NewHandBack(opts HandBackOptions) *HandBack {
 	return &HandBack{opts: opts}
 }
@@ -65,7 +70,14 @@ func NewHandBack(opts HandBackOptions) *HandBack {
 func (h *HandBack) SetupWithManager(mgr ctrl.Manager) error {
 	return ctrl.NewControllerManagedBy(mgr).
 		Named("trainjob-hand-back").
-		For(&trainjob.TrainJob{}).
+		For(&trainjob.TrainJob{}, builder.WithPredicates(predicate.Funcs{
+			// The queue condition's write alone changes nothing handedBack reads.
+			UpdateFunc: func(e event.UpdateEvent) bool {
+				old, oldOK := e.ObjectOld.(*trainjob.TrainJob)
+				job, newOK := e.ObjectNew.(*trainjob.TrainJob)
+				return !oldOK || !newOK || !lifecycle.OnlyToldChanged(old, job)
+			},
+		})).
 		Complete(h)
 }
 

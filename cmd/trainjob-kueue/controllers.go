@@ -18,6 +18,15 @@ import (
 	tjwebhook "github.com/trainjob-kueue/trainjob-kueue/webhook"
 )
 
+// wiring is which optional parts the manager runs (its flags).
+type wiring struct {
+	// webhook: serve the webhooks (--disable-webhook off).
+	webhook bool
+	// queueCondition: keep the queue condition on TrainJobs
+	// (--queue-condition).
+	queueCondition bool
+}
+
 // A controller is one reconciler or webhook the manager runs; its name is
 // said when its setup fails.
 type controller struct {
@@ -33,7 +42,7 @@ type controller struct {
 // hand-back of stopped jobs and the webhooks run: a queued TrainJob is
 // suspended whichever integration runs it, so none starts unqueued while
 // the two hand over.
-func controllers(ctx context.Context, mgr ctrl.Manager, opts integration.Options, withWebhook bool) []controller {
+func controllers(ctx context.Context, mgr ctrl.Manager, opts integration.Options, w wiring) []controller {
 	c := mgr.GetClient()
 	var list []controller
 	if opts.BuiltInTrainJob {
@@ -65,10 +74,12 @@ func controllers(ctx context.Context, mgr ctrl.Manager, opts integration.Options
 	// The queue condition reads the job and its Workload, whichever
 	// integration keeps them: in both modes, so it never goes stale
 	// across a switch.
-	list = append(list, controller{"the queue condition on TrainJobs", queuecondition.New(queuecondition.Options{
-		Client: c, Recorder: opts.Recorder, ManageJobsWithoutQueueName: opts.ManageJobsWithoutQueueName,
-	}).SetupWithManager})
-	if withWebhook {
+	if w.queueCondition {
+		list = append(list, controller{"the queue condition on TrainJobs", queuecondition.New(queuecondition.Options{
+			Client: c, Recorder: opts.Recorder, ManageJobsWithoutQueueName: opts.ManageJobsWithoutQueueName,
+		}).SetupWithManager})
+	}
+	if w.webhook {
 		list = append(list,
 			controller{"the TrainJob webhook", func(m ctrl.Manager) error { return tjwebhook.Setup(m, opts.Shared) }},
 			controller{"the ClusterQueue webhook", func(m ctrl.Manager) error {
@@ -101,7 +112,7 @@ func restartWatchers(f flags, s settings.Shared, stop func(error)) []controller 
 
 // setup builds the recorder and the runtime source the controllers share,
 // and sets up each controller, naming the one that failed.
-func setup(ctx context.Context, mgr ctrl.Manager, opts integration.Options, withWebhook bool) error {
+func setup(ctx context.Context, mgr ctrl.Manager, opts integration.Options, w wiring) error {
 	r, err := integration.NewEventRecorder(mgr)
 	if err != nil {
 		return fmt.Errorf("setting up the event recorder: %w", err)
@@ -110,7 +121,7 @@ func setup(ctx context.Context, mgr ctrl.Manager, opts integration.Options, with
 	// One source of runtimes and PodSets, one memo, for the integration and
 	// the priority boost (whose jobs are among the integration's).
 	opts.Runtimes = runtimesource.New(mgr.GetClient(), mgr.GetAPIReader(), runtimesource.Options{Shape: opts.Shape, PodSets: opts.PodSets})
-	for _, c := range controllers(ctx, mgr, opts, withWebhook) {
+	for _, c := range controllers(ctx, mgr, opts, w) {
 		if err := c.setup(mgr); err != nil {
 			return fmt.Errorf("setting up %s: %w", c.name, err)
 		}

@@ -26,26 +26,33 @@ func TestTheManagerRunsTheControllersItsModeNeeds(t *testing.T) {
 	base := integration.Options{Shared: settings.Shared{Shape: shape.PodTemplateOverrides{}, Recorder: events.NewFakeRecorder(1)}}
 	with := func(f func(*integration.Options)) integration.Options { o := base; f(&o); return o }
 	for name, tc := range map[string]struct {
-		opts    integration.Options
-		webhook bool
-		want    []string
+		opts   integration.Options
+		wiring wiring
+		want   []string
 	}{
 		"standing by for Kueue's built-in integration": {
-			opts:    with(func(o *integration.Options) { o.KueueSettings = discovery.KueueSettings{BuiltInTrainJob: true} }),
-			webhook: true,
-			want:    []string{"the hand-back of stopped jobs to Kueue's built-in integration", "the queue condition on TrainJobs", "the TrainJob webhook", "the ClusterQueue webhook", "the JobSet webhook (no TrainJob's JobSet queued on its own)", "the Job webhook (no Job of a TrainJob's JobSet queued on its own)", "the Pod webhook (no TrainJob's pod queued on its own)"},
+			opts:   with(func(o *integration.Options) { o.KueueSettings = discovery.KueueSettings{BuiltInTrainJob: true} }),
+			wiring: wiring{webhook: true, queueCondition: true},
+			want:   []string{"the hand-back of stopped jobs to Kueue's built-in integration", "the queue condition on TrainJobs", "the TrainJob webhook", "the ClusterQueue webhook", "the JobSet webhook (no TrainJob's JobSet queued on its own)", "the Job webhook (no Job of a TrainJob's JobSet queued on its own)", "the Pod webhook (no TrainJob's pod queued on its own)"},
 		},
 		"a plain cluster, webhook disabled": {
-			opts: base,
+			opts:   base,
+			wiring: wiring{queueCondition: true},
 			want: []string{"the TrainJob indexes", "the TrainJob reconciler (Kueue's job framework)", "MultiKueue's name clashes on this cluster as a worker",
 				"the priority boost of preemption-cost policies", "the ClusterQueue preemption-cost warner", "the queue condition on TrainJobs"},
+		},
+		"a plain cluster, the queue condition off": {
+			opts:   base,
+			wiring: wiring{webhook: true},
+			want: []string{"the TrainJob indexes", "the TrainJob reconciler (Kueue's job framework)", "MultiKueue's name clashes on this cluster as a worker",
+				"the priority boost of preemption-cost policies", "the ClusterQueue preemption-cost warner", "the TrainJob webhook", "the ClusterQueue webhook", "the JobSet webhook (no TrainJob's JobSet queued on its own)", "the Job webhook (no Job of a TrainJob's JobSet queued on its own)", "the Pod webhook (no TrainJob's pod queued on its own)"},
 		},
 		"a MultiKueue manager with PodGroups": {
 			opts: with(func(o *integration.Options) {
 				o.KueueSettings = discovery.KueueSettings{MultiKueue: true}
 				o.PodGroups = true
 			}),
-			webhook: true,
+			wiring: wiring{webhook: true, queueCondition: true},
 			want: []string{"the TrainJob indexes", "the TrainJob reconciler (Kueue's job framework)", "MultiKueue's name clashes on this cluster as a worker",
 				"MultiKueue's worker refusals on this manager", "the PodGroup keeper",
 				"the priority boost of preemption-cost policies", "the ClusterQueue preemption-cost warner", "the queue condition on TrainJobs", "the TrainJob webhook", "the ClusterQueue webhook", "the JobSet webhook (no TrainJob's JobSet queued on its own)", "the Job webhook (no Job of a TrainJob's JobSet queued on its own)", "the Pod webhook (no TrainJob's pod queued on its own)"},
@@ -53,7 +60,7 @@ func TestTheManagerRunsTheControllersItsModeNeeds(t *testing.T) {
 	} {
 		t.Run(name, func(t *testing.T) {
 			var got []string
-			for _, c := range controllers(t.Context(), mgr, tc.opts, tc.webhook) {
+			for _, c := range controllers(t.Context(), mgr, tc.opts, tc.wiring) {
 				got = append(got, c.name)
 			}
 			if diff := cmp.Diff(tc.want, got); diff != "" {

@@ -59,6 +59,7 @@ type flags struct {
 	webhookPort        int
 	webhookCertDir     string
 	disableWebhook     bool
+	queueCondition     bool
 	gangRetryInterval  time.Duration
 	certManagement     string
 	namespace          string
@@ -105,6 +106,7 @@ func main() {
 	flag.Float64Var(&f.qps, "kube-api-qps", 0, "The manager's own client budget (queries per second; 0: twice Kueue's clientConnection.qps, at least 100). A burst of arrivals is a Workload create each, and must not wait behind Kueue's default budget (50).")
 	flag.IntVar(&f.burst, "kube-api-burst", 0, "The manager's own client burst (0: twice Kueue's clientConnection.burst, at least 200).")
 	flag.IntVar(&f.concurrency, "trainjob-concurrency", 0, "How many TrainJobs each of the manager's TrainJob controllers reconciles at once (0: ten times Kueue's controller.groupKindConcurrency for TrainJob, at least 50). Its reconciles wait on the API server, not the CPU: a burst of arrivals is a Workload create each.")
+	flag.BoolVar(&f.queueCondition, "queue-condition", true, "Keep the condition trainjob-kueue.dev/Admitted on each queued TrainJob (queued, held, admitted, preempted, evicted: kubectl wait and the Kubeflow SDK read it), one status write per change of state. Off: no such write, and the condition an earlier run wrote stays as it was.")
 	flag.BoolVar(&f.disableWebhook, "disable-webhook", false, "Do not serve the TrainJob webhook (testing only: queued jobs could start unqueued).")
 	zapOpts := zap.Options{}
 	zapOpts.BindFlags(flag.CommandLine)
@@ -213,7 +215,7 @@ func run(ctx context.Context, f flags, draining *atomic.Bool, p process) error {
 	synced := &atomic.Bool{}
 	go func() {
 		<-certsReady
-		err := setup(ctx, mgr, opts, !f.disableWebhook)
+		err := setup(ctx, mgr, opts, wiring{webhook: !f.disableWebhook, queueCondition: f.queueCondition})
 		setupErr <- err
 		if err == nil && syncReads(ctx, mgr, opts, !f.disableWebhook) {
 			// This run's webhooks answer from now on, the earlier run's
