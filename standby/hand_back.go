@@ -70,15 +70,16 @@ func NewHandBack(opts HandBackOptions) *HandBack {
 func (h *HandBack) SetupWithManager(mgr ctrl.Manager) error {
 	return ctrl.NewControllerManagedBy(mgr).
 		Named("trainjob-hand-back").
-		For(&trainjob.TrainJob{}, builder.WithPredicates(predicate.Funcs{
-			// The queue condition's write alone changes nothing handedBack reads.
-			UpdateFunc: func(e event.UpdateEvent) bool {
-				old, oldOK := e.ObjectOld.(*trainjob.TrainJob)
-				job, newOK := e.ObjectNew.(*trainjob.TrainJob)
-				return !oldOK || !newOK || !lifecycle.OnlyToldChanged(old, job)
-			},
-		})).
+		For(&trainjob.TrainJob{}, builder.WithPredicates(predicate.Funcs{UpdateFunc: notOnlyTold})).
 		Complete(h)
+}
+
+// notOnlyTold: the update is more than the queue condition's write, which
+// changes nothing handedBack reads.
+func notOnlyTold(e event.UpdateEvent) bool {
+	old, oldOK := e.ObjectOld.(*trainjob.TrainJob)
+	job, newOK := e.ObjectNew.(*trainjob.TrainJob)
+	return !oldOK || !newOK || !lifecycle.OnlyToldChanged(old, job)
 }
 
 func (h *HandBack) Reconcile(ctx context.Context, req ctrl.Request) (ctrl.Result, error) {

@@ -10,6 +10,7 @@ import (
 	ctrl "sigs.k8s.io/controller-runtime"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/controller-runtime/pkg/client/fake"
+	"sigs.k8s.io/controller-runtime/pkg/event"
 	"sigs.k8s.io/kueue/pkg/controller/constants"
 
 	"github.com/google/go-cmp/cmp"
@@ -96,5 +97,34 @@ func TestHandBackDropsTheQueueLabelKueueCopiedIntoSpecLabels(t *testing.T) {
 	}
 	if diff := cmp.Diff(map[string]string{"team": "a"}, got.Spec.Labels); diff != "" {
 		t.Errorf("spec.labels (-want +got):\n%s", diff)
+	}
+}
+
+// The queue condition's write alone wakes no hand-back (standing by, the
+// condition is still kept); a spec change or a resync does.
+func TestHandBackIgnoresTheQueueConditionsWrite(t *testing.T) {
+	job := func(rv string, suspended bool, told string) *trainjob.TrainJob {
+		j := &trainjob.TrainJob{}
+		j.Namespace, j.Name, j.ResourceVersion = "ns", "job", rv
+		j.Spec.Suspend = ptr.To(suspended)
+		if told != "" {
+			j.Status.Conditions = []metav1.Condition{{Type: names.AdmittedCondition, Status: metav1.ConditionFalse, Reason: told}}
+		}
+		return j
+	}
+	for name, tc := range map[string]struct {
+		old, new *trainjob.TrainJob
+		want     bool
+	}{
+		"the condition written":       {old: job("1", true, ""), new: job("2", true, "Queued"), want: false},
+		"the condition rewritten":     {old: job("1", true, "Queued"), new: job("2", true, "Evicted"), want: false},
+		"suspended, with a condition": {old: job("1", false, "Queued"), new: job("2", true, "Evicted"), want: true},
+		"a resync":                    {old: job("2", true, "Queued"), new: job("2", true, "Queued"), want: true},
+	} {
+		t.Run(name, func(t *testing.T) {
+			if got := notOnlyTold(event.UpdateEvent{ObjectOld: tc.old, ObjectNew: tc.new}); got != tc.want {
+				t.Errorf("notOnlyTold = %v, want %v", got, tc.want)
+			}
+		})
 	}
 }
