@@ -6,7 +6,9 @@ import (
 	"testing"
 	"time"
 
+	corev1 "k8s.io/api/core/v1"
 	schedulingv1 "k8s.io/api/scheduling/v1"
+	apimeta "k8s.io/apimachinery/pkg/api/meta"
 	"k8s.io/apimachinery/pkg/api/resource"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/types"
@@ -155,18 +157,37 @@ func preempted(t *testing.T, jobs ...*trainer.TrainJob) *trainer.TrainJob {
 }
 
 // succeed reports tj's trainer pods Succeeded, as their kubelet would.
-func succeed(t *testing.T, tj *trainer.TrainJob) {
+func succeedUntilComplete(t *testing.T, tj *trainer.TrainJob) {
 	t.Helper()
-	pods, err := fixtures.PodsOf(ctx, k8s, tj, "node")
-	if err != nil {
-		t.Fatal(err)
-	}
-	for i := range pods {
-		patch := []byte(`{"status":{"phase":"Succeeded","conditions":[{"type":"Ready","status":"False","reason":"PodCompleted"}]}}`)
-		if err := k8s.Status().Patch(ctx, &pods[i], client.RawPatch(types.StrategicMergePatchType, patch)); err != nil {
-			t.Fatal(err)
+	// Marked again until the job completes: on a loaded machine the pods
+	// may not all exist yet when first listed, and kwok's own stage may
+	// still set a pod Running after our Succeeded.
+	poll.Eventually(t, 2*time.Minute, tj.Name+" complete once its pods succeed", func() error {
+		got := &trainer.TrainJob{}
+		if err := k8s.Get(ctx, client.ObjectKeyFromObject(tj), got); err != nil {
+			return err
 		}
-	}
+		if apimeta.IsStatusConditionTrue(got.Status.Conditions, trainer.TrainJobComplete) {
+			return nil
+		}
+		pods, err := fixtures.PodsOf(ctx, k8s, tj, "node")
+		if err != nil {
+			return err
+		}
+		if len(pods) == 0 {
+			return fmt.Errorf("no pods of role node yet")
+		}
+		for i := range pods {
+			if pods[i].Status.Phase == corev1.PodSucceeded {
+				continue
+			}
+			patch := []byte(`{"status":{"phase":"Succeeded","conditions":[{"type":"Ready","status":"False","reason":"PodCompleted"}]}}`)
+			if err := k8s.Status().Patch(ctx, &pods[i], client.RawPatch(types.StrategicMergePatchType, patch)); client.IgnoreNotFound(err) != nil {
+				return err
+			}
+		}
+		return fmt.Errorf("its pods marked Succeeded, the job not complete yet: conditions %v", got.Status.Conditions)
+	})
 }
 
 func complete(t *testing.T, tj *trainer.TrainJob) {

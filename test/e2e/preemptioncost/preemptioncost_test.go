@@ -56,8 +56,7 @@ func TestTheVictimFlipsWithThePolicy(t *testing.T) {
 			}
 			complete(t, high)
 			if tc.victim == "a" {
-				succeed(t, b)
-				complete(t, b)
+				succeedUntilComplete(t, b)
 			}
 		})
 	}
