@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"slices"
+	"sync"
 	"testing"
 	"time"
 
@@ -12,6 +13,7 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/controller-runtime/pkg/client/fake"
+	"sigs.k8s.io/controller-runtime/pkg/client/interceptor"
 
 	"github.com/trainjob-kueue/trainjob-kueue/hack/fixtures"
 	"github.com/trainjob-kueue/trainjob-kueue/hack/loadharness"
@@ -38,6 +40,62 @@ func TestSubmitStopsWhenInterrupted(t *testing.T) {
 		}
 	case <-time.After(time.Minute):
 		t.Fatal("submit went on after the interruption")
+	}
+}
+
+// The stream is open-loop: with every create unanswered, it goes on
+// sending one a tick up to streamInFlight, where a pool of 8 workers would
+// have stopped at 8 and slowed the stream to its creates' latency; and it
+// never has more than streamInFlight unanswered.
+func TestTheStreamDoesNotWaitForItsCreatesAnswers(t *testing.T) {
+	var (
+		mu          sync.Mutex
+		inFlight    int
+		most        int
+		reachedMost = make(chan struct{})
+		answer      = make(chan struct{})
+	)
+	c := fake.NewClientBuilder().WithInterceptorFuncs(interceptor.Funcs{
+		Create: func(ctx context.Context, c client.WithWatch, obj client.Object, opts ...client.CreateOption) error {
+			mu.Lock()
+			inFlight++
+			most = max(most, inFlight)
+			if inFlight == streamInFlight {
+				close(reachedMost)
+			}
+			mu.Unlock()
+			<-answer
+			mu.Lock()
+			inFlight--
+			mu.Unlock()
+			return c.Create(ctx, obj, opts...)
+		},
+	}).Build()
+	mk := func(i int) (client.Object, error) {
+		return &corev1.ConfigMap{ObjectMeta: metav1.ObjectMeta{Namespace: "bench", Name: fmt.Sprintf("job-%d", i)}}, nil
+	}
+	n := streamInFlight + 20
+	done := make(chan error, 1)
+	go func() { done <- submit(t.Context(), c, n, 0, 1000, mk, newRecorder()) }()
+	select {
+	case <-reachedMost:
+	case err := <-done:
+		t.Fatalf("submit returned %v with its creates unanswered", err)
+	case <-time.After(time.Minute):
+		mu.Lock()
+		defer mu.Unlock()
+		t.Fatalf("%d creates unanswered at most, want the stream to reach %d", most, streamInFlight)
+	}
+	close(answer)
+	if err := <-done; err != nil {
+		t.Fatalf("submit: %v", err)
+	}
+	var got corev1.ConfigMapList
+	if err := c.List(t.Context(), &got); err != nil {
+		t.Fatal(err)
+	}
+	if len(got.Items) != n || most > streamInFlight {
+		t.Errorf("%d created, at most %d unanswered; want %d, at most %d", len(got.Items), most, n, streamInFlight)
 	}
 }
 

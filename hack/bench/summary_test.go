@@ -53,6 +53,9 @@ func TestAHoldRunIsMeasuredToTheQuotaReservation(t *testing.T) {
 	if o.AllReservedS == nil || *o.AllReservedS != 2 {
 		t.Fatalf("ours reserved all in %v s, want 2 (job 0 at 2 s; job 1 created at 1 s, reserved at 2 s)", o.AllReservedS)
 	}
+	if o.StreamS == nil || *o.StreamS != 1 {
+		t.Errorf("ours' stream %v s, want 1 (job 0 created at 0 s, job 1 at 1 s)", o.StreamS)
+	}
 	if o.CreatedToReservedMS == nil || o.CreatedToReservedMS.P99 != 2000 {
 		t.Errorf("ours created → QuotaReserved %+v, want p99 2000 ms", o.CreatedToReservedMS)
 	}

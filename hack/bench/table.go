@@ -40,6 +40,7 @@ func printTable(w io.Writer, s *Summary) {
 		fmt.Fprintf(w, "| created → QuotaReserved, ms p50/p90/p99 | %s | %s | %s | |\n", pct(f.CreatedToReservedMS), pct(it.CreatedToReservedMS), pct(o.CreatedToReservedMS))
 		fmt.Fprintf(w, "| all reserved, s (÷ floor) | %s | %s (%s) | %s (%s) | |\n", num(f.AllReservedS, "%.0f"),
 			num(it.AllReservedS, "%.0f"), num(s.Ratios["all_reserved_vs_floor_"+setupInTree], "%.3f"), num(o.AllReservedS, "%.0f"), num(s.Ratios["all_reserved_vs_floor_"+setupOurs], "%.3f"))
+		fmt.Fprintf(w, "| the stream, first create to last, s | %s | %s | %s | |\n", num(f.StreamS, "%.0f"), num(it.StreamS, "%.0f"), num(o.StreamS, "%.0f"))
 	}
 	fmt.Fprintf(w, "| admissions per second | %.1f | %.1f | %.1f | %s (÷ floor %s) |\n", f.ThroughputJobsPerS, it.ThroughputJobsPerS, o.ThroughputJobsPerS, num(s.Ratios["throughput_vs_intree"], "%.3f"), num(s.Ratios["throughput_vs_floor"], "%.3f"))
 	fmt.Fprintf(w, "| integration CPU seconds | — | %s | %s | %s |\n", num(it.CPUSeconds, "%.1f"), num(o.CPUSeconds, "%.1f"), num(s.Ratios["cpu_seconds"], "%.3f"))
