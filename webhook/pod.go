@@ -67,24 +67,40 @@ func SetupPods(mgr ctrl.Manager) error {
 // a second time; the Job controller retries a refused create.
 // +kubebuilder:webhook:path=/mutate--v1-pod,mutating=true,failurePolicy=fail,sideEffects=None,groups="",resources=pods,verbs=create,versions=v1,name=mpod.trainjob-kueue.dev,admissionReviewVersions=v1,reinvocationPolicy=IfNeeded
 
-// Default undoes Kueue's pod queueing on a pod of a TrainJob, and puts a
-// pod of a workload-api gang in its wave's PodGroup.
+// Default undoes Kueue's pod queueing on a pod of a TrainJob, puts a pod
+// of a workload-api gang in its wave's PodGroup, and refuses a pod that
+// names a PodGroup of a TrainJob it is not proven a pod of.
 func (p *Pods) Default(ctx context.Context, pod *corev1.Pod) error {
 	queued := pod.Labels[kueueconstants.ManagedByKueueLabelKey] == kueueconstants.ManagedByKueueLabelValue
 	group, inGang := pod.Labels[names.PodGroupLabel]
-	if !queued && !inGang {
+	named := namedGroup(pod)
+	if !queued && !inGang && named == "" {
 		return nil
 	}
 	tj, job, err := p.lineage.ofPod(ctx, pod)
-	if tj == nil || tj.Runner() != trainjob.RunLocally {
+	if err != nil {
+		return err
+	}
+	if tj != nil && tj.Runner() != trainjob.RunLocally {
+		// Its TrainJob runs on a MultiKueue worker: no pod of it runs here.
+		tj, job = nil, nil
+	}
+	if named != "" {
+		// Set by the pod's maker (its template, or by hand): a member only
+		// if proven one (members.go).
+		if err := p.mayName(ctx, pod, named, tj, job); err != nil {
+			return err
+		}
+	}
+	if tj == nil {
 		// Not proven a TrainJob's: Kueue's pod integration queues it, and
 		// it joins no group of ours.
-		return err
+		return nil
 	}
 	if queued {
 		unqueuePod(pod, job)
 	}
-	if inGang {
+	if inGang && named == "" {
 		return p.joinGroup(ctx, pod, tj, job, group)
 	}
 	return nil
@@ -115,11 +131,6 @@ func unqueuePod(pod *corev1.Pod, job *batchv1.Job) {
 // moment ago, maybe on another replica, and a cache that lags must not
 // refuse the pod.
 func (p *Pods) joinGroup(ctx context.Context, pod *corev1.Pod, tj *trainjob.TrainJob, job *batchv1.Job, group string) error {
-	if sg := pod.Spec.SchedulingGroup; sg != nil {
-		// The pod's template put it in a group already: the runtime's
-		// choice, which our start does not plan over (gang.PlanFor).
-		return nil
-	}
 	pg := &metav1.PartialObjectMetadata{}
 	pg.SetGroupVersionKind(gang.NativePodGroupGVK)
 	if err := p.lineage.live.Get(ctx, client.ObjectKey{Namespace: pod.Namespace, Name: group}, pg); err != nil {

@@ -24,12 +24,14 @@ import (
 
 // The manifests' matchConditions, evaluated as the API server evaluates
 // them (its CEL environment and matcher): each webhook of ours is called
-// for the objects it changes and for no other, so a cluster's Jobs,
-// JobSets and pods — a TrainJob's own without a default LocalQueue — are
-// created without a round trip to us. A webhook left out of a case it
-// should see breaks the feature it guards (a TrainJob's Job queued twice);
-// one called for everything costs every create a call (a TrainJob's
-// JobSet and each of its Jobs, each decoded whole).
+// for the objects it may change, by what their makers set alone (owners,
+// JobSet's label, a named PodGroup) and never by a label Kueue's webhook
+// adds, and for no other, so a cluster's Jobs, JobSets and pods that are
+// no TrainJob's are created without a round trip to us. A condition on
+// Kueue's label would skip us in the API server's first round wherever
+// our configuration sorts before Kueue's, and a webhook a first round
+// skipped is never reinvoked (a TrainJob's Job queued twice). A pod that
+// names a PodGroup is ours to see whatever else it is (a forged member).
 func TestMatchConditionsSendUsOnlyWhatWeChange(t *testing.T) {
 	matchers := compiledMatchers(t, "../config/webhook/manifests.yaml")
 	ownedBy := func(apiVersion, kind string) []metav1.OwnerReference {
@@ -62,15 +64,19 @@ func TestMatchConditionsSendUsOnlyWhatWeChange(t *testing.T) {
 		want     bool
 	}{
 		{"a TrainJob's Job, queued by Kueue's default", "mjob.trainjob-kueue.dev", "jobs", admission.Create, job(byJobSet, queued), nil, true},
-		{"a TrainJob's Job, not queued", "mjob.trainjob-kueue.dev", "jobs", admission.Create, job(byJobSet, map[string]string{"team": "a"}), nil, false},
-		{"a TrainJob's Job, no labels", "mjob.trainjob-kueue.dev", "jobs", admission.Create, job(byJobSet, nil), nil, false},
+		{"a TrainJob's Job, not queued yet", "mjob.trainjob-kueue.dev", "jobs", admission.Create, job(byJobSet, map[string]string{"team": "a"}), nil, true},
+		{"a TrainJob's Job, no labels yet", "mjob.trainjob-kueue.dev", "jobs", admission.Create, job(byJobSet, nil), nil, true},
 		{"a CronJob's Job, queued", "mjob.trainjob-kueue.dev", "jobs", admission.Create, job(ownedBy("batch/v1", "CronJob"), queued), nil, false},
 		{"a Job of no owner, queued", "mjob.trainjob-kueue.dev", "jobs", admission.Create, job(nil, queued), nil, false},
 		{"a TrainJob's JobSet, queued by Kueue's default", "mjobset.trainjob-kueue.dev", "jobsets", admission.Create, jobSet(byTrainJob, queued), nil, true},
-		{"a TrainJob's JobSet, not queued", "mjobset.trainjob-kueue.dev", "jobsets", admission.Create, jobSet(byTrainJob, nil), nil, false},
+		{"a TrainJob's JobSet, not queued yet", "mjobset.trainjob-kueue.dev", "jobsets", admission.Create, jobSet(byTrainJob, nil), nil, true},
+		{"a Deployment's JobSet, queued", "mjobset.trainjob-kueue.dev", "jobsets", admission.Create, jobSet(ownedBy("apps/v1", "Deployment"), queued), nil, false},
 		{"a JobSet of its own, queued", "mjobset.trainjob-kueue.dev", "jobsets", admission.Create, jobSet(nil, queued), nil, false},
 		{"a JobSet's pod Kueue's pod webhook took", "mpod.trainjob-kueue.dev", "pods", admission.Create, pod(kueueTook), nil, true},
-		{"a JobSet's pod, not taken", "mpod.trainjob-kueue.dev", "pods", admission.Create, pod(jobSetPod), nil, false},
+		{"a JobSet's pod, not taken yet", "mpod.trainjob-kueue.dev", "pods", admission.Create, pod(jobSetPod), nil, true},
+		{"a bare pod naming a PodGroup", "mpod.trainjob-kueue.dev", "pods", admission.Create, &corev1.Pod{ObjectMeta: metav1.ObjectMeta{Namespace: "team", Name: "p"},
+			Spec: corev1.PodSpec{SchedulingGroup: &corev1.PodSchedulingGroup{PodGroupName: ptr.To("victim-184174")}}}, nil, true},
+		{"a bare pod", "mpod.trainjob-kueue.dev", "pods", admission.Create, &corev1.Pod{ObjectMeta: metav1.ObjectMeta{Namespace: "team", Name: "p"}}, nil, false},
 		{"a pod of no JobSet, taken", "mpod.trainjob-kueue.dev", "pods", admission.Create, pod(map[string]string{"kueue.x-k8s.io/managed": "true"}), nil, false},
 		{"a bare pod labelled as a JobSet's, taken", "mpod.trainjob-kueue.dev", "pods", admission.Create, &corev1.Pod{ObjectMeta: metav1.ObjectMeta{Namespace: "team", Name: "p", Labels: kueueTook}}, nil, false},
 		{"a ClusterQueue created", "vclusterqueue.trainjob-kueue.dev", "clusterqueues", admission.Create, clusterQueue(nil), nil, true},
