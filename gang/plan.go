@@ -58,33 +58,36 @@ type Request struct {
 // PlanFor plans the PodGroups a job gets from us at admission: none when it
 // did not opt in, when its runtime has Trainer create one, or when its pod
 // templates already name a PodGroup of the user's. refusal, when not
-// empty, says why the gang asked for can't be had: the job must not start.
-func PlanFor(r Request) (plans []Plan, refusal string) {
+// empty, says why the gang asked for can't be had for what the job or its
+// runtime is: the job must not start. unserved, when not empty, says that
+// the cluster does not serve the gang's scheduler (an admin's set-up, not
+// the job's fault, mended by an install): the job must wait.
+func PlanFor(r Request) (plans []Plan, refusal, unserved string) {
 	if r.TrainerGang || !Gangs(r.Mode) {
-		return nil, ""
+		return nil, "", ""
 	}
 	for i := range r.Roles {
 		t := &r.Roles[i].Template
 		if _, ok := t.Labels[PodGroupLabel]; ok {
-			return nil, ""
+			return nil, "", ""
 		}
 		if t.Spec.SchedulingGroup != nil {
-			return nil, ""
+			return nil, "", ""
 		}
 	}
 	native := r.Mode == WorkloadAPI
 	if !r.Capabilities.PodMetadata {
 		return nil, fmt.Sprintf("gang scheduling (%s: %s) needs the %s label on the pods, which Trainer's %s can't carry (Trainer v2.0); the job is not started. Use a runtime with spec.podGroupPolicy.coscheduling, upgrade Trainer to v2.1+, or, where the job asks for it itself, remove its %s annotation (a ClusterQueue's setting is its admin's to change)",
-			names.GangSchedulingAnnotation, r.Mode, podLabel(native), r.Capabilities.Field, names.GangSchedulingAnnotation)
+			names.GangSchedulingAnnotation, r.Mode, podLabel(native), r.Capabilities.Field, names.GangSchedulingAnnotation), ""
 	}
-	if refusal := unavailable(r.Mode, Schedulers{PodGroupCRD: r.PodGroupCRD, WorkloadAPI: r.WorkloadAPI}); refusal != "" {
-		return nil, refusal + "; the job is not started. Where the job asks for it itself, remove its " + names.GangSchedulingAnnotation + " annotation (a ClusterQueue's setting is its admin's to change)"
+	if msg := unavailable(r.Mode, Schedulers{PodGroupCRD: r.PodGroupCRD, WorkloadAPI: r.WorkloadAPI}); msg != "" {
+		return nil, "", msg
 	}
 	var timeout time.Duration
 	if r.Timeout != "" {
 		d, err := ValidTimeout(r.Timeout)
 		if err != nil {
-			return nil, fmt.Sprintf("annotation %s: %v; the job is not started", names.GangScheduleTimeoutAnnotation, err)
+			return nil, fmt.Sprintf("annotation %s: %v; the job is not started", names.GangScheduleTimeoutAnnotation, err), ""
 		}
 		timeout = d
 	}
@@ -102,7 +105,7 @@ func PlanFor(r Request) (plans []Plan, refusal string) {
 		}
 		plans = append(plans, p)
 	}
-	return plans, ""
+	return plans, "", ""
 }
 
 // podLabel is the pod label that puts a pod in its wave's group.

@@ -134,10 +134,13 @@ func TestPlanFor(t *testing.T) {
 	labelled := []podsets.Role{{Name: "node", Replicas: 1, PodsPerReplica: 2}}
 	labelled[0].Template.Labels = map[string]string{PodGroupLabel: "mine"}
 	cases := map[string]struct {
-		setting     Setting
-		shape       shape.Shape
-		noCRD       bool
-		noAPI       bool
+		setting Setting
+		shape   shape.Shape
+		noCRD   bool
+		noAPI   bool
+		// unserved: the cluster lacks the gang's scheduler (the job
+		// waits, not refused).
+		unserved    string
 		roles       []podsets.Role
 		trainerGang bool
 		progress    map[string]quota.Progress
@@ -179,9 +182,9 @@ func TestPlanFor(t *testing.T) {
 			refused: "Trainer's spec.podSpecOverrides can't carry (Trainer v2.0)",
 		},
 		"no PodGroup CRD": {
-			setting: Setting{Mode: Coscheduling},
-			noCRD:   true,
-			refused: "podgroups.scheduling.x-k8s.io), which is not installed",
+			setting:  Setting{Mode: Coscheduling},
+			noCRD:    true,
+			unserved: "podgroups.scheduling.x-k8s.io), which is not installed",
 		},
 		"workload-api: a group of Kubernetes' own per wave and admission": {
 			setting:   Setting{Mode: WorkloadAPI},
@@ -203,9 +206,9 @@ func TestPlanFor(t *testing.T) {
 			}(),
 		},
 		"workload-api, not served": {
-			setting: Setting{Mode: WorkloadAPI},
-			noAPI:   true,
-			refused: "scheduling.k8s.io/v1beta1, which this cluster's API server does not serve",
+			setting:  Setting{Mode: WorkloadAPI},
+			noAPI:    true,
+			unserved: "scheduling.k8s.io/v1beta1, which this cluster's API server does not serve",
 		},
 		"workload-api on Trainer v2.0": {
 			setting: Setting{Mode: WorkloadAPI},
@@ -232,8 +235,14 @@ func TestPlanFor(t *testing.T) {
 			if roles == nil {
 				roles = chained
 			}
-			plans, refusal := PlanFor(Request{Job: "llm", Setting: tc.setting, Roles: roles, TrainerGang: tc.trainerGang,
+			plans, refusal, unserved := PlanFor(Request{Job: "llm", Setting: tc.setting, Roles: roles, TrainerGang: tc.trainerGang,
 				Capabilities: s.Capabilities(), PodGroupCRD: !tc.noCRD, WorkloadAPI: !tc.noAPI, Admission: "abc123", Progress: tc.progress})
+			if tc.unserved != "" || unserved != "" {
+				if !strings.Contains(unserved, tc.unserved) || tc.unserved == "" || refusal != "" || plans != nil {
+					t.Fatalf("PlanFor = %v, refusal %q, unserved %q; want unserved saying %q alone", plans, refusal, unserved, tc.unserved)
+				}
+				return
+			}
 			if tc.refused != "" {
 				if !strings.Contains(refusal, tc.refused) {
 					t.Fatalf("want a refusal containing %q, got %q", tc.refused, refusal)

@@ -42,6 +42,10 @@ const (
 	// ReasonGangTimeoutConflict: Kueue's waitForPodsReady evicts the job
 	// before coscheduling gives up on its gang.
 	ReasonGangTimeoutConflict = "GangTimeoutConflict"
+	// ReasonPodGroupNotWritten: a PodGroup of the job's gang could not be
+	// written (refused by an admission webhook or policy, another's under
+	// its name): the job waits, started by none, and the write is retried.
+	ReasonPodGroupNotWritten = "PodGroupNotWritten"
 	// ReasonInvalidGangScheduling: a ClusterQueue's gang annotation has a
 	// value we don't know (a TrainJob's is refused by the webhook).
 	ReasonInvalidGangScheduling = "InvalidGangScheduling"

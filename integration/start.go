@@ -32,7 +32,12 @@ func (t *TrainJob) RunWithPodSetsInfo(ctx context.Context, _ client.Client, info
 		return t.refuseLocalRun()
 	}
 	err := t.start(ctx, infos)
-	if err != nil && jobpatch.Refused(err) {
+	var pgErr *podGroupError
+	switch {
+	case errors.As(err, &pgErr):
+		// Ours to write, never the job's to be finished for: it waits.
+		t.deps.speak(&t.TrainJob, warning(gang.ReasonPodGroupNotWritten, actionGang, pgErr.Error()).once(workloadUID(t.obs.reserved())))
+	case err != nil && jobpatch.Refused(err):
 		err = t.startRefused(ctx, err)
 	}
 	var re *reasonError
@@ -40,6 +45,8 @@ func (t *TrainJob) RunWithPodSetsInfo(ctx context.Context, _ client.Client, info
 	case err == nil:
 		t.deps.metrics.Injected("")
 		t.deps.metrics.Started(t.obs.admittedAt().Time)
+	case errors.As(err, &pgErr):
+		t.deps.metrics.Injected(gang.ReasonPodGroupNotWritten)
 	case errors.As(err, &re):
 		t.deps.metrics.Injected(re.reason)
 	default:

@@ -2,9 +2,9 @@ package integration
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"slices"
-	"strings"
 	"time"
 
 	apimeta "k8s.io/apimachinery/pkg/api/meta"
@@ -32,7 +32,7 @@ func (t *TrainJob) gangPlans(ctx context.Context) ([]gang.Plan, error) {
 			return nil, err
 		}
 	}
-	plans, refused := gang.PlanFor(gang.Request{
+	plans, refused, unserved := gang.PlanFor(gang.Request{
 		Progress:     progress,
 		Job:          t.Name,
 		Setting:      setting,
@@ -46,21 +46,31 @@ func (t *TrainJob) gangPlans(ctx context.Context) ([]gang.Plan, error) {
 	if refused != "" {
 		return nil, t.refuse(refusal{gang.ReasonGangUnsupported, "labels", refused})
 	}
+	if unserved != "" {
+		// An admin's set-up, not the job's fault: it waits, never finished.
+		msg := unserved + ". The job is not started and keeps its quota reservation (Kueue's waitForPodsReady, where on, gives it back at its timeout and queues the job again); it is retried with back-off and starts once trainjob-kueue serves the mode"
+		t.deps.speak(&t.TrainJob, warning(gang.ReasonGangUnsupported, actionGang, msg).once(workloadUID(t.obs.reserved())))
+		return nil, errors.New(msg)
+	}
 	return plans, nil
 }
 
 // applyPodGroups creates or updates our PodGroups before the pods exist:
 // a pod labelled for a PodGroup that is missing is refused by coscheduling
-// and by our pod webhook (Kubernetes' own groups).
+// and by our pod webhook (Kubernetes' own groups). A write that does not
+// go through is a *podGroupError (podgroup_write.go): the job's start
+// waits for it, never finished for it.
 func (t *TrainJob) applyPodGroups(ctx context.Context, plans []gang.Plan) error {
 	for _, p := range plans {
-		var pg client.Object = gang.PodGroup(p, &t.TrainJob)
 		if p.Native {
-			pg = gang.NativePodGroup(p, &t.TrainJob, t.podPriorityClass(p.Roles))
+			if err := t.createNativePodGroup(ctx, p); err != nil {
+				return err
+			}
+			continue
 		}
 		//nolint:staticcheck // server-side apply of a whole object of ours
-		if err := t.deps.client.Patch(ctx, pg, client.Apply, client.FieldOwner(names.FieldManager), client.ForceOwnership); err != nil {
-			return fmt.Errorf("applying PodGroup %s/%s for roles %s: %w", t.Namespace, p.Name, strings.Join(p.Roles, ","), err)
+		if err := t.deps.client.Patch(ctx, gang.PodGroup(p, &t.TrainJob), client.Apply, client.FieldOwner(names.FieldManager), client.ForceOwnership); err != nil {
+			return podGroupNotWritten(t.Namespace, p, err)
 		}
 		t.deps.metrics.Gang(gang.ActionCreated)
 	}

@@ -22,7 +22,8 @@ import (
 
 // The PodGroups a job gets at its start: the ClusterQueue's setting binds
 // it (a value of the ClusterQueue's that can't be read is said and left
-// out), a gang the cluster can't keep refuses the start for good, and our
+// out), a gang whose scheduler the cluster lacks makes the job wait (an
+// admin's set-up, never the job's fault), and our
 // PodGroups exist before the job is unsuspended.
 func TestGangPlansAtTheStart(t *testing.T) {
 	for name, tc := range map[string]struct {
@@ -30,26 +31,28 @@ func TestGangPlansAtTheStart(t *testing.T) {
 		podGroupCRD   bool
 		wantGroups    int
 		wantEvent     string
-		wantRefused   bool
+		// wantWait: an error the job framework retries, not a refusal.
+		wantWait bool
 	}{
 		"no gang asked": {podGroupCRD: true},
 		"the ClusterQueue gang schedules": {cqAnnotations: map[string]string{names.GangSchedulingAnnotation: gang.Coscheduling},
 			podGroupCRD: true, wantGroups: 1},
 		"the ClusterQueue's mode is unknown: said, left out": {cqAnnotations: map[string]string{names.GangSchedulingAnnotation: "volcano"},
 			podGroupCRD: true, wantEvent: gang.ReasonInvalidGangScheduling},
-		"no PodGroup CRD: refused for good": {cqAnnotations: map[string]string{names.GangSchedulingAnnotation: gang.Coscheduling},
-			wantEvent: gang.ReasonGangUnsupported, wantRefused: true},
+		"no PodGroup CRD: the job waits, not finished": {cqAnnotations: map[string]string{names.GangSchedulingAnnotation: gang.Coscheduling},
+			wantEvent: gang.ReasonGangUnsupported, wantWait: true},
 	} {
 		t.Run(name, func(t *testing.T) {
 			f := newStartFixture(t, shape.PodTemplateOverrides{}, nil, corev1.PodSpec{})
 			f.deps.opts.PodGroups = tc.podGroupCRD
 			f.job.obs.clusterQueue = &kueue.ClusterQueue{ObjectMeta: metav1.ObjectMeta{Name: "cq", Annotations: tc.cqAnnotations}}
 			plans, err := f.job.gangPlans(t.Context())
-			if tc.wantRefused {
-				if err == nil || !errors.Is(err, podset.ErrInvalidPodSetUpdate) {
-					t.Fatalf("error %v, want a permanent refusal", err)
+			switch {
+			case tc.wantWait:
+				if err == nil || errors.Is(err, podset.ErrInvalidPodSetUpdate) {
+					t.Fatalf("error %v, want one retried, not permanent", err)
 				}
-			} else if err != nil {
+			case err != nil:
 				t.Fatal(err)
 			}
 			if err == nil {

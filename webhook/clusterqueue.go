@@ -23,9 +23,9 @@ import (
 // manager. A value that got through while the manager was down is still
 // said, as a Warning on the ClusterQueue.
 //
-// The gang mode workload-api is refused on a cluster whose API server does
-// not serve Kubernetes' PodGroups: every job the ClusterQueue admitted
-// would be refused at its start.
+// A gang mode is refused on a cluster that does not serve its PodGroups
+// (workload-api without Kubernetes' own, coscheduling without
+// scheduler-plugins' CRD): no job the ClusterQueue admitted could start.
 type ClusterQueues struct {
 	// Gangs: the gang schedulers' PodGroups the cluster serves.
 	Gangs gang.Schedulers
@@ -77,10 +77,7 @@ func (v ClusterQueues) annotations(old, cq *kueue.ClusterQueue) field.ErrorList 
 			if err := gang.ValidMode(mode); err != nil {
 				return err
 			}
-			if mode == gang.WorkloadAPI {
-				return v.Gangs.Available(mode)
-			}
-			return nil
+			return v.Gangs.Available(mode)
 		},
 	})
 }

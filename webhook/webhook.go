@@ -146,7 +146,7 @@ func (w *Webhook) ValidateCreate(ctx context.Context, obj *trainjob.TrainJob) (a
 		return nil, nil
 	}
 	errs := jobframework.ValidateJobOnCreate(job)
-	errs = append(errs, validateGangAnnotations(nil, &job.TrainJob)...)
+	errs = append(errs, validateGangAnnotations(nil, &job.TrainJob, w.gangs())...)
 	errs = append(errs, w.forged(nil, &job.TrainJob)...)
 	errs = append(errs, w.inTreeMarked(nil, &job.TrainJob)...)
 	errs = append(errs, w.noRoom(&job.TrainJob)...)
@@ -176,7 +176,7 @@ func (w *Webhook) ValidateUpdate(ctx context.Context, oldObj, newObj *trainjob.T
 		return nil, nil
 	}
 	errs := jobframework.ValidateJobOnCreate(newJob)
-	errs = append(errs, validateGangAnnotations(&oldJob.TrainJob, &newJob.TrainJob)...)
+	errs = append(errs, validateGangAnnotations(&oldJob.TrainJob, &newJob.TrainJob, w.gangs())...)
 	if jobframework.QueueName(oldJob) != jobframework.QueueName(newJob) {
 		unmanaged, err := w.unmanagedNamespace(ctx, newJob)
 		if err != nil {
@@ -333,17 +333,28 @@ func (w *Webhook) unrunnable(ctx context.Context, job *trainjob.TrainJob) (field
 	return nil, nil
 }
 
+// gangs are the gang schedulers whose PodGroups the cluster serves.
+func (w *Webhook) gangs() gang.Schedulers {
+	return gang.Schedulers{PodGroupCRD: w.opts.PodGroups, WorkloadAPI: w.opts.WorkloadAPI}
+}
+
 // validateGangAnnotations refuses gang settings (and a checkpoint interval)
-// we would not understand, naming the annotation and what it takes. On an update only a
-// changed value is judged: one a former release took must not block the
-// job's other updates (our own suspend among them).
-func validateGangAnnotations(old, job *trainjob.TrainJob) field.ErrorList {
+// we would not understand, or a gang mode whose PodGroups the cluster does
+// not serve (gangs), naming the annotation and what it takes. On an update
+// only a changed value is judged: one a former release took must not block
+// the job's other updates (our own suspend among them).
+func validateGangAnnotations(old, job *trainjob.TrainJob, gangs gang.Schedulers) field.ErrorList {
 	var was map[string]string
 	if old != nil {
 		was = old.Annotations
 	}
 	return judgeAnnotations(was, job.Annotations, map[string]func(string) error{
-		names.GangSchedulingAnnotation: gang.ValidMode,
+		names.GangSchedulingAnnotation: func(mode string) error {
+			if err := gang.ValidMode(mode); err != nil {
+				return err
+			}
+			return gangs.Available(mode)
+		},
 		names.GangScheduleTimeoutAnnotation: func(v string) error {
 			_, err := gang.ValidTimeout(v)
 			return err

@@ -24,6 +24,7 @@ import (
 	"github.com/prometheus/client_golang/prometheus/testutil"
 
 	"github.com/trainjob-kueue/trainjob-kueue/discovery"
+	"github.com/trainjob-kueue/trainjob-kueue/gang"
 	"github.com/trainjob-kueue/trainjob-kueue/metrics"
 	"github.com/trainjob-kueue/trainjob-kueue/names"
 	"github.com/trainjob-kueue/trainjob-kueue/podsets"
@@ -65,6 +66,9 @@ func TestWebhookValidateCreate(t *testing.T) {
 		"an unknown gang mode": {job: job(func(j *trainjob.TrainJob) {
 			j.Annotations = map[string]string{names.GangSchedulingAnnotation: "volcano"}
 		}), objs: []client.Object{rt("1"), managed}, denied: names.GangSchedulingAnnotation},
+		"a gang mode the cluster does not serve": {job: job(func(j *trainjob.TrainJob) {
+			j.Annotations = map[string]string{names.GangSchedulingAnnotation: gang.Coscheduling}
+		}), objs: []client.Object{rt("1"), managed}, denied: "podgroups.scheduling.x-k8s.io"},
 		"a gang timeout in minutes": {job: job(func(j *trainjob.TrainJob) {
 			j.Annotations = map[string]string{names.GangScheduleTimeoutAnnotation: "2m"}
 		}), objs: []client.Object{rt("1"), managed}, denied: "whole number of seconds"},

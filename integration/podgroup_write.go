@@ -1,0 +1,106 @@
+package integration
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"strings"
+
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+
+	"github.com/trainjob-kueue/trainjob-kueue/gang"
+	"github.com/trainjob-kueue/trainjob-kueue/names"
+)
+
+// A PodGroup write is ours, never the job's. The groups are objects we
+// make beside the job, under names anyone can compute, in a namespace
+// where others may create PodGroups and where an admin's webhook or policy
+// may judge them: none of that is what the job's owner wrote. So a group
+// that can't be written never finishes the job's Workload. The start
+// waits for it, the job suspended, its quota kept — a re-queue would put
+// it behind jobs it was ahead of for a cause outside it; Kueue's
+// waitForPodsReady (on by default from v0.19) bounds the wait and gives
+// the quota back at its timeout — and the write is retried with the
+// controller's back-off, a Warning event naming the group, what stopped
+// it and the fix.
+
+// podGroupError: a group of the job's gang could not be written.
+type podGroupError struct {
+	// group is the PodGroup's namespace/name; roles its wave's.
+	group string
+	roles []string
+	// cause says what stopped the write; fix what would let it through.
+	cause, fix string
+	err        error
+}
+
+func (e *podGroupError) Error() string {
+	return fmt.Sprintf("PodGroup %s for roles %s could not be written: %s. The job is not started and keeps its quota reservation; the write is retried with back-off. %s",
+		e.group, strings.Join(e.roles, ","), e.cause, e.fix)
+}
+
+func (e *podGroupError) Unwrap() error { return e.err }
+
+// podGroupNotWritten is the podGroupError of a write of plan p's group in
+// namespace that the API server answered with err.
+func podGroupNotWritten(namespace string, p gang.Plan, err error) error {
+	e := &podGroupError{group: namespace + "/" + p.Name, roles: p.Roles, err: err}
+	o, ok := originOf(err)
+	switch {
+	case ok && (o.Webhook != "" || o.Policy != ""):
+		e.cause = fmt.Sprintf("%s refused it: %s", o.refuser(), o.said())
+		e.fix = fmt.Sprintf("Let PodGroups of field manager %s (label %s=true) through, or mend the rule; the job starts once the write goes through", names.FieldManager, names.OwnedLabel)
+	case ok && apierrors.IsInvalid(err):
+		e.cause = fmt.Sprintf("the API server refused it: %s", o.said())
+		e.fix = "A PodGroup already under that name, or a change to its immutable fields, is refused so: see the group's owner"
+	case apierrors.IsForbidden(err):
+		e.cause = err.Error()
+		e.fix = "Grant trainjob-kueue's ServiceAccount the PodGroup permissions of its role (config/rbac)"
+	default:
+		e.cause = err.Error()
+	}
+	return e
+}
+
+// createNativePodGroup makes plan p's Kubernetes PodGroup, or finds it
+// made: create, and on a conflict accept what stands under the name only
+// when it is the job's, as this start's plan has it (gang.ClaimOf). A
+// group of the job in another form (an earlier try of this start) is
+// deleted to be made again; another's is never used nor touched, and its
+// fields never reach the job's pods.
+func (t *TrainJob) createNativePodGroup(ctx context.Context, p gang.Plan) error {
+	want := gang.NativePodGroup(p, &t.TrainJob, t.podPriorityClass(p.Roles))
+	err := t.deps.client.Create(ctx, want.DeepCopy(), client.FieldOwner(names.FieldManager))
+	if err == nil {
+		t.deps.metrics.Gang(gang.ActionCreated)
+		return nil
+	}
+	if !apierrors.IsAlreadyExists(err) {
+		return podGroupNotWritten(t.Namespace, p, err)
+	}
+	existing := &unstructured.Unstructured{}
+	existing.SetGroupVersionKind(gang.NativePodGroupGVK)
+	if err := t.deps.apiReader.Get(ctx, client.ObjectKeyFromObject(want), existing); err != nil {
+		// Gone since the create: the retry makes it.
+		return fmt.Errorf("reading PodGroup %s/%s, found under its name at create: %w", t.Namespace, p.Name, err)
+	}
+	claim, why := gang.ClaimOf(existing, want)
+	switch claim {
+	case gang.ClaimOurs:
+		return nil
+	case gang.ClaimStale:
+		if existing.GetDeletionTimestamp() == nil {
+			uid := existing.GetUID()
+			if err := t.deps.client.Delete(ctx, existing, client.Preconditions{UID: &uid}); client.IgnoreNotFound(err) != nil {
+				return fmt.Errorf("deleting PodGroup %s/%s of an earlier try of this start (%s): %w", t.Namespace, p.Name, why, err)
+			}
+			t.deps.metrics.Gang(gang.ActionDeleted)
+		}
+		return fmt.Errorf("PodGroup %s/%s is the job's but not as this start has it (%s): it is made again once its deletion completes", t.Namespace, p.Name, why)
+	}
+	return &podGroupError{group: t.Namespace + "/" + p.Name, roles: p.Roles, err: errors.New(why),
+		cause: "another PodGroup already has its name, and " + why,
+		fix:   fmt.Sprintf("Its owner should delete it (kubectl delete podgroups.scheduling.k8s.io -n %s %s); the job starts once it is gone", t.Namespace, p.Name)}
+}
