@@ -39,16 +39,8 @@ func gangNamespace(t *testing.T, count int, gpus, quota int64) string {
 	nsObj := &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{GenerateName: "wlapi-"}}
 	fixtures.Create(t, ctx, k8s, nsObj)
 	ns := nsObj.Name
-	p := fixtures.Pool{Name: "gpu", Labels: map[string]string{"e2e.trainjob-kueue.dev/pool": ns},
-		Taints: []corev1.Toleration{{Key: "e2e.trainjob-kueue.dev/pool", Operator: corev1.TolerationOpEqual, Value: ns, Effect: corev1.TaintEffectNoSchedule}}, GPUs: quota}
-	nodes := p
-	nodes.Taints = append([]corev1.Toleration{runtimeToleration}, p.Taints...)
-	for i := range count {
-		if err := localcluster.AddNode(ctx, k8s, fixtures.Node(fmt.Sprintf("%s-%d", ns, i), nodes, gpus)); err != nil {
-			t.Fatal(err)
-		}
-	}
-	flavors, cq, lq := fixtures.Queue(ns, ns, p)
+	addGangNodes(t, ns, 0, count, gpus)
+	flavors, cq, lq := fixtures.Queue(ns, ns, gangPool(ns, quota))
 	cq.Annotations = map[string]string{names.GangSchedulingAnnotation: gang.WorkloadAPI}
 	lq.Name = "lq"
 	for _, rf := range flavors {
@@ -57,6 +49,25 @@ func gangNamespace(t *testing.T, count int, gpus, quota int64) string {
 	fixtures.Create(t, ctx, k8s, cq, lq)
 	fixtures.WaitActive(t, ctx, k8s, cq.Name, 30*time.Second)
 	return ns
+}
+
+// gangPool is namespace ns's pool of nodes, with quota GPUs.
+func gangPool(ns string, quota int64) fixtures.Pool {
+	return fixtures.Pool{Name: "gpu", Labels: map[string]string{"e2e.trainjob-kueue.dev/pool": ns},
+		Taints: []corev1.Toleration{{Key: "e2e.trainjob-kueue.dev/pool", Operator: corev1.TolerationOpEqual, Value: ns, Effect: corev1.TaintEffectNoSchedule}}, GPUs: quota}
+}
+
+// addGangNodes adds count kwok nodes of gpus GPUs to namespace ns's pool,
+// numbered from first.
+func addGangNodes(t *testing.T, ns string, first, count int, gpus int64) {
+	t.Helper()
+	nodes := gangPool(ns, 0)
+	nodes.Taints = append([]corev1.Toleration{runtimeToleration}, nodes.Taints...)
+	for i := first; i < first+count; i++ {
+		if err := localcluster.AddNode(ctx, k8s, fixtures.Node(fmt.Sprintf("%s-%d", ns, i), nodes, gpus)); err != nil {
+			t.Fatal(err)
+		}
+	}
 }
 
 // podGroups are the Kubernetes PodGroups of namespace ns.
