@@ -2,8 +2,9 @@
 // the operations we own, guarded by the resourceVersion they were rendered
 // from, and the reading of the API server's answer (a race to retry, or a
 // refusal the job's owner or the admin must act on). The job framework's
-// start and stop (integration/) and the hand-back to Kueue's built-in
-// integration (standby/) write through it; never a full Update.
+// start and stop (integration/), the hand-back to Kueue's built-in
+// integration (standby/) and the queue condition on the job's status
+// (queuecondition/, GuardedStatus) write through it; never a full Update.
 package jobpatch
 
 import (
@@ -31,6 +32,17 @@ import (
 // renders again, a few times, before giving up. job ends up as the server
 // has it; no request is sent when opsFor has nothing to do.
 func Guarded(ctx context.Context, c client.Client, fresh client.Reader, job *trainjob.TrainJob, opsFor func(*trainjob.TrainJob) []shape.Op) (bool, error) {
+	return guarded(ctx, func(obj client.Object, p client.Patch) error { return c.Patch(ctx, obj, p) }, fresh, job, opsFor)
+}
+
+// GuardedStatus is Guarded for the job's status subresource: the
+// operations' paths are under /status.
+func GuardedStatus(ctx context.Context, c client.Client, fresh client.Reader, job *trainjob.TrainJob, opsFor func(*trainjob.TrainJob) []shape.Op) (bool, error) {
+	return guarded(ctx, func(obj client.Object, p client.Patch) error { return c.Status().Patch(ctx, obj, p) }, fresh, job, opsFor)
+}
+
+// guarded is Guarded's loop, sending each patch with send.
+func guarded(ctx context.Context, send func(client.Object, client.Patch) error, fresh client.Reader, job *trainjob.TrainJob, opsFor func(*trainjob.TrainJob) []shape.Op) (bool, error) {
 	const attempts = 3
 	for i := 0; ; i++ {
 		ops := opsFor(job)
@@ -45,7 +57,7 @@ func Guarded(ctx context.Context, c client.Client, fresh client.Reader, job *tra
 			return false, fmt.Errorf("encoding patch: %w", err)
 		}
 		into := job.DeepCopy()
-		err = c.Patch(ctx, into, client.RawPatch(types.JSONPatchType, data))
+		err = send(into, client.RawPatch(types.JSONPatchType, data))
 		if err == nil {
 			into.DeepCopyInto(job)
 			return true, nil

@@ -22,10 +22,12 @@ import (
 	kueue "sigs.k8s.io/kueue/apis/kueue/v1beta2"
 	"sigs.k8s.io/kueue/pkg/controller/constants"
 
+	"github.com/trainjob-kueue/trainjob-kueue/jobpatch"
 	"github.com/trainjob-kueue/trainjob-kueue/jobworkload"
 	"github.com/trainjob-kueue/trainjob-kueue/lifecycle"
 	"github.com/trainjob-kueue/trainjob-kueue/names"
 	"github.com/trainjob-kueue/trainjob-kueue/saidonce"
+	"github.com/trainjob-kueue/trainjob-kueue/shape"
 	"github.com/trainjob-kueue/trainjob-kueue/trainjob"
 )
 
@@ -43,8 +45,11 @@ const ReasonConditionRefused = "QueueConditionRefused"
 // Options configure the Reconciler.
 type Options struct {
 	// Client reads from the informer cache and writes to the API server.
-	Client   client.Client
-	Recorder events.EventRecorder
+	Client client.Client
+	// APIReader reads a job afresh when the cache's copy was stale: the
+	// manager's uncached reader when nil at SetupWithManager.
+	APIReader client.Reader
+	Recorder  events.EventRecorder
 	// ManageJobsWithoutQueueName: Kueue's configuration queues jobs
 	// without a queue name.
 	ManageJobsWithoutQueueName bool
@@ -141,18 +146,25 @@ func (r *Reconciler) clusterQueueOf(ctx context.Context, namespace string, st li
 	return string(lq.Spec.ClusterQueue), nil
 }
 
-// write patches the condition. A patch whose guard fails (the cache was
-// behind: Trainer rewrote the list) or a conflict is tried again with
+// write patches the condition, through jobpatch as every TrainJob write
+// of ours. A write whose guard fails (the cache was behind: Trainer
+// rewrote the list), or a conflict, is tried again afresh and then with
 // backoff; a refusal by the status's validation or a webhook is said once
 // and waits for the job's next change, never retried as a conflict.
 func (r *Reconciler) write(ctx context.Context, job *trainjob.TrainJob, c metav1.Condition) error {
-	err := r.opts.Client.Status().Patch(ctx, job, patchFor(job, c, metav1.NewTime(r.opts.Now())))
+	now := metav1.NewTime(r.opts.Now())
+	var err error
+	if job.Status.Conditions == nil {
+		err = r.opts.Client.Status().Patch(ctx, job.DeepCopy(), firstConditionPatch(job, c, now))
+	} else {
+		_, err = jobpatch.GuardedStatus(ctx, r.opts.Client, r.fresh(), job.DeepCopy(), func(j *trainjob.TrainJob) []shape.Op { return conditionOps(j, c, now) })
+	}
 	switch {
 	case err == nil, apierrors.IsNotFound(err):
 		return nil
-	case apierrors.IsConflict(err), guardFailed(err):
+	case jobpatch.Stale(err):
 		return fmt.Errorf("writing condition %s of TrainJob %s/%s (the job changed meanwhile): %w", names.AdmittedCondition, job.Namespace, job.Name, err)
-	case apierrors.IsInvalid(err), apierrors.IsForbidden(err), apierrors.IsBadRequest(err):
+	case jobpatch.Refused(err), apierrors.IsForbidden(err), apierrors.IsBadRequest(err):
 		r.refused.First(job.UID, refusalKey(job, c))
 		msg := fmt.Sprintf("the API server refused trainjob-kueue's %s condition (%s: %s): %v; it is written again at the job's next change", names.AdmittedCondition, c.Reason, c.Message, err)
 		if r.said.First(job.UID, msg) {
@@ -164,11 +176,14 @@ func (r *Reconciler) write(ctx context.Context, job *trainjob.TrainJob, c metav1
 	return fmt.Errorf("writing condition %s of TrainJob %s/%s: %w", names.AdmittedCondition, job.Namespace, job.Name, err)
 }
 
-// guardFailed: the patch's test op failed (the entry at that index is no
-// longer ours, or the resourceVersion moved on): the API server answers
-// 422 with the test's words.
-func guardFailed(err error) bool {
-	return apierrors.IsInvalid(err) && strings.Contains(err.Error(), "test") && strings.Contains(err.Error(), "failed")
+// fresh reads a job afresh when our copy was stale: the API server, or,
+// where none was given (a Reconciler not set up with a manager), the
+// cache, which catches up.
+func (r *Reconciler) fresh() client.Reader {
+	if r.opts.APIReader != nil {
+		return r.opts.APIReader
+	}
+	return r.opts.Client
 }
 
 // SetupWithManager watches TrainJobs and their Workloads, passing only
@@ -176,6 +191,9 @@ func guardFailed(err error) bool {
 // of a pending Workload's message, Trainer's progress reports and our own
 // writes of other fields wake nothing.
 func (r *Reconciler) SetupWithManager(mgr ctrl.Manager) error {
+	if r.opts.APIReader == nil {
+		r.opts.APIReader = mgr.GetAPIReader()
+	}
 	return ctrl.NewControllerManagedBy(mgr).
 		Named("trainjob-queue-condition").
 		For(&trainjob.TrainJob{}, builder.WithPredicates(stateChanged(jobFingerprint))).

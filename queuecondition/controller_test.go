@@ -225,3 +225,56 @@ func TestOnlyStateChangesWake(t *testing.T) {
 		}
 	}
 }
+
+// A copy of the job the cache has not caught up on (Trainer, or our last
+// write, moved it on) never appends a second condition of ours nor reads
+// as a refusal: the write is guarded by the copy's resourceVersion, fails
+// as stale, and is rendered again from the job as the API server has it,
+// where the condition is already told.
+func TestAStaleCopyNeverAddsASecondCondition(t *testing.T) {
+	lq := &kueue.LocalQueue{ObjectMeta: metav1.ObjectMeta{Namespace: "ns", Name: "lq"}, Spec: kueue.LocalQueueSpec{ClusterQueue: "gpus"}}
+	queuedWords := "queued on LocalQueue lq (ClusterQueue gpus), waiting for quota; kubectl trainjob-kueue explain says why it does not fit yet"
+	job := testJob(withTrainers)
+	wl := testWorkload(job)
+	server := fake.NewClientBuilder().WithScheme(scheme.New()).WithObjects(job, wl, lq).WithStatusSubresource(&trainjob.TrainJob{}).Build()
+	stale := &trainjob.TrainJob{}
+	if err := server.Get(t.Context(), client.ObjectKeyFromObject(job), stale); err != nil {
+		t.Fatal(err)
+	}
+	told := stale.DeepCopy()
+	told.Status.Conditions = append(told.Status.Conditions, ours(metav1.ConditionFalse, "Queued", queuedWords))
+	if err := server.Status().Update(t.Context(), told); err != nil {
+		t.Fatal(err)
+	}
+	// The cache: the job as it was before the condition was told. The
+	// fake answers a failed test op as the API server does: a bare 422.
+	cache := interceptor.NewClient(server, interceptor.Funcs{SubResourcePatch: func(ctx context.Context, c client.Client, sub string, obj client.Object, p client.Patch, opts ...client.SubResourcePatchOption) error {
+		err := c.SubResource(sub).Patch(ctx, obj, p, opts...)
+		if err != nil && strings.Contains(err.Error(), "test failed") {
+			return &apierrors.StatusError{ErrStatus: metav1.Status{Status: metav1.StatusFailure, Code: 422, Reason: metav1.StatusReasonInvalid, Message: err.Error()}}
+		}
+		return err
+	}, Get: func(ctx context.Context, c client.WithWatch, key client.ObjectKey, obj client.Object, opts ...client.GetOption) error {
+		if j, ok := obj.(*trainjob.TrainJob); ok {
+			stale.DeepCopyInto(j)
+			return nil
+		}
+		return c.Get(ctx, key, obj, opts...)
+	}})
+	rec := events.NewFakeRecorder(10)
+	r := New(Options{Client: cache, APIReader: server, Recorder: rec, Now: func() time.Time { return created.Add(time.Minute) }})
+	if _, err := r.Reconcile(t.Context(), ctrl.Request{NamespacedName: client.ObjectKeyFromObject(job)}); err != nil {
+		t.Fatal(err)
+	}
+	got := &trainjob.TrainJob{}
+	if err := server.Get(t.Context(), client.ObjectKeyFromObject(job), got); err != nil {
+		t.Fatal(err)
+	}
+	want := append(append([]metav1.Condition(nil), trainers...), ours(metav1.ConditionFalse, "Queued", queuedWords))
+	if diff := cmp.Diff(want, got.Status.Conditions); diff != "" {
+		t.Errorf("conditions (-want +got):\n%s", diff)
+	}
+	if len(rec.Events) > 0 {
+		t.Errorf("said %q", <-rec.Events)
+	}
+}

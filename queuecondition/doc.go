@@ -8,7 +8,9 @@
 //   - condition.go: the table from the lifecycle's states to the condition
 //     (its status, reason and words), and which states are not written;
 //   - patch.go: the one write, a JSON patch of the status subresource that
-//     touches our entry alone, guarded by a test of what it replaces;
+//     touches our entry alone, sent through jobpatch.GuardedStatus (guarded
+//     by the resourceVersion it was rendered from, as every TrainJob write
+//     of ours; a stale copy is read afresh, never appended twice);
 //   - controller.go: when it is written: only when the state changes,
 //     never for a position or a message of Kueue's that changes with the
 //     queue, and a job's first state only once it has lasted Settle.

@@ -10,55 +10,50 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	"github.com/trainjob-kueue/trainjob-kueue/names"
+	"github.com/trainjob-kueue/trainjob-kueue/shape"
 	"github.com/trainjob-kueue/trainjob-kueue/trainjob"
 )
 
-type op struct {
-	Op    string `json:"op"`
-	Path  string `json:"path"`
-	Value any    `json:"value,omitempty"`
-}
-
-// patchFor is the JSON patch (RFC 6902) of job's status that sets c and
-// touches nothing else: our entry replaced where the job has it (guarded
-// by a test that the entry at that index is still ours: a list Trainer
-// rewrote meanwhile fails the patch, never loses an entry), appended where
-// it has a list without it, and the list created where it has none. A transition time is kept when the status is the
-// same.
-func patchFor(job *trainjob.TrainJob, c metav1.Condition, now metav1.Time) client.Patch {
+// conditionOps are the JSON patch (RFC 6902) operations of job's status
+// that set c and touch nothing else, for a job that has a list of
+// conditions (jobpatch.GuardedStatus tests the resourceVersion they were
+// rendered from first: a list Trainer rewrote meanwhile fails the write,
+// never loses an entry): our entry replaced where the job has it, appended
+// where it has not. A transition time is kept when the status is the same.
+// nil for a job without a list (firstConditionPatch).
+func conditionOps(job *trainjob.TrainJob, c metav1.Condition, now metav1.Time) []shape.Op {
 	conds := job.Status.Conditions
+	if conds == nil {
+		return nil
+	}
 	c.LastTransitionTime = now
 	for i := range conds {
 		if conds[i].Type != names.AdmittedCondition {
 			continue
 		}
+		if conds[i].Status == c.Status && conds[i].Reason == c.Reason && conds[i].Message == c.Message {
+			return nil
+		}
 		if conds[i].Status == c.Status {
 			c.LastTransitionTime = conds[i].LastTransitionTime
 		}
-		at := "/status/conditions/" + strconv.Itoa(i)
-		return jsonPatch(op{"test", at + "/type", names.AdmittedCondition}, op{"replace", at, c})
+		return []shape.Op{{Op: "replace", Path: "/status/conditions/" + strconv.Itoa(i), Value: c}}
 	}
-	if conds != nil {
-		return jsonPatch(op{"add", "/status/conditions/-", c})
-	}
-	// No list yet (perhaps no status: a JSON patch path into it would not
-	// resolve): a merge patch of the list alone, guarded by the
-	// resourceVersion read, so a list Trainer created meanwhile is never
-	// replaced.
+	return []shape.Op{{Op: "add", Path: "/status/conditions/-", Value: c}}
+}
+
+// firstConditionPatch is the patch of a job with no list of conditions
+// yet (perhaps no status: a JSON patch path into it would not resolve): a
+// merge patch of the list alone, guarded by the resourceVersion read, so a
+// list Trainer created meanwhile is never replaced (a conflict, retried).
+func firstConditionPatch(job *trainjob.TrainJob, c metav1.Condition, now metav1.Time) client.Patch {
+	c.LastTransitionTime = now
 	data, err := json.Marshal(map[string]any{
 		"metadata": map[string]any{"resourceVersion": job.ResourceVersion},
 		"status":   map[string]any{"conditions": []metav1.Condition{c}},
 	})
 	if err != nil {
-		panic(fmt.Sprintf("marshalling a merge patch of conditions: %v", err))
+		panic(fmt.Sprintf("marshalling a merge patch of conditions: %v", err)) // a Condition always marshals
 	}
 	return client.RawPatch(types.MergePatchType, data)
-}
-
-func jsonPatch(ops ...op) client.Patch {
-	data, err := json.Marshal(ops)
-	if err != nil {
-		panic(fmt.Sprintf("marshalling a JSON patch of conditions: %v", err)) // a Condition always marshals
-	}
-	return client.RawPatch(types.JSONPatchType, data)
 }
