@@ -33,9 +33,12 @@ const (
 	// ClaimOurs: the job's (its controller, by UID, and our label), as we
 	// would make it: the start uses it.
 	ClaimOurs Claim = iota
-	// ClaimStale: the job's, but not as this start's plan has it (an
-	// earlier try of the start, before the pods' priority class changed,
-	// or a group edited since): it is deleted and made again.
+	// ClaimStale: the job's by its controller, but not as this start's
+	// plan has it (an earlier try of the start, before the pods' priority
+	// class changed; a group edited since; a co-tenant's copying the job's
+	// UID): never used, and not deleted either, since pods of the job may
+	// name it already (a start retried from a cache that lags its first
+	// write).
 	ClaimStale
 	// ClaimSquatted: not the job's: never used, never changed by us.
 	ClaimSquatted
@@ -43,11 +46,18 @@ const (
 
 // specFieldsWeSet are the PodGroup spec fields a group of ours may hold:
 // ours, and what the API server sets from them (the priority its priority
-// admission resolves from the class; the preemption policy it defaults).
-// Any other (topology constraints, resource claims, a disruption mode, a
-// parent group, a workload reference) is someone else's and would reach
-// our pods' scheduling.
-var specFieldsWeSet = []string{"schedulingPolicy", "priorityClassName", "priority", "preemptionPolicy"}
+// admission resolves from the class; the preemption policy and disruption
+// mode it defaults, judged below). Any other (topology constraints,
+// resource claims, a parent group, a workload reference) is someone
+// else's and would reach our pods' scheduling.
+var specFieldsWeSet = []string{"schedulingPolicy", "priorityClassName", "priority", "preemptionPolicy", "disruptionMode"}
+
+// serverDefaults are the values the API server gives the spec fields we
+// leave unset (Kubernetes v1.37): any other is someone else's choice.
+var serverDefaults = map[string]any{
+	"preemptionPolicy": "PreemptLowerPriority",
+	"disruptionMode":   map[string]any{"single": map[string]any{}},
+}
 
 // ClaimOf judges existing, found under want's name, against want (the
 // group NativePodGroup makes for the job): why says what makes it stale or
@@ -73,8 +83,10 @@ func ClaimOf(existing, want *unstructured.Unstructured) (claim Claim, why string
 			return ClaimStale, fmt.Sprintf("its spec.%s is %v, this admission's is %v", k, spec[k], wantSpec[k])
 		}
 	}
-	if p, ok := spec["preemptionPolicy"]; ok && p != "PreemptLowerPriority" {
-		return ClaimStale, fmt.Sprintf("its spec.preemptionPolicy is %v, which trainjob-kueue never sets", p)
+	for _, k := range slices.Sorted(maps.Keys(serverDefaults)) {
+		if v, ok := spec[k]; ok && !equality.Semantic.DeepEqual(v, serverDefaults[k]) {
+			return ClaimStale, fmt.Sprintf("its spec.%s is %v, which trainjob-kueue never sets", k, v)
+		}
 	}
 	if want.GetAnnotations()[names.PodGroupRolesAnnotation] != existing.GetAnnotations()[names.PodGroupRolesAnnotation] ||
 		want.GetLabels()[names.PodGroupAdmissionLabel] != existing.GetLabels()[names.PodGroupAdmissionLabel] {

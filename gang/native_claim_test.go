@@ -37,7 +37,8 @@ func TestNativeNameOfKnowsEveryNameOfAJobsGroups(t *testing.T) {
 }
 
 // What stands under a group's name is used only when it is the job's and
-// as the plan has it; the job's in another form is stale (made again);
+// as the plan has it (the API server's defaults aside); the job's in
+// another form is stale (never used);
 // anything whose controller is not the job, by UID, is another's,
 // whatever its labels and spec.
 func TestClaimOfTellsOursStaleAndSquatted(t *testing.T) {
@@ -58,7 +59,11 @@ func TestClaimOfTellsOursStaleAndSquatted(t *testing.T) {
 		"with what the API server sets": {edited(func(pg *unstructured.Unstructured) {
 			_ = unstructured.SetNestedField(pg.Object, int64(1000), "spec", "priority")
 			_ = unstructured.SetNestedField(pg.Object, "PreemptLowerPriority", "spec", "preemptionPolicy")
+			_ = unstructured.SetNestedField(pg.Object, map[string]any{"single": map[string]any{}}, "spec", "disruptionMode")
 		}), ClaimOurs},
+		"a disruption mode of another's": {edited(func(pg *unstructured.Unstructured) {
+			_ = unstructured.SetNestedField(pg.Object, map[string]any{"all": map[string]any{}}, "spec", "disruptionMode")
+		}), ClaimStale},
 		"another priority class (the pods' changed)": {edited(func(pg *unstructured.Unstructured) {
 			_ = unstructured.SetNestedField(pg.Object, "low", "spec", "priorityClassName")
 		}), ClaimStale},

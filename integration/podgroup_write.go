@@ -66,10 +66,9 @@ func podGroupNotWritten(namespace string, p gang.Plan, err error) error {
 
 // createNativePodGroup makes plan p's Kubernetes PodGroup, or finds it
 // made: create, and on a conflict accept what stands under the name only
-// when it is the job's, as this start's plan has it (gang.ClaimOf). A
-// group of the job in another form (an earlier try of this start) is
-// deleted to be made again; another's is never used nor touched, and its
-// fields never reach the job's pods.
+// when it is the job's, as this start's plan has it (gang.ClaimOf).
+// Anything else is never used nor touched, and its fields never reach the
+// job's pods: the start waits, and says so.
 func (t *TrainJob) createNativePodGroup(ctx context.Context, p gang.Plan) error {
 	want := gang.NativePodGroup(p, &t.TrainJob, t.podPriorityClass(p.Roles))
 	err := t.deps.client.Create(ctx, want.DeepCopy(), client.FieldOwner(names.FieldManager))
@@ -87,20 +86,18 @@ func (t *TrainJob) createNativePodGroup(ctx context.Context, p gang.Plan) error 
 		return fmt.Errorf("reading PodGroup %s/%s, found under its name at create: %w", t.Namespace, p.Name, err)
 	}
 	claim, why := gang.ClaimOf(existing, want)
+	e := &podGroupError{group: t.Namespace + "/" + p.Name, roles: p.Roles, err: errors.New(why)}
 	switch claim {
 	case gang.ClaimOurs:
 		return nil
 	case gang.ClaimStale:
-		if existing.GetDeletionTimestamp() == nil {
-			uid := existing.GetUID()
-			if err := t.deps.client.Delete(ctx, existing, client.Preconditions{UID: &uid}); client.IgnoreNotFound(err) != nil {
-				return fmt.Errorf("deleting PodGroup %s/%s of an earlier try of this start (%s): %w", t.Namespace, p.Name, why, err)
-			}
-			t.deps.metrics.Gang(gang.ActionDeleted)
-		}
-		return fmt.Errorf("PodGroup %s/%s is the job's but not as this start has it (%s): it is made again once its deletion completes", t.Namespace, p.Name, why)
+		// Not deleted: the job's pods may name it already (a start retried
+		// from a cache behind its first write finds its own group).
+		e.cause = "a PodGroup of this job's is under its name, and " + why
+		e.fix = fmt.Sprintf("If the job has not started, delete it (kubectl delete podgroups.scheduling.k8s.io -n %s %s) and the start makes it again; Kueue's waitForPodsReady, where on, queues the job again at its timeout, with groups of a new name", t.Namespace, p.Name)
+	default:
+		e.cause = "another PodGroup already has its name, and " + why
+		e.fix = fmt.Sprintf("Its owner should delete it (kubectl delete podgroups.scheduling.k8s.io -n %s %s); the job starts once it is gone", t.Namespace, p.Name)
 	}
-	return &podGroupError{group: t.Namespace + "/" + p.Name, roles: p.Roles, err: errors.New(why),
-		cause: "another PodGroup already has its name, and " + why,
-		fix:   fmt.Sprintf("Its owner should delete it (kubectl delete podgroups.scheduling.k8s.io -n %s %s); the job starts once it is gone", t.Namespace, p.Name)}
+	return e
 }

@@ -26,8 +26,8 @@ import (
 // its name, a webhook or policy denying PodGroups, the job's own group in
 // another form — never finishes the job's Workload: the start fails with
 // an error the job framework retries (not podset's permanent one), says
-// once which group, what stopped it and the fix, and leaves another's
-// group as it was. The job's own stale group is deleted to be made again.
+// once which group, what stopped it and the fix, and leaves what stands
+// under the name as it was.
 func TestAPodGroupWriteIsNeverTheJobsFault(t *testing.T) {
 	squat := func(f *startFixture, name string) *unstructured.Unstructured {
 		pg := &unstructured.Unstructured{Object: map[string]any{"spec": map[string]any{
@@ -59,8 +59,10 @@ func TestAPodGroupWriteIsNeverTheJobsFault(t *testing.T) {
 				pg.SetLabels(map[string]string{names.OwnedLabel: "true"})
 				create(t, f.c, pg)
 			},
-			// The job's by its controller: stale, deleted to be made again,
-			// its topology never used.
+			// The job's by its controller, but not as we make it: never
+			// used, never deleted (pods of the job may name it).
+			wantEvent: []string{gang.ReasonPodGroupNotWritten, "a PodGroup of this job's is under its name, and it sets spec.schedulingConstraints"},
+			kept:      true,
 		},
 		"a webhook denying PodGroups": {
 			setUp: func(f *startFixture, _ string) {
@@ -103,8 +105,8 @@ func TestAPodGroupWriteIsNeverTheJobsFault(t *testing.T) {
 			pg.SetGroupVersionKind(gang.NativePodGroupGVK)
 			err = f.c.Get(t.Context(), client.ObjectKey{Namespace: f.job.Namespace, Name: group}, pg)
 			if tc.kept {
-				if err != nil || metav1.GetControllerOf(pg).Kind != "ConfigMap" {
-					t.Errorf("the squatter's group was touched: %v %v", err, pg.GetOwnerReferences())
+				if _, has, _ := unstructured.NestedMap(pg.Object, "spec", "schedulingConstraints"); err != nil || !has {
+					t.Errorf("the group under the name was touched: %v %v", err, pg.Object)
 				}
 			}
 		})

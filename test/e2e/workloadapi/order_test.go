@@ -38,7 +38,8 @@ func TestChildrenWebhooksWorkWhateverTheConfigurationsOrder(t *testing.T) {
 }
 
 // kueueMutatingConfiguration is the MutatingWebhookConfiguration of
-// Kueue's webhooks.
+// Kueue's webhooks (kubebuilder's names, .kb.io; the local cluster
+// installs it as kueue-…).
 func kueueMutatingConfiguration(t *testing.T) *admissionregistrationv1.MutatingWebhookConfiguration {
 	t.Helper()
 	var list admissionregistrationv1.MutatingWebhookConfigurationList
@@ -47,8 +48,11 @@ func kueueMutatingConfiguration(t *testing.T) *admissionregistrationv1.MutatingW
 	}
 	for i := range list.Items {
 		c := &list.Items[i]
+		if !strings.HasPrefix(c.Name, "kueue-") {
+			continue
+		}
 		for _, w := range c.Webhooks {
-			if strings.HasSuffix(w.Name, ".kueue.x-k8s.io") {
+			if strings.HasSuffix(w.Name, ".kb.io") {
 				return c
 			}
 		}
