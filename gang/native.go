@@ -24,10 +24,11 @@ import (
 // group in the API server's runtime-config. The manager's Kubernetes
 // libraries predate the group, so the objects are written unstructured.
 //
-// A group is made per wave and per admission: its gang (minCount) is
-// immutable, and the API server keeps a group its pods still name
-// (PodGroupProtection's finalizer), so a re-admission's groups cannot be
-// the last one's under the same names.
+// A group is made per wave and per admission: its policy (gang or basic)
+// and priority class are immutable, and the API server keeps a group its
+// pods still name (PodGroupProtection's finalizer), so a re-admission's
+// groups cannot be the last one's under the same names. Names can be
+// computed in advance: native_claim.go says what stands under one.
 var NativePodGroupGVK = schema.GroupVersionKind{Group: "scheduling.k8s.io", Version: "v1beta1", Kind: "PodGroup"}
 
 // NativePodGroupName is the name of an admission's group for a wave:

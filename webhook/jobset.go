@@ -30,13 +30,12 @@ import (
 // replica was last told (a switch turns the two sides over one after the
 // other).
 //
-// It is called after Kueue's webhook (configurations are called in name
-// order, kueue-… first), and again should Kueue's change the JobSet after
-// it (reinvocationPolicy IfNeeded), so the order the API server calls
-// them in does not matter. matchConditions send it only JobSets a TrainJob
-// controls that Kueue's webhook queued (config/webhook/selectors.yaml): no
-// other JobSet waits for us, nor a TrainJob's without a default
-// LocalQueue.
+// matchConditions send it every JobSet a TrainJob controls, by its owner
+// alone (config/webhook/selectors.yaml): so the API server calls it in its
+// first round whichever configuration sorts first, and again should
+// Kueue's webhook queue the JobSet after it (reinvocationPolicy IfNeeded;
+// a webhook a first round skipped is never reinvoked). The order the API
+// server calls them in does not matter; other JobSets never wait for us.
 type JobSets struct {
 	lineage lineage
 }

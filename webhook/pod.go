@@ -48,10 +48,12 @@ import (
 // gate there (through the TrainJob's overrides) when the admission placed
 // the job by topology, and a cache that lags the admission cannot say
 // otherwise. The queue-name label is left: without the managed label
-// Kueue's pod integration ignores the pod. matchConditions send it only
-// pods of JobSets that Kueue's pod webhook took (config/webhook/selectors.yaml);
-// it is called after Kueue's (kueue-… sorts first) and again should
-// Kueue's change the pod after it (reinvocationPolicy IfNeeded).
+// Kueue's pod integration ignores the pod. matchConditions send it every
+// pod of a Job of a JobSet, and every pod naming a PodGroup
+// (config/webhook/selectors.yaml), by what their makers set alone: it is
+// called in the first round whichever configuration sorts first, and
+// again should Kueue's change the pod after it (reinvocationPolicy
+// IfNeeded).
 type Pods struct {
 	lineage lineage
 }
