@@ -46,6 +46,9 @@ const (
 	// written (refused by an admission webhook or policy, another's under
 	// its name): the job waits, started by none, and the write is retried.
 	ReasonPodGroupNotWritten = "PodGroupNotWritten"
+	// ReasonPodGroupRemade: a PodGroup of a running admission was gone
+	// and was made again.
+	ReasonPodGroupRemade = "PodGroupRemade"
 	// ReasonInvalidGangScheduling: a ClusterQueue's gang annotation has a
 	// value we don't know (a TrainJob's is refused by the webhook).
 	ReasonInvalidGangScheduling = "InvalidGangScheduling"

@@ -5,6 +5,7 @@ import (
 	"errors"
 	"time"
 
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/client-go/tools/events"
 	"k8s.io/utils/ptr"
 	ctrl "sigs.k8s.io/controller-runtime"
@@ -18,6 +19,7 @@ import (
 	"sigs.k8s.io/kueue/pkg/controller/jobframework"
 
 	trainer "github.com/kubeflow/trainer/v2/pkg/apis/trainer/v1alpha1"
+	"github.com/trainjob-kueue/trainjob-kueue/gang"
 	"github.com/trainjob-kueue/trainjob-kueue/trainjob"
 )
 
@@ -118,6 +120,18 @@ func (r *Reconciler) SetupWithManager(mgr ctrl.Manager) error {
 	if r.deps.caps.NoJobsStatus {
 		// Trainer v2.0 reports its Jobs only on the JobSet.
 		b = b.Owns(&jobsetapi.JobSet{})
+	}
+	if r.deps.opts.WorkloadAPI {
+		// A running admission's group deleted is made again
+		// (podgroup_keep.go): its deletion wakes its job.
+		pg := &metav1.PartialObjectMetadata{}
+		pg.SetGroupVersionKind(gang.NativePodGroupGVK)
+		b = b.Watches(pg, handler.EnqueueRequestForOwner(mgr.GetScheme(), mgr.GetRESTMapper(), &trainjob.TrainJob{}, handler.OnlyControllerOwner()),
+			builder.WithPredicates(predicate.Funcs{
+				CreateFunc:  func(event.CreateEvent) bool { return false },
+				UpdateFunc:  func(event.UpdateEvent) bool { return false },
+				GenericFunc: func(event.GenericEvent) bool { return false },
+			}))
 	}
 	if r.deps.opts.MultiKueue {
 		b = b.Watches(&kueue.AdmissionCheck{}, handler.EnqueueRequestsFromMapFunc(r.jobsOfAdmissionCheck), builder.WithPredicates(checkComesOrGoes))

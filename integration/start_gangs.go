@@ -114,9 +114,10 @@ func admissionToken(wl *kueue.Workload) string {
 // releaseNativePodGroups deletes the job's Kubernetes PodGroups of
 // admissions that ended: evicted, preempted or finished, the groups go
 // with their pods (the API server keeps each until no pod names it), and
-// a re-admission gets fresh ones. Read from the cache: a job without such
-// groups costs no request. Run after every reconcile of a job Kueue
-// manages, so a crash between a stop and the deletion loses nothing.
+// a re-admission gets fresh ones; and keeps those of the admission that
+// runs (podgroup_keep.go). Read from the cache: a job without such groups
+// costs no request. Run after every reconcile of a job Kueue manages, so a
+// crash between a stop and the deletion loses nothing.
 func (t *TrainJob) releaseNativePodGroups(ctx context.Context) error {
 	if !t.deps.opts.WorkloadAPI || t.obs == nil || t.UID == "" {
 		return nil
@@ -142,5 +143,5 @@ func (t *TrainJob) releaseNativePodGroups(ctx context.Context) error {
 		}
 		t.deps.metrics.Gang(gang.ActionDeleted)
 	}
-	return nil
+	return t.keepNativePodGroups(ctx, groups.Items)
 }
