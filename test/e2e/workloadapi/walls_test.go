@@ -8,8 +8,8 @@ import (
 
 	batchv1 "k8s.io/api/batch/v1"
 	corev1 "k8s.io/api/core/v1"
-	"k8s.io/apimachinery/pkg/api/resource"
 	apimeta "k8s.io/apimachinery/pkg/api/meta"
+	"k8s.io/apimachinery/pkg/api/resource"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/utils/ptr"
@@ -66,7 +66,7 @@ func TestAForgedMemberIsRefusedAndTheGangNeverHalfStarts(t *testing.T) {
 		return nil
 	})
 	for name, owners := range map[string][]metav1.OwnerReference{
-		"a bare pod": nil,
+		"a bare pod":                         nil,
 		"a pod of the forger's own TrainJob": {{APIVersion: "batch/v1", Kind: "Job", Name: own.Name, UID: own.UID, Controller: ptr.To(true)}},
 	} {
 		t.Run(name, func(t *testing.T) {
