@@ -39,6 +39,10 @@ type lineage struct {
 	// when they are created, so a read at create finds them) and a
 	// TrainJob the cache has not seen yet or holds an older one of.
 	live client.Reader
+	// jobs remembers the Jobs proven a TrainJob's, so a Job's every pod
+	// after the first costs no read of its Job and JobSet (nil: none
+	// remembered).
+	jobs *provenJobs
 }
 
 // ofJobSet is the TrainJob that controls js, proven by name and UID, or
@@ -51,10 +55,15 @@ func (l lineage) ofJobSet(ctx context.Context, js metav1.Object) (*trainjob.Trai
 	if ref == nil || ref.UID == "" || ref.Name != js.GetName() {
 		return nil, nil
 	}
-	key := client.ObjectKey{Namespace: js.GetNamespace(), Name: ref.Name}
+	return l.trainJob(ctx, js.GetNamespace(), ref.Name, ref.UID)
+}
+
+// trainJob is the TrainJob name of namespace when its UID is uid, or nil.
+func (l lineage) trainJob(ctx context.Context, namespace, name string, uid types.UID) (*trainjob.TrainJob, error) {
+	key := client.ObjectKey{Namespace: namespace, Name: name}
 	job := &trainjob.TrainJob{}
 	err := l.cached.Get(ctx, key, job)
-	if err == nil && job.UID == ref.UID {
+	if err == nil && job.UID == uid {
 		return job, nil
 	}
 	if err != nil && !apierrors.IsNotFound(err) {
@@ -66,7 +75,7 @@ func (l lineage) ofJobSet(ctx context.Context, js metav1.Object) (*trainjob.Trai
 	if err := l.live.Get(ctx, key, fresh); err != nil {
 		return nil, client.IgnoreNotFound(err)
 	}
-	if fresh.UID != ref.UID {
+	if fresh.UID != uid {
 		return nil, nil
 	}
 	return fresh, nil
@@ -89,11 +98,19 @@ func (l lineage) ofJob(ctx context.Context, job metav1.Object) (*trainjob.TrainJ
 
 // ofPod is the TrainJob whose JobSet's Job controls pod, each hop proven
 // by name and UID, and that Job (its pod template is what the pod was made
-// from), or nils.
+// from), or nils. A Job proven before is taken from jobs; its TrainJob is
+// read again, by UID.
 func (l lineage) ofPod(ctx context.Context, pod *corev1.Pod) (*trainjob.TrainJob, *batchv1.Job, error) {
 	ref := controllerOfKind(pod, batchv1.GroupName, "Job")
 	if ref == nil {
 		return nil, nil, nil
+	}
+	if p, ok := l.jobs.get(ref.UID); ok && p.job.Name == ref.Name {
+		tj, err := l.trainJob(ctx, pod.Namespace, p.trainJob, p.trainJobUID)
+		if tj == nil {
+			return nil, nil, err
+		}
+		return tj, p.job, nil
 	}
 	job := &batchv1.Job{}
 	if ok, err := l.owner(ctx, pod.Namespace, ref, job); !ok {
@@ -103,6 +120,7 @@ func (l lineage) ofPod(ctx context.Context, pod *corev1.Pod) (*trainjob.TrainJob
 	if tj == nil {
 		return nil, nil, err
 	}
+	l.jobs.put(job, tj)
 	return tj, job, nil
 }
 

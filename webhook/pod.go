@@ -60,9 +60,14 @@ type Pods struct {
 
 var _ admission.Defaulter[*corev1.Pod] = (*Pods)(nil)
 
+// provenJobsKept bounds the Jobs the pod webhook remembers proven.
+const provenJobsKept = 4096
+
 // SetupPods registers the Pod webhook.
 func SetupPods(mgr ctrl.Manager) error {
-	return ctrl.NewWebhookManagedBy(mgr, &corev1.Pod{}).WithDefaulter(&Pods{lineage: lineageOf(mgr)}).Complete()
+	l := lineageOf(mgr)
+	l.jobs = newProvenJobs(provenJobsKept)
+	return ctrl.NewWebhookManagedBy(mgr, &corev1.Pod{}).WithDefaulter(&Pods{lineage: l}).Complete()
 }
 
 // failurePolicy Fail: a TrainJob's pod let through queued books its quota
