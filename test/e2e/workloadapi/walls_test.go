@@ -221,3 +221,56 @@ func deleteObject(t *testing.T, obj client.Object) {
 		t.Fatal(err)
 	}
 }
+
+// A running job's PodGroup deleted by a user who may edit PodGroups: the
+// API server keeps it while the job's pods name it; once they are gone
+// (here: deleted, as a node drain would), the job's Job makes them again,
+// and they are not refused for ever for want of their group: it is made
+// again under its name, and the job runs whole in it.
+func TestADeletedGroupOfARunningJobIsMadeAgain(t *testing.T) {
+	ns := gangNamespace(t, 1, 8, 8)
+	fixtures.Create(t, ctx, k8s, fixtures.TrainingRuntime(ns, "torch", fixtures.TorchPolicy(2),
+		fixtures.Role{Name: "node", Ancestor: "trainer", Requests: fixtures.GPUs(4), Tolerations: []corev1.Toleration{runtimeToleration}, Annotations: fixtures.RunFor(time.Hour)}))
+	tj := fixtures.TrainJob(ns, "kept", "torch", "lq")
+	fixtures.Create(t, ctx, k8s, tj)
+	var group string
+	running := func(what string) {
+		t.Helper()
+		poll.Eventually(t, 3*time.Minute, what, func() error {
+			pods := podsOf(t, tj, "node")
+			bound := 0
+			for _, p := range pods {
+				if p.Spec.NodeName != "" && p.DeletionTimestamp == nil && p.Spec.SchedulingGroup != nil {
+					group = ptr.Deref(p.Spec.SchedulingGroup.PodGroupName, "")
+					bound++
+				}
+			}
+			if bound != 2 {
+				return fmt.Errorf("%d of 2 pods bound in a group", bound)
+			}
+			return nil
+		})
+	}
+	running("the job runs whole in its group")
+	pg := &unstructured.Unstructured{}
+	pg.SetGroupVersionKind(gang.NativePodGroupGVK)
+	pg.SetNamespace(ns)
+	pg.SetName(group)
+	deleteObject(t, pg)
+	for _, p := range podsOf(t, tj, "node") {
+		if err := fixtures.ForceDelete(ctx, k8s, &p); err != nil {
+			t.Fatal(err)
+		}
+	}
+	poll.Eventually(t, 3*time.Minute, "the group made again", func() error {
+		return fixtures.EventOn(ctx, k8s, tj, gang.ReasonPodGroupRemade, group)
+	})
+	running("the job's new pods run whole in the group made again")
+	wl, err := fixtures.WorkloadOf(ctx, k8s, tj)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if c := apimeta.FindStatusCondition(wl.Status.Conditions, kueue.WorkloadFinished); c != nil {
+		t.Fatalf("the Workload was finished: %s", c.Message)
+	}
+}
