@@ -90,18 +90,18 @@ func TestReconcileWritesOurConditionOnlyWhenTheStateChanges(t *testing.T) {
 	}{
 		"queued, young: waits for its first state to settle": {job: testJob(withTrainers), wl: func(j *trainjob.TrainJob) *kueue.Workload { return testWorkload(j) },
 			age: 2 * time.Second, want: trainers, requeue: 3 * time.Second},
-		"queued, settled: told, Trainer's conditions kept": {job: testJob(withTrainers), wl: func(j *trainjob.TrainJob) *kueue.Workload { return testWorkload(j) },
-			age: time.Minute, want: append(append([]metav1.Condition(nil), trainers...), ours(metav1.ConditionFalse, "Queued", queuedWords)), writes: 1},
+		"queued, settled: told first, Trainer's conditions kept after it (kubectl's STATE is the last's)": {job: testJob(withTrainers), wl: func(j *trainjob.TrainJob) *kueue.Workload { return testWorkload(j) },
+			age: time.Minute, want: append([]metav1.Condition{ours(metav1.ConditionFalse, "Queued", queuedWords)}, trainers...), writes: 1},
 		"queued, no status at all yet: the list created": {job: testJob(), age: time.Minute,
 			want: []metav1.Condition{ours(metav1.ConditionFalse, "Queued", queuedWords)}, writes: 1},
 		"queued, already told: no write": {job: testJob(withTrainers, func(j *trainjob.TrainJob) {
-			j.Status.Conditions = append(j.Status.Conditions, ours(metav1.ConditionFalse, "Queued", queuedWords))
+			j.Status.Conditions = append([]metav1.Condition{ours(metav1.ConditionFalse, "Queued", queuedWords)}, j.Status.Conditions...)
 		}), wl: func(j *trainjob.TrainJob) *kueue.Workload { return testWorkload(j) }, age: time.Minute,
-			want: append(append([]metav1.Condition(nil), trainers...), ours(metav1.ConditionFalse, "Queued", queuedWords))},
-		"admitted, young: told at once, in place of queued": {job: testJob(func(j *trainjob.TrainJob) {
+			want: append([]metav1.Condition{ours(metav1.ConditionFalse, "Queued", queuedWords)}, trainers...)},
+		"admitted, young: told at once, in place of queued, moved first": {job: testJob(func(j *trainjob.TrainJob) {
 			j.Status.Conditions = []metav1.Condition{trainers[0], ours(metav1.ConditionFalse, "Queued", queuedWords), trainers[1]}
 		}), wl: func(j *trainjob.TrainJob) *kueue.Workload { return testWorkload(j, admitted) }, age: time.Second,
-			want: []metav1.Condition{trainers[0], ours(metav1.ConditionTrue, "Admitted", "admitted by ClusterQueue gpus"), trainers[1]}, writes: 1},
+			want: []metav1.Condition{ours(metav1.ConditionTrue, "Admitted", "admitted by ClusterQueue gpus"), trainers[0], trainers[1]}, writes: 1},
 		"running, told admitted: no write": {job: testJob(func(j *trainjob.TrainJob) {
 			j.Spec.Suspend = ptr.To(false)
 			j.Status.Conditions = []metav1.Condition{ours(metav1.ConditionTrue, "Admitted", "admitted by ClusterQueue gpus")}
@@ -242,7 +242,7 @@ func TestAStaleCopyNeverAddsASecondCondition(t *testing.T) {
 		t.Fatal(err)
 	}
 	told := stale.DeepCopy()
-	told.Status.Conditions = append(told.Status.Conditions, ours(metav1.ConditionFalse, "Queued", queuedWords))
+	told.Status.Conditions = append([]metav1.Condition{ours(metav1.ConditionFalse, "Queued", queuedWords)}, told.Status.Conditions...)
 	if err := server.Status().Update(t.Context(), told); err != nil {
 		t.Fatal(err)
 	}
@@ -270,7 +270,7 @@ func TestAStaleCopyNeverAddsASecondCondition(t *testing.T) {
 	if err := server.Get(t.Context(), client.ObjectKeyFromObject(job), got); err != nil {
 		t.Fatal(err)
 	}
-	want := append(append([]metav1.Condition(nil), trainers...), ours(metav1.ConditionFalse, "Queued", queuedWords))
+	want := append([]metav1.Condition{ours(metav1.ConditionFalse, "Queued", queuedWords)}, trainers...)
 	if diff := cmp.Diff(want, got.Status.Conditions); diff != "" {
 		t.Errorf("conditions (-want +got):\n%s", diff)
 	}

@@ -18,9 +18,13 @@ import (
 // that set c and touch nothing else, for a job that has a list of
 // conditions (jobpatch.GuardedStatus tests the resourceVersion they were
 // rendered from first: a list Trainer rewrote meanwhile fails the write,
-// never loses an entry): our entry replaced where the job has it, appended
-// where it has not. A transition time is kept when the status is the same.
-// nil for a job without a list (firstConditionPatch).
+// never loses an entry): our entry first in the list, in place of where the
+// job has it. First, not last: kubectl prints a TrainJob's STATE from the
+// type of the list's last entry (Trainer's CRD, .status.conditions[-1:]),
+// which must stay Trainer's own ("Suspended" for a queued job), never read
+// as "…/Admitted" of a job that is not. A transition time is kept when
+// the status is the same. nil for a job without a list
+// (firstConditionPatch), or when the entry is already as c says, first.
 func conditionOps(job *trainjob.TrainJob, c metav1.Condition, now metav1.Time) []shape.Op {
 	conds := job.Status.Conditions
 	if conds == nil {
@@ -31,15 +35,19 @@ func conditionOps(job *trainjob.TrainJob, c metav1.Condition, now metav1.Time) [
 		if conds[i].Type != names.AdmittedCondition {
 			continue
 		}
-		if conds[i].Status == c.Status && conds[i].Reason == c.Reason && conds[i].Message == c.Message {
+		same := conds[i].Status == c.Status && conds[i].Reason == c.Reason && conds[i].Message == c.Message
+		if same && i == 0 {
 			return nil
 		}
 		if conds[i].Status == c.Status {
 			c.LastTransitionTime = conds[i].LastTransitionTime
 		}
-		return []shape.Op{{Op: "replace", Path: "/status/conditions/" + strconv.Itoa(i), Value: c}}
+		if i == 0 {
+			return []shape.Op{{Op: "replace", Path: "/status/conditions/0", Value: c}}
+		}
+		return []shape.Op{{Op: "remove", Path: "/status/conditions/" + strconv.Itoa(i)}, {Op: "add", Path: "/status/conditions/0", Value: c}}
 	}
-	return []shape.Op{{Op: "add", Path: "/status/conditions/-", Value: c}}
+	return []shape.Op{{Op: "add", Path: "/status/conditions/0", Value: c}}
 }
 
 // firstConditionPatch is the patch of a job with no list of conditions

@@ -117,7 +117,7 @@ func run(ctx context.Context, name, trainerVersion string, timeout time.Duration
 		fmt.Printf("\n%s", d.explained)
 	}
 	fmt.Printf("\nAll %d TrainJobs are done. The cluster is still up:\n\n", d.listed)
-	fmt.Printf("  export KUBECONFIG=%s\n  %s get trainjobs,workloads -n %s\n  %s describe trainjob -n %s llm-1\n\n", c.Kubeconfig, kubectl, ns, kubectl, ns)
+	fmt.Printf("  export KUBECONFIG=%s\n  %s get trainjobs,workloads.kueue.x-k8s.io -n %s\n  %s describe trainjob -n %s llm-1\n\n", c.Kubeconfig, kubectl, ns, kubectl, ns)
 	fmt.Printf("Stop it with: make cluster-down CLUSTER=%s\n", name)
 	return nil
 }

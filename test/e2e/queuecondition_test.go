@@ -53,6 +53,11 @@ func TestTheQueueConditionTellsEachStateInTurn(t *testing.T) {
 	seen := watchCondition(t, tj)
 	// Queued: the condition, list, explain and the metric in one word.
 	eventually(t, time.Minute, "told queued", func() error { return conditionSays(tj, metav1.ConditionFalse, "Queued", "LocalQueue "+lq) })
+	// kubectl get's STATE column (Trainer's CRD: the last condition's type)
+	// stays Trainer's: never "…/Admitted" of a job that is queued.
+	if state := kubectlGet(t, tj); strings.Contains(state, names.AdmittedCondition) {
+		t.Errorf("kubectl get trainjob says %q of a queued job", state)
+	}
 	plugin := kubectlPlugin(t)
 	out, err := plugin("list", "-n", ns, "-o", "json")
 	if err != nil {
@@ -191,6 +196,20 @@ func watchCondition(t *testing.T, tj *trainer.TrainJob) (seen func() (reasons, t
 }
 
 // kubectlWait runs kubectl wait --for=condition=typ on tj.
+// kubectlGet is what kubectl get prints of tj, its header and row.
+func kubectlGet(t *testing.T, tj *trainer.TrainJob) string {
+	t.Helper()
+	cluster, err := localcluster.Open(filepath.Dir(kubeconfigPath))
+	if err != nil {
+		t.Fatal(err)
+	}
+	out, err := exec.Command(cluster.Kubectl(), "get", "--kubeconfig", kubeconfigPath, "-n", tj.Namespace, "trainjob/"+tj.Name).CombinedOutput()
+	if err != nil {
+		t.Fatalf("kubectl get trainjob: %v\n%s", err, out)
+	}
+	return string(out)
+}
+
 func kubectlWait(t *testing.T, tj *trainer.TrainJob, typ string, timeout time.Duration) {
 	t.Helper()
 	cluster, err := localcluster.Open(filepath.Dir(kubeconfigPath))
