@@ -29,7 +29,7 @@ func TestDiscoverLearnsTheFactsOnce(t *testing.T) {
 	trainJobs.Name = TrainJobCRD
 	workloads := pinnedWorkloadCRD(t, "")
 	workloads.Name = workloadCRD
-	podGroups := &apiextensionsv1.CustomResourceDefinition{ObjectMeta: metav1.ObjectMeta{Name: podGroupCRD}}
+	podGroups := &apiextensionsv1.CustomResourceDefinition{ObjectMeta: metav1.ObjectMeta{Name: PodGroupCRD}}
 	config := writeConfig(t, "manageJobsWithoutQueueName: false\nwaitForPodsReady:\n  timeout: 7m\n")
 	cases := map[string]struct {
 		objs    []client.Object
@@ -66,7 +66,7 @@ func TestDiscoverLearnsTheFactsOnce(t *testing.T) {
 		t.Run(name, func(t *testing.T) {
 			c := fake.NewClientBuilder().WithScheme(scheme).WithObjects(tc.objs...).WithInterceptorFuncs(interceptor.Funcs{
 				Get: func(ctx context.Context, c client.WithWatch, key client.ObjectKey, obj client.Object, opts ...client.GetOption) error {
-					if tc.readErr != nil && key.Name == podGroupCRD {
+					if tc.readErr != nil && key.Name == PodGroupCRD {
 						return tc.readErr
 					}
 					return c.Get(ctx, key, obj, opts...)

@@ -16,17 +16,19 @@ import (
 const (
 	TrainJobCRD = "trainjobs.trainer.kubeflow.org"
 	workloadCRD = "workloads.kueue.x-k8s.io"
-	podGroupCRD = "podgroups.scheduling.x-k8s.io"
+	// PodGroupCRD is scheduler-plugins' PodGroup CRD (gang mode
+	// coscheduling).
+	PodGroupCRD = "podgroups.scheduling.x-k8s.io"
 )
 
 // hasPodGroups reports whether scheduler-plugins' PodGroup CRD is installed.
 func hasPodGroups(ctx context.Context, c client.Reader) (bool, error) {
 	var crd apiextensionsv1.CustomResourceDefinition
-	if err := c.Get(ctx, client.ObjectKey{Name: podGroupCRD}, &crd); err != nil {
+	if err := c.Get(ctx, client.ObjectKey{Name: PodGroupCRD}, &crd); err != nil {
 		if apierrors.IsNotFound(err) {
 			return false, nil
 		}
-		return false, fmt.Errorf("reading CRD %s: %w", podGroupCRD, err)
+		return false, fmt.Errorf("reading CRD %s: %w", PodGroupCRD, err)
 	}
 	return true, nil
 }

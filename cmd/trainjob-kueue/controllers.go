@@ -95,7 +95,8 @@ func controllers(ctx context.Context, mgr ctrl.Manager, opts integration.Options
 
 // restartWatchers stop the run (stop) when what it learned at start no
 // longer holds: an in-place Trainer upgrade that changes the TrainJob
-// shape, or Kueue's built-in TrainJob integration turned on or off; the
+// shape, Kueue's built-in TrainJob integration turned on or off, or
+// scheduler-plugins' PodGroup CRD installed or removed; the
 // process then runs again in the mode it finds. In every mode, and set up
 // first, before the certificate wait (main.go's watchRestarts): a mode
 // change must be seen even while the webhook certificate is awaited.
@@ -106,6 +107,9 @@ func restartWatchers(f flags, s settings.Shared, stop func(error)) []controller 
 		}},
 		{"the watch of Kueue's built-in TrainJob integration (turned on or off)", func(m ctrl.Manager) error {
 			return restartwatch.WatchBuiltIn(m, f.kueueConfig, s.BuiltInTrainJob, builtInCheckInterval, stop)
+		}},
+		{"the watch of scheduler-plugins' PodGroup CRD (installed or removed)", func(m ctrl.Manager) error {
+			return restartwatch.WatchPodGroups(m, s.PodGroups, stop)
 		}},
 	}
 }
