@@ -53,7 +53,10 @@ func TestTheStreamDoesNotWaitForItsCreatesAnswers(t *testing.T) {
 		inFlight    int
 		most        int
 		reachedMost = make(chan struct{})
-		answer      = make(chan struct{})
+		// reached closes reachedMost once: after the answers, the
+		// stream's last creates may fill the window again.
+		reached = sync.OnceFunc(func() { close(reachedMost) })
+		answer  = make(chan struct{})
 	)
 	c := fake.NewClientBuilder().WithInterceptorFuncs(interceptor.Funcs{
 		Create: func(ctx context.Context, c client.WithWatch, obj client.Object, opts ...client.CreateOption) error {
@@ -61,7 +64,7 @@ func TestTheStreamDoesNotWaitForItsCreatesAnswers(t *testing.T) {
 			inFlight++
 			most = max(most, inFlight)
 			if inFlight == streamInFlight {
-				close(reachedMost)
+				reached()
 			}
 			mu.Unlock()
 			<-answer
