@@ -67,12 +67,17 @@ func (t *TrainJob) keepNativePodGroups(ctx context.Context, groups []metav1.Part
 		if !p.Native || !slices.Contains(missing, p.Name) {
 			continue
 		}
-		if err := t.createNativePodGroup(ctx, p); err != nil {
+		made, err := t.createNativePodGroup(ctx, p)
+		if err != nil {
 			var pgErr *podGroupError
 			if errors.As(err, &pgErr) {
 				t.deps.speak(&t.TrainJob, warning(gang.ReasonPodGroupNotWritten, actionGang, pgErr.Error()).once(wl.UID))
 			}
 			return err
+		}
+		if !made {
+			// There all along: the cache had not seen it yet.
+			continue
 		}
 		t.deps.speak(&t.TrainJob, normal(gang.ReasonPodGroupRemade, actionGang, fmt.Sprintf(
 			"PodGroup %s/%s of the running admission (roles %s) was gone: made again, so the job's later pods can join their gang", t.Namespace, p.Name, strings.Join(p.Roles, ","))))

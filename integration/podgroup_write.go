@@ -68,28 +68,28 @@ func podGroupNotWritten(namespace string, p gang.Plan, err error) error {
 // made: create, and on a conflict accept what stands under the name only
 // when it is the job's, as this start's plan has it (gang.ClaimOf).
 // Anything else is never used nor touched, and its fields never reach the
-// job's pods: the start waits, and says so.
-func (t *TrainJob) createNativePodGroup(ctx context.Context, p gang.Plan) error {
+// job's pods: the start waits, and says so. made: this call created it.
+func (t *TrainJob) createNativePodGroup(ctx context.Context, p gang.Plan) (made bool, err error) {
 	want := gang.NativePodGroup(p, &t.TrainJob, t.podPriorityClass(p.Roles))
-	err := t.deps.client.Create(ctx, want.DeepCopy(), client.FieldOwner(names.FieldManager))
+	err = t.deps.client.Create(ctx, want.DeepCopy(), client.FieldOwner(names.FieldManager))
 	if err == nil {
 		t.deps.metrics.Gang(gang.ActionCreated)
-		return nil
+		return true, nil
 	}
 	if !apierrors.IsAlreadyExists(err) {
-		return podGroupNotWritten(t.Namespace, p, err)
+		return false, podGroupNotWritten(t.Namespace, p, err)
 	}
 	existing := &unstructured.Unstructured{}
 	existing.SetGroupVersionKind(gang.NativePodGroupGVK)
 	if err := t.deps.apiReader.Get(ctx, client.ObjectKeyFromObject(want), existing); err != nil {
 		// Gone since the create: the retry makes it.
-		return fmt.Errorf("reading PodGroup %s/%s, found under its name at create: %w", t.Namespace, p.Name, err)
+		return false, fmt.Errorf("reading PodGroup %s/%s, found under its name at create: %w", t.Namespace, p.Name, err)
 	}
 	claim, why := gang.ClaimOf(existing, want)
 	e := &podGroupError{group: t.Namespace + "/" + p.Name, roles: p.Roles, err: errors.New(why)}
 	switch claim {
 	case gang.ClaimOurs:
-		return nil
+		return false, nil
 	case gang.ClaimStale:
 		// Not deleted: the job's pods may name it already (a start retried
 		// from a cache behind its first write finds its own group).
@@ -99,5 +99,5 @@ func (t *TrainJob) createNativePodGroup(ctx context.Context, p gang.Plan) error 
 		e.cause = "another PodGroup already has its name, and " + why
 		e.fix = fmt.Sprintf("Its owner should delete it (kubectl delete podgroups.scheduling.k8s.io -n %s %s); the job starts once it is gone", t.Namespace, p.Name)
 	}
-	return e
+	return false, e
 }

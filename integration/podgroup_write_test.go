@@ -166,6 +166,14 @@ func TestARunningAdmissionsDeletedGroupIsMadeAgain(t *testing.T) {
 	if events := drain(f.events); len(events) != 0 {
 		t.Errorf("the group is there, and something was said: %v", events)
 	}
+	// A cache that has not seen the group yet: found there, not made
+	// again, nothing said.
+	if err := running().keepNativePodGroups(t.Context(), nil); err != nil {
+		t.Fatal(err)
+	}
+	if events := drain(f.events); len(events) != 0 {
+		t.Errorf("a group the cache had not seen was said made again: %v", events)
+	}
 	if err := f.c.Get(t.Context(), key, group); err != nil {
 		t.Fatal(err)
 	}

@@ -63,7 +63,7 @@ func (t *TrainJob) gangPlans(ctx context.Context) ([]gang.Plan, error) {
 func (t *TrainJob) applyPodGroups(ctx context.Context, plans []gang.Plan) error {
 	for _, p := range plans {
 		if p.Native {
-			if err := t.createNativePodGroup(ctx, p); err != nil {
+			if _, err := t.createNativePodGroup(ctx, p); err != nil {
 				return err
 			}
 			continue

@@ -7,6 +7,7 @@ import (
 	batchv1 "k8s.io/api/batch/v1"
 	corev1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	"k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/utils/ptr"
 	"sigs.k8s.io/controller-runtime/pkg/client"
@@ -52,6 +53,9 @@ func (p *Pods) mayName(ctx context.Context, pod *corev1.Pod, group string, tj *t
 	pg.SetGroupVersionKind(gang.NativePodGroupGVK)
 	err := p.lineage.live.Get(ctx, client.ObjectKey{Namespace: pod.Namespace, Name: group}, pg)
 	switch {
+	case meta.IsNoMatchError(err):
+		// The API server serves no Kubernetes PodGroups: none is ours.
+		return nil
 	case apierrors.IsNotFound(err):
 		return p.mayNameUnmade(ctx, pod, group, tj)
 	case err != nil:

@@ -1,15 +1,18 @@
 package webhook
 
 import (
+	"context"
 	"strings"
 	"testing"
 
 	corev1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/utils/ptr"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/controller-runtime/pkg/client/fake"
+	"sigs.k8s.io/controller-runtime/pkg/client/interceptor"
 	jobsetapi "sigs.k8s.io/jobset/api/jobset/v1alpha2"
 
 	"github.com/trainjob-kueue/trainjob-kueue/gang"
@@ -92,5 +95,24 @@ func TestAPodNamesAJobsPodGroupOnlyAsThatJobsPod(t *testing.T) {
 				t.Fatalf("Default = %v, want a refusal saying %q", err, tc.refused)
 			}
 		})
+	}
+}
+
+// Where the API server serves no Kubernetes PodGroups (a release or
+// set-up without the Workload API), no group is ours: a pod naming one is
+// none of our business, never refused for the failed read.
+func TestAPodNamingAGroupWhereNoneIsServedIsLetThrough(t *testing.T) {
+	f := newFamily()
+	c := fake.NewClientBuilder().WithScheme(scheme.New()).WithObjects(f.objects()...).WithInterceptorFuncs(interceptor.Funcs{
+		Get: func(ctx context.Context, c client.WithWatch, key client.ObjectKey, obj client.Object, opts ...client.GetOption) error {
+			if obj.GetObjectKind().GroupVersionKind().Kind == "PodGroup" {
+				return &meta.NoKindMatchError{GroupKind: gang.NativePodGroupGVK.GroupKind(), SearchedVersions: []string{"v1beta1"}}
+			}
+			return c.Get(ctx, key, obj, opts...)
+		}}).Build()
+	pod := &corev1.Pod{ObjectMeta: metav1.ObjectMeta{Namespace: "team", Name: "p"},
+		Spec: corev1.PodSpec{SchedulingGroup: &corev1.PodSchedulingGroup{PodGroupName: ptr.To("their-gang")}}}
+	if err := (&Pods{lineage: lineage{cached: c, live: c}}).Default(t.Context(), pod); err != nil {
+		t.Fatalf("refused: %v", err)
 	}
 }
