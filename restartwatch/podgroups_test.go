@@ -29,9 +29,9 @@ func TestThePodGroupCRDComingOrGoingRestarts(t *testing.T) {
 		want               string
 	}{
 		"installed after a start without it": {installed: true, want: "was installed: restarting to serve gang mode coscheduling"},
-		"removed while served":                {serving: true, want: "was removed"},
-		"installed, served":                   {installed: true, serving: true},
-		"missing, not served":                 {},
+		"removed while served":               {serving: true, want: "was removed"},
+		"installed, served":                  {installed: true, serving: true},
+		"missing, not served":                {},
 	} {
 		t.Run(name, func(t *testing.T) {
 			b := fake.NewClientBuilder().WithScheme(s)
