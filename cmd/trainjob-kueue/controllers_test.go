@@ -76,7 +76,8 @@ func TestTheRestartWatchersAreListed(t *testing.T) {
 	for _, c := range restartWatchers(flags{}, settings.Shared{Shape: shape.PodTemplateOverrides{}}, func(error) {}) {
 		names = append(names, c.name)
 	}
-	want := []string{"the watch of the TrainJob shape (an in-place Trainer upgrade)", "the watch of Kueue's built-in TrainJob integration (turned on or off)"}
+	want := []string{"the watch of the TrainJob shape (an in-place Trainer upgrade)", "the watch of Kueue's built-in TrainJob integration (turned on or off)",
+		"the watch of scheduler-plugins' PodGroup CRD (installed or removed)"}
 	if diff := cmp.Diff(want, names); diff != "" {
 		t.Errorf("restart watchers (-want +got):\n%s", diff)
 	}
