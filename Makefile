@@ -34,7 +34,7 @@ PROVISIONING ?= false
 # Deployment's are.
 REPLICAS ?= 1
 
-.PHONY: prefetch generate verify-generate all build plugin krew image image-push deploy bench bench-forecast bench-gang bench-sweep bench-smoke bench-check bench-baseline scale scale-harness test test-install test-image test-smoke test-full test-unit test-integration test-e2e test-e2e-main test-deployed test-deployed-helm test-reliability test-reliability-smoke fuzz vet envtest-assets components cluster-up cluster-down cluster-switch multikueue-up demo dashboard-picture clean
+.PHONY: prefetch generate verify-generate all build plugin krew image image-push deploy bench bench-forecast bench-forecast-scale bench-gang bench-sweep bench-smoke bench-check bench-baseline scale scale-harness test test-install test-image test-smoke test-full test-unit test-integration test-e2e test-e2e-main test-deployed test-deployed-helm test-reliability test-reliability-smoke fuzz vet envtest-assets components cluster-up cluster-down cluster-switch multikueue-up demo dashboard-picture clean
 
 all: build
 
@@ -248,7 +248,7 @@ test: IMAGE_TEST_PLATFORMS = linux/$(shell $(GO) env GOARCH)
 # Every package but the tiers that need a control plane: a new package is
 # tested without being listed.
 test-unit:
-	$(GO) test -count=1 $$($(GO) list ./... | grep -v -e /test/integration -e /test/e2e -e /test/reliability -e /test/forecastaccuracy -e /test/gangbench)
+	$(GO) test -count=1 $$($(GO) list ./... | grep -v -e /test/integration -e /test/e2e -e /test/reliability -e /test/forecastaccuracy -e /test/forecastscale -e /test/gangbench)
 
 ## test-integration: real kube-apiserver + etcd, Kueue core and Trainer v2.2.1
 ## in process, JobSet v0.12.0 as a process.
@@ -399,6 +399,15 @@ scale-harness:
 bench-forecast:
 	$(MAKE) --no-print-directory components TRAINER_VERSION=v2.3.0
 	$(GO) test -count=1 -timeout 40m -run '^$$' -bench BenchmarkExpectedStartAccuracy -benchtime 1x -v ./test/forecastaccuracy/
+
+## bench-forecast-scale: what list -A -o wide and explain cost over 1,000,
+## 3,000 and 10,000 queued TrainJobs, on one ClusterQueue and spread over a
+## cohort of ten (test/forecastscale: the plugin binary against a real
+## kube-apiserver and etcd with Kueue's and Trainer's CRDs; ~15 minutes),
+## and the forecast alone (explain's BenchmarkForecast). Not part of make test.
+bench-forecast-scale: envtest-assets
+	$(GO) test -run '^$$' -bench BenchmarkForecast -benchtime 3x ./explain/
+	KUBEBUILDER_ASSETS=$(ASSETS) $(GO) test -count=1 -timeout 60m -run '^$$' -bench BenchmarkListAtScale -benchtime 1x ./test/forecastscale/
 
 ## bench-gang: how long a gang of 8 pods × 8 GPUs takes from its admission
 ## to all its pods bound, in gang mode coscheduling (Kubernetes v1.34.4,

@@ -1,6 +1,7 @@
 package explain
 
 import (
+	"fmt"
 	"slices"
 	"time"
 
@@ -23,14 +24,35 @@ const (
 // History is how long the finished jobs of each runtime ran (RuntimeKey).
 type History map[string][]time.Duration
 
+// runs of the runtime, shortest first (sorted once, in place).
+func (h History) runs(runtime string) []time.Duration {
+	runs := h[runtime]
+	if !slices.IsSorted(runs) {
+		slices.Sort(runs)
+	}
+	return runs
+}
+
 // median of the runtime's runs; false without any.
 func (h History) median(runtime string) (time.Duration, bool) {
-	runs := slices.Clone(h[runtime])
+	runs := h.runs(runtime)
 	if len(runs) == 0 {
 		return 0, false
 	}
-	slices.Sort(runs)
 	return runs[len(runs)/2], true
+}
+
+// medianPast is how long a job of the runtime that has already run ran is
+// expected to run in all: the median of the runs that lasted longer than
+// that (a job past the median is expected to end as the longer runs did,
+// not at a time already gone); false when none did.
+func (h History) medianPast(runtime string, ran time.Duration) (time.Duration, bool) {
+	runs := h.runs(runtime)
+	i, _ := slices.BinarySearch(runs, ran+1)
+	if longer := runs[i:]; len(longer) > 0 {
+		return longer[len(longer)/2], true
+	}
+	return 0, false
 }
 
 // Add records that a finished job of runtime ran d.
@@ -65,40 +87,56 @@ func RanFor(wl *kueue.Workload) (time.Duration, bool) {
 const trustAfter = 10 * time.Minute
 
 // EndOf is when the running job (its Workload admitted; job nil for
-// another kind's Workload) is expected to
-// end, and how that is known; "" when it can't be told. In order: the
-// time left Trainer reports (once believed), the rate of its reported
-// progress, the median run of its runtime's finished jobs, Kueue's
-// maximumExecutionTimeSeconds. An estimate already past is not believed
-// (the job outlived it), and the next is tried.
-func EndOf(job *trainjob.TrainJob, wl *kueue.Workload, h History, now time.Time) (time.Time, string) {
+// another kind's Workload) is expected to end, and how that is known; when
+// it can't be told, from is "" and why says why. In order: the time left
+// Trainer reports (once believed), the rate of its reported progress, the
+// median of its runtime's finished runs that lasted longer than it has run
+// so far, Kueue's maximumExecutionTimeSeconds. An estimate already past is
+// not believed (the job outlived it), and the next is tried.
+func EndOf(job *trainjob.TrainJob, wl *kueue.Workload, h History, now time.Time) (end time.Time, from, why string) {
 	adm := apimeta.FindStatusCondition(wl.Status.Conditions, kueue.WorkloadAdmitted)
 	if adm == nil || adm.Status != metav1.ConditionTrue {
-		return time.Time{}, ""
+		return time.Time{}, "", "it is not admitted"
 	}
 	since := adm.LastTransitionTime.Time
 	ran := now.Sub(since)
 	if job == nil { // another kind's Workload
-		return maxExecutionEnd(wl, since, now)
+		if end, from := maxExecutionEnd(wl, since, now); from != "" {
+			return end, from, ""
+		}
+		return time.Time{}, "", "it is not a TrainJob and has no maximum execution time"
 	}
 	if ts := job.Status.TrainerStatus; ts != nil && !job.Suspended() {
 		at := ts.LastUpdatedTime.Time
 		if left := ts.EstimatedRemainingSeconds; left != nil && *left >= 0 && !at.IsZero() && !at.After(now) {
 			l := time.Duration(*left) * time.Second
 			if end := at.Add(l); (ran >= l || ran >= trustAfter) && !end.Before(now) {
-				return end, FromReported
+				return end, FromReported, ""
 			}
 		}
 		if p := ts.ProgressPercentage; p != nil && *p > 0 && *p < 100 && ran >= time.Minute {
 			if end := since.Add(time.Duration(float64(ran) * 100 / float64(*p))); !end.Before(now) {
-				return end, FromProgress
+				return end, FromProgress, ""
 			}
 		}
 	}
-	if d, ok := h.median(runtimeKey(job)); ok && !since.Add(d).Before(now) {
-		return since.Add(d), FromHistory
+	if d, ok := h.medianPast(runtimeKey(job), ran); ok {
+		return since.Add(d), FromHistory, ""
 	}
-	return maxExecutionEnd(wl, since, now)
+	if end, from := maxExecutionEnd(wl, since, now); from != "" {
+		return end, from, ""
+	}
+	return time.Time{}, "", noEndWhy(h.runs(runtimeKey(job)))
+}
+
+// noEndWhy says why a running TrainJob's end can't be told, given its
+// runtime's finished runs: never "no history" when there is one.
+func noEndWhy(runs []time.Duration) string {
+	history := "no history of its runtime"
+	if len(runs) > 0 {
+		history = fmt.Sprintf("it has run longer than any of the %d finished runs of its runtime (the longest %s)", len(runs), runs[len(runs)-1].Round(time.Second))
+	}
+	return "no time left reported, no progress, " + history + ", no maximum execution time"
 }
 
 // maxExecutionEnd is when Kueue's maximumExecutionTimeSeconds ends a job

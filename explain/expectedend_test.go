@@ -43,13 +43,19 @@ func TestEndOfTakesTheFirstSourceThatTellsIt(t *testing.T) {
 		maxExec  *int32
 		wantEnd  time.Duration // from now
 		wantFrom string
+		wantWhy  string
 	}{
 		"reported, believed: it ran longer than it says is left": {ran: 30 * time.Minute, status: reported(600, time.Minute, 0), wantEnd: 9 * time.Minute, wantFrom: explain.FromReported},
 		"reported, believed: it ran past the trust time":         {ran: 20 * time.Minute, status: reported(7200, 0, 0), wantEnd: 2 * time.Hour, wantFrom: explain.FromReported},
 		"reported nearly done too early: its progress instead":   {ran: 2 * time.Minute, status: reported(600, 0, 20), wantEnd: 8 * time.Minute, wantFrom: explain.FromProgress},
 		"no report: its runtime's median run":                    {ran: time.Hour, history: history, wantEnd: time.Hour, wantFrom: explain.FromHistory},
-		"outlived its history: the maximum execution time":       {ran: 2*time.Hour + time.Minute, history: explain.History{"ClusterTrainingRuntime/torch": {time.Hour}}, maxExec: ptr.To[int32](4 * 3600), wantEnd: 2*time.Hour - time.Minute, wantFrom: explain.FromMaxExecution},
-		"nothing tells it": {ran: time.Hour},
+		// Past the median (2h) of 90m, 2h and 3h: the runs longer than
+		// its 2h10m so far ended at 3h.
+		"past its runtime's median: as the longer runs ended": {ran: 2*time.Hour + 10*time.Minute, history: history, wantEnd: 50 * time.Minute, wantFrom: explain.FromHistory},
+		"outlived its history: the maximum execution time":    {ran: 2*time.Hour + time.Minute, history: explain.History{"ClusterTrainingRuntime/torch": {time.Hour}}, maxExec: ptr.To[int32](4 * 3600), wantEnd: 2*time.Hour - time.Minute, wantFrom: explain.FromMaxExecution},
+		"outlived every run, nothing else: said so, not 'no history'": {ran: 4 * time.Hour, history: history,
+			wantWhy: "no time left reported, no progress, it has run longer than any of the 3 finished runs of its runtime (the longest 3h0m0s), no maximum execution time"},
+		"nothing tells it": {ran: time.Hour, wantWhy: "no time left reported, no progress, no history of its runtime, no maximum execution time"},
 	} {
 		t.Run(name, func(t *testing.T) {
 			j, wl := job(tc.ran, tc.status)
@@ -58,9 +64,9 @@ func TestEndOfTakesTheFirstSourceThatTellsIt(t *testing.T) {
 			if h == nil {
 				h = explain.History{}
 			}
-			end, from := explain.EndOf(j, wl, h, now)
-			if from != tc.wantFrom || (from != "" && !end.Equal(now.Add(tc.wantEnd))) || (from == "" && !end.IsZero()) {
-				t.Errorf("EndOf: %v from %q; want in %v from %q", end.Sub(now), from, tc.wantEnd, tc.wantFrom)
+			end, from, why := explain.EndOf(j, wl, h, now)
+			if from != tc.wantFrom || why != tc.wantWhy || (from != "" && !end.Equal(now.Add(tc.wantEnd))) || (from == "" && !end.IsZero()) {
+				t.Errorf("EndOf: %v from %q (why %q); want in %v from %q (why %q)", end.Sub(now), from, why, tc.wantEnd, tc.wantFrom, tc.wantWhy)
 			}
 		})
 	}

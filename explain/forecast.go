@@ -2,7 +2,9 @@ package explain
 
 import (
 	"cmp"
+	"container/heap"
 	"fmt"
+	"maps"
 	"slices"
 	"strings"
 	"time"
@@ -10,6 +12,7 @@ import (
 	corev1 "k8s.io/api/core/v1"
 
 	"github.com/trainjob-kueue/trainjob-kueue/podsets"
+	"github.com/trainjob-kueue/trainjob-kueue/quota"
 )
 
 // Running is a job admitted to the ClusterQueue: the quota it holds, per
@@ -22,6 +25,8 @@ type Running struct {
 	// held for good.
 	End  time.Time
 	From string
+	// Why its end can't be told, when it can't.
+	Why string
 }
 
 // Waiting is a job waiting in the ClusterQueue.
@@ -32,6 +37,8 @@ type Waiting struct {
 	// is known; From "" when it is not.
 	Runs time.Duration
 	From string
+	// Why its run time can't be told, when it can't.
+	Why string
 }
 
 // Plan is a ClusterQueue to play forward: its quota now (Queue: its
@@ -70,55 +77,78 @@ func (s Start) Known() bool { return !s.At.IsZero() }
 // higher priority that arrives later, or of a running one by a waiting
 // one), the cohort's lending changing, fair sharing and topology. Pure:
 // the same plan gives the same starts.
+//
+// Near-linear in the queue: waiting jobs of one shape (lines) are tried
+// once per shape between two releases, not once each. Between releases
+// quota is only taken, never given back, so a shape that did not fit
+// does not fit again before the next release, and the jobs behind it in
+// its line would fail the same way; a line's head is the only one of its
+// jobs worth trying. The work is then about (waiting jobs + releases) ×
+// shapes, where replaying every job at every release was waiting jobs².
 func Forecast(p Plan) map[string]Start {
 	l := newLedger(p.Queue)
-	ends := slices.Clone(p.Running)
-	var unknown []string
-	for i := len(ends) - 1; i >= 0; i-- {
-		if ends[i].From == "" {
-			unknown = append(unknown, ends[i].Job)
-			ends = slices.Delete(ends, i, i+1)
+	ends := &endQueue{}
+	var unknown []Running
+	for _, r := range p.Running {
+		if r.From == "" {
+			unknown = append(unknown, r)
+			continue
 		}
+		heap.Push(ends, r)
 	}
-	byEnd := func(a, b Running) int { return cmp.Or(a.End.Compare(b.End), cmp.Compare(a.Job, b.Job)) }
-	slices.SortFunc(ends, byEnd)
-	slices.Sort(unknown)
-	out := map[string]Start{}
+	out := make(map[string]Start, len(p.Waiting))
+	lines := linesOf(p.Waiting)
 	now, released := p.Now, []Running(nil)
-	left := slices.Clone(p.Waiting)
+	left := len(p.Waiting)
 	for {
-		for i := 0; i < len(left); {
-			w := left[i]
+		// One round: every line with jobs left, its head first in Kueue's
+		// order.
+		round := &headQueue{}
+		for _, ln := range lines {
+			if ln.next < len(ln.jobs) {
+				round.lines = append(round.lines, ln)
+			}
+		}
+		heap.Init(round)
+		for round.Len() > 0 {
+			ln := round.lines[0]
+			w := p.Waiting[ln.jobs[ln.next]]
 			try := l.clone()
-			a, booked := assignOn(try, w.Roles, p.Queue)
-			if !a.Fits() {
-				if p.StrictFIFO {
-					break
+			if a, booked := assignOn(try, w.Roles, p.Queue); a.Fits() {
+				l = try
+				out[w.Job] = Start{At: now, After: lastThree(released)}
+				ln.next++
+				left--
+				if w.From == "" {
+					unknown = append(unknown, Running{Job: w.Job, Why: w.Why})
+				} else {
+					heap.Push(ends, Running{Job: w.Job, End: now.Add(w.Runs), From: w.From, Uses: booked})
 				}
-				i++
+				if ln.next < len(ln.jobs) {
+					heap.Fix(round, 0)
+				} else {
+					heap.Pop(round)
+				}
 				continue
 			}
-			l = try
-			out[w.Job] = Start{At: now, After: lastThree(released)}
-			left = slices.Delete(left, i, i+1)
-			if w.From == "" {
-				unknown = append(unknown, w.Job)
-				continue
+			if p.StrictFIFO {
+				break
 			}
-			ends = append(ends, Running{Job: w.Job, End: now.Add(w.Runs), From: w.From, Uses: booked})
-			slices.SortFunc(ends, byEnd)
+			heap.Pop(round)
 		}
-		if len(left) == 0 {
+		if left == 0 {
 			return out
 		}
-		if len(ends) == 0 {
-			for _, w := range left {
-				out[w.Job] = Start{Unknown: unknownWhy(unknown)}
+		if ends.Len() == 0 {
+			why := unknownWhy(unknown)
+			for _, ln := range lines {
+				for _, i := range ln.jobs[ln.next:] {
+					out[p.Waiting[i].Job] = Start{Unknown: why}
+				}
 			}
 			return out
 		}
-		next := ends[0]
-		ends = ends[1:]
+		next := heap.Pop(ends).(Running)
 		if next.End.After(now) {
 			now = next.End
 		}
@@ -129,19 +159,114 @@ func Forecast(p Plan) map[string]Start {
 	}
 }
 
+// line is the waiting jobs of one shape, by their index in Kueue's order;
+// next is the first not yet started.
+type line struct {
+	jobs []int
+	next int
+}
+
+// linesOf groups waiting by shape: what the fit reads of a job's roles
+// (each role's requests in total, its nodeSelector and tolerations).
+func linesOf(waiting []Waiting) []*line {
+	byShape := map[string]*line{}
+	var out []*line
+	for i, w := range waiting {
+		key := shapeKey(w.Roles)
+		ln, ok := byShape[key]
+		if !ok {
+			ln = &line{}
+			byShape[key] = ln
+			out = append(out, ln)
+		}
+		ln.jobs = append(ln.jobs, i)
+	}
+	return out
+}
+
+// shapeKey is what assignOn reads of roles, as a string: two jobs with the
+// same key fit, or not, alike.
+func shapeKey(roles []podsets.Role) string {
+	var b strings.Builder
+	for i, u := range quota.Usage(roles) {
+		b.WriteString("|")
+		for _, r := range slices.Sorted(maps.Keys(u.Total)) {
+			q := u.Total[r]
+			fmt.Fprintf(&b, "%s=%s,", r, q.String())
+		}
+		spec := &roles[i].Template.Spec
+		for _, k := range slices.Sorted(maps.Keys(spec.NodeSelector)) {
+			fmt.Fprintf(&b, "ns:%s=%s,", k, spec.NodeSelector[k])
+		}
+		for _, t := range spec.Tolerations {
+			fmt.Fprintf(&b, "t:%s/%s/%s/%s,", t.Key, t.Operator, t.Value, t.Effect)
+		}
+	}
+	return b.String()
+}
+
+// headQueue orders a round's lines by their head's place in Kueue's order.
+type headQueue struct{ lines []*line }
+
+func (q *headQueue) Len() int { return len(q.lines) }
+func (q *headQueue) Less(i, j int) bool {
+	return q.lines[i].jobs[q.lines[i].next] < q.lines[j].jobs[q.lines[j].next]
+}
+func (q *headQueue) Swap(i, j int) { q.lines[i], q.lines[j] = q.lines[j], q.lines[i] }
+func (q *headQueue) Push(x any)    { q.lines = append(q.lines, x.(*line)) }
+func (q *headQueue) Pop() any {
+	last := q.lines[len(q.lines)-1]
+	q.lines = q.lines[:len(q.lines)-1]
+	return last
+}
+
+// endQueue is the jobs with a known end, the first to end first (by name
+// among equals: the same plan, the same starts).
+type endQueue []Running
+
+func (q endQueue) Len() int { return len(q) }
+func (q endQueue) Less(i, j int) bool {
+	return cmp.Or(q[i].End.Compare(q[j].End), cmp.Compare(q[i].Job, q[j].Job)) < 0
+}
+func (q endQueue) Swap(i, j int) { q[i], q[j] = q[j], q[i] }
+func (q *endQueue) Push(x any)   { *q = append(*q, x.(Running)) }
+func (q *endQueue) Pop() any {
+	old := *q
+	last := old[len(old)-1]
+	*q = old[:len(old)-1]
+	return last
+}
+
 // lastThree are the latest three of released, the last to end last.
 func lastThree(released []Running) []Running {
 	return slices.Clone(released[max(0, len(released)-3):])
 }
 
-// unknownWhy names the jobs whose end can't be told.
-func unknownWhy(jobs []string) string {
-	jobs = slices.Sorted(slices.Values(jobs))
+// unknownWhy names the jobs whose end can't be told, and why, the jobs
+// of one reason together.
+func unknownWhy(jobs []Running) string {
 	if len(jobs) == 0 {
 		return "it does not fit even once every running job has ended"
 	}
-	if len(jobs) > 3 {
-		return fmt.Sprintf("it waits for %s and %d other jobs whose end can't be told (no time left reported, no progress, no history of their runtime, no maximum execution time)", strings.Join(jobs[:3], ", "), len(jobs)-3)
+	byWhy := map[string][]string{}
+	for _, r := range jobs {
+		byWhy[r.Why] = append(byWhy[r.Why], r.Job)
 	}
-	return "it waits for " + strings.Join(jobs, ", ") + ", whose end can't be told (no time left reported, no progress, no history of its runtime, no maximum execution time)"
+	var parts []string
+	for _, why := range slices.Sorted(maps.Keys(byWhy)) {
+		names := slices.Sorted(slices.Values(byWhy[why]))
+		said := strings.Join(names, ", ")
+		if len(names) > 3 {
+			said = fmt.Sprintf("%s and %d other jobs", strings.Join(names[:3], ", "), len(names)-3)
+		}
+		if why == "" {
+			why = "no way to tell it"
+		}
+		parts = append(parts, said+" ("+why+")")
+	}
+	if len(parts) == 1 {
+		said, why, _ := strings.Cut(parts[0], " (")
+		return "it waits for " + said + ", whose end can't be told (" + why
+	}
+	return "it waits for jobs whose end can't be told: " + strings.Join(parts, "; ")
 }

@@ -25,11 +25,13 @@ func TestForecastPlaysTheQueueForward(t *testing.T) {
 	}
 	llm := explain.Running{Job: "ml/llm-1", Uses: gpus("8"), End: now.Add(10 * time.Minute), From: explain.FromReported}
 	sweep := explain.Running{Job: "ml/sweep-2", Uses: gpus("8"), End: now.Add(4 * time.Minute), From: explain.FromHistory}
-	held := explain.Running{Job: "ml/notebook", Uses: gpus("8")}
+	held := explain.Running{Job: "ml/notebook", Uses: gpus("8"), Why: "no time left reported, no progress, no history of its runtime, no maximum execution time"}
 	waiting := func(name string, pods int32, runs time.Duration) explain.Waiting {
 		w := explain.Waiting{Job: name, Roles: []podsets.Role{gpuRole("node", pods, "4", nil)}, Runs: runs}
 		if runs > 0 {
 			w.From = explain.FromHistory
+		} else {
+			w.Why = "no history of its runtime, no maximum execution time"
 		}
 		return w
 	}
@@ -71,7 +73,14 @@ func TestForecastPlaysTheQueueForward(t *testing.T) {
 			want: map[string]explain.Start{
 				"ml/a": {At: now.Add(4 * time.Minute), After: []explain.Running{sweep}},
 				// a has no run time either: b waits on both.
-				"ml/b": {Unknown: "it waits for ml/a, ml/notebook, whose end can't be told (no time left reported, no progress, no history of its runtime, no maximum execution time)"},
+				"ml/b": {Unknown: "it waits for jobs whose end can't be told: ml/a (no history of its runtime, no maximum execution time); ml/notebook (no time left reported, no progress, no history of its runtime, no maximum execution time)"},
+			},
+		},
+		"jobs whose end can't be told for one reason, said once": {
+			plan: explain.Plan{Queue: queue(), Running: []explain.Running{held, {Job: "ml/other", Uses: gpus("8"), Why: held.Why}}, Now: now,
+				Waiting: []explain.Waiting{waiting("ml/b", 2, time.Hour)}},
+			want: map[string]explain.Start{
+				"ml/b": {Unknown: "it waits for ml/notebook, ml/other, whose end can't be told (no time left reported, no progress, no history of its runtime, no maximum execution time)"},
 			},
 		},
 		"never fits": {

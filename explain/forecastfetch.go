@@ -14,75 +14,149 @@ import (
 	"k8s.io/utils/ptr"
 	kueue "sigs.k8s.io/kueue/apis/kueue/v1beta2"
 
+	"github.com/trainjob-kueue/trainjob-kueue/paging"
 	"github.com/trainjob-kueue/trainjob-kueue/podsets"
 	"github.com/trainjob-kueue/trainjob-kueue/preemptcost"
 	"github.com/trainjob-kueue/trainjob-kueue/quota"
 	"github.com/trainjob-kueue/trainjob-kueue/trainjob"
 )
 
-// Forecasts plays each of clusterQueues forward (Forecast) and returns the
-// expected start of every TrainJob waiting in them, by "namespace/name".
-// One list per kind across every namespace — Workloads, TrainJobs,
-// LocalQueues — and each ClusterQueue's own reads, never a request per
-// job: a ClusterQueue serves every namespace, and a job waits for the
-// others' jobs too.
+// Snapshot is what a forecast reads of every namespace: a ClusterQueue
+// serves them all, and a job waits for the other namespaces' jobs too.
+type Snapshot struct {
+	Workloads []kueue.Workload
+	TrainJobs []trainjob.TrainJob
+	// LocalQueues by "namespace/name".
+	LocalQueues map[string]*kueue.LocalQueue
+}
+
+// Snapshot lists Workloads, TrainJobs and LocalQueues in every namespace,
+// page by page: one list per kind, never a request per job.
+func (e *Explainer) Snapshot(ctx context.Context) (Snapshot, error) {
+	s := Snapshot{LocalQueues: map[string]*kueue.LocalQueue{}}
+	if err := paging.List(ctx, e.Client, func() *kueue.WorkloadList { return &kueue.WorkloadList{} },
+		func(l *kueue.WorkloadList) { s.Workloads = append(s.Workloads, l.Items...) }); err != nil {
+		return s, fmt.Errorf("listing Workloads in every namespace (the ClusterQueues' jobs): %w", err)
+	}
+	if err := paging.List(ctx, e.Client, func() *trainjob.TrainJobList { return &trainjob.TrainJobList{} },
+		func(l *trainjob.TrainJobList) { s.TrainJobs = append(s.TrainJobs, l.Items...) }); err != nil {
+		return s, fmt.Errorf("listing TrainJobs in every namespace: %w", err)
+	}
+	if err := paging.List(ctx, e.Client, func() *kueue.LocalQueueList { return &kueue.LocalQueueList{} },
+		func(l *kueue.LocalQueueList) {
+			for i := range l.Items {
+				s.LocalQueues[l.Items[i].Namespace+"/"+l.Items[i].Name] = &l.Items[i]
+			}
+		}); err != nil {
+		return s, fmt.Errorf("listing LocalQueues in every namespace: %w", err)
+	}
+	return s, nil
+}
+
+// Forecasts is ForecastsFrom a fresh Snapshot.
 func (e *Explainer) Forecasts(ctx context.Context, clusterQueues []string) (map[string]Start, error) {
-	var wls kueue.WorkloadList
-	if err := e.Client.List(ctx, &wls); err != nil {
-		return nil, fmt.Errorf("listing Workloads in every namespace (the ClusterQueue's jobs): %w", err)
+	s, err := e.Snapshot(ctx)
+	if err != nil {
+		return nil, err
 	}
-	var jobs trainjob.TrainJobList
-	if err := e.Client.List(ctx, &jobs); err != nil {
-		return nil, fmt.Errorf("listing TrainJobs in every namespace: %w", err)
-	}
-	var lqs kueue.LocalQueueList
-	if err := e.Client.List(ctx, &lqs); err != nil {
-		return nil, fmt.Errorf("listing LocalQueues in every namespace: %w", err)
-	}
-	leadsTo := map[string]string{}
-	for _, lq := range lqs.Items {
-		leadsTo[lq.Namespace+"/"+lq.Name] = string(lq.Spec.ClusterQueue)
-	}
-	byUID := map[types.UID]*trainjob.TrainJob{}
-	for i := range jobs.Items {
-		byUID[jobs.Items[i].UID] = &jobs.Items[i]
+	return e.ForecastsFrom(ctx, s, clusterQueues), nil
+}
+
+// ForecastsFrom plays each of clusterQueues forward (Forecast) and returns
+// the expected start of every job waiting in them, by "namespace/name".
+// A ClusterQueue that is missing, inactive or can't be read, or a
+// LocalQueue that is inactive, takes nothing from the others: its jobs'
+// starts are unknown, saying why, and every other job keeps its own.
+func (e *Explainer) ForecastsFrom(ctx context.Context, s Snapshot, clusterQueues []string) map[string]Start {
+	byUID := make(map[types.UID]*trainjob.TrainJob, len(s.TrainJobs))
+	for i := range s.TrainJobs {
+		byUID[s.TrainJobs[i].UID] = &s.TrainJobs[i]
 	}
 	now := e.now()
-	history := historyOf(wls.Items, byUID)
+	history := historyOf(s.Workloads, byUID)
 	out := map[string]Start{}
 	for _, name := range clusterQueues {
 		q, err := e.clusterQueue(ctx, name)
-		if err != nil || q == nil {
-			return nil, err
-		}
-		plan := Plan{Queue: q, Now: now, StrictFIFO: q.ClusterQueue.Spec.QueueingStrategy == kueue.StrictFIFO}
-		var waiting []*kueue.Workload
-		for i := range wls.Items {
-			wl := &wls.Items[i]
+		plan := Plan{Queue: q, Now: now}
+		var waiting []queued
+		for i := range s.Workloads {
+			wl := &s.Workloads[i]
 			job := ownerOf(wl, byUID)
 			switch {
 			case apimeta.IsStatusConditionTrue(wl.Status.Conditions, kueue.WorkloadFinished):
 			case wl.Status.Admission != nil && string(wl.Status.Admission.ClusterQueue) == name &&
 				apimeta.IsStatusConditionTrue(wl.Status.Conditions, kueue.WorkloadQuotaReserved):
 				r := Running{Job: jobName(wl, job), Uses: usesOf(wl.Status.Admission)}
-				r.End, r.From = EndOf(job, wl, history, now)
+				r.End, r.From, r.Why = EndOf(job, wl, history, now)
 				plan.Running = append(plan.Running, r)
-			case wl.Status.Admission == nil && ptr.Deref(wl.Spec.Active, true) && leadsTo[wl.Namespace+"/"+string(wl.Spec.QueueName)] == name:
-				waiting = append(waiting, wl)
+			case wl.Status.Admission == nil && ptr.Deref(wl.Spec.Active, true):
+				lq := s.LocalQueues[wl.Namespace+"/"+string(wl.Spec.QueueName)]
+				if lq == nil || string(lq.Spec.ClusterQueue) != name {
+					continue
+				}
+				if why := inactive(lq.Status.Conditions, kueue.LocalQueueActive, "LocalQueue "+lq.Namespace+"/"+lq.Name); why != "" {
+					out[jobName(wl, job)] = Start{Unknown: why}
+					continue
+				}
+				waiting = append(waiting, queued{wl: wl, job: job, priority: effectivePriority(wl), at: queuedAt(wl)})
 			}
 		}
+		if why := unserved(name, q, err); why != "" {
+			for _, w := range waiting {
+				out[jobName(w.wl, w.job)] = Start{Unknown: why}
+			}
+			continue
+		}
+		plan.StrictFIFO = q.ClusterQueue.Spec.QueueingStrategy == kueue.StrictFIFO
 		slices.SortStableFunc(waiting, kueueOrder)
-		for _, wl := range waiting {
-			job := ownerOf(wl, byUID)
-			w := Waiting{Job: jobName(wl, job), Roles: rolesOf(wl)}
-			w.Runs, w.From = runsFor(job, wl, history)
-			plan.Waiting = append(plan.Waiting, w)
+		for _, w := range waiting {
+			plan.Waiting = append(plan.Waiting, waitingOf(w, history))
 		}
 		for k, v := range Forecast(plan) {
 			out[k] = v
 		}
 	}
-	return out, nil
+	return out
+}
+
+// unserved says why a ClusterQueue admits nothing now: missing,
+// unreadable or inactive; "" when it admits.
+func unserved(name string, q *Queue, err error) string {
+	switch {
+	case err != nil:
+		return fmt.Sprintf("its ClusterQueue %s can't be read: %v", name, err)
+	case q == nil:
+		return "its ClusterQueue " + name + " does not exist"
+	}
+	return inactive(q.ClusterQueue.Status.Conditions, kueue.ClusterQueueActive, "ClusterQueue "+name)
+}
+
+// inactive says why a queue whose Active condition is False admits
+// nothing; "" when it is active, or Kueue has not said yet.
+func inactive(conds []metav1.Condition, active, queue string) string {
+	c := apimeta.FindStatusCondition(conds, active)
+	if c == nil || c.Status != metav1.ConditionFalse {
+		return ""
+	}
+	return fmt.Sprintf("its %s is inactive (%s: %s): nothing is admitted from it until it is active again", queue, c.Reason, c.Message)
+}
+
+// queued is a waiting Workload with its job and its place in Kueue's
+// order, read once: a sort of ten thousand jobs compares each many times.
+type queued struct {
+	wl       *kueue.Workload
+	job      *trainjob.TrainJob
+	priority int64
+	at       time.Time
+}
+
+func waitingOf(w queued, history History) Waiting {
+	out := Waiting{Job: jobName(w.wl, w.job), Roles: rolesOf(w.wl)}
+	out.Runs, out.From = runsFor(w.job, w.wl, history)
+	if out.From == "" {
+		out.Why = "no history of its runtime, no maximum execution time"
+	}
+	return out
 }
 
 // historyOf is how long the finished TrainJobs of each runtime ran.
@@ -139,13 +213,17 @@ func rolesOf(wl *kueue.Workload) []podsets.Role {
 	return out
 }
 
+// effectivePriority is the priority Kueue's queues order by: the
+// Workload's, plus a preemption-cost policy's boost.
+func effectivePriority(wl *kueue.Workload) int64 {
+	return int64(ptr.Deref(wl.Spec.Priority, 0)) + int64(preemptcost.BoostValue(wl))
+}
+
 // kueueOrder is the order Kueue's queues pop in: higher effective
-// priority first (a preemption-cost policy's boost included), then the
-// earlier queue time (an evicted Workload queues again from its eviction).
-func kueueOrder(a, b *kueue.Workload) int {
-	pa := int64(ptr.Deref(a.Spec.Priority, 0)) + int64(preemptcost.BoostValue(a))
-	pb := int64(ptr.Deref(b.Spec.Priority, 0)) + int64(preemptcost.BoostValue(b))
-	return cmp.Or(cmp.Compare(pb, pa), queuedAt(a).Compare(queuedAt(b)), cmp.Compare(a.Namespace+"/"+a.Name, b.Namespace+"/"+b.Name))
+// priority first, then the earlier queue time (an evicted Workload queues
+// again from its eviction).
+func kueueOrder(a, b queued) int {
+	return cmp.Or(cmp.Compare(b.priority, a.priority), a.at.Compare(b.at), cmp.Compare(a.wl.Namespace+"/"+a.wl.Name, b.wl.Namespace+"/"+b.wl.Name))
 }
 
 func queuedAt(wl *kueue.Workload) time.Time {

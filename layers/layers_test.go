@@ -11,7 +11,7 @@ import (
 // only packages of lower layers, so the graph has no cycle and no upward
 // edge (docs/development.md says where a new feature goes).
 var layers = [][]string{
-	{"names", "trainjob", "saidonce"},
+	{"names", "trainjob", "saidonce", "paging"},
 	{"podsets", "scheme"},
 	{"quota", "shape", "preemptcost"},
 	{"lifecycle"},

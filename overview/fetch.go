@@ -17,6 +17,7 @@ import (
 	jobsetapi "sigs.k8s.io/jobset/api/jobset/v1alpha2"
 	kueue "sigs.k8s.io/kueue/apis/kueue/v1beta2"
 
+	"github.com/trainjob-kueue/trainjob-kueue/paging"
 	"github.com/trainjob-kueue/trainjob-kueue/quota"
 	"github.com/trainjob-kueue/trainjob-kueue/trainjob"
 )
@@ -37,7 +38,7 @@ type Options struct {
 	ManageJobsWithoutQueueName bool
 }
 
-// Fetch reads what Rows needs with one list call per kind — TrainJobs,
+// Fetch reads what Rows needs with one list per kind, page by page — TrainJobs,
 // Workloads, LocalQueues, running pods, and ResourceClaimTemplates when a
 // job claims DRA devices through one — and one visibility request per
 // ClusterQueue with pending jobs, never one request per job. Positions are
@@ -45,34 +46,33 @@ type Options struct {
 // answer (not served, or not allowed).
 func Fetch(ctx context.Context, c client.Reader, pending Pending, o Options, now time.Time) (in Input, notes []string, err error) {
 	in = Input{Now: now, ManageJobsWithoutQueueName: o.ManageJobsWithoutQueueName,
-		LocalQueues: map[string]string{}, RunningPods: map[string]int32{}, Positions: map[string]int32{}}
+		LocalQueues: map[string]*kueue.LocalQueue{}, RunningPods: map[string]int32{}, Positions: map[string]int32{}}
 	ns := []client.ListOption{}
 	if o.Namespace != "" {
 		ns = append(ns, client.InNamespace(o.Namespace))
 	}
-	var jobs trainjob.TrainJobList
 	jobOpts := ns
 	if o.Selector != nil {
 		jobOpts = append(slices.Clone(ns), client.MatchingLabelsSelector{Selector: o.Selector})
 	}
-	if err := c.List(ctx, &jobs, jobOpts...); err != nil {
+	if err := paging.List(ctx, c, func() *trainjob.TrainJobList { return &trainjob.TrainJobList{} },
+		func(l *trainjob.TrainJobList) { in.Jobs = append(in.Jobs, l.Items...) }, jobOpts...); err != nil {
 		return in, nil, fmt.Errorf("listing TrainJobs: %w", err)
 	}
-	in.Jobs = jobs.Items
-	var wls kueue.WorkloadList
-	if err := c.List(ctx, &wls, ns...); err != nil {
+	if err := paging.List(ctx, c, func() *kueue.WorkloadList { return &kueue.WorkloadList{} },
+		func(l *kueue.WorkloadList) { in.Workloads = append(in.Workloads, l.Items...) }, ns...); err != nil {
 		return in, nil, fmt.Errorf("listing Workloads: %w", err)
 	}
-	in.Workloads = wls.Items
 	if in.ClaimTemplates, err = claimTemplates(ctx, c, in.Workloads, ns); err != nil {
 		return in, nil, err
 	}
-	var lqs kueue.LocalQueueList
-	if err := c.List(ctx, &lqs, ns...); err != nil {
+	if err := paging.List(ctx, c, func() *kueue.LocalQueueList { return &kueue.LocalQueueList{} },
+		func(l *kueue.LocalQueueList) {
+			for i := range l.Items {
+				in.LocalQueues[l.Items[i].Namespace+"/"+l.Items[i].Name] = &l.Items[i]
+			}
+		}, ns...); err != nil {
 		return in, nil, fmt.Errorf("listing LocalQueues: %w", err)
-	}
-	for _, lq := range lqs.Items {
-		in.LocalQueues[lq.Namespace+"/"+lq.Name] = string(lq.Spec.ClusterQueue)
 	}
 	// Trainer's pods carry their JobSet's name: the running ones of every
 	// JobSet in one list.
@@ -80,14 +80,14 @@ func Fetch(ctx context.Context, c client.Reader, pending Pending, o Options, now
 	if err != nil {
 		return in, nil, err
 	}
-	var pods corev1.PodList
 	podOpts := append(slices.Clone(ns), client.MatchingLabelsSelector{Selector: labels.NewSelector().Add(*hasJobSet)},
 		client.MatchingFieldsSelector{Selector: fields.OneTermEqualSelector("status.phase", string(corev1.PodRunning))})
-	if err := c.List(ctx, &pods, podOpts...); err != nil {
+	if err := paging.List(ctx, c, func() *corev1.PodList { return &corev1.PodList{} }, func(l *corev1.PodList) {
+		for _, p := range l.Items {
+			in.RunningPods[p.Namespace+"/"+p.Labels[jobsetapi.JobSetNameKey]]++
+		}
+	}, podOpts...); err != nil {
 		return in, nil, fmt.Errorf("listing running pods: %w", err)
-	}
-	for _, p := range pods.Items {
-		in.RunningPods[p.Namespace+"/"+p.Labels[jobsetapi.JobSetNameKey]]++
 	}
 	if pending == nil {
 		return in, nil, nil

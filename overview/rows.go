@@ -65,8 +65,8 @@ type Row struct {
 type Input struct {
 	Jobs      []trainjob.TrainJob
 	Workloads []kueue.Workload
-	// LocalQueues map "namespace/name" to the ClusterQueue they lead to.
-	LocalQueues map[string]string
+	// LocalQueues by "namespace/name".
+	LocalQueues map[string]*kueue.LocalQueue
 	// RunningPods maps "namespace/jobset" to its running pods.
 	RunningPods map[string]int32
 	// Positions maps "namespace/workload" to its position in its
@@ -94,7 +94,9 @@ func Rows(in Input) []Row {
 func row(job *trainjob.TrainJob, wl *kueue.Workload, in Input) Row {
 	r := Row{Namespace: job.Namespace, Name: job.Name, Queue: job.Labels[constants.QueueLabel]}
 	if r.Queue != "" {
-		r.ClusterQueue = in.LocalQueues[job.Namespace+"/"+r.Queue]
+		if lq := in.LocalQueues[job.Namespace+"/"+r.Queue]; lq != nil {
+			r.ClusterQueue = string(lq.Spec.ClusterQueue)
+		}
 	}
 	r.PodsRunning = in.RunningPods[job.Namespace+"/"+job.Name]
 	st := lifecycle.Of(lifecycle.Observed{Job: job, Workload: wl, ManageJobsWithoutQueueName: in.ManageJobsWithoutQueueName})

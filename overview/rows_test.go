@@ -156,7 +156,7 @@ func TestRows(t *testing.T) {
 	for name, tc := range cases {
 		t.Run(name, func(t *testing.T) {
 			in := Input{Jobs: []trainjob.TrainJob{tc.job}, Now: now,
-				LocalQueues: map[string]string{"ns/lq": "cq"}, RunningPods: map[string]int32{"ns/a": tc.pods},
+				LocalQueues: map[string]*kueue.LocalQueue{"ns/lq": {Spec: kueue.LocalQueueSpec{ClusterQueue: "cq"}}}, RunningPods: map[string]int32{"ns/a": tc.pods},
 				Positions: map[string]int32{"ns/trainjob-a": 2}}
 			if tc.wl != nil {
 				in.Workloads = []kueue.Workload{*tc.wl}

@@ -29,7 +29,7 @@ long each waited and how often it was preempted; -o wide, json and yaml
 add when each waiting job is expected to start (its ClusterQueue played
 forward: running jobs end as they report or as their runtime's finished
 jobs ran; preemption by a job arriving later can't be foreseen). One list
-request per kind, however many jobs. Reads only, with your kubeconfig's
+per kind, 500 objects a page, however many jobs. Reads only, with your kubeconfig's
 identity.
 `
 
@@ -123,7 +123,7 @@ func (l *lister) list(ctx context.Context, stdout, stderr io.Writer, output stri
 	}
 	rows := overview.Rows(in)
 	if output != "" {
-		for _, n := range l.expect(ctx, rows) {
+		for _, n := range l.expect(ctx, in, rows) {
 			fmt.Fprintf(stderr, "list: %s\n", n)
 		}
 	}
@@ -131,8 +131,10 @@ func (l *lister) list(ctx context.Context, stdout, stderr io.Writer, output stri
 }
 
 // expect fills the expected start of each waiting row (-o wide, json,
-// yaml): the ClusterQueues they wait in played forward once each.
-func (l *lister) expect(ctx context.Context, rows []overview.Row) (notes []string) {
+// yaml): the ClusterQueues they wait in played forward once each. A list
+// of every namespace's jobs already read what the forecast reads; any
+// other reads it again (a ClusterQueue serves every namespace).
+func (l *lister) expect(ctx context.Context, in overview.Input, rows []overview.Row) (notes []string) {
 	var queues []string
 	for _, r := range rows {
 		if r.State.Waiting() && r.ClusterQueue != "" && !slices.Contains(queues, r.ClusterQueue) {
@@ -142,10 +144,15 @@ func (l *lister) expect(ctx context.Context, rows []overview.Row) (notes []strin
 	if len(queues) == 0 {
 		return nil
 	}
-	starts, err := (&explain.Explainer{Client: l.client}).Forecasts(ctx, queues)
-	if err != nil {
-		return []string{"no expected start: " + err.Error()}
+	e := &explain.Explainer{Client: l.client}
+	snapshot := explain.Snapshot{Workloads: in.Workloads, TrainJobs: in.Jobs, LocalQueues: in.LocalQueues}
+	if !l.all || (l.opts.Selector != nil && !l.opts.Selector.Empty()) {
+		var err error
+		if snapshot, err = e.Snapshot(ctx); err != nil {
+			return []string{"no expected start: " + err.Error()}
+		}
 	}
+	starts := e.ForecastsFrom(ctx, snapshot, queues)
 	now := time.Now()
 	for i := range rows {
 		if s, ok := starts[rows[i].Namespace+"/"+rows[i].Name]; ok && rows[i].State.Waiting() {
