@@ -92,14 +92,11 @@ func (e *Explainer) Explain(ctx context.Context, job *trainjob.TrainJob) (Explan
 			in.Priority.Lost = e.lostWork(job, roles, in.Workload, in.Priority.Policy)
 		}
 	}
-	if in.Queue != nil && in.Workload != nil && in.Workload.Status.Admission == nil {
-		starts, err := e.Forecasts(ctx, []string{in.Queue.ClusterQueue.Name})
-		switch s, ok := starts[job.Namespace+"/"+job.Name]; {
-		case err != nil:
-			in.ExpectedNote = err.Error()
-		case ok:
-			in.Expected = Expected(s, e.now())
-		}
+	switch {
+	case in.Queue != nil && in.Workload != nil && in.Workload.Status.Admission == nil:
+		in.Expected, in.ExpectedNote = e.expected(ctx, in.Queue, job, nil)
+	case in.Queue != nil && job.UID == "":
+		in.Expected, in.ExpectedNote = e.expected(ctx, in.Queue, job, roles)
 	}
 	if in.Workload != nil && in.Workload.Status.Admission == nil && e.Positions != nil {
 		in.Position, err = e.Positions.Position(ctx, job.Namespace, in.LocalQueue, in.Workload.Name)

@@ -5,6 +5,7 @@ import (
 	"errors"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/google/go-cmp/cmp"
 	"github.com/google/go-cmp/cmp/cmpopts"
@@ -249,6 +250,9 @@ func TestExplainerBooksWhatTrainerBuildsTheJobFrom(t *testing.T) {
 	}
 }
 
+// manifestNow is the clock of the explanations of manifests.
+var manifestNow = time.Date(2026, 12, 7, 5, 0, 0, 0, time.UTC)
+
 func TestExplainerReadsTheJobsQueue(t *testing.T) {
 	torch := torchRuntime(2, "4")
 	teamB := reserving(gpuQueue("cq-b", "research", flavorQuotas("a100", resourceQuota{name: nvidiaGPU, nominal: "16"})), "a100", requests(t, "nvidia.com/gpu", "4"))
@@ -294,8 +298,10 @@ func TestExplainerReadsTheJobsQueue(t *testing.T) {
 			job: llamaJob(), objs: []client.Object{localQueue("cq-a"), reserving(a100Queue("", "16"), "a100", requests(t, "nvidia.com/gpu", "2")), resourceFlavor("a100", nil), teamB},
 			funcs: listingFails,
 			want: Explanation{LocalQueue: "team-a", ClusterQueue: "cq-a", State: lifecycle.Queued,
-				Quota:   []quotaLine{gpuQuota("16", "2", "0")},
-				Verdict: "fits now in ClusterQueue cq-a (node→a100); Kueue admits it when it reaches the head of the queue"},
+				Quota: []quotaLine{gpuQuota("16", "2", "0")},
+				// The forecast's lists fail too: said, and the rest stands.
+				ExpectedNote: "listing Workloads in every namespace (the ClusterQueues' jobs): etcd is on fire",
+				Verdict:      "fits now in ClusterQueue cq-a (node→a100); Kueue admits it when it reaches the head of the queue"},
 			wantCandidates: []candidate{{Flavor: "a100", Fit: Fits}},
 		},
 		"a flavor whose ResourceFlavor does not exist": {
@@ -303,7 +309,8 @@ func TestExplainerReadsTheJobsQueue(t *testing.T) {
 			want: Explanation{LocalQueue: "team-a", ClusterQueue: "cq-a", State: lifecycle.Queued,
 				Quota: []quotaLine{gpuQuota("4", "0", "0"),
 					{Flavor: "h100", Resource: nvidiaGPU, Nominal: resource.MustParse("8"), Used: resource.MustParse("0"), CohortLends: resource.MustParse("0")}},
-				Verdict: "pending: short of 4 nvidia.com/gpu in flavor a100 — role node needs 8, ClusterQueue cq-a has 4 free of 4 nominal; it does not fit even when the queue and its cohort are idle: shrink the job or raise the quota"},
+				ExpectedStart: &lifecycle.ExpectedStart{Unknown: "it does not fit even once every running job has ended"},
+				Verdict:       "pending: short of 4 nvidia.com/gpu in flavor a100 — role node needs 8, ClusterQueue cq-a has 4 free of 4 nominal; it does not fit even when the queue and its cohort are idle: shrink the job or raise the quota; expected to start unknown: it does not fit even once every running job has ended"},
 			wantCandidates: []candidate{
 				{Flavor: "a100", Fit: NoFit, Short: requests(t, "nvidia.com/gpu", "4")},
 				{Flavor: "h100", Fit: Ineligible, Why: "the ResourceFlavor does not exist"},
@@ -313,8 +320,10 @@ func TestExplainerReadsTheJobsQueue(t *testing.T) {
 		"a ClusterQueue in a cohort": {
 			job: llamaJob(), objs: []client.Object{localQueue("cq-a"), a100Queue("research", "4"), resourceFlavor("a100", nil), teamB, otherCohort, noCohort},
 			want: Explanation{LocalQueue: "team-a", ClusterQueue: "cq-a", Cohort: "research", State: lifecycle.Queued,
-				Quota:   []quotaLine{gpuQuota("4", "0", "12")},
-				Verdict: "fits now by borrowing 4 nvidia.com/gpu of flavor a100 from cohort research; Kueue admits it when it reaches the head of the queue"},
+				Quota: []quotaLine{gpuQuota("4", "0", "12")},
+				// A manifest is played forward as if created now.
+				ExpectedStart: &lifecycle.ExpectedStart{At: &manifestNow, InSeconds: ptr.To[int64](0)},
+				Verdict:       "fits now by borrowing 4 nvidia.com/gpu of flavor a100 from cohort research; Kueue admits it when it reaches the head of the queue; expected to start now, once Kueue admits it"},
 			wantCandidates: []candidate{{Flavor: "a100", Fit: Borrows, Borrowed: requests(t, "nvidia.com/gpu", "4")}},
 		},
 	}
@@ -322,7 +331,7 @@ func TestExplainerReadsTheJobsQueue(t *testing.T) {
 		t.Run(name, func(t *testing.T) {
 			// A manifest: no Workload to read.
 			tc.job.UID = ""
-			e := &Explainer{Client: fakeCluster(tc.funcs, append(tc.objs, trainJobCRD("v2.2"), torch)...)}
+			e := &Explainer{Client: fakeCluster(tc.funcs, append(tc.objs, trainJobCRD("v2.2"), torch)...), Now: func() time.Time { return manifestNow }}
 			ex, err := e.Explain(t.Context(), tc.job)
 			if err != nil {
 				t.Fatal(err)

@@ -4,6 +4,7 @@ import (
 	"cmp"
 	"context"
 	"fmt"
+	"maps"
 	"slices"
 	"time"
 
@@ -107,6 +108,7 @@ func (e *Explainer) ForecastsFrom(ctx context.Context, s Snapshot, clusterQueues
 			}
 			continue
 		}
+		plan.Queue = reservedBy(q, plan.Running)
 		plan.StrictFIFO = q.ClusterQueue.Spec.QueueingStrategy == kueue.StrictFIFO
 		slices.SortStableFunc(waiting, kueueOrder)
 		for _, w := range waiting {
@@ -117,6 +119,31 @@ func (e *Explainer) ForecastsFrom(ctx context.Context, s Snapshot, clusterQueues
 		}
 	}
 	return out
+}
+
+// reservedBy is q with what running reserves as its reservations: the
+// quota the forecast gives back is the quota it took, whatever the
+// ClusterQueue's status, which Kueue writes a moment after it admits,
+// says yet.
+func reservedBy(q *Queue, running []Running) *Queue {
+	used := map[string]corev1.ResourceList{}
+	for _, r := range running {
+		for f, rl := range r.Uses {
+			used[f] = quota.Add(used[f], rl)
+		}
+	}
+	cq := q.ClusterQueue.DeepCopy()
+	cq.Status.FlavorsReservation = nil
+	for _, f := range slices.Sorted(maps.Keys(used)) {
+		fu := kueue.FlavorUsage{Name: kueue.ResourceFlavorReference(f)}
+		for _, r := range slices.Sorted(maps.Keys(used[f])) {
+			fu.Resources = append(fu.Resources, kueue.ResourceUsage{Name: r, Total: used[f][r]})
+		}
+		cq.Status.FlavorsReservation = append(cq.Status.FlavorsReservation, fu)
+	}
+	out := *q
+	out.ClusterQueue = cq
+	return &out
 }
 
 // unserved says why a ClusterQueue admits nothing now: missing,

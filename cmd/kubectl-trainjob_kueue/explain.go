@@ -21,7 +21,8 @@ Explains a TrainJob's queueing: per role the pods, their requests and the
 flavor assigned or the candidate flavors with room; the ClusterQueue's
 quota; the position in the queue when Kueue's visibility API is served; and
 a verdict. With -f, a manifest not created yet is explained as if it were
-queued now. Reads only, with your kubeconfig's identity.
+queued now (plan -f also asks the API server's admission, and takes
+--set). Reads only, with your kubeconfig's identity.
 `
 
 // explainMain runs the explain command; it returns the exit code.
@@ -86,6 +87,11 @@ func runExplain(ctx context.Context, kubeconfig, namespace, file, name, output s
 	if err != nil {
 		return err
 	}
+	return writeExplanation(ex, output, stdout)
+}
+
+// writeExplanation prints ex as text, json or yaml.
+func writeExplanation(ex explain.Explanation, output string, stdout io.Writer) error {
 	switch output {
 	case "text":
 		return ex.WriteText(stdout)

@@ -1,8 +1,9 @@
 // Command kubectl-trainjob_kueue is trainjob-kueue's kubectl plugin, apart
 // from the manager (as Kueue keeps kueuectl): kubectl trainjob-kueue
-// explain, list, migrate --check and version. Every command changes
-// nothing, with the kubeconfig's identity (migrate --check --to intree
-// asks the API server for Workload defaults with dry runs). Install it
+// explain, list, plan, migrate --check and version. Every command changes
+// nothing, with the kubeconfig's identity (plan dry-runs the create of its
+// TrainJob; migrate --check --to intree asks the API server for Workload
+// defaults with dry runs). Install it
 // with krew (make krew writes the manifest bin/krew/trainjob-kueue.yaml
 // and an archive per platform) or put it on PATH (make plugin).
 package main
@@ -26,11 +27,13 @@ const usage = `kubectl trainjob-kueue: TrainJobs under Kueue, read from your clu
 
 usage: kubectl trainjob-kueue explain NAMESPACE/NAME | NAME [-n NAMESPACE] | -f FILE [-o text|json|yaml]
        kubectl trainjob-kueue list [-n NAMESPACE | -A] [-l SELECTOR] [-o wide|json|yaml] [--watch]
+       kubectl trainjob-kueue plan -f FILE [--set PATH=VALUE]... [-n NAMESPACE] [-o text|json|yaml]
        kubectl trainjob-kueue migrate --check [-n NAMESPACE | -A] [--kueue-config FILE]
        kubectl trainjob-kueue version
 
   explain   why a TrainJob is (not) admitted, per role, and what it would take
   list      every TrainJob's queue state at a glance
+  plan      when a TrainJob would start were it submitted now, without creating it
   migrate   what switching from Kueue's built-in TrainJob integration does to each job
   version   the plugin's version
 
@@ -51,6 +54,8 @@ func run(args []string, stdout, stderr io.Writer) int {
 		return explainMain(args[1:], stdout, stderr)
 	case "list":
 		return listMain(args[1:], stdout, stderr)
+	case "plan":
+		return planMain(args[1:], stdout, stderr)
 	case "migrate":
 		return migrateMain(args[1:], stdout, stderr)
 	case "version", "--version":
