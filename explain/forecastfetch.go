@@ -32,26 +32,37 @@ type Snapshot struct {
 }
 
 // Snapshot lists Workloads, TrainJobs and LocalQueues in every namespace,
-// page by page: one list per kind, never a request per job.
+// page by page, the kinds side by side: one list per kind, never a
+// request per job.
 func (e *Explainer) Snapshot(ctx context.Context) (Snapshot, error) {
 	s := Snapshot{LocalQueues: map[string]*kueue.LocalQueue{}}
-	if err := paging.List(ctx, e.Client, func() *kueue.WorkloadList { return &kueue.WorkloadList{} },
-		func(l *kueue.WorkloadList) { s.Workloads = append(s.Workloads, l.Items...) }); err != nil {
-		return s, fmt.Errorf("listing Workloads in every namespace (the ClusterQueues' jobs): %w", err)
-	}
-	if err := paging.List(ctx, e.Client, func() *trainjob.TrainJobList { return &trainjob.TrainJobList{} },
-		func(l *trainjob.TrainJobList) { s.TrainJobs = append(s.TrainJobs, l.Items...) }); err != nil {
-		return s, fmt.Errorf("listing TrainJobs in every namespace: %w", err)
-	}
-	if err := paging.List(ctx, e.Client, func() *kueue.LocalQueueList { return &kueue.LocalQueueList{} },
-		func(l *kueue.LocalQueueList) {
-			for i := range l.Items {
-				s.LocalQueues[l.Items[i].Namespace+"/"+l.Items[i].Name] = &l.Items[i]
-			}
-		}); err != nil {
-		return s, fmt.Errorf("listing LocalQueues in every namespace: %w", err)
-	}
-	return s, nil
+	var g paging.SideBySide
+	g.Go(func() error {
+		if err := paging.List(ctx, e.Client, func() *kueue.WorkloadList { return &kueue.WorkloadList{} },
+			func(l *kueue.WorkloadList) { s.Workloads = append(s.Workloads, l.Items...) }); err != nil {
+			return fmt.Errorf("listing Workloads in every namespace (the ClusterQueues' jobs): %w", err)
+		}
+		return nil
+	})
+	g.Go(func() error {
+		if err := paging.List(ctx, e.Client, func() *trainjob.TrainJobList { return &trainjob.TrainJobList{} },
+			func(l *trainjob.TrainJobList) { s.TrainJobs = append(s.TrainJobs, l.Items...) }); err != nil {
+			return fmt.Errorf("listing TrainJobs in every namespace: %w", err)
+		}
+		return nil
+	})
+	g.Go(func() error {
+		if err := paging.List(ctx, e.Client, func() *kueue.LocalQueueList { return &kueue.LocalQueueList{} },
+			func(l *kueue.LocalQueueList) {
+				for i := range l.Items {
+					s.LocalQueues[l.Items[i].Namespace+"/"+l.Items[i].Name] = &l.Items[i]
+				}
+			}); err != nil {
+			return fmt.Errorf("listing LocalQueues in every namespace: %w", err)
+		}
+		return nil
+	})
+	return s, g.Wait()
 }
 
 // Forecasts is ForecastsFrom a fresh Snapshot.

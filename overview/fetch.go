@@ -55,25 +55,6 @@ func Fetch(ctx context.Context, c client.Reader, pending Pending, o Options, now
 	if o.Selector != nil {
 		jobOpts = append(slices.Clone(ns), client.MatchingLabelsSelector{Selector: o.Selector})
 	}
-	if err := paging.List(ctx, c, func() *trainjob.TrainJobList { return &trainjob.TrainJobList{} },
-		func(l *trainjob.TrainJobList) { in.Jobs = append(in.Jobs, l.Items...) }, jobOpts...); err != nil {
-		return in, nil, fmt.Errorf("listing TrainJobs: %w", err)
-	}
-	if err := paging.List(ctx, c, func() *kueue.WorkloadList { return &kueue.WorkloadList{} },
-		func(l *kueue.WorkloadList) { in.Workloads = append(in.Workloads, l.Items...) }, ns...); err != nil {
-		return in, nil, fmt.Errorf("listing Workloads: %w", err)
-	}
-	if in.ClaimTemplates, err = claimTemplates(ctx, c, in.Workloads, ns); err != nil {
-		return in, nil, err
-	}
-	if err := paging.List(ctx, c, func() *kueue.LocalQueueList { return &kueue.LocalQueueList{} },
-		func(l *kueue.LocalQueueList) {
-			for i := range l.Items {
-				in.LocalQueues[l.Items[i].Namespace+"/"+l.Items[i].Name] = &l.Items[i]
-			}
-		}, ns...); err != nil {
-		return in, nil, fmt.Errorf("listing LocalQueues: %w", err)
-	}
 	// Trainer's pods carry their JobSet's name: the running ones of every
 	// JobSet in one list.
 	hasJobSet, err := labels.NewRequirement(jobsetapi.JobSetNameKey, selection.Exists, nil)
@@ -82,12 +63,37 @@ func Fetch(ctx context.Context, c client.Reader, pending Pending, o Options, now
 	}
 	podOpts := append(slices.Clone(ns), client.MatchingLabelsSelector{Selector: labels.NewSelector().Add(*hasJobSet)},
 		client.MatchingFieldsSelector{Selector: fields.OneTermEqualSelector("status.phase", string(corev1.PodRunning))})
-	if err := paging.List(ctx, c, func() *corev1.PodList { return &corev1.PodList{} }, func(l *corev1.PodList) {
-		for _, p := range l.Items {
-			in.RunningPods[p.Namespace+"/"+p.Labels[jobsetapi.JobSetNameKey]]++
-		}
-	}, podOpts...); err != nil {
-		return in, nil, fmt.Errorf("listing running pods: %w", err)
+	// The kinds are read side by side: the API server encodes one while
+	// this process decodes another.
+	var g paging.SideBySide
+	g.Go(func() error {
+		return wrap("listing TrainJobs", paging.List(ctx, c, func() *trainjob.TrainJobList { return &trainjob.TrainJobList{} },
+			func(l *trainjob.TrainJobList) { in.Jobs = append(in.Jobs, l.Items...) }, jobOpts...))
+	})
+	g.Go(func() error {
+		return wrap("listing Workloads", paging.List(ctx, c, func() *kueue.WorkloadList { return &kueue.WorkloadList{} },
+			func(l *kueue.WorkloadList) { in.Workloads = append(in.Workloads, l.Items...) }, ns...))
+	})
+	g.Go(func() error {
+		return wrap("listing LocalQueues", paging.List(ctx, c, func() *kueue.LocalQueueList { return &kueue.LocalQueueList{} },
+			func(l *kueue.LocalQueueList) {
+				for i := range l.Items {
+					in.LocalQueues[l.Items[i].Namespace+"/"+l.Items[i].Name] = &l.Items[i]
+				}
+			}, ns...))
+	})
+	g.Go(func() error {
+		return wrap("listing running pods", paging.List(ctx, c, func() *corev1.PodList { return &corev1.PodList{} }, func(l *corev1.PodList) {
+			for _, p := range l.Items {
+				in.RunningPods[p.Namespace+"/"+p.Labels[jobsetapi.JobSetNameKey]]++
+			}
+		}, podOpts...))
+	})
+	if err := g.Wait(); err != nil {
+		return in, nil, err
+	}
+	if in.ClaimTemplates, err = claimTemplates(ctx, c, in.Workloads, ns); err != nil {
+		return in, nil, err
 	}
 	if pending == nil {
 		return in, nil, nil
@@ -103,6 +109,14 @@ func Fetch(ctx context.Context, c client.Reader, pending Pending, o Options, now
 		}
 	}
 	return in, notes, nil
+}
+
+// wrap says what failed; nil stays nil.
+func wrap(what string, err error) error {
+	if err != nil {
+		return fmt.Errorf("%s: %w", what, err)
+	}
+	return nil
 }
 
 // claimTemplates are the devices of each ResourceClaimTemplate, by

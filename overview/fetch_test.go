@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"strings"
+	"sync/atomic"
 	"testing"
 
 	corev1 "k8s.io/api/core/v1"
@@ -37,7 +38,7 @@ func (p *countingPending) ClusterQueuePositions(_ context.Context, cq string) (m
 
 // cluster holds n queued TrainJobs (their Workloads pending in two
 // ClusterQueues) and n running pods, and counts the reads made of it.
-func cluster(t *testing.T, n int) (client.Reader, *int) {
+func cluster(t *testing.T, n int) (client.Reader, *atomic.Int32) {
 	t.Helper()
 	scheme := runtime.NewScheme()
 	for _, add := range []func(*runtime.Scheme) error{corev1.AddToScheme, kueue.AddToScheme, trainjob.AddToScheme} {
@@ -60,20 +61,20 @@ func cluster(t *testing.T, n int) (client.Reader, *int) {
 			Status: corev1.PodStatus{Phase: corev1.PodRunning}}
 		objs = append(objs, &j, &wl, pod)
 	}
-	reads := 0
+	reads := &atomic.Int32{}
 	c := fake.NewClientBuilder().WithScheme(scheme).WithObjects(objs...).
 		WithIndex(&corev1.Pod{}, "status.phase", func(o client.Object) []string { return []string{string(o.(*corev1.Pod).Status.Phase)} }).
 		WithInterceptorFuncs(interceptor.Funcs{
 			List: func(ctx context.Context, c client.WithWatch, list client.ObjectList, opts ...client.ListOption) error {
-				reads++
+				reads.Add(1)
 				return c.List(ctx, list, opts...)
 			},
 			Get: func(ctx context.Context, c client.WithWatch, key client.ObjectKey, obj client.Object, opts ...client.GetOption) error {
-				reads++
+				reads.Add(1)
 				return c.Get(ctx, key, obj, opts...)
 			},
 		}).Build()
-	return c, &reads
+	return c, reads
 }
 
 // The list costs one request per kind and one per ClusterQueue with
@@ -94,8 +95,8 @@ func TestFetchReadsOncePerKindNotPerJob(t *testing.T) {
 		if len(rows) != n {
 			t.Fatalf("%d rows, want %d", len(rows), n)
 		}
-		if *reads != 4 || len(pending.calls) != 2 || pending.calls["cq0"] != 1 || pending.calls["cq1"] != 1 {
-			t.Errorf("%d jobs: %d reads and visibility requests %v, want 4 (TrainJobs, Workloads, LocalQueues, pods) and one per ClusterQueue", n, *reads, pending.calls)
+		if reads.Load() != 4 || len(pending.calls) != 2 || pending.calls["cq0"] != 1 || pending.calls["cq1"] != 1 {
+			t.Errorf("%d jobs: %d reads and visibility requests %v, want 4 (TrainJobs, Workloads, LocalQueues, pods) and one per ClusterQueue", n, reads.Load(), pending.calls)
 		}
 		for _, r := range rows {
 			if r.PodsRunning != 1 || r.ClusterQueue == "" || r.State != lifecycle.Queued {
@@ -105,7 +106,7 @@ func TestFetchReadsOncePerKindNotPerJob(t *testing.T) {
 		if rows[0].Name != "j0" || rows[0].Position == nil || *rows[0].Position != 0 {
 			t.Errorf("first row %+v, want j0 at the head of its ClusterQueue", rows[0])
 		}
-		counts = append(counts, fmt.Sprint(*reads))
+		counts = append(counts, fmt.Sprint(reads.Load()))
 	}
 	t.Logf("reads for 3 and 300 jobs: %s", strings.Join(counts, ", "))
 }

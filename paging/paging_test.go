@@ -64,3 +64,16 @@ func TestAnExpiredContinueTokenFailsSayingSo(t *testing.T) {
 		t.Errorf("List: %v; want the expiry, wrapped, with what to do", err)
 	}
 }
+
+// Whichever list fails first, Wait says the failure of the first started.
+func TestSideBySideSaysTheFirstStartedFailure(t *testing.T) {
+	var s paging.SideBySide
+	slow, fast := errors.New("workloads"), errors.New("trainjobs")
+	release := make(chan struct{})
+	s.Go(func() error { <-release; return slow })
+	s.Go(func() error { defer close(release); return fast })
+	s.Go(func() error { return nil })
+	if err := s.Wait(); err != slow {
+		t.Errorf("Wait: %v, want %v", err, slow)
+	}
+}

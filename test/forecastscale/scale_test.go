@@ -21,6 +21,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/go-logr/logr"
 	corev1 "k8s.io/api/core/v1"
 	apiextensionsv1 "k8s.io/apiextensions-apiserver/pkg/apis/apiextensions/v1"
 	"k8s.io/apimachinery/pkg/api/resource"
@@ -28,11 +29,13 @@ import (
 	"k8s.io/utils/ptr"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/controller-runtime/pkg/envtest"
+	"sigs.k8s.io/controller-runtime/pkg/log"
 	kueue "sigs.k8s.io/kueue/apis/kueue/v1beta2"
 	"sigs.k8s.io/kueue/pkg/controller/jobframework"
 
 	"github.com/trainjob-kueue/trainjob-kueue/hack/fixtures"
 	"github.com/trainjob-kueue/trainjob-kueue/hack/localcluster"
+	"github.com/trainjob-kueue/trainjob-kueue/paging"
 	"github.com/trainjob-kueue/trainjob-kueue/scheme"
 	"github.com/trainjob-kueue/trainjob-kueue/trainjob"
 )
@@ -59,6 +62,7 @@ func BenchmarkListAtScale(b *testing.B) {
 						b.ReportMetric(list.Seconds(), "s/list")
 						b.ReportMetric(float64(known), "expected-starts")
 						b.ReportMetric(c.medianExplain(b, fmt.Sprintf("job-%05d", n-1)).Seconds(), "s/explain")
+						b.ReportMetric(c.medianRead(b).Seconds(), "s/read-workloads")
 					}
 				})
 			}
@@ -92,6 +96,7 @@ func start(b *testing.B, queues int) *cluster {
 	}
 	b.Cleanup(c.stop)
 	cfg.QPS, cfg.Burst = 500, 1000
+	log.SetLogger(logr.Discard())
 	if c.k8s, err = client.New(cfg, client.Options{Scheme: scheme.New()}); err != nil {
 		b.Fatal(err)
 	}
@@ -300,6 +305,21 @@ func (c *cluster) medianList(b *testing.B) (time.Duration, int) {
 	}
 	slices.Sort(took)
 	return took[len(took)/2], known
+}
+
+// medianRead is the floor under both: one paged list of every Workload,
+// in this process, with nothing done with them.
+func (c *cluster) medianRead(b *testing.B) time.Duration {
+	var took []time.Duration
+	for range runs {
+		began := time.Now()
+		if err := paging.List(context.Background(), c.k8s, func() *kueue.WorkloadList { return &kueue.WorkloadList{} }, func(*kueue.WorkloadList) {}); err != nil {
+			b.Fatal(err)
+		}
+		took = append(took, time.Since(began))
+	}
+	slices.Sort(took)
+	return took[len(took)/2]
 }
 
 // medianExplain runs explain of job runs times: its median time.
