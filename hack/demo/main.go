@@ -11,6 +11,7 @@ import (
 	"fmt"
 	"os"
 	"os/signal"
+	"slices"
 	"sort"
 	"strings"
 	"syscall"
@@ -140,14 +141,16 @@ type demo struct {
 	explained string
 }
 
-// explainPending explains the first job waiting for admission, as
-// `kubectl trainjob-kueue explain` would.
+// explainPending explains a job waiting for admission, as `kubectl
+// trainjob-kueue explain` would: the first whose expected start is a time
+// (what a newcomer should see), else the first.
 func (d *demo) explainPending(ctx context.Context) error {
 	var jobs trainer.TrainJobList
 	if err := d.k.List(ctx, &jobs, client.InNamespace(ns)); err != nil {
 		return err
 	}
 	sort.Slice(jobs.Items, func(i, j int) bool { return jobs.Items[i].Name < jobs.Items[j].Name })
+	var first string
 	for i := range jobs.Items {
 		tj := &jobs.Items[i]
 		if !ptr.Deref(tj.Spec.Suspend, false) || apimeta.IsStatusConditionTrue(tj.Status.Conditions, trainer.TrainJobComplete) {
@@ -169,9 +172,15 @@ func (d *demo) explainPending(ctx context.Context) error {
 		if err := ex.WriteText(&b); err != nil {
 			return err
 		}
-		d.explained = b.String()
-		return nil
+		if ex.ExpectedStart != nil && ex.ExpectedStart.At != nil {
+			d.explained = b.String()
+			return nil
+		}
+		if first == "" {
+			first = b.String()
+		}
 	}
+	d.explained = first
 	return nil
 }
 
@@ -287,17 +296,21 @@ func (d *demo) jobs(late bool) ([]client.Object, error) {
 		name, runtime, queue, priority string
 		nodes, gpus                    int32
 		runFor                         time.Duration
+		// bounded: the job carries Kueue's maximum execution time, so the
+		// jobs waiting for its quota are told when they start; vision-1
+		// has none, and whoever waits for it is told that is unknown.
+		bounded bool
 	}
 	specs := []spec{
-		{"llm-1", "torch-with-init", "research", "demo-low", 2, 4, 10 * time.Second},
-		{"llm-2", "torch-with-init", "research", "demo-low", 2, 4, 9 * time.Second},
-		{"vision-1", "torch", "research", "demo-low", 1, 8, 9 * time.Second},
-		{"vision-2", "torch", "production", "demo-low", 1, 4, 7 * time.Second},
-		{"mpi-1", "mpi", "production", "demo-low", 2, 4, 7 * time.Second},
-		{"sweep-1", "torch", "research", "demo-low", 1, 2, 6 * time.Second},
-		{"sweep-2", "torch", "research", "demo-low", 1, 2, 6 * time.Second},
-		{"sweep-3", "torch", "production", "demo-low", 1, 2, 6 * time.Second},
-		{"sweep-4", "torch", "production", "demo-low", 1, 2, 6 * time.Second},
+		{"llm-1", "torch-with-init", "research", "demo-low", 2, 4, 10 * time.Second, true},
+		{"llm-2", "torch-with-init", "research", "demo-low", 2, 4, 9 * time.Second, true},
+		{"vision-1", "torch", "research", "demo-low", 1, 8, 9 * time.Second, false},
+		{"vision-2", "torch", "production", "demo-low", 1, 4, 7 * time.Second, true},
+		{"mpi-1", "mpi", "production", "demo-low", 2, 4, 7 * time.Second, true},
+		{"sweep-1", "torch", "research", "demo-low", 1, 2, 6 * time.Second, true},
+		{"sweep-2", "torch", "research", "demo-low", 1, 2, 6 * time.Second, true},
+		{"sweep-3", "torch", "production", "demo-low", 1, 2, 6 * time.Second, true},
+		{"sweep-4", "torch", "production", "demo-low", 1, 2, 6 * time.Second, true},
 	}
 	if late {
 		// Each fits its ClusterQueue's own quota of a flavor (8 GPUs), so
@@ -306,9 +319,9 @@ func (d *demo) jobs(late bool) ([]client.Object, error) {
 		// 16-GPU one waited for a whole flavor to drain, low-priority jobs
 		// that fit passing it meanwhile — the demo's last minute.
 		specs = []spec{
-			{"urgent-1", "torch", "research", "demo-high", 2, 4, 7 * time.Second},
-			{"urgent-2", "torch-with-init", "production", "demo-high", 2, 4, 7 * time.Second},
-			{"urgent-3", "mpi", "production", "demo-high", 2, 4, 6 * time.Second},
+			{"urgent-1", "torch", "research", "demo-high", 2, 4, 7 * time.Second, true},
+			{"urgent-2", "torch-with-init", "production", "demo-high", 2, 4, 7 * time.Second, true},
+			{"urgent-3", "mpi", "production", "demo-high", 2, 4, 6 * time.Second, true},
 		}
 	}
 	var out []client.Object
@@ -322,6 +335,11 @@ func (d *demo) jobs(late bool) ([]client.Object, error) {
 		}
 		if s.priority != "" {
 			tj.Labels["kueue.x-k8s.io/priority-class"] = s.priority
+		}
+		if s.bounded {
+			// Generous: Kueue deactivates a job that runs past it (its
+			// runs across preemptions added up).
+			tj.Labels["kueue.x-k8s.io/max-exec-time-seconds"] = fmt.Sprint(int((s.runFor + maxExecMargin).Seconds()))
 		}
 		// Every role runs for runFor on kwok.
 		byRole := map[string]map[string]string{}
@@ -351,6 +369,10 @@ func (d *demo) jobs(late bool) ([]client.Object, error) {
 	}
 	return out, nil
 }
+
+// maxExecMargin is what a bounded job's maximum execution time allows
+// beyond its run: kwok's delays, its initializers, a preemption's rerun.
+const maxExecMargin = 40 * time.Second
 
 func hasRole(runtime, role string) bool {
 	switch runtime {
@@ -394,12 +416,13 @@ func (d *demo) show(ctx context.Context, start time.Time) (bool, error) {
 	}
 	rows := overview.Rows(in)
 	d.listed = len(rows)
+	d.expect(ctx, rows)
 	var b strings.Builder
 	if isTTY() {
 		b.WriteString("\033[H\033[2J")
 	}
-	fmt.Fprintf(&b, "trainjob-kueue demo — %s   (kubectl trainjob-kueue list -n %s)\n\n", time.Since(start).Round(time.Second), ns)
-	if err := overview.Write(&b, rows, "", false); err != nil {
+	fmt.Fprintf(&b, "trainjob-kueue demo — %s   (kubectl trainjob-kueue list -n %s -o wide)\n\n", time.Since(start).Round(time.Second), ns)
+	if err := overview.Write(&b, rows, "wide", false); err != nil {
 		return false, err
 	}
 	allDone := len(rows) > 0
@@ -417,6 +440,30 @@ func (d *demo) show(ctx context.Context, start time.Time) (bool, error) {
 		fmt.Println()
 	}
 	return allDone, nil
+}
+
+// expect fills the expected start of each waiting row, as list -o wide
+// does: the ClusterQueues played forward.
+func (d *demo) expect(ctx context.Context, rows []overview.Row) {
+	var queues []string
+	for _, r := range rows {
+		if r.State.Waiting() && r.ClusterQueue != "" && !slices.Contains(queues, r.ClusterQueue) {
+			queues = append(queues, r.ClusterQueue)
+		}
+	}
+	if len(queues) == 0 {
+		return
+	}
+	starts, err := d.explainer.Forecasts(ctx, queues)
+	if err != nil {
+		return // the column then says "-": the demo goes on
+	}
+	now := time.Now()
+	for i := range rows {
+		if s, ok := starts[rows[i].Namespace+"/"+rows[i].Name]; ok && rows[i].State.Waiting() {
+			rows[i].ExpectedStart = explain.Expected(s, now)
+		}
+	}
 }
 
 // runJobs lets the demo's jobs run until every one is done, showing them

@@ -102,6 +102,11 @@ func TestTheQueueConditionTellsEachStateInTurn(t *testing.T) {
 		}
 		return nil
 	})
+	// Admitted, STATE is Trainer's word still (its Suspended=False, or
+	// later ones), never our condition's type.
+	if state := stateColumn(t, tj); strings.Contains(state, names.AdmittedCondition) {
+		t.Errorf("kubectl get trainjob's STATE says %q of a running job", state)
+	}
 	urgent := fixtures.TrainJob(ns, "urgent", "urgent", lq)
 	create(t, urgent)
 	waitComplete(t, urgent, 3*time.Minute)
@@ -120,6 +125,9 @@ func TestTheQueueConditionTellsEachStateInTurn(t *testing.T) {
 	}
 	if i < len(wantInOrder) {
 		t.Errorf("our condition said %v; want, in turn, %v (\"\": Evicted or Requeued)", reasons, wantInOrder)
+	}
+	if state := stateColumn(t, tj); state != trainer.TrainJobComplete {
+		t.Errorf("kubectl get trainjob's STATE says %q of a finished job, want %s", state, trainer.TrainJobComplete)
 	}
 	final := getJob(t, tj)
 	if !apimeta.IsStatusConditionTrue(final.Status.Conditions, trainer.TrainJobComplete) {
@@ -208,6 +216,23 @@ func kubectlGet(t *testing.T, tj *trainer.TrainJob) string {
 		t.Fatalf("kubectl get trainjob: %v\n%s", err, out)
 	}
 	return string(out)
+}
+
+// stateColumn is the STATE column kubectl get prints of tj: Trainer's CRD
+// prints the type of the last condition (every release we support).
+func stateColumn(t *testing.T, tj *trainer.TrainJob) string {
+	t.Helper()
+	out := kubectlGet(t, tj)
+	lines := strings.Split(strings.TrimSpace(out), "\n")
+	if len(lines) != 2 {
+		t.Fatalf("kubectl get trainjob printed %q", out)
+	}
+	header, row := strings.Fields(lines[0]), strings.Fields(lines[1])
+	i := slices.Index(header, "STATE")
+	if i < 0 || i >= len(row) {
+		t.Fatalf("kubectl get trainjob printed no STATE column: %q", out)
+	}
+	return row[i]
 }
 
 func kubectlWait(t *testing.T, tj *trainer.TrainJob, typ string, timeout time.Duration) {
