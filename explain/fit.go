@@ -110,7 +110,12 @@ func assign(roles []podsets.Role, q *Queue) assignment {
 // assignOn is Assign against the quota l has left, which it books; booked
 // is what it took, per flavor.
 func assignOn(l *ledger, roles []podsets.Role, q *Queue) (out assignment, booked map[string]corev1.ResourceList) {
-	usage := quota.Usage(roles)
+	return assignUsage(l, roles, quota.Usage(roles), q)
+}
+
+// assignUsage is assignOn with the roles' usage already computed (a
+// forecast tries one shape many times).
+func assignUsage(l *ledger, roles []podsets.Role, usage []quota.RoleUsage, q *Queue) (out assignment, booked map[string]corev1.ResourceList) {
 	stopOnBorrow := true
 	if ff := q.ClusterQueue.Spec.FlavorFungibility; ff != nil && ff.WhenCanBorrow == kueue.TryNextFlavor {
 		stopOnBorrow = false

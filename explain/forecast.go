@@ -114,7 +114,7 @@ func Forecast(p Plan) map[string]Start {
 			ln := round.lines[0]
 			w := p.Waiting[ln.jobs[ln.next]]
 			try := l.clone()
-			if a, booked := assignOn(try, w.Roles, p.Queue); a.Fits() {
+			if a, booked := assignUsage(try, w.Roles, ln.usage, p.Queue); a.Fits() {
 				l = try
 				out[w.Job] = Start{At: now, After: lastThree(released)}
 				ln.next++
@@ -160,10 +160,11 @@ func Forecast(p Plan) map[string]Start {
 }
 
 // line is the waiting jobs of one shape, by their index in Kueue's order;
-// next is the first not yet started.
+// next is the first not yet started; usage is the shape's, computed once.
 type line struct {
-	jobs []int
-	next int
+	jobs  []int
+	next  int
+	usage []quota.RoleUsage
 }
 
 // linesOf groups waiting by shape: what the fit reads of a job's roles
@@ -172,10 +173,11 @@ func linesOf(waiting []Waiting) []*line {
 	byShape := map[string]*line{}
 	var out []*line
 	for i, w := range waiting {
-		key := shapeKey(w.Roles)
+		usage := quota.Usage(w.Roles)
+		key := shapeKey(w.Roles, usage)
 		ln, ok := byShape[key]
 		if !ok {
-			ln = &line{}
+			ln = &line{usage: usage}
 			byShape[key] = ln
 			out = append(out, ln)
 		}
@@ -186,9 +188,9 @@ func linesOf(waiting []Waiting) []*line {
 
 // shapeKey is what assignOn reads of roles, as a string: two jobs with the
 // same key fit, or not, alike.
-func shapeKey(roles []podsets.Role) string {
+func shapeKey(roles []podsets.Role, usage []quota.RoleUsage) string {
 	var b strings.Builder
-	for i, u := range quota.Usage(roles) {
+	for i, u := range usage {
 		b.WriteString("|")
 		for _, r := range slices.Sorted(maps.Keys(u.Total)) {
 			q := u.Total[r]

@@ -38,15 +38,17 @@ func (e *Explainer) Snapshot(ctx context.Context) (Snapshot, error) {
 	s := Snapshot{LocalQueues: map[string]*kueue.LocalQueue{}}
 	var g paging.SideBySide
 	g.Go(func() error {
-		if err := paging.List(ctx, e.Client, func() *kueue.WorkloadList { return &kueue.WorkloadList{} },
-			func(l *kueue.WorkloadList) { s.Workloads = append(s.Workloads, l.Items...) }); err != nil {
+		var err error
+		if s.Workloads, err = paging.Items(ctx, e.Client, func() *kueue.WorkloadList { return &kueue.WorkloadList{} },
+			func(l *kueue.WorkloadList) []kueue.Workload { return l.Items }); err != nil {
 			return fmt.Errorf("listing Workloads in every namespace (the ClusterQueues' jobs): %w", err)
 		}
 		return nil
 	})
 	g.Go(func() error {
-		if err := paging.List(ctx, e.Client, func() *trainjob.TrainJobList { return &trainjob.TrainJobList{} },
-			func(l *trainjob.TrainJobList) { s.TrainJobs = append(s.TrainJobs, l.Items...) }); err != nil {
+		var err error
+		if s.TrainJobs, err = paging.Items(ctx, e.Client, func() *trainjob.TrainJobList { return &trainjob.TrainJobList{} },
+			func(l *trainjob.TrainJobList) []trainjob.TrainJob { return l.Items }); err != nil {
 			return fmt.Errorf("listing TrainJobs in every namespace: %w", err)
 		}
 		return nil

@@ -67,12 +67,16 @@ func Fetch(ctx context.Context, c client.Reader, pending Pending, o Options, now
 	// this process decodes another.
 	var g paging.SideBySide
 	g.Go(func() error {
-		return wrap("listing TrainJobs", paging.List(ctx, c, func() *trainjob.TrainJobList { return &trainjob.TrainJobList{} },
-			func(l *trainjob.TrainJobList) { in.Jobs = append(in.Jobs, l.Items...) }, jobOpts...))
+		var err error
+		in.Jobs, err = paging.Items(ctx, c, func() *trainjob.TrainJobList { return &trainjob.TrainJobList{} },
+			func(l *trainjob.TrainJobList) []trainjob.TrainJob { return l.Items }, jobOpts...)
+		return wrap("listing TrainJobs", err)
 	})
 	g.Go(func() error {
-		return wrap("listing Workloads", paging.List(ctx, c, func() *kueue.WorkloadList { return &kueue.WorkloadList{} },
-			func(l *kueue.WorkloadList) { in.Workloads = append(in.Workloads, l.Items...) }, ns...))
+		var err error
+		in.Workloads, err = paging.Items(ctx, c, func() *kueue.WorkloadList { return &kueue.WorkloadList{} },
+			func(l *kueue.WorkloadList) []kueue.Workload { return l.Items }, ns...)
+		return wrap("listing Workloads", err)
 	})
 	g.Go(func() error {
 		return wrap("listing LocalQueues", paging.List(ctx, c, func() *kueue.LocalQueueList { return &kueue.LocalQueueList{} },

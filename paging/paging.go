@@ -35,3 +35,13 @@ func List[L client.ObjectList](ctx context.Context, c client.Reader, newPage fun
 		}
 	}
 }
+
+// Items lists every object with opts, page by page, and returns them in
+// one slice: the pages are kept apart and joined once at the end (ten
+// thousand Workloads appended page by page were copied over and over
+// as the slice grew).
+func Items[L client.ObjectList, T any](ctx context.Context, c client.Reader, newPage func() L, items func(L) []T, opts ...client.ListOption) ([]T, error) {
+	var pages [][]T
+	err := List(ctx, c, newPage, func(l L) { pages = append(pages, items(l)) }, opts...)
+	return slices.Concat(pages...), err
+}

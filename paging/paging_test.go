@@ -77,3 +77,12 @@ func TestSideBySideSaysTheFirstStartedFailure(t *testing.T) {
 		t.Errorf("Wait: %v, want %v", err, slow)
 	}
 }
+
+func TestItemsJoinsThePages(t *testing.T) {
+	p := &pager{n: 1201}
+	got, err := paging.Items(context.Background(), p, func() *corev1.ConfigMapList { return &corev1.ConfigMapList{} },
+		func(l *corev1.ConfigMapList) []corev1.ConfigMap { return l.Items })
+	if err != nil || len(got) != 1201 || got[0].Name != "0" || got[1200].Name != "1200" {
+		t.Fatalf("Items: %d objects, %v", len(got), err)
+	}
+}
