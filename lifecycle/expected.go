@@ -70,13 +70,14 @@ func roundedDuration(d time.Duration) string {
 	} else {
 		d = d.Round(10 * time.Second)
 	}
+	// Go says 2m0s and 1h0m0s; a person says 2m and 1h, and 40s and
+	// 1m30s as they are.
 	s := d.String()
-	s = strings.TrimSuffix(s, "0s")
+	if strings.HasSuffix(s, "m0s") {
+		s = strings.TrimSuffix(s, "0s")
+	}
 	if strings.HasSuffix(s, "h0m") {
 		s = strings.TrimSuffix(s, "0m")
-	}
-	if s == "" {
-		return "0s"
 	}
 	return s
 }
