@@ -297,14 +297,14 @@ func (d *demo) jobs(late bool) ([]client.Object, error) {
 		nodes, gpus                    int32
 		runFor                         time.Duration
 		// bounded: the job carries Kueue's maximum execution time, so the
-		// jobs waiting for its quota are told when they start; vision-1
+		// jobs waiting for its quota are told when they start; urgent-1
 		// has none, and whoever waits for it is told that is unknown.
 		bounded bool
 	}
 	specs := []spec{
 		{"llm-1", "torch-with-init", "research", "demo-low", 2, 4, 10 * time.Second, true},
 		{"llm-2", "torch-with-init", "research", "demo-low", 2, 4, 9 * time.Second, true},
-		{"vision-1", "torch", "research", "demo-low", 1, 8, 9 * time.Second, false},
+		{"vision-1", "torch", "research", "demo-low", 1, 8, 9 * time.Second, true},
 		{"vision-2", "torch", "production", "demo-low", 1, 4, 7 * time.Second, true},
 		{"mpi-1", "mpi", "production", "demo-low", 2, 4, 7 * time.Second, true},
 		{"sweep-1", "torch", "research", "demo-low", 1, 2, 6 * time.Second, true},
@@ -319,7 +319,7 @@ func (d *demo) jobs(late bool) ([]client.Object, error) {
 		// 16-GPU one waited for a whole flavor to drain, low-priority jobs
 		// that fit passing it meanwhile — the demo's last minute.
 		specs = []spec{
-			{"urgent-1", "torch", "research", "demo-high", 2, 4, 7 * time.Second, true},
+			{"urgent-1", "torch", "research", "demo-high", 2, 4, 7 * time.Second, false},
 			{"urgent-2", "torch-with-init", "production", "demo-high", 2, 4, 7 * time.Second, true},
 			{"urgent-3", "mpi", "production", "demo-high", 2, 4, 6 * time.Second, true},
 		}
