@@ -3,6 +3,7 @@ package integration_test
 import (
 	"context"
 	"fmt"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -14,19 +15,20 @@ import (
 	"github.com/trainjob-kueue/trainjob-kueue/scheme"
 )
 
-// countingReader counts the requests a reader makes of the API server.
+// countingReader counts the requests a reader makes of the API server
+// (list reads its kinds side by side).
 type countingReader struct {
 	client.Reader
-	requests int
+	requests atomic.Int32
 }
 
 func (c *countingReader) Get(ctx context.Context, key client.ObjectKey, obj client.Object, opts ...client.GetOption) error {
-	c.requests++
+	c.requests.Add(1)
 	return c.Reader.Get(ctx, key, obj, opts...)
 }
 
 func (c *countingReader) List(ctx context.Context, list client.ObjectList, opts ...client.ListOption) error {
-	c.requests++
+	c.requests.Add(1)
 	return c.Reader.List(ctx, list, opts...)
 }
 
@@ -72,7 +74,7 @@ func TestListReadsOncePerKindHoweverManyJobs(t *testing.T) {
 				t.Fatalf("row %+v, want a queued job of 1 pod and 1 GPU in ClusterQueue %s", r, ns)
 			}
 		}
-		requests = append(requests, c.requests)
+		requests = append(requests, int(c.requests.Load()))
 	}
 	if requests[0] != 4 || requests[1] != requests[0] {
 		t.Errorf("requests for %v jobs: %v; want 4 each (TrainJobs, Workloads, LocalQueues, running pods)", sizes, requests)
