@@ -65,19 +65,6 @@ func TestAnExpiredContinueTokenFailsSayingSo(t *testing.T) {
 	}
 }
 
-// Whichever list fails first, Wait says the failure of the first started.
-func TestSideBySideSaysTheFirstStartedFailure(t *testing.T) {
-	var s paging.SideBySide
-	slow, fast := errors.New("workloads"), errors.New("trainjobs")
-	release := make(chan struct{})
-	s.Go(func() error { <-release; return slow })
-	s.Go(func() error { defer close(release); return fast })
-	s.Go(func() error { return nil })
-	if err := s.Wait(); err != slow {
-		t.Errorf("Wait: %v, want %v", err, slow)
-	}
-}
-
 func TestItemsJoinsThePages(t *testing.T) {
 	p := &pager{n: 1201}
 	got, err := paging.Items(context.Background(), p, func() *corev1.ConfigMapList { return &corev1.ConfigMapList{} },
