@@ -26,6 +26,7 @@ import (
 	"github.com/trainjob-kueue/trainjob-kueue/jobworkload"
 	"github.com/trainjob-kueue/trainjob-kueue/lifecycle"
 	"github.com/trainjob-kueue/trainjob-kueue/names"
+	"github.com/trainjob-kueue/trainjob-kueue/preemptcost"
 	"github.com/trainjob-kueue/trainjob-kueue/saidonce"
 	"github.com/trainjob-kueue/trainjob-kueue/shape"
 	"github.com/trainjob-kueue/trainjob-kueue/trainjob"
@@ -203,6 +204,15 @@ func (r *Reconciler) SetupWithManager(mgr ctrl.Manager) error {
 		Complete(r)
 }
 
+// annotation is wl's annotation key, quoted, or "-" without one (an empty
+// one is one).
+func annotation(wl *kueue.Workload, key string) string {
+	if v, ok := wl.Annotations[key]; ok {
+		return fmt.Sprintf("%q", v)
+	}
+	return "-"
+}
+
 // stateChanged passes creates, deletes, and updates that change the
 // fingerprint of what the lifecycle reads.
 func stateChanged(fingerprint func(client.Object) string) predicate.Funcs {
@@ -232,18 +242,19 @@ func jobFingerprint(o client.Object) string {
 }
 
 // workloadFingerprint is what the lifecycle reads of a Workload: its
-// activation, our holds, where it is admitted, and its conditions' types,
-// statuses and reasons (not their messages: Kueue rewrites a pending
-// Workload's as the queue moves).
+// activation, our holds (what they name: the runtime, the policy and its
+// refusal), where it is admitted, how often it was preempted (Requeued
+// from Queued), and its conditions' types, statuses and reasons (not their
+// messages: Kueue rewrites a pending Workload's as the queue moves).
+// TestEveryChangeOfWhatTheConditionSaysWakesIt ties it to lifecycle.Of.
 func workloadFingerprint(o client.Object) string {
 	wl, ok := o.(*kueue.Workload)
 	if !ok {
 		return ""
 	}
 	var b strings.Builder
-	_, heldForRuntime := wl.Annotations[names.HeldForRuntimeAnnotation]
-	_, heldByPolicy := wl.Annotations[names.HeldByPolicyAnnotation]
-	fmt.Fprintf(&b, "%v|%v|%v|%s|%s", ptr.Deref(wl.Spec.Active, true), heldForRuntime, heldByPolicy, ptr.Deref(wl.Status.ClusterName, ""), wl.Spec.QueueName)
+	fmt.Fprintf(&b, "%v|%s|%s|%s|%s|%d", ptr.Deref(wl.Spec.Active, true), annotation(wl, names.HeldForRuntimeAnnotation), annotation(wl, names.HeldByPolicyAnnotation),
+		ptr.Deref(wl.Status.ClusterName, ""), wl.Spec.QueueName, preemptcost.Preemptions(wl))
 	if adm := wl.Status.Admission; adm != nil {
 		b.WriteString("|cq=" + string(adm.ClusterQueue))
 	}
