@@ -30,8 +30,14 @@ func List[L client.ObjectList](ctx context.Context, c client.Reader, newPage fun
 			return err
 		}
 		each(page)
+		asked := next
 		if next = page.GetContinue(); next == "" {
 			return nil
+		}
+		if next == asked {
+			// A reader that pages nothing (a cache) would be asked the
+			// same page for ever.
+			return fmt.Errorf("the list answered continue token %q for the page it names: it does not page", next)
 		}
 	}
 }

@@ -73,3 +73,24 @@ func TestItemsJoinsThePages(t *testing.T) {
 		t.Fatalf("Items: %d objects, %v", len(got), err)
 	}
 }
+
+// A reader that answers every page with the same continue token (as
+// controller-runtime's cache does) fails the list instead of looping.
+func TestAReaderThatDoesNotPageIsNotAskedForEver(t *testing.T) {
+	r := &stuck{}
+	err := paging.List(context.Background(), r, func() *corev1.ConfigMapList { return &corev1.ConfigMapList{} }, func(*corev1.ConfigMapList) {})
+	if err == nil || !strings.Contains(err.Error(), "does not page") || r.asked > 2 {
+		t.Errorf("List: %v after %d pages; want a failure saying it does not page, after 2", err, r.asked)
+	}
+}
+
+type stuck struct {
+	client.Reader
+	asked int
+}
+
+func (s *stuck) List(_ context.Context, list client.ObjectList, _ ...client.ListOption) error {
+	s.asked++
+	list.(*corev1.ConfigMapList).Continue = "continue-not-supported"
+	return nil
+}

@@ -29,7 +29,8 @@ long each waited and how often it was preempted; -o wide, json and yaml
 add when each waiting job is expected to start (its ClusterQueue played
 forward: running jobs end as they report or as their runtime's finished
 jobs ran; preemption by a job arriving later can't be foreseen). One list
-per kind, 500 objects a page, however many jobs. Reads only, with your kubeconfig's
+per kind, 500 objects a page, however many jobs; --watch with -A lists
+once and then follows the changes (informers), so a tick reads memory. Reads only, with your kubeconfig's
 identity.
 `
 
@@ -60,7 +61,7 @@ func listMain(args []string, stdout, stderr io.Writer) int {
 	}
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt)
 	defer stop()
-	l, err := newLister(*kubeconfig, *namespace, *all, sel)
+	l, err := newLister(ctx, *kubeconfig, *namespace, *all, *watch, sel, stderr)
 	if err != nil {
 		fmt.Fprintf(stderr, "list: %v\n", err)
 		return 1
@@ -84,6 +85,9 @@ func listMain(args []string, stdout, stderr io.Writer) int {
 	}
 }
 
+// watchSyncWithin bounds the first sync of list --watch -A's informers.
+const watchSyncWithin = 30 * time.Second
+
 // lister lists TrainJobs of one namespace, or of all.
 type lister struct {
 	client  client.Reader
@@ -92,7 +96,9 @@ type lister struct {
 	all     bool
 }
 
-func newLister(kubeconfig, namespace string, all bool, sel labels.Selector) (*lister, error) {
+// newLister reads through the API server; watching every namespace, from
+// informers (overview.Watching), so only the first listing lists.
+func newLister(ctx context.Context, kubeconfig, namespace string, all, watch bool, sel labels.Selector, stderr io.Writer) (*lister, error) {
 	c, cfg, namespace, err := kubeClient(kubeconfig, namespace, all)
 	if err != nil {
 		return nil, err
@@ -101,7 +107,14 @@ func newLister(kubeconfig, namespace string, all bool, sel labels.Selector) (*li
 	if err != nil {
 		return nil, err
 	}
-	return &lister{client: c, pending: positions, all: all, opts: overview.Options{Namespace: namespace, Selector: sel}}, nil
+	var reader client.Reader = c
+	if watch && all {
+		if reader, err = overview.Watching(ctx, cfg, c.Scheme(), watchSyncWithin); err != nil {
+			fmt.Fprintf(stderr, "list: listing every tick: %v\n", err)
+			reader = c
+		}
+	}
+	return &lister{client: reader, pending: positions, all: all, opts: overview.Options{Namespace: namespace, Selector: sel}}, nil
 }
 
 // list prints the jobs once; watching, a terminal gets a fresh screen each
