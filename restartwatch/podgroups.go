@@ -5,10 +5,13 @@ import (
 	"fmt"
 
 	apiextensionsv1 "k8s.io/apiextensions-apiserver/pkg/apis/apiextensions/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/fields"
 	ctrl "sigs.k8s.io/controller-runtime"
-	"sigs.k8s.io/controller-runtime/pkg/builder"
+	"sigs.k8s.io/controller-runtime/pkg/cache"
 	"sigs.k8s.io/controller-runtime/pkg/client"
-	"sigs.k8s.io/controller-runtime/pkg/predicate"
+	"sigs.k8s.io/controller-runtime/pkg/handler"
+	"sigs.k8s.io/controller-runtime/pkg/source"
 
 	"github.com/trainjob-kueue/trainjob-kueue/discovery"
 )
@@ -37,7 +40,7 @@ type podGroupsWatch struct {
 }
 
 func (w *podGroupsWatch) Reconcile(ctx context.Context, req ctrl.Request) (ctrl.Result, error) {
-	crd := &apiextensionsv1.CustomResourceDefinition{}
+	crd := newCRD()
 	err := w.client.Get(ctx, req.NamespacedName, crd)
 	if client.IgnoreNotFound(err) != nil {
 		return ctrl.Result{}, err
@@ -50,10 +53,33 @@ func (w *podGroupsWatch) Reconcile(ctx context.Context, req ctrl.Request) (ctrl.
 
 // WatchPodGroups calls stop when scheduler-plugins' PodGroup CRD is
 // installed or removed after the manager learned whether it is (serving).
+//
+// The manager's cache holds one CRD, the TrainJob's (informercache: the
+// others are megabytes apiece), so a watch of it never sees the PodGroup
+// CRD, and a read of it there finds none: the watch keeps a cache of its
+// own, of that one CRD's metadata.
 func WatchPodGroups(mgr ctrl.Manager, serving bool, stop func(error)) error {
+	crds, err := cache.New(mgr.GetConfig(), cache.Options{
+		HTTPClient: mgr.GetHTTPClient(), Scheme: mgr.GetScheme(), Mapper: mgr.GetRESTMapper(),
+		ByObject: map[client.Object]cache.ByObject{
+			&apiextensionsv1.CustomResourceDefinition{}: {Field: fields.OneTermEqualSelector("metadata.name", discovery.PodGroupCRD)},
+		},
+	})
+	if err != nil {
+		return fmt.Errorf("making the cache of the PodGroup CRD: %w", err)
+	}
+	if err := mgr.Add(crds); err != nil {
+		return err
+	}
 	return ctrl.NewControllerManagedBy(mgr).
 		Named("podgroup-crd").
-		For(&apiextensionsv1.CustomResourceDefinition{}, builder.WithPredicates(
-			predicate.NewPredicateFuncs(func(o client.Object) bool { return o.GetName() == discovery.PodGroupCRD }))).
-		Complete(&podGroupsWatch{client: mgr.GetClient(), serving: serving, stop: stop})
+		WatchesRawSource(source.Kind(crds, newCRD(), &handler.TypedEnqueueRequestForObject[*metav1.PartialObjectMetadata]{})).
+		Complete(&podGroupsWatch{client: crds, serving: serving, stop: stop})
+}
+
+// newCRD is an empty CRD to read the metadata of.
+func newCRD() *metav1.PartialObjectMetadata {
+	crd := &metav1.PartialObjectMetadata{}
+	crd.SetGroupVersionKind(apiextensionsv1.SchemeGroupVersion.WithKind("CustomResourceDefinition"))
+	return crd
 }

@@ -43,6 +43,9 @@ type lineage struct {
 	// after the first costs no read of its Job and JobSet (nil: none
 	// remembered).
 	jobs *provenJobs
+	// groups accepts a gang pod's PodGroup without a live read once the
+	// cache holds it as the pod's job's (groups.go; nil: always live).
+	groups groupCache
 }
 
 // ofJobSet is the TrainJob that controls js, proven by name and UID, or

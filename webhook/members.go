@@ -8,7 +8,6 @@ import (
 	corev1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"k8s.io/apimachinery/pkg/api/meta"
-	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/utils/ptr"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	jobsetapi "sigs.k8s.io/jobset/api/jobset/v1alpha2"
@@ -49,8 +48,10 @@ func namedGroup(pod *corev1.Pod) string {
 // ours (and no name of ours), or the pod is proven a pod of tj (nil: not
 // proven a TrainJob's) through job, of the group's wave.
 func (p *Pods) mayName(ctx context.Context, pod *corev1.Pod, group string, tj *trainjob.TrainJob, job *batchv1.Job) error {
-	pg := &metav1.PartialObjectMetadata{}
-	pg.SetGroupVersionKind(gang.NativePodGroupGVK)
+	if tj != nil && p.lineage.cachedMember(ctx, pod.Namespace, group, tj.UID, job.Labels[jobsetapi.ReplicatedJobNameKey]) {
+		return nil
+	}
+	pg := newNativeGroup()
 	err := p.lineage.live.Get(ctx, client.ObjectKey{Namespace: pod.Namespace, Name: group}, pg)
 	switch {
 	case meta.IsNoMatchError(err):

@@ -7,7 +7,6 @@ import (
 
 	batchv1 "k8s.io/api/batch/v1"
 	corev1 "k8s.io/api/core/v1"
-	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/utils/ptr"
 	ctrl "sigs.k8s.io/controller-runtime"
 	"sigs.k8s.io/controller-runtime/pkg/client"
@@ -67,6 +66,7 @@ const provenJobsKept = 4096
 func SetupPods(mgr ctrl.Manager) error {
 	l := lineageOf(mgr)
 	l.jobs = newProvenJobs(provenJobsKept)
+	l.groups = informerGroups{cache: mgr.GetCache()}
 	return ctrl.NewWebhookManagedBy(mgr, &corev1.Pod{}).WithDefaulter(&Pods{lineage: l}).Complete()
 }
 
@@ -134,17 +134,19 @@ func unqueuePod(pod *corev1.Pod, job *batchv1.Job) {
 // JobSet labelled it). A pod of a gang
 // that can't join its group is refused: scheduled alone it could start
 // while the rest of its gang can't (the Job controller retries the
-// create). The group is read from the API server: our start made it a
-// moment ago, maybe on another replica, and a cache that lags must not
-// refuse the pod.
+// create). The cache may prove the group (groups.go); else it is read
+// from the API server: our start made it a moment ago, maybe on another
+// replica, and a cache that lags must not refuse the pod.
 func (p *Pods) joinGroup(ctx context.Context, pod *corev1.Pod, tj *trainjob.TrainJob, job *batchv1.Job, group string) error {
-	pg := &metav1.PartialObjectMetadata{}
-	pg.SetGroupVersionKind(gang.NativePodGroupGVK)
-	if err := p.lineage.live.Get(ctx, client.ObjectKey{Namespace: pod.Namespace, Name: group}, pg); err != nil {
-		return fmt.Errorf("label %s: reading PodGroup %s (scheduling.k8s.io/v1beta1) of TrainJob %s: %w", names.PodGroupLabel, group, tj.Name, err)
-	}
-	if err := gang.NativeGroupFor(pg, tj.UID, job.Labels[jobsetapi.ReplicatedJobNameKey]); err != nil {
-		return fmt.Errorf("label %s: %w; the pod is not created outside its gang", names.PodGroupLabel, err)
+	role := job.Labels[jobsetapi.ReplicatedJobNameKey]
+	if !p.lineage.cachedMember(ctx, pod.Namespace, group, tj.UID, role) {
+		pg := newNativeGroup()
+		if err := p.lineage.live.Get(ctx, client.ObjectKey{Namespace: pod.Namespace, Name: group}, pg); err != nil {
+			return fmt.Errorf("label %s: reading PodGroup %s (scheduling.k8s.io/v1beta1) of TrainJob %s: %w", names.PodGroupLabel, group, tj.Name, err)
+		}
+		if err := gang.NativeGroupFor(pg, tj.UID, role); err != nil {
+			return fmt.Errorf("label %s: %w; the pod is not created outside its gang", names.PodGroupLabel, err)
+		}
 	}
 	pod.Spec.SchedulingGroup = &corev1.PodSchedulingGroup{PodGroupName: ptr.To(group)}
 	return nil
