@@ -412,12 +412,15 @@ bench-forecast-scale: envtest-assets
 ## bench-gang: how long a gang of 8 pods × 8 GPUs takes from its admission
 ## to all its pods bound, in gang mode coscheduling (Kubernetes v1.34.4,
 ## scheduler-plugins) and workload-api (v1.37.2, Kubernetes' own), a
-## cluster each (test/gangbench; GANG_JOBS jobs each; docs/benchmark.md).
+## cluster each (test/gangbench; GANG_JOBS jobs each); then one gang of
+## 1,000 pods in each mode: its pod creates through our webhook (latency,
+## failures) and its placement (docs/benchmark.md).
 GANG_JOBS ?= 20
 bench-gang:
 	$(MAKE) --no-print-directory components
 	$(MAKE) --no-print-directory components KUBERNETES_VERSION=v1.37.2
 	$(GO) test -count=1 -timeout 40m -run '^$$' -bench BenchmarkAdmittedToAllPodsBound -benchtime $(GANG_JOBS)x ./test/gangbench/
+	$(GO) test -count=1 -timeout 40m -run '^$$' -bench BenchmarkAThousandPodGang -benchtime 1x ./test/gangbench/
 
 ## bench-smoke: the benchmark's whole path on a small load (part of make test).
 bench-smoke:

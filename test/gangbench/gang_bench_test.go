@@ -42,10 +42,7 @@ var toleration = corev1.Toleration{Key: "dedicated", Operator: corev1.Toleration
 // it sees all 8 pods bound (ms-admitted-to-bound, the median of b.N jobs;
 // p90 and max beside it). Run it with -benchtime=Nx.
 func BenchmarkAdmittedToAllPodsBound(b *testing.B) {
-	for _, mode := range []struct{ name, kubernetes string }{
-		{gang.Coscheduling, localcluster.KubernetesCoscheduling},
-		{gang.WorkloadAPI, localcluster.KubernetesWorkloadAPI},
-	} {
+	for _, mode := range modes {
 		// One cluster per mode, whatever b.N the benchmark is run with
 		// (Go runs it with b.N = 1 first).
 		var k8s client.Client
@@ -53,49 +50,72 @@ func BenchmarkAdmittedToAllPodsBound(b *testing.B) {
 		b.Run(mode.name, func(b *testing.B) {
 			ctx := context.Background()
 			if k8s == nil {
-				root, err := filepath.Abs(filepath.Join("..", ".."))
-				if err != nil {
-					b.Fatal(err)
-				}
-				o := localcluster.Options{Root: root}
-				o.KubernetesVersion = mode.kubernetes
-				c, stop, err := localcluster.UpForTests(ctx, localcluster.ForTests("bench-gang-"+mode.name, o))
-				if err != nil {
-					b.Fatal(err)
-				}
-				down = stop
-				if k8s, err = c.Client(fixtures.Scheme()); err != nil {
-					b.Fatal(err)
-				}
+				k8s, _, down = clusterFor(b, ctx, mode)
 			}
-			ns := setUp(b, ctx, k8s, mode.name)
+			ns := setUp(b, ctx, k8s, mode.name, nodes, gpusPerNode)
+			fixtures.Create(b, ctx, k8s, fixtures.TrainingRuntime(ns, "torch", fixtures.TorchPolicy(nodes),
+				fixtures.Role{Name: "node", Ancestor: "trainer", Requests: fixtures.GPUs(gpusPerNode), Tolerations: []corev1.Toleration{toleration}, Annotations: fixtures.RunFor(time.Hour)}))
 			var took []time.Duration
 			b.ResetTimer()
 			for i := range b.N {
-				took = append(took, placeOne(b, ctx, k8s, ns, fmt.Sprintf("job-%d", i)))
+				took = append(took, placeOne(b, ctx, k8s, ns, fmt.Sprintf("job-%d", i), nodes))
 			}
 			b.StopTimer()
 			slices.Sort(took)
-			at := func(q float64) float64 { return float64(took[int(q*float64(len(took)-1))].Milliseconds()) }
-			b.ReportMetric(at(0.5), "ms-admitted-to-bound")
-			b.ReportMetric(at(0.9), "ms-p90")
-			b.ReportMetric(at(1), "ms-max")
+			b.ReportMetric(ms(quantile(took, 0.5)), "ms-admitted-to-bound")
+			b.ReportMetric(ms(quantile(took, 0.9)), "ms-p90")
+			b.ReportMetric(ms(quantile(took, 1)), "ms-max")
 		})
 		down()
 	}
 }
 
-// setUp makes a namespace, the nodes, a ClusterQueue gang scheduling in
-// mode, its LocalQueue "lq" and the runtime "torch".
-func setUp(b *testing.B, ctx context.Context, k8s client.Client, mode string) string {
+// modes are the gang modes, each with the Kubernetes release whose local
+// cluster serves it.
+var modes = []struct{ name, kubernetes string }{
+	{gang.Coscheduling, localcluster.KubernetesCoscheduling},
+	{gang.WorkloadAPI, localcluster.KubernetesWorkloadAPI},
+}
+
+// clusterFor brings up a local cluster serving mode, and returns its
+// client, the cluster and what takes it down.
+func clusterFor(b *testing.B, ctx context.Context, mode struct{ name, kubernetes string }) (client.Client, *localcluster.Cluster, func()) {
+	root, err := filepath.Abs(filepath.Join("..", ".."))
+	if err != nil {
+		b.Fatal(err)
+	}
+	o := localcluster.Options{Root: root}
+	o.KubernetesVersion = mode.kubernetes
+	c, stop, err := localcluster.UpForTests(ctx, localcluster.ForTests("bench-gang-"+mode.name, o))
+	if err != nil {
+		b.Fatal(err)
+	}
+	k8s, err := c.Client(fixtures.Scheme())
+	if err != nil {
+		stop()
+		b.Fatal(err)
+	}
+	return k8s, c, stop
+}
+
+// quantile q of sorted durations.
+func quantile(sorted []time.Duration, q float64) time.Duration {
+	return sorted[int(q*float64(len(sorted)-1))]
+}
+
+func ms(d time.Duration) float64 { return float64(d.Milliseconds()) }
+
+// setUp makes a namespace, count nodes of gpus GPUs, and a ClusterQueue
+// gang scheduling in mode with its LocalQueue "lq".
+func setUp(b *testing.B, ctx context.Context, k8s client.Client, mode string, count, gpus int) string {
 	nsObj := &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{GenerateName: "gang-"}}
 	fixtures.Create(b, ctx, k8s, nsObj)
 	ns := nsObj.Name
-	p := fixtures.Pool{Name: "gpu", Labels: map[string]string{"bench.trainjob-kueue.dev/pool": ns}, GPUs: nodes * gpusPerNode}
+	p := fixtures.Pool{Name: "gpu", Labels: map[string]string{"bench.trainjob-kueue.dev/pool": ns}, GPUs: int64(count * gpus)}
 	tainted := p
 	tainted.Taints = []corev1.Toleration{toleration}
-	for i := range nodes {
-		if err := localcluster.AddNode(ctx, k8s, fixtures.Node(fmt.Sprintf("%s-%d", ns, i), tainted, gpusPerNode)); err != nil {
+	for i := range count {
+		if err := localcluster.AddNode(ctx, k8s, fixtures.Node(fmt.Sprintf("%s-%d", ns, i), tainted, int64(gpus))); err != nil {
 			b.Fatal(err)
 		}
 	}
@@ -107,22 +127,25 @@ func setUp(b *testing.B, ctx context.Context, k8s client.Client, mode string) st
 	}
 	fixtures.Create(b, ctx, k8s, cq, lq)
 	fixtures.WaitActive(b, ctx, k8s, cq.Name, 30*time.Second)
-	fixtures.Create(b, ctx, k8s, fixtures.TrainingRuntime(ns, "torch", fixtures.TorchPolicy(nodes),
-		fixtures.Role{Name: "node", Ancestor: "trainer", Requests: fixtures.GPUs(gpusPerNode), Tolerations: []corev1.Toleration{toleration}, Annotations: fixtures.RunFor(time.Hour)}))
 	return ns
 }
 
-// placeOne runs one job until all its pods are bound, and deletes it once
-// they are gone again; it returns the time from its admission seen to its
-// last pod bound seen.
-func placeOne(b *testing.B, ctx context.Context, k8s client.Client, ns, name string) time.Duration {
+// placeOne runs one job of want pods until all are bound, and deletes it
+// once they are gone again; it returns the time from its admission seen
+// to its last pod bound seen.
+func placeOne(b *testing.B, ctx context.Context, k8s client.Client, ns, name string, want int) time.Duration {
 	tj := fixtures.TrainJob(ns, name, "torch", "lq")
 	fixtures.Create(b, ctx, k8s, tj)
 	admitted := waitFor(b, 2*time.Minute, func() (bool, error) {
 		wl, err := fixtures.WorkloadOf(ctx, k8s, tj)
 		return err == nil && wl != nil && apimeta.IsStatusConditionTrue(wl.Status.Conditions, kueue.WorkloadAdmitted), nil
 	})
-	bound := waitFor(b, 2*time.Minute, func() (bool, error) {
+	// A large gang is looked at less often: each look lists its pods.
+	look, within := every, 2*time.Minute
+	if want > 100 {
+		look, within = 500*time.Millisecond, 10*time.Minute
+	}
+	bound := waitForEvery(b, look, within, func() (bool, error) {
 		pods, err := fixtures.PodsOf(ctx, k8s, tj, "node")
 		if err != nil {
 			return false, err
@@ -133,12 +156,12 @@ func placeOne(b *testing.B, ctx context.Context, k8s client.Client, ns, name str
 				n++
 			}
 		}
-		return n == nodes, nil
+		return n == want, nil
 	})
 	if err := k8s.Delete(ctx, &trainer.TrainJob{ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: name}}, client.PropagationPolicy(metav1.DeletePropagationForeground)); err != nil {
 		b.Fatal(err)
 	}
-	waitFor(b, 2*time.Minute, func() (bool, error) {
+	waitForEvery(b, look, within, func() (bool, error) {
 		var pods corev1.PodList
 		err := k8s.List(ctx, &pods, client.InNamespace(ns))
 		return err == nil && len(pods.Items) == 0, err
@@ -149,6 +172,12 @@ func placeOne(b *testing.B, ctx context.Context, k8s client.Client, ns, name str
 // waitFor polls done every 20 ms and returns when it first said true.
 func waitFor(b *testing.B, timeout time.Duration, done func() (bool, error)) time.Time {
 	b.Helper()
+	return waitForEvery(b, every, timeout, done)
+}
+
+// waitForEvery polls done every look and returns when it first said true.
+func waitForEvery(b *testing.B, look, timeout time.Duration, done func() (bool, error)) time.Time {
+	b.Helper()
 	deadline := time.Now().Add(timeout)
 	for {
 		ok, err := done()
@@ -158,6 +187,6 @@ func waitFor(b *testing.B, timeout time.Duration, done func() (bool, error)) tim
 		if time.Now().After(deadline) {
 			b.Fatalf("not done within %s (last error: %v)", timeout, err)
 		}
-		time.Sleep(every)
+		time.Sleep(look)
 	}
 }
