@@ -28,9 +28,11 @@ import (
 // Patch that first tests the resourceVersion they were rendered from. The
 // override lists are atomic: a change we did not see must fail the write,
 // never be overwritten. When our copy is stale (the informer lags, or
-// Trainer wrote meanwhile), it reads the job afresh from the API server and
-// renders again, a few times, before giving up. job ends up as the server
-// has it; no request is sent when opsFor has nothing to do.
+// Trainer wrote meanwhile), it reads the job afresh from fresh (the API
+// server) and renders again, a few times, before giving up; with fresh nil
+// it gives up at once (Stale), for a caller that waits for its cache to
+// catch up rather than read live. job ends up as the server has it; no
+// request is sent when opsFor has nothing to do.
 func Guarded(ctx context.Context, c client.Client, fresh client.Reader, job *trainjob.TrainJob, opsFor func(*trainjob.TrainJob) []shape.Op) (bool, error) {
 	return guarded(ctx, func(obj client.Object, p client.Patch) error { return c.Patch(ctx, obj, p) }, fresh, job, opsFor)
 }
@@ -62,7 +64,7 @@ func guarded(ctx context.Context, send func(client.Object, client.Patch) error, 
 			into.DeepCopyInto(job)
 			return true, nil
 		}
-		if !Stale(err) || i == attempts-1 {
+		if !Stale(err) || i == attempts-1 || fresh == nil {
 			return false, fmt.Errorf("patching TrainJob %s/%s: %w", job.Namespace, job.Name, err)
 		}
 		if err := fresh.Get(ctx, client.ObjectKeyFromObject(job), job); err != nil {

@@ -1,15 +1,21 @@
 package jobpatch
 
 import (
+	"context"
 	"errors"
 	"fmt"
 	"net/http"
+	"strings"
 	"testing"
 
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/apimachinery/pkg/util/validation/field"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+
+	"github.com/trainjob-kueue/trainjob-kueue/shape"
+	"github.com/trainjob-kueue/trainjob-kueue/trainjob"
 )
 
 // The answers below are built the way kube-apiserver builds them
@@ -72,4 +78,61 @@ func TestStaleOrRefused(t *testing.T) {
 			}
 		})
 	}
+}
+
+// With no fresh reader a stale copy is given up at once, as Stale, after
+// one request: the caller waits for its cache to catch up instead of
+// reading the job live. With one, the job is read afresh and written.
+func TestAStaleCopyIsReadAfreshOnlyWithAFreshReader(t *testing.T) {
+	for name, tc := range map[string]struct {
+		fresh          bool
+		patches, reads int
+		wantStale      bool
+	}{
+		"no fresh reader: given up, stale":   {patches: 1, wantStale: true},
+		"a fresh reader: read, then written": {fresh: true, patches: 2, reads: 1},
+	} {
+		t.Run(name, func(t *testing.T) {
+			server := &trainjob.TrainJob{ObjectMeta: metav1.ObjectMeta{Namespace: "ns", Name: "job", ResourceVersion: "2"}}
+			patches, reads := 0, 0
+			send := func(obj client.Object, p client.Patch) error {
+				patches++
+				data, _ := p.Data(obj)
+				if !strings.Contains(string(data), `"value":"`+server.ResourceVersion+`"`) {
+					return apierrors.NewGenericServerResponse(http.StatusUnprocessableEntity, "", schema.GroupResource{}, "", "testing value /metadata/resourceVersion failed: test failed", 0, false)
+				}
+				return nil
+			}
+			var fresh client.Reader
+			if tc.fresh {
+				fresh = readerFunc(func(obj client.Object) error {
+					reads++
+					server.DeepCopyInto(obj.(*trainjob.TrainJob))
+					return nil
+				})
+			}
+			stale := server.DeepCopy()
+			stale.ResourceVersion = "1"
+			ok, err := guarded(t.Context(), send, fresh, stale, func(*trainjob.TrainJob) []shape.Op {
+				return []shape.Op{{Op: "add", Path: "/status/conditions/-", Value: "x"}}
+			})
+			if Stale(err) != tc.wantStale || ok == tc.wantStale {
+				t.Errorf("guarded = %v, %v; want stale %v", ok, err, tc.wantStale)
+			}
+			if patches != tc.patches || reads != tc.reads {
+				t.Errorf("%d patches and %d reads, want %d and %d", patches, reads, tc.patches, tc.reads)
+			}
+		})
+	}
+}
+
+// readerFunc reads every object with get.
+type readerFunc func(client.Object) error
+
+func (f readerFunc) Get(_ context.Context, _ client.ObjectKey, obj client.Object, _ ...client.GetOption) error {
+	return f(obj)
+}
+
+func (f readerFunc) List(context.Context, client.ObjectList, ...client.ListOption) error {
+	return errors.New("no list")
 }

@@ -38,6 +38,12 @@ import (
 // says it all; a job that waits longer is told it waits 5 s late.
 const DefaultSettle = 5 * time.Second
 
+// staleRetry is how soon a write whose copy of the job was stale is tried
+// again from the cache, should no change of the job wake it sooner: the
+// informer is a moment behind, and a live read for it would cost a
+// request a job (the cache serves it for free once caught up).
+const staleRetry = time.Second
+
 // ReasonConditionRefused: the API server refused our condition's write
 // (the status's validation, a webhook): said once per job and message, not
 // retried until the job changes.
@@ -46,11 +52,8 @@ const ReasonConditionRefused = "QueueConditionRefused"
 // Options configure the Reconciler.
 type Options struct {
 	// Client reads from the informer cache and writes to the API server.
-	Client client.Client
-	// APIReader reads a job afresh when the cache's copy was stale: the
-	// manager's uncached reader when nil at SetupWithManager.
-	APIReader client.Reader
-	Recorder  events.EventRecorder
+	Client   client.Client
+	Recorder events.EventRecorder
 	// ManageJobsWithoutQueueName: Kueue's configuration queues jobs
 	// without a queue name.
 	ManageJobsWithoutQueueName bool
@@ -113,10 +116,31 @@ func (r *Reconciler) Reconcile(ctx context.Context, req ctrl.Request) (ctrl.Resu
 	if age := r.opts.Now().Sub(job.CreationTimestamp.Time); on == nil && c.Status != metav1.ConditionTrue && age < r.opts.Settle {
 		return ctrl.Result{RequeueAfter: r.opts.Settle - age}, nil
 	}
+	if wait := r.startPending(st, wl); wait > 0 {
+		return ctrl.Result{RequeueAfter: wait}, nil
+	}
 	if r.refused.Said(job.UID, refusalKey(job, c)) {
 		return ctrl.Result{}, nil // refused for this very job and words: the job's next change tries again
 	}
-	return ctrl.Result{}, r.write(ctx, job, c)
+	return r.write(ctx, job, c)
+}
+
+// startPending is how long to leave an admitted job's condition unwritten
+// while our start is about to write the job (unsuspend it): written now,
+// its copy would be stale a moment later — a failed write, then another.
+// The start's write wakes the condition (spec.suspend) with the job as it
+// is; a start that waits (a PodGroup not written, a gang mode not served)
+// gets the condition once the admission has lasted Settle. Admitted and
+// Running say the same.
+func (r *Reconciler) startPending(st lifecycle.Status, wl *kueue.Workload) time.Duration {
+	if st.State != lifecycle.Admitted || wl == nil {
+		return 0
+	}
+	admitted := apimeta.FindStatusCondition(wl.Status.Conditions, kueue.WorkloadAdmitted)
+	if admitted == nil {
+		return 0
+	}
+	return r.opts.Settle - r.opts.Now().Sub(admitted.LastTransitionTime.Time)
 }
 
 // refusalKey names a refused write: the job as it was and what was to be
@@ -148,23 +172,25 @@ func (r *Reconciler) clusterQueueOf(ctx context.Context, namespace string, st li
 }
 
 // write patches the condition, through jobpatch as every TrainJob write
-// of ours. A write whose guard fails (the cache was behind: Trainer
-// rewrote the list), or a conflict, is tried again afresh and then with
-// backoff; a refusal by the status's validation or a webhook is said once
-// and waits for the job's next change, never retried as a conflict.
-func (r *Reconciler) write(ctx context.Context, job *trainjob.TrainJob, c metav1.Condition) error {
+// of ours. A write whose guard fails (the cache was behind: Trainer or
+// our start wrote the job a moment ago), or a conflict, is tried again
+// from the cache once it caught up (the job's change wakes it, staleRetry
+// at the latest), never with a live read; a refusal by the status's
+// validation or a webhook is said once and waits for the job's next
+// change, never retried as a conflict.
+func (r *Reconciler) write(ctx context.Context, job *trainjob.TrainJob, c metav1.Condition) (ctrl.Result, error) {
 	now := metav1.NewTime(r.opts.Now())
 	var err error
 	if job.Status.Conditions == nil {
 		err = r.opts.Client.Status().Patch(ctx, job.DeepCopy(), firstConditionPatch(job, c, now))
 	} else {
-		_, err = jobpatch.GuardedStatus(ctx, r.opts.Client, r.fresh(), job.DeepCopy(), func(j *trainjob.TrainJob) []shape.Op { return conditionOps(j, c, now) })
+		_, err = jobpatch.GuardedStatus(ctx, r.opts.Client, nil, job.DeepCopy(), func(j *trainjob.TrainJob) []shape.Op { return conditionOps(j, c, now) })
 	}
 	switch {
 	case err == nil, apierrors.IsNotFound(err):
-		return nil
+		return ctrl.Result{}, nil
 	case jobpatch.Stale(err):
-		return fmt.Errorf("writing condition %s of TrainJob %s/%s (the job changed meanwhile): %w", names.AdmittedCondition, job.Namespace, job.Name, err)
+		return ctrl.Result{RequeueAfter: staleRetry}, nil
 	case jobpatch.Refused(err), apierrors.IsForbidden(err), apierrors.IsBadRequest(err):
 		r.refused.First(job.UID, refusalKey(job, c))
 		msg := fmt.Sprintf("the API server refused trainjob-kueue's %s condition (%s: %s): %v; it is written again at the job's next change", names.AdmittedCondition, c.Reason, c.Message, err)
@@ -172,19 +198,9 @@ func (r *Reconciler) write(ctx context.Context, job *trainjob.TrainJob, c metav1
 			ctrl.LoggerFrom(ctx).Error(err, "The API server refused the queue condition of a TrainJob", "trainJob", job.Namespace+"/"+job.Name)
 			r.opts.Recorder.Eventf(job, nil, corev1.EventTypeWarning, ReasonConditionRefused, "Queue", "%s", msg)
 		}
-		return nil
+		return ctrl.Result{}, nil
 	}
-	return fmt.Errorf("writing condition %s of TrainJob %s/%s: %w", names.AdmittedCondition, job.Namespace, job.Name, err)
-}
-
-// fresh reads a job afresh when our copy was stale: the API server, or,
-// where none was given (a Reconciler not set up with a manager), the
-// cache, which catches up.
-func (r *Reconciler) fresh() client.Reader {
-	if r.opts.APIReader != nil {
-		return r.opts.APIReader
-	}
-	return r.opts.Client
+	return ctrl.Result{}, fmt.Errorf("writing condition %s of TrainJob %s/%s: %w", names.AdmittedCondition, job.Namespace, job.Name, err)
 }
 
 // SetupWithManager watches TrainJobs and their Workloads, passing only
@@ -192,9 +208,6 @@ func (r *Reconciler) fresh() client.Reader {
 // of a pending Workload's message, Trainer's progress reports and our own
 // writes of other fields wake nothing.
 func (r *Reconciler) SetupWithManager(mgr ctrl.Manager) error {
-	if r.opts.APIReader == nil {
-		r.opts.APIReader = mgr.GetAPIReader()
-	}
 	return ctrl.NewControllerManagedBy(mgr).
 		Named("trainjob-queue-condition").
 		For(&trainjob.TrainJob{}, builder.WithPredicates(stateChanged(jobFingerprint))).

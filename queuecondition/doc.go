@@ -10,8 +10,11 @@
 //   - patch.go: the one write, a JSON patch of the status subresource that
 //     touches our entry alone, sent through jobpatch.GuardedStatus (guarded
 //     by the resourceVersion it was rendered from, as every TrainJob write
-//     of ours; a stale copy is read afresh, never appended twice);
+//     of ours; a stale copy is tried again once the cache caught up, never
+//     read live, never appended twice);
 //   - controller.go: when it is written: only when the state changes,
 //     never for a position or a message of Kueue's that changes with the
-//     queue, and a job's first state only once it has lasted Settle.
+//     queue; a job's first state only once it has lasted Settle, and an
+//     admission once our start wrote the job (or Settle passed), so the
+//     write never races the start's.
 package queuecondition
