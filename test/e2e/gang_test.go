@@ -13,7 +13,6 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/utils/ptr"
 	"sigs.k8s.io/controller-runtime/pkg/client"
-	jobsetapi "sigs.k8s.io/jobset/api/jobset/v1alpha2"
 	kueue "sigs.k8s.io/kueue/apis/kueue/v1beta2"
 	"sigs.k8s.io/kueue/pkg/workload"
 	schedv1alpha1 "sigs.k8s.io/scheduler-plugins/apis/scheduling/v1alpha1"
@@ -28,23 +27,14 @@ import (
 	"github.com/trainjob-kueue/trainjob-kueue/names"
 )
 
-// boundPods counts, per TrainJob, the pods that hold a node: bound and not
-// finished.
+// boundPods counts, per TrainJob, its pods that hold a node (fixtures.BoundPods).
 func boundPods(t *testing.T, ns string) map[string]int {
 	t.Helper()
-	var pods corev1.PodList
-	if err := k8s.List(ctx, &pods, client.InNamespace(ns)); err != nil {
+	bound, err := fixtures.BoundPods(ctx, k8s, ns)
+	if err != nil {
 		t.Fatal(err)
 	}
-	out := map[string]int{}
-	for i := range pods.Items {
-		p := &pods.Items[i]
-		if p.Spec.NodeName == "" || p.Status.Phase == corev1.PodSucceeded || p.Status.Phase == corev1.PodFailed {
-			continue
-		}
-		out[p.Labels[jobsetapi.JobSetNameKey]]++
-	}
-	return out
+	return bound
 }
 
 // overrideField is the override field of the Trainer under test.

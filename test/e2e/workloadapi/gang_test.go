@@ -115,22 +115,14 @@ func getJob(t *testing.T, tj *trainer.TrainJob) *trainer.TrainJob {
 
 func suspended(tj *trainer.TrainJob) bool { return ptr.Deref(tj.Spec.Suspend, false) }
 
-// boundPods counts, per TrainJob, its pods that hold a node.
+// boundPods counts, per TrainJob, its pods that hold a node (fixtures.BoundPods).
 func boundPods(t *testing.T, ns string) map[string]int {
 	t.Helper()
-	var pods corev1.PodList
-	if err := k8s.List(ctx, &pods, client.InNamespace(ns)); err != nil {
+	bound, err := fixtures.BoundPods(ctx, k8s, ns)
+	if err != nil {
 		t.Fatal(err)
 	}
-	out := map[string]int{}
-	for i := range pods.Items {
-		p := &pods.Items[i]
-		if p.Spec.NodeName == "" || p.Status.Phase == corev1.PodSucceeded || p.Status.Phase == corev1.PodFailed {
-			continue
-		}
-		out[p.Labels[jobsetapi.JobSetNameKey]]++
-	}
-	return out
+	return bound
 }
 
 // scheduledAt is when pod was bound.
