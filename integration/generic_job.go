@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"strings"
 	"sync/atomic"
+	"time"
 
 	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/client-go/tools/events"
@@ -81,6 +82,9 @@ type TrainJob struct {
 	// heldByPolicy: the start was refused by this ValidatingAdmissionPolicy;
 	// the reconcile ends by holding the job (holdForPolicy).
 	heldByPolicy string
+	// noticeLeft: the job is in its preemption notice for this long yet
+	// (stop_notice.go); the reconcile wakes it then.
+	noticeLeft time.Duration
 }
 
 var (
@@ -154,8 +158,14 @@ func (t *TrainJob) PodLabelSelector() string {
 	return fmt.Sprintf("%s=%s", jobsetapi.JobSetNameKey, t.Name)
 }
 
+// Finished is Trainer's verdict; a job that finished in its preemption
+// notice is counted so (it completed: it is not preempted at all).
 func (t *TrainJob) Finished(context.Context) (string, bool, bool) {
-	return t.TrainJob.Finished()
+	msg, success, finished := t.TrainJob.Finished()
+	if finished {
+		t.noticeCompleted()
+	}
+	return msg, success, finished
 }
 
 // PriorityClass is the trainer step's priority class, not whichever role

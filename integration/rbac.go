@@ -26,6 +26,12 @@ package integration
 // by one: no ConfigMap is listed or watched.
 // +kubebuilder:rbac:groups="",resources=configmaps,verbs=get
 //
+// A preempted job's preemption notice, written on its running pods (an
+// annotation the downward API hands to the training): listed once per
+// notice, with its Jobs to prove them the job's by UID.
+// +kubebuilder:rbac:groups="",resources=pods,verbs=list;patch
+// +kubebuilder:rbac:groups=batch,resources=jobs,verbs=list
+//
 // Our events, core/v1 and events.k8s.io.
 // +kubebuilder:rbac:groups="",resources=events,verbs=create;patch
 // +kubebuilder:rbac:groups=events.k8s.io,resources=events,verbs=create;patch

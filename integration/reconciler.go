@@ -65,6 +65,9 @@ func (r *Reconciler) Reconcile(ctx context.Context, req ctrl.Request) (ctrl.Resu
 	}
 	res, err := jr.ReconcileGenericJob(fwCtx, req, t)
 	t.tell()
+	if t.noticeLeft > 0 && err == nil && (res.RequeueAfter == 0 || t.noticeLeft < res.RequeueAfter) {
+		res.RequeueAfter = t.noticeLeft
+	}
 	if t.readErr == nil {
 		if relErr := t.releaseNativePodGroups(ctx); relErr != nil {
 			err = errors.Join(err, relErr)

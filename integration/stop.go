@@ -3,6 +3,7 @@ package integration
 import (
 	"context"
 	"fmt"
+	"time"
 
 	"k8s.io/apimachinery/pkg/types"
 	"sigs.k8s.io/controller-runtime/pkg/client"
@@ -23,12 +24,21 @@ import (
 // a hot retry meanwhile. A stopped job costs no request. A job MultiKueue
 // dispatched was never started here: its worker copy is MultiKueue's to
 // remove, and there is nothing to undo.
-func (t *TrainJob) Stop(ctx context.Context, c client.Client, _ []podset.PodSetInfo, _ jobframework.StopReason, _ string) (bool, error) {
+func (t *TrainJob) Stop(ctx context.Context, c client.Client, _ []podset.PodSetInfo, reason jobframework.StopReason, _ string) (bool, error) {
 	if err := t.unboostEvicted(ctx, c); err != nil {
 		return false, err
 	}
 	if t.obs.runner == trainjob.RunRemotely {
 		return false, nil
+	}
+	if reason == jobframework.StopReasonWorkloadEvicted {
+		wait, err := t.noticeWait(ctx, time.Now())
+		if err != nil || wait > 0 {
+			// In its preemption notice (stop_notice.go): running on, its
+			// quota kept, woken at the notice's end.
+			t.noticeLeft = wait
+			return false, err
+		}
 	}
 	stoppedNow := false
 	if !t.IsSuspended() {

@@ -45,6 +45,9 @@ type Status struct {
 	LocalQueue, ClusterQueue string
 	// Worker is the MultiKueue worker cluster a dispatched job runs on.
 	Worker string
+	// NoticeUntil: an Evicted job is in its preemption notice until then
+	// (zero when it is not).
+	NoticeUntil time.Time
 }
 
 // Reasons of ours (the others are Kueue's and Trainer's).
@@ -105,6 +108,12 @@ func Of(o Observed) Status {
 	}
 	reserved := apimeta.IsStatusConditionTrue(wl.Status.Conditions, kueue.WorkloadQuotaReserved)
 	if c := apimeta.FindStatusCondition(wl.Status.Conditions, kueue.WorkloadEvicted); c != nil && c.Status == metav1.ConditionTrue {
+		if n, ok := preemptcost.NoticeOn(wl); ok && reserved {
+			s.NoticeUntil = n.Until
+			until := n.Until.UTC().Format(time.RFC3339)
+			return with(s, Evicted, c.Reason, c.Reason+", notice until "+until,
+				"evicted ("+c.Message+"), in its preemption notice until "+until+": it runs on to checkpoint, and is stopped at its first checkpoint reported after the eviction, or then")
+		}
 		if reserved {
 			return with(s, Evicted, c.Reason, c.Reason, "evicted, being stopped: "+c.Message)
 		}

@@ -18,6 +18,8 @@ type Metrics struct {
 	gangs            *prometheus.CounterVec
 	boosts           *prometheus.CounterVec
 	refusals         *prometheus.CounterVec
+	notices          *prometheus.CounterVec
+	noticeSaved      prometheus.Counter
 
 	// registered are the collectors Register put on a registry, for
 	// Unregister.
@@ -68,12 +70,20 @@ func NewMetrics() *Metrics {
 			Name: "trainjob_kueue_webhook_refusals_total",
 			Help: "TrainJob creates and updates the webhook refused, by operation (create, update) and the field refused first.",
 		}, []string{"operation", "field"}),
+		notices: prometheus.NewCounterVec(prometheus.CounterOpts{
+			Name: "trainjob_kueue_preemption_notices_total",
+			Help: "Preemption notices ended, by outcome: Checkpointed (the job reported a checkpoint made in its notice), RanOut (it did not in time), Completed (it finished in its notice), Ended (its Workload went away).",
+		}, []string{"outcome"}),
+		noticeSaved: prometheus.NewCounter(prometheus.CounterOpts{
+			Name: "trainjob_kueue_preemption_notice_saved_seconds_total",
+			Help: "Work, in seconds since each victim's last checkpoint before its eviction, that a stop at the eviction would have lost and a checkpoint in the notice kept.",
+		}),
 	}
 }
 
 // describe sends the descriptions of the manager's own metrics.
 func (m *Metrics) describe(ch chan<- *prometheus.Desc) {
-	for _, c := range []prometheus.Collector{m.admissionToStart, m.injections, m.restores, m.podSetErrors, m.gangs, m.boosts, m.refusals, newQueueState(nil, nil)} {
+	for _, c := range []prometheus.Collector{m.admissionToStart, m.injections, m.restores, m.podSetErrors, m.gangs, m.boosts, m.refusals, m.notices, m.noticeSaved, newQueueState(nil, nil)} {
 		c.Describe(ch)
 	}
 }
@@ -81,7 +91,7 @@ func (m *Metrics) describe(ch chan<- *prometheus.Desc) {
 // Register exposes the metrics, and the TrainJobs by state counted from c
 // at every scrape, on reg.
 func (m *Metrics) Register(reg prometheus.Registerer, c client.Reader) error {
-	for _, col := range []prometheus.Collector{m.admissionToStart, m.injections, m.restores, m.podSetErrors, m.gangs, m.boosts, m.refusals, newQueueState(c, time.Now)} {
+	for _, col := range []prometheus.Collector{m.admissionToStart, m.injections, m.restores, m.podSetErrors, m.gangs, m.boosts, m.refusals, m.notices, m.noticeSaved, newQueueState(c, time.Now)} {
 		if err := reg.Register(col); err != nil {
 			return err
 		}
@@ -162,4 +172,14 @@ func (m *Metrics) WebhookRefused(operation, field string) {
 		return
 	}
 	m.refusals.WithLabelValues(operation, field).Inc()
+}
+
+// NoticeEnded counts a preemption notice's outcome and the work its
+// checkpoint saved.
+func (m *Metrics) NoticeEnded(outcome string, savedSeconds int64) {
+	if m == nil {
+		return
+	}
+	m.notices.WithLabelValues(outcome).Inc()
+	m.noticeSaved.Add(float64(savedSeconds))
 }

@@ -68,6 +68,17 @@ const (
 	// (a Go duration, at least a minute), for a preemption-cost policy's
 	// checkpoint part when the job reports no checkpoint time.
 	CheckpointIntervalAnnotation = "trainjob-kueue.dev/checkpoint-interval"
+	// PreemptionNoticeAnnotation on a TrainJob: the preemption notice the
+	// job asks for (a Go duration, 0 for none), never more than its
+	// ClusterQueue's preemption-cost policy gives (its notice part).
+	PreemptionNoticeAnnotation = "trainjob-kueue.dev/preemption-notice"
+	// PreemptingAnnotation on a Workload and on its job's running pods,
+	// written by trainjob-kueue while a preempted job is in its notice:
+	// JSON {"since": s, "until": u} in Unix seconds (the eviction, the
+	// notice's end). Pods read it through the downward API; list, explain
+	// and the queue condition from the Workload. Derived from Kueue's
+	// eviction and the policy, so a restarted manager writes the same.
+	PreemptingAnnotation = "trainjob-kueue.dev/preempting"
 	// PriorityBoostAnnotation on a Workload: the parts (JSON) of the
 	// kueue.x-k8s.io/priority-boost we set; it marks that boost as ours.
 	PriorityBoostAnnotation = "trainjob-kueue.dev/priority-boost"

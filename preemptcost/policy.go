@@ -43,6 +43,10 @@ type Policy struct {
 	// of its class can't preempt it before it can reach its first
 	// checkpoint (kueue#9596).
 	MinRunTime *MinRunTimePart `json:"minRunTime,omitempty"`
+	// Notice gives a running TrainJob that Kueue preempts (or drains) a
+	// window to checkpoint before it is stopped (notice.go). Not a boost:
+	// it changes when a victim stops, not which one Kueue picks.
+	Notice *NoticePart `json:"notice,omitempty"`
 	// TakeOver: a boost someone else set on a Workload of this
 	// ClusterQueue is replaced by ours. Without it, it is left alone.
 	TakeOver bool `json:"takeOver,omitempty"`
@@ -216,6 +220,11 @@ const Example = `{"progress":{"points":1000,"stepPercent":10},"preemptions":{"po
 // Validate checks every part's bounds, and that the largest boost the
 // policy can give fits the annotation's int32.
 func (p Policy) Validate() error {
+	if p.Notice != nil {
+		if err := p.Notice.validate(); err != nil {
+			return err
+		}
+	}
 	var most int64
 	for _, pt := range p.parts() {
 		if err := pt.validate(); err != nil {

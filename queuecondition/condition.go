@@ -2,6 +2,7 @@ package queuecondition
 
 import (
 	"fmt"
+	"time"
 
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
@@ -43,6 +44,10 @@ func tellings() map[lifecycle.State]told {
 		lifecycle.Admitted: {true, metav1.ConditionTrue, admittedWords},
 		lifecycle.Running:  {true, metav1.ConditionTrue, admittedWords},
 		lifecycle.Evicted: {true, metav1.ConditionFalse, func(st lifecycle.Status, _ string) string {
+			if !st.NoticeUntil.IsZero() {
+				return fmt.Sprintf("evicted from ClusterQueue %s (%s), in its preemption notice until %s: it runs on to checkpoint, is stopped at its first checkpoint reported after the eviction (or then), and is queued again once stopped",
+					st.ClusterQueue, st.Reason, st.NoticeUntil.UTC().Format(time.RFC3339))
+			}
 			return fmt.Sprintf("evicted from ClusterQueue %s (%s), being stopped; it is queued again once stopped", st.ClusterQueue, st.Reason)
 		}},
 		lifecycle.Finished: no,

@@ -256,7 +256,7 @@ func jobFingerprint(o client.Object) string {
 
 // workloadFingerprint is what the lifecycle reads of a Workload: its
 // activation, our holds (what they name: the runtime, the policy and its
-// refusal), where it is admitted, how often it was preempted (Requeued
+// refusal), a preemption notice, where it is admitted, how often it was preempted (Requeued
 // from Queued), and its conditions' types, statuses and reasons (not their
 // messages: Kueue rewrites a pending Workload's as the queue moves).
 // TestEveryChangeOfWhatTheConditionSaysWakesIt ties it to lifecycle.Of.
@@ -266,8 +266,8 @@ func workloadFingerprint(o client.Object) string {
 		return ""
 	}
 	var b strings.Builder
-	fmt.Fprintf(&b, "%v|%s|%s|%s|%s|%d", ptr.Deref(wl.Spec.Active, true), annotation(wl, names.HeldForRuntimeAnnotation), annotation(wl, names.HeldByPolicyAnnotation),
-		ptr.Deref(wl.Status.ClusterName, ""), wl.Spec.QueueName, preemptcost.Preemptions(wl))
+	fmt.Fprintf(&b, "%v|%s|%s|%s|%s|%s|%d", ptr.Deref(wl.Spec.Active, true), annotation(wl, names.HeldForRuntimeAnnotation), annotation(wl, names.HeldByPolicyAnnotation),
+		annotation(wl, names.PreemptingAnnotation), ptr.Deref(wl.Status.ClusterName, ""), wl.Spec.QueueName, preemptcost.Preemptions(wl))
 	if adm := wl.Status.Admission; adm != nil {
 		b.WriteString("|cq=" + string(adm.ClusterQueue))
 	}

@@ -56,3 +56,14 @@ func (s *Memory) Said(subject types.UID, text string) bool {
 	defer s.mu.Unlock()
 	return s.said[key{subject, text}]
 }
+
+// Forget forgets that text was said about subject: what it stood for did
+// not happen after all (a write that failed), and is to be said again.
+func (s *Memory) Forget(subject types.UID, text string) {
+	if s == nil {
+		return
+	}
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	delete(s.said, key{subject, text})
+}

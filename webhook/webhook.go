@@ -338,7 +338,8 @@ func (w *Webhook) gangs() gang.Schedulers {
 	return gang.Schedulers{PodGroupCRD: w.opts.PodGroups, WorkloadAPI: w.opts.WorkloadAPI}
 }
 
-// validateGangAnnotations refuses gang settings (and a checkpoint interval)
+// validateGangAnnotations refuses gang settings (and a checkpoint interval
+// or preemption notice)
 // we would not understand, or a gang mode whose PodGroups the cluster does
 // not serve (gangs), naming the annotation and what it takes. On an update
 // only a changed value is judged: one a former release took must not block
@@ -361,6 +362,10 @@ func validateGangAnnotations(old, job *trainjob.TrainJob, gangs gang.Schedulers)
 		},
 		names.CheckpointIntervalAnnotation: func(v string) error {
 			_, err := preemptcost.ParseCheckpointInterval(v)
+			return err
+		},
+		names.PreemptionNoticeAnnotation: func(v string) error {
+			_, err := preemptcost.ParseNoticeRequest(v)
 			return err
 		},
 	})

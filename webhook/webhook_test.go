@@ -192,6 +192,15 @@ func TestWebhookValidateUpdate(t *testing.T) {
 		"a checkpoint interval": {user: "alice", job: edit(func(j *trainjob.TrainJob) {
 			j.Annotations = map[string]string{names.CheckpointIntervalAnnotation: "30m"}
 		})},
+		"a preemption notice over 15 minutes": {user: "alice", job: edit(func(j *trainjob.TrainJob) {
+			j.Annotations = map[string]string{names.PreemptionNoticeAnnotation: "20m"}
+		}), denied: names.PreemptionNoticeAnnotation},
+		"a preemption notice that is no duration": {user: "alice", job: edit(func(j *trainjob.TrainJob) {
+			j.Annotations = map[string]string{names.PreemptionNoticeAnnotation: "two minutes"}
+		}), denied: names.PreemptionNoticeAnnotation},
+		"a preemption notice": {user: "alice", job: edit(func(j *trainjob.TrainJob) {
+			j.Annotations = map[string]string{names.PreemptionNoticeAnnotation: "90s"}
+		})},
 		// A value a former release took is not judged again: it must not
 		// block our suspend (or any other update) of the job.
 		"trainjob-kueue suspends a job with an old release's gang mode": {user: us,

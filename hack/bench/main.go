@@ -64,6 +64,8 @@ type options struct {
 	// after its quota reservation by an admission check that never turns
 	// Ready; a job is done once its Workload reserved quota.
 	hold bool
+	// noCondition: trainjob-kueue runs without its queue condition.
+	noCondition bool
 }
 
 func main() {
@@ -89,6 +91,7 @@ func (o *options) register(fs *flag.FlagSet) {
 	fs.StringVar(&o.baseline, "baseline", "", "compare trainjob-kueue's figures with this committed baseline (make bench-check) and fail on a regression beyond each figure's bound")
 	fs.StringVar(&o.makeBaseline, "make-baseline", "", "output directories of at least 5 earlier runs of one N (comma-separated): write the baseline of their figures to -baseline, running nothing")
 	fs.BoolVar(&o.hold, "hold", false, "Kueue's harness scale: every ClusterQueue holds each Workload after its quota reservation (an admission check that never turns Ready, quota for any N), so no pod runs; every job is streamed at -rate, none in a burst; a job is done once its Workload reserved quota, and the figure is created → QuotaReserved (docs/scale.md)")
+	fs.BoolVar(&o.noCondition, "no-queue-condition", false, "run trainjob-kueue with --queue-condition=false, to measure what its condition on TrainJobs costs (docs/benchmark.md)")
 	fs.BoolVar(&o.check, "check", false, "fail unless every measurement is present and trainjob-kueue made no dry run (the smoke run)")
 }
 
@@ -275,7 +278,8 @@ func clusterFor(ctx context.Context, root, setup string, o options) (*localclust
 		return nil, nil, err
 	}
 	c, err := localcluster.Up(ctx, localcluster.Options{Name: name, Root: root, Progress: os.Stderr,
-		Settings: localcluster.Settings{Integration: integration, TrainerVersion: o.Trainer, KueueVersion: o.Kueue}})
+		Settings: localcluster.Settings{Integration: integration, TrainerVersion: o.Trainer, KueueVersion: o.Kueue,
+			NoQueueCondition: o.noCondition && setup == setupOurs}})
 	if err != nil {
 		return nil, nil, err
 	}

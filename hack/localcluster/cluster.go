@@ -69,6 +69,10 @@ type Settings struct {
 	// election on, as a Deployment's replicas) and a loopback Service in
 	// front of both (service.go); 0 or 1, one replica.
 	OursReplicas int `json:"oursReplicas,omitempty"`
+	// NoQueueCondition runs trainjob-kueue with --queue-condition=false:
+	// no condition of ours on TrainJobs (the bench's condition-off
+	// figures, docs/benchmark.md).
+	NoQueueCondition bool `json:"noQueueCondition,omitempty"`
 }
 
 // Options for Up.

@@ -84,7 +84,11 @@ func buildOurs(ctx context.Context, root, out string, progress io.Writer) (strin
 }
 
 func (o ours) start(_ context.Context, b *bringUp) error {
-	return b.launch(o.name(), nil, o.args(b.c.Dir, b.ports, b.o.OursReplicas)...)
+	args := o.args(b.c.Dir, b.ports, b.o.OursReplicas)
+	if b.o.NoQueueCondition {
+		args = append(args, "--queue-condition=false")
+	}
+	return b.launch(o.name(), nil, args...)
 }
 
 // args: the replica as the local cluster runs it, from the cluster's

@@ -1,0 +1,223 @@
+package integration
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"time"
+
+	batchv1 "k8s.io/api/batch/v1"
+	corev1 "k8s.io/api/core/v1"
+	apimeta "k8s.io/apimachinery/pkg/api/meta"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/types"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+	jobsetapi "sigs.k8s.io/jobset/api/jobset/v1alpha2"
+	kueue "sigs.k8s.io/kueue/apis/kueue/v1beta2"
+
+	"github.com/trainjob-kueue/trainjob-kueue/names"
+	"github.com/trainjob-kueue/trainjob-kueue/preemptcost"
+)
+
+// A preemption notice (preemptcost.NoticePart): when Kueue evicts a
+// running TrainJob's Workload for a reason that gets one, Stop leaves the
+// job running and tells it — a Warning event, the notice on its Workload
+// (list, explain and the queue condition read it there) and on its
+// running pods (the downward API hands it to the training) — until the
+// job reports a checkpoint made after the eviction, completes, or the
+// notice runs out. Kueue keeps the victim's quota reserved meanwhile (the
+// job framework clears a reservation only once the job is inactive), so
+// the preemptor is admitted as soon as the victim stops.
+//
+// Every figure is derived from Kueue's Evicted condition (its time, which
+// no user writes) and the ClusterQueue's policy: a manager restarted in a
+// notice finds the same deadline, and nothing the job's owner writes
+// makes the notice longer than the policy's.
+
+// Outcomes of a notice: the metric's label and the event's words.
+const (
+	NoticeCheckpointed = "Checkpointed"
+	NoticeRanOut       = "RanOut"
+	NoticeCompleted    = "Completed"
+)
+
+// Reasons of the notice's events.
+const (
+	// ReasonPreemptionNotice: the job is being preempted and runs on
+	// until its notice ends, to checkpoint.
+	ReasonPreemptionNotice = "PreemptionNotice"
+	// ReasonPreemptionNoticeEnded: the notice ended (how: the outcome).
+	ReasonPreemptionNoticeEnded = "PreemptionNoticeEnded"
+)
+
+const actionNotice = "PreemptionNotice"
+
+// noticeWait is how long Stop leaves the job running for its notice; 0
+// stops it now: no notice applies, the job checkpointed in its notice, or
+// the notice ran out. Only a running job with active pods gets one: the
+// job framework gives back the quota of an inactive job at once, and an
+// unsuspended job without its quota would run unbooked.
+func (t *TrainJob) noticeWait(ctx context.Context, now time.Time) (time.Duration, error) {
+	if t.obs == nil || t.obs.workload == nil || t.IsSuspended() || !t.IsActive() {
+		return 0, nil
+	}
+	wl := t.obs.workload
+	policy, err := t.noticePolicy(ctx, wl)
+	if err != nil || policy.Notice == nil {
+		return 0, err
+	}
+	n, ok := preemptcost.NoticeOf(wl, preemptcost.NoticeLength(policy, &t.TrainJob))
+	if !ok {
+		return 0, nil
+	}
+	metric := checkpointMetric(policy)
+	if on, written := preemptcost.NoticeOn(wl); written {
+		n.LastCheckpoint = on.LastCheckpoint
+	} else if at, reported := preemptcost.CheckpointAt(&t.TrainJob, metric, now); reported && at < n.Since.Unix() {
+		n.LastCheckpoint = at
+	}
+	if at, done := preemptcost.CheckpointedIn(n, &t.TrainJob, metric, now); done {
+		t.noticeEnded(n, NoticeCheckpointed, fmt.Sprintf("it reported a checkpoint at %s, %s into its preemption notice; stopping it now",
+			time.Unix(at, 0).UTC().Format(time.RFC3339), time.Unix(at, 0).Sub(n.Since)), n.Saved(admittedAt(wl)))
+		return 0, nil
+	}
+	if !now.Before(n.Until) {
+		t.noticeEnded(n, NoticeRanOut, fmt.Sprintf("its preemption notice of %s ran out at %s without a checkpoint reported in status.trainerStatus.metrics[%s]; stopping it now",
+			n.Until.Sub(n.Since), n.Until.UTC().Format(time.RFC3339), metric), 0)
+		return 0, nil
+	}
+	if err := t.tellNotice(ctx, wl, n, metric); err != nil {
+		return 0, err
+	}
+	return n.Until.Sub(now), nil
+}
+
+// noticePolicy is the policy of the ClusterQueue that admitted wl (from
+// the cache); a ClusterQueue gone, or a policy that can't be used, gives
+// no notice (the webhook refuses such a policy; the warner says so).
+func (t *TrainJob) noticePolicy(ctx context.Context, wl *kueue.Workload) (preemptcost.Policy, error) {
+	if wl.Status.Admission == nil {
+		return preemptcost.Policy{}, nil
+	}
+	cq := &kueue.ClusterQueue{}
+	if err := t.deps.client.Get(ctx, client.ObjectKey{Name: string(wl.Status.Admission.ClusterQueue)}, cq); err != nil {
+		return preemptcost.Policy{}, client.IgnoreNotFound(err)
+	}
+	p, _, err := preemptcost.PolicyOf(cq)
+	if err != nil {
+		return preemptcost.Policy{}, nil
+	}
+	return p, nil
+}
+
+// checkpointMetric is the metric a job reports its checkpoints under.
+func checkpointMetric(p preemptcost.Policy) string {
+	if p.Checkpoint != nil {
+		return p.Checkpoint.MetricName()
+	}
+	return preemptcost.DefaultCheckpointMetric
+}
+
+// admittedAt is when wl was last admitted: the start of the run a notice
+// interrupts.
+func admittedAt(wl *kueue.Workload) time.Time {
+	if c := apimeta.FindStatusCondition(wl.Status.Conditions, kueue.WorkloadAdmitted); c != nil {
+		return c.LastTransitionTime.Time
+	}
+	return time.Time{}
+}
+
+// tellNotice writes the notice on the Workload and the job's running pods
+// (each only where it is not already written: a restarted manager writes
+// nothing new) and says it once.
+func (t *TrainJob) tellNotice(ctx context.Context, wl *kueue.Workload, n preemptcost.Notice, metric string) error {
+	value := n.Value()
+	if wl.Annotations[names.PreemptingAnnotation] != value {
+		if err := annotate(ctx, t.deps.client, wl, value); err != nil {
+			return fmt.Errorf("writing the preemption notice on Workload %s/%s: %w", wl.Namespace, wl.Name, err)
+		}
+	}
+	if told := "pods told of the notice " + value; t.deps.said.First(wl.UID, told) {
+		if err := t.tellPods(ctx, value); err != nil {
+			t.deps.said.Forget(wl.UID, told)
+			return err
+		}
+	}
+	ev := apimeta.FindStatusCondition(wl.Status.Conditions, kueue.WorkloadEvicted) // NoticeOf found it
+	t.say(warning(ReasonPreemptionNotice, actionNotice, fmt.Sprintf(
+		"Kueue evicted this TrainJob's Workload (%s: %s); its preemption notice lets it run until %s (%s) to checkpoint. It is stopped as soon as it reports in status.trainerStatus.metrics[%s] a checkpoint made at or after %s (Unix %d), or completes; its pods carry the notice in their annotation %s",
+		ev.Reason, ev.Message, n.Until.UTC().Format(time.RFC3339), n.Until.Sub(n.Since), metric, n.Since.UTC().Format(time.RFC3339), n.Since.Unix(), names.PreemptingAnnotation)).once(wl.UID))
+	return nil
+}
+
+// noticeEnded says how the notice ended and counts it, once per notice.
+func (t *TrainJob) noticeEnded(n preemptcost.Notice, outcome, words string, saved int64) {
+	wl := t.obs.workload
+	if !t.deps.said.First(wl.UID, "notice ended "+n.Value()) {
+		return
+	}
+	t.deps.metrics.NoticeEnded(outcome, saved)
+	t.say(normal(ReasonPreemptionNoticeEnded, actionNotice, outcome+": "+words).once(wl.UID))
+}
+
+// noticeCompleted counts a job that completed in its notice: it is not
+// preempted at all.
+func (t *TrainJob) noticeCompleted() {
+	if t.obs == nil {
+		return
+	}
+	if n, ok := preemptcost.NoticeOn(t.obs.workload); ok {
+		t.noticeEnded(n, NoticeCompleted, "it finished within its preemption notice; it is not queued again", 0)
+	}
+}
+
+// annotate sets the notice annotation on obj alone (a merge patch of one
+// key of ours).
+func annotate(ctx context.Context, c client.Client, obj client.Object, value string) error {
+	data, err := json.Marshal(map[string]any{"metadata": map[string]any{"annotations": map[string]string{names.PreemptingAnnotation: value}}})
+	if err != nil {
+		return err
+	}
+	return c.Patch(ctx, obj, client.RawPatch(types.MergePatchType, data))
+}
+
+// tellPods writes the notice on the job's running pods: those its JobSet's
+// label names whose owners are, hop by hop by UID, this TrainJob's Jobs
+// (a pod that only carries the label is not told). Read from the API
+// server: once per notice, and the manager keeps no pod cache.
+func (t *TrainJob) tellPods(ctx context.Context, value string) error {
+	r, ns := t.deps.apiReader, t.Namespace
+	js := &jobsetapi.JobSet{}
+	if err := r.Get(ctx, client.ObjectKey{Namespace: ns, Name: t.Name}, js); err != nil {
+		return client.IgnoreNotFound(err)
+	}
+	if owner := metav1.GetControllerOfNoCopy(js); owner == nil || owner.UID != t.UID {
+		return nil
+	}
+	sel := client.MatchingLabels{jobsetapi.JobSetNameKey: t.Name}
+	var jobs batchv1.JobList
+	if err := r.List(ctx, &jobs, client.InNamespace(ns), sel); err != nil {
+		return fmt.Errorf("listing the Jobs of TrainJob %s/%s: %w", ns, t.Name, err)
+	}
+	ours := map[types.UID]bool{}
+	for i := range jobs.Items {
+		if owner := metav1.GetControllerOfNoCopy(&jobs.Items[i]); owner != nil && owner.UID == js.UID {
+			ours[jobs.Items[i].UID] = true
+		}
+	}
+	var pods corev1.PodList
+	if err := r.List(ctx, &pods, client.InNamespace(ns), sel); err != nil {
+		return fmt.Errorf("listing the pods of TrainJob %s/%s: %w", ns, t.Name, err)
+	}
+	for i := range pods.Items {
+		p := &pods.Items[i]
+		owner := metav1.GetControllerOfNoCopy(p)
+		if owner == nil || !ours[owner.UID] || p.Annotations[names.PreemptingAnnotation] == value || p.Status.Phase == corev1.PodSucceeded || p.Status.Phase == corev1.PodFailed {
+			continue
+		}
+		if err := annotate(ctx, t.deps.client, p, value); client.IgnoreNotFound(err) != nil {
+			return fmt.Errorf("writing the preemption notice on pod %s/%s: %w", ns, p.Name, err)
+		}
+	}
+	return nil
+}
