@@ -1,0 +1,211 @@
+package integration
+
+import (
+	"strconv"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/google/go-cmp/cmp"
+	trainer "github.com/kubeflow/trainer/v2/pkg/apis/trainer/v1alpha1"
+	batchv1 "k8s.io/api/batch/v1"
+	corev1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/types"
+	"k8s.io/client-go/tools/events"
+	"k8s.io/utils/ptr"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+	"sigs.k8s.io/controller-runtime/pkg/client/fake"
+	jobsetapi "sigs.k8s.io/jobset/api/jobset/v1alpha2"
+	kueue "sigs.k8s.io/kueue/apis/kueue/v1beta2"
+	"sigs.k8s.io/kueue/pkg/controller/jobframework"
+
+	"github.com/trainjob-kueue/trainjob-kueue/metrics"
+	"github.com/trainjob-kueue/trainjob-kueue/names"
+	"github.com/trainjob-kueue/trainjob-kueue/preemptcost"
+	"github.com/trainjob-kueue/trainjob-kueue/scheme"
+	"github.com/trainjob-kueue/trainjob-kueue/settings"
+	"github.com/trainjob-kueue/trainjob-kueue/shape"
+	"github.com/trainjob-kueue/trainjob-kueue/trainjob"
+)
+
+// noticeWorld is a running TrainJob whose Workload Kueue evicted at
+// since, on a ClusterQueue with policy (none when ""), with its JobSet,
+// one Job and a running pod of it, and a pod that only carries the
+// JobSet's label (a user's forgery).
+type noticeWorld struct {
+	c      client.Client
+	job    *TrainJob
+	wl     *kueue.Workload
+	events *events.FakeRecorder
+}
+
+func newNoticeWorld(t *testing.T, policy, evictedFor string, since time.Time, active int32, checkpoint *time.Time) *noticeWorld {
+	t.Helper()
+	since = since.Truncate(time.Second) // as the API server keeps it
+	job := &trainjob.TrainJob{ObjectMeta: metav1.ObjectMeta{Namespace: "ns", Name: "j", UID: "job-uid"}}
+	job.Spec.Suspend = ptr.To(false)
+	job.Spec.RuntimeRef = trainer.RuntimeRef{Name: "torch"}
+	if checkpoint != nil {
+		job.Status.TrainerStatus = &trainer.TrainerStatus{Metrics: []trainer.Metric{{Name: preemptcost.DefaultCheckpointMetric, Value: strconv.FormatInt(checkpoint.Unix(), 10)}}}
+	}
+	cq := &kueue.ClusterQueue{ObjectMeta: metav1.ObjectMeta{Name: "cq"}}
+	if policy != "" {
+		cq.Annotations = map[string]string{names.PreemptionCostAnnotation: policy}
+	}
+	wl := &kueue.Workload{ObjectMeta: metav1.ObjectMeta{Namespace: "ns", Name: "wl", UID: "wl-uid"}}
+	wl.Status.Admission = &kueue.Admission{ClusterQueue: "cq"}
+	wl.Status.Conditions = []metav1.Condition{
+		{Type: kueue.WorkloadQuotaReserved, Status: metav1.ConditionTrue, Reason: "QuotaReserved"},
+		{Type: kueue.WorkloadAdmitted, Status: metav1.ConditionTrue, Reason: "Admitted", LastTransitionTime: metav1.NewTime(since.Add(-time.Hour))},
+		{Type: kueue.WorkloadEvicted, Status: metav1.ConditionTrue, Reason: evictedFor, Message: "Preempted to accommodate a workload", LastTransitionTime: metav1.NewTime(since)},
+	}
+	ctrl := func(kind string, name string, uid types.UID) []metav1.OwnerReference {
+		return []metav1.OwnerReference{{Kind: kind, Name: name, UID: uid, Controller: ptr.To(true)}}
+	}
+	label := map[string]string{jobsetapi.JobSetNameKey: "j"}
+	js := &jobsetapi.JobSet{ObjectMeta: metav1.ObjectMeta{Namespace: "ns", Name: "j", UID: "js-uid", OwnerReferences: ctrl("TrainJob", "j", job.UID)}}
+	child := &batchv1.Job{ObjectMeta: metav1.ObjectMeta{Namespace: "ns", Name: "j-node-0", UID: "child-uid", Labels: label, OwnerReferences: ctrl("JobSet", "j", js.UID)}}
+	pod := &corev1.Pod{ObjectMeta: metav1.ObjectMeta{Namespace: "ns", Name: "j-node-0-0", Labels: label, OwnerReferences: ctrl("Job", "j-node-0", child.UID)}, Status: corev1.PodStatus{Phase: corev1.PodRunning}}
+	forged := &corev1.Pod{ObjectMeta: metav1.ObjectMeta{Namespace: "ns", Name: "forged", Labels: label}, Status: corev1.PodStatus{Phase: corev1.PodRunning}}
+	c := fake.NewClientBuilder().WithScheme(scheme.New()).WithObjects(job.DeepCopy(), cq, wl.DeepCopy(), js, child, pod, forged).Build()
+	stored := &trainjob.TrainJob{}
+	if err := c.Get(t.Context(), client.ObjectKeyFromObject(job), stored); err != nil {
+		t.Fatal(err)
+	}
+	rec := events.NewFakeRecorder(16)
+	d := newDeps(c, c, rec, Options{Shared: settings.Shared{Shape: shape.PodTemplateOverrides{}, Metrics: metrics.NewMetrics()}})
+	obs := &observed{workload: wl, jobs: []trainer.JobStatus{{Name: "node", Active: ptr.To(active)}}}
+	return &noticeWorld{c: c, job: &TrainJob{TrainJob: *stored, deps: d, obs: obs}, wl: wl, events: rec}
+}
+
+func (w *noticeWorld) annotation(t *testing.T, obj client.Object) string {
+	t.Helper()
+	if err := w.c.Get(t.Context(), client.ObjectKeyFromObject(obj), obj); err != nil {
+		t.Fatal(err)
+	}
+	return obj.GetAnnotations()[names.PreemptingAnnotation]
+}
+
+func (w *noticeWorld) reasons() []string {
+	var out []string
+	for len(w.events.Events) > 0 {
+		e := <-w.events.Events
+		out = append(out, strings.Join(strings.Fields(e)[:2], " "))
+	}
+	return out
+}
+
+// A job Kueue preempted under a policy with a notice runs on, is told
+// (its Workload and its proven pods carry the notice, an event says it)
+// and is woken at the notice's end; a checkpoint made in the notice, or
+// the notice's end, stops it; every other eviction, a queue without the
+// notice part, and a job with no pod running stop at once, as before.
+func TestAPreemptedJobRunsOnInItsNoticeUntilItCheckpointsOrItRunsOut(t *testing.T) {
+	const notice = `{"notice":{"seconds":120}}`
+	now := time.Now()
+	tenAgo, threeMinAgo, longAgo := now.Add(-10*time.Second), now.Add(-3*time.Minute), now.Add(-time.Hour)
+	justNow := now.Add(-2 * time.Second)
+	for name, tc := range map[string]struct {
+		policy, reason string
+		since          time.Time
+		active         int32
+		checkpoint     *time.Time
+		wantRunning    bool
+		wantEvents     []string
+	}{
+		"in its notice: runs on, told": {policy: notice, reason: kueue.WorkloadEvictedByPreemption, since: tenAgo, active: 2, checkpoint: &longAgo,
+			wantRunning: true, wantEvents: []string{"Warning " + ReasonPreemptionNotice}},
+		"a queue drained: runs on, told": {policy: notice, reason: kueue.WorkloadEvictedByClusterQueueStopped, since: tenAgo, active: 2,
+			wantRunning: true, wantEvents: []string{"Warning " + ReasonPreemptionNotice}},
+		"checkpointed in its notice: stopped": {policy: notice, reason: kueue.WorkloadEvictedByPreemption, since: tenAgo, active: 2, checkpoint: &justNow,
+			wantEvents: []string{"Normal " + ReasonPreemptionNoticeEnded}},
+		"its notice ran out: stopped": {policy: notice, reason: kueue.WorkloadEvictedByPreemption, since: threeMinAgo, active: 2,
+			wantEvents: []string{"Normal " + ReasonPreemptionNoticeEnded}},
+		"no notice part: stopped at once":             {policy: `{"minRunTime":{"points":100,"seconds":60}}`, reason: kueue.WorkloadEvictedByPreemption, since: tenAgo, active: 2},
+		"no policy: stopped at once":                  {reason: kueue.WorkloadEvictedByPreemption, since: tenAgo, active: 2},
+		"past its PodsReady timeout: stopped at once": {policy: notice, reason: kueue.WorkloadEvictedByPodsReadyTimeout, since: tenAgo, active: 2},
+		"no pod running: stopped at once":             {policy: notice, reason: kueue.WorkloadEvictedByPreemption, since: tenAgo},
+	} {
+		t.Run(name, func(t *testing.T) {
+			w := newNoticeWorld(t, tc.policy, tc.reason, tc.since, tc.active, tc.checkpoint)
+			_, err := w.job.Stop(t.Context(), w.c, nil, jobframework.StopReasonWorkloadEvicted, "")
+			if err != nil {
+				t.Fatal(err)
+			}
+			w.job.tell()
+			stored := &trainjob.TrainJob{}
+			if err := w.c.Get(t.Context(), client.ObjectKeyFromObject(&w.job.TrainJob), stored); err != nil {
+				t.Fatal(err)
+			}
+			if running := !ptr.Deref(stored.Spec.Suspend, false); running != tc.wantRunning {
+				t.Errorf("running after Stop: %v; want %v", running, tc.wantRunning)
+			}
+			if diff := cmp.Diff(tc.wantEvents, w.reasons()); diff != "" {
+				t.Errorf("events (-want +got):\n%s", diff)
+			}
+			wantValue := ""
+			if tc.wantRunning {
+				storedWl := &kueue.Workload{}
+				if err := w.c.Get(t.Context(), client.ObjectKeyFromObject(w.wl), storedWl); err != nil {
+					t.Fatal(err)
+				}
+				n, _ := preemptcost.NoticeOf(storedWl, 2*time.Minute) // its times in seconds, as the API server keeps them
+				if tc.checkpoint != nil {
+					n.LastCheckpoint = tc.checkpoint.Unix()
+				}
+				wantValue = n.Value()
+				if left := w.job.noticeLeft; left <= 0 || left > n.Until.Sub(now) {
+					t.Errorf("woken in %s; want at the notice's end, in %s", left, n.Until.Sub(now))
+				}
+			} else if w.job.noticeLeft != 0 {
+				t.Errorf("a stopped job is woken for a notice in %s", w.job.noticeLeft)
+			}
+			if got := w.annotation(t, &kueue.Workload{ObjectMeta: metav1.ObjectMeta{Namespace: "ns", Name: "wl"}}); got != wantValue {
+				t.Errorf("the Workload's notice: %q; want %q", got, wantValue)
+			}
+			if got := w.annotation(t, &corev1.Pod{ObjectMeta: metav1.ObjectMeta{Namespace: "ns", Name: "j-node-0-0"}}); got != wantValue {
+				t.Errorf("the job's pod's notice: %q; want %q", got, wantValue)
+			}
+			if got := w.annotation(t, &corev1.Pod{ObjectMeta: metav1.ObjectMeta{Namespace: "ns", Name: "forged"}}); got != "" {
+				t.Errorf("a pod that only carries the job's label was told: %q", got)
+			}
+		})
+	}
+}
+
+// A notice is derived from Kueue's eviction, not from memory: a second
+// manager (a restart, a failover) finds the same deadline and writes
+// nothing new; a job's own shorter request shortens it.
+func TestANoticeSurvivesARestartAndAJobMayAskForLess(t *testing.T) {
+	since := time.Now().Add(-10 * time.Second)
+	w := newNoticeWorld(t, `{"notice":{"seconds":120}}`, kueue.WorkloadEvictedByPreemption, since, 2, nil)
+	if _, err := w.job.Stop(t.Context(), w.c, nil, jobframework.StopReasonWorkloadEvicted, ""); err != nil {
+		t.Fatal(err)
+	}
+	first := w.annotation(t, &kueue.Workload{ObjectMeta: metav1.ObjectMeta{Namespace: "ns", Name: "wl"}})
+	restarted := newDeps(w.c, w.c, events.NewFakeRecorder(16), w.job.deps.opts)
+	wl := &kueue.Workload{}
+	if err := w.c.Get(t.Context(), client.ObjectKey{Namespace: "ns", Name: "wl"}, wl); err != nil {
+		t.Fatal(err)
+	}
+	again := &TrainJob{TrainJob: w.job.TrainJob, deps: restarted, obs: &observed{workload: wl, jobs: w.job.obs.jobs}}
+	if _, err := again.Stop(t.Context(), w.c, nil, jobframework.StopReasonWorkloadEvicted, ""); err != nil {
+		t.Fatal(err)
+	}
+	if got := w.annotation(t, wl); got != first {
+		t.Errorf("after a restart the notice reads %q; want it unchanged, %q", got, first)
+	}
+	if d := again.noticeLeft - w.job.noticeLeft; d > time.Second || d < -time.Second {
+		t.Errorf("after a restart it is woken in %s; before, in %s: the notice restarted", again.noticeLeft, w.job.noticeLeft)
+	}
+
+	short := newNoticeWorld(t, `{"notice":{"seconds":120}}`, kueue.WorkloadEvictedByPreemption, since.Add(-20*time.Second), 2, nil)
+	short.job.Annotations = map[string]string{names.PreemptionNoticeAnnotation: "20s"}
+	if _, err := short.job.Stop(t.Context(), short.c, nil, jobframework.StopReasonWorkloadEvicted, ""); err != nil {
+		t.Fatal(err)
+	}
+	if short.job.noticeLeft != 0 {
+		t.Errorf("a job that asked for 20 s, evicted 30 s ago, runs on for %s", short.job.noticeLeft)
+	}
+}
