@@ -11,11 +11,13 @@ import (
 	apimeta "k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/types"
+	"k8s.io/utils/ptr"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	jobsetapi "sigs.k8s.io/jobset/api/jobset/v1alpha2"
 	kueue "sigs.k8s.io/kueue/apis/kueue/v1beta2"
 
 	"github.com/trainjob-kueue/trainjob-kueue/names"
+	"github.com/trainjob-kueue/trainjob-kueue/podsets"
 	"github.com/trainjob-kueue/trainjob-kueue/preemptcost"
 )
 
@@ -58,7 +60,7 @@ const actionNotice = "PreemptionNotice"
 // job framework gives back the quota of an inactive job at once, and an
 // unsuspended job without its quota would run unbooked.
 func (t *TrainJob) noticeWait(ctx context.Context, now time.Time) (time.Duration, error) {
-	if t.obs == nil || t.obs.workload == nil || t.IsSuspended() || !t.IsActive() {
+	if t.obs == nil || t.obs.workload == nil || t.IsSuspended() || !(t.IsActive() || t.trainerSucceeded()) {
 		return 0, nil
 	}
 	wl := t.obs.workload
@@ -86,10 +88,41 @@ func (t *TrainJob) noticeWait(ctx context.Context, now time.Time) (time.Duration
 			n.Until.Sub(n.Since), n.Until.UTC().Format(time.RFC3339), metric), 0)
 		return 0, nil
 	}
+	if !t.IsActive() {
+		// Its trainer succeeded, and Trainer is about to say the job
+		// completed: not stopped (the job framework gives its quota back
+		// meanwhile, as for any inactive job), but looked at again soon.
+		return min(completingRecheck, n.Until.Sub(now)), nil
+	}
 	if err := t.tellNotice(ctx, wl, n, metric); err != nil {
 		return 0, err
 	}
 	return n.Until.Sub(now), nil
+}
+
+// completingRecheck: how soon a job in its notice whose trainer succeeded
+// is looked at again, should Trainer's verdict not wake it first.
+const completingRecheck = 2 * time.Second
+
+// trainerSucceeded: every Job of the job's trainer role succeeded, so
+// the job completes (Trainer's verdict follows). A job whose roles can't
+// be told is not taken to.
+func (t *TrainJob) trainerSucceeded() bool {
+	succeeded := map[string]int32{}
+	for _, s := range t.obs.jobs {
+		succeeded[s.Name] = ptr.Deref(s.Succeeded, 0)
+	}
+	found := false
+	for _, r := range t.obs.Roles {
+		if r.Ancestor != podsets.AncestorTrainer {
+			continue
+		}
+		if succeeded[r.Name] < r.Replicas {
+			return false
+		}
+		found = true
+	}
+	return found
 }
 
 // noticePolicy is the policy of the ClusterQueue that admitted wl (from

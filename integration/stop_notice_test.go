@@ -22,6 +22,7 @@ import (
 
 	"github.com/trainjob-kueue/trainjob-kueue/metrics"
 	"github.com/trainjob-kueue/trainjob-kueue/names"
+	"github.com/trainjob-kueue/trainjob-kueue/podsets"
 	"github.com/trainjob-kueue/trainjob-kueue/preemptcost"
 	"github.com/trainjob-kueue/trainjob-kueue/scheme"
 	"github.com/trainjob-kueue/trainjob-kueue/settings"
@@ -207,5 +208,67 @@ func TestANoticeSurvivesARestartAndAJobMayAskForLess(t *testing.T) {
 	}
 	if short.job.noticeLeft != 0 {
 		t.Errorf("a job that asked for 20 s, evicted 30 s ago, runs on for %s", short.job.noticeLeft)
+	}
+}
+
+// A job whose trainer succeeded in its notice is about to complete: it is
+// not suspended (a suspend would race Trainer's verdict, and a job that
+// finishes in its notice is not preempted at all), and is looked at again
+// soon.
+func TestAJobCompletingInItsNoticeIsNotStopped(t *testing.T) {
+	w := newNoticeWorld(t, `{"notice":{"seconds":120}}`, kueue.WorkloadEvictedByPreemption, time.Now().Add(-10*time.Second), 0, nil)
+	w.job.obs.jobs = []trainer.JobStatus{{Name: "node", Active: ptr.To[int32](0), Succeeded: ptr.To[int32](1)}}
+	w.job.obs.Roles = []podsets.Role{{Name: "node", Ancestor: podsets.AncestorTrainer, Replicas: 1}}
+	if _, err := w.job.Stop(t.Context(), w.c, nil, jobframework.StopReasonWorkloadEvicted, ""); err != nil {
+		t.Fatal(err)
+	}
+	stored := &trainjob.TrainJob{}
+	if err := w.c.Get(t.Context(), client.ObjectKeyFromObject(&w.job.TrainJob), stored); err != nil {
+		t.Fatal(err)
+	}
+	if ptr.Deref(stored.Spec.Suspend, false) {
+		t.Error("a job completing in its notice was suspended")
+	}
+	if w.job.noticeLeft <= 0 || w.job.noticeLeft > completingRecheck {
+		t.Errorf("looked at again in %s; want within %s", w.job.noticeLeft, completingRecheck)
+	}
+
+	w.job.obs.jobs[0].Succeeded = ptr.To[int32](0) // nothing active, nothing done: not completing
+	w.job.noticeLeft = 0
+	if _, err := w.job.Stop(t.Context(), w.c, nil, jobframework.StopReasonWorkloadEvicted, ""); err != nil {
+		t.Fatal(err)
+	}
+	if err := w.c.Get(t.Context(), client.ObjectKeyFromObject(&w.job.TrainJob), stored); err != nil {
+		t.Fatal(err)
+	}
+	if !ptr.Deref(stored.Spec.Suspend, false) {
+		t.Error("a job with no pod running and none done was left running in its notice")
+	}
+}
+
+// A job that completes in its notice is counted and said Completed once,
+// even after the job framework gave its quota back (its trainer done).
+func TestAJobThatCompletesInItsNoticeIsSaidCompletedOnce(t *testing.T) {
+	w := newNoticeWorld(t, `{"notice":{"seconds":120}}`, kueue.WorkloadEvictedByPreemption, time.Now().Add(-10*time.Second), 1, nil)
+	if _, err := w.job.Stop(t.Context(), w.c, nil, jobframework.StopReasonWorkloadEvicted, ""); err != nil {
+		t.Fatal(err)
+	}
+	w.job.tell()
+	w.reasons()
+	wl := &kueue.Workload{}
+	if err := w.c.Get(t.Context(), client.ObjectKeyFromObject(w.wl), wl); err != nil {
+		t.Fatal(err)
+	}
+	wl.Status.Conditions[0].Status = metav1.ConditionFalse // its quota given back
+	w.job.obs.workload = wl
+	w.job.Status.Conditions = []metav1.Condition{{Type: trainer.TrainJobComplete, Status: metav1.ConditionTrue, Reason: "JobSetCompleted"}}
+	for range 2 {
+		if _, _, finished := w.job.Finished(t.Context()); !finished {
+			t.Fatal("a complete job not finished")
+		}
+		w.job.tell()
+	}
+	if diff := cmp.Diff([]string{"Normal " + ReasonPreemptionNoticeEnded}, w.reasons()); diff != "" {
+		t.Errorf("events (-want +got):\n%s", diff)
 	}
 }

@@ -151,7 +151,9 @@ func (n Notice) Value() string {
 
 // NoticeOn is the notice written on wl (names.PreemptingAnnotation) when
 // it is the one wl's current eviction gives: a notice of an earlier
-// eviction, or of one that ended, is not.
+// eviction, or of one that ended, is not. The job may have stopped since
+// (a reader that shows a notice in progress asks whether wl still holds
+// its quota).
 func NoticeOn(wl *kueue.Workload) (Notice, bool) {
 	if wl == nil {
 		return Notice{}, false
@@ -166,7 +168,7 @@ func NoticeOn(wl *kueue.Workload) (Notice, bool) {
 		return Notice{}, false
 	}
 	c := apimeta.FindStatusCondition(wl.Status.Conditions, kueue.WorkloadEvicted)
-	if c == nil || c.Status != metav1.ConditionTrue || c.LastTransitionTime.Unix() != w.Since || !apimeta.IsStatusConditionTrue(wl.Status.Conditions, kueue.WorkloadQuotaReserved) {
+	if c == nil || c.Status != metav1.ConditionTrue || c.LastTransitionTime.Unix() != w.Since {
 		return Notice{}, false
 	}
 	return Notice{Since: time.Unix(w.Since, 0), Until: time.Unix(w.Until, 0), LastCheckpoint: w.LastCheckpoint}, true

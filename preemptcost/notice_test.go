@@ -119,10 +119,10 @@ func TestANoticeWrittenIsReadBackOnlyForTheEvictionItWasFor(t *testing.T) {
 	if _, ok := NoticeOn(later); ok {
 		t.Error("a notice of an earlier eviction was read for a later one")
 	}
-	released := wl.DeepCopy()
-	released.Status.Conditions[0].Status = metav1.ConditionFalse
-	if _, ok := NoticeOn(released); ok {
-		t.Error("a notice was read on a Workload that no longer holds its quota")
+	ended := wl.DeepCopy()
+	ended.Status.Conditions[1].Status = metav1.ConditionFalse
+	if _, ok := NoticeOn(ended); ok {
+		t.Error("a notice was read on a Workload no longer evicted")
 	}
 	forged := wl.DeepCopy()
 	forged.Annotations[names.PreemptingAnnotation] = `{"since":` + strconv.FormatInt(since.Unix(), 10) + `,"until":1}`
