@@ -183,4 +183,3 @@ func (n Notice) Saved(started time.Time) int64 {
 	from := max(n.LastCheckpoint, started.Unix())
 	return max(n.Since.Unix()-from, 0)
 }
-
