@@ -34,7 +34,7 @@ PROVISIONING ?= false
 # Deployment's are.
 REPLICAS ?= 1
 
-.PHONY: prefetch generate verify-generate all build plugin krew image image-push deploy bench bench-forecast bench-forecast-scale bench-gang bench-sweep bench-smoke bench-check bench-baseline scale scale-harness test test-install test-image test-smoke test-full test-unit test-integration test-e2e test-e2e-main test-deployed test-deployed-helm test-reliability test-reliability-smoke fuzz vet envtest-assets components cluster-up cluster-down cluster-switch multikueue-up demo dashboard-picture clean
+.PHONY: prefetch generate verify-generate all build plugin krew image image-push deploy bench bench-forecast bench-forecast-scale bench-gang bench-notice bench-sweep bench-smoke bench-check bench-baseline scale scale-harness test test-install test-image test-smoke test-full test-unit test-integration test-e2e test-e2e-main test-deployed test-deployed-helm test-reliability test-reliability-smoke fuzz vet envtest-assets components cluster-up cluster-down cluster-switch multikueue-up demo dashboard-picture clean
 
 all: build
 
@@ -422,6 +422,16 @@ bench-gang:
 	$(MAKE) --no-print-directory components KUBERNETES_VERSION=v1.37.2
 	$(GO) test -count=1 -timeout 40m -run '^$$' -bench BenchmarkAdmittedToAllPodsBound -benchtime $(GANG_JOBS)x ./test/gangbench/
 	$(GO) test -count=1 -timeout 40m -run '^$$' -bench BenchmarkAThousandPodGang -benchtime 1x ./test/gangbench/
+
+## bench-notice: what the preemption notice saves under churn (test/noticebench):
+## four 4-GPU jobs checkpointing every minute and reacting to a notice,
+## eight arrivals preempting them, under Kueue's built-in integration, ours
+## without the notice and ours with a 120 s one (trainjob-kueue killed and
+## restarted in one notice): GPU-seconds lost per preemption, the arrivals'
+## wait, notices run out and lost (docs/benchmark.md).
+bench-notice:
+	$(MAKE) --no-print-directory components TRAINER_VERSION=v2.3.0
+	$(GO) test -count=1 -timeout 60m -run '^$$' -bench BenchmarkPreemptionNotice -benchtime 1x ./test/noticebench/
 
 ## bench-smoke: the benchmark's whole path on a small load (part of make test).
 bench-smoke:

@@ -1,7 +1,9 @@
 package lifecycle
 
 import (
+	"strings"
 	"testing"
+	"time"
 
 	"github.com/google/go-cmp/cmp"
 	apimeta "k8s.io/apimachinery/pkg/api/meta"
@@ -13,6 +15,7 @@ import (
 	trainer "github.com/kubeflow/trainer/v2/pkg/apis/trainer/v1alpha1"
 
 	"github.com/trainjob-kueue/trainjob-kueue/names"
+	"github.com/trainjob-kueue/trainjob-kueue/preemptcost"
 	"github.com/trainjob-kueue/trainjob-kueue/trainjob"
 )
 
@@ -157,5 +160,26 @@ func TestStatesAreDistinctWords(t *testing.T) {
 			t.Errorf("state %q twice or empty", s)
 		}
 		seen[s] = true
+	}
+}
+
+// A preempted job in its notice says until when, while its Workload holds
+// its quota; once it stopped, its notice is history.
+func TestAJobInItsPreemptionNoticeSaysUntilWhen(t *testing.T) {
+	since := time.Date(2026, 12, 7, 10, 0, 0, 0, time.UTC)
+	evicted := func(wl *kueue.Workload) {
+		apimeta.SetStatusCondition(&wl.Status.Conditions, metav1.Condition{Type: kueue.WorkloadEvicted, Status: metav1.ConditionTrue,
+			Reason: kueue.WorkloadEvictedByPreemption, Message: "Preempted to accommodate a workload", LastTransitionTime: metav1.NewTime(since)})
+		n, _ := preemptcost.NoticeOf(wl, 2*time.Minute)
+		wl.Annotations = map[string]string{names.PreemptingAnnotation: n.Value()}
+	}
+	st := Of(Observed{Job: job(started), Workload: workload(admitted, evicted)})
+	if st.State != Evicted || !st.NoticeUntil.Equal(since.Add(2*time.Minute)) || !strings.Contains(st.Message, "preemption notice until 2026-12-07T10:02:00Z") ||
+		!strings.Contains(st.Detail, "notice until 2026-12-07T10:02:00Z") {
+		t.Errorf("Of = %+v; want Evicted, in its notice until 10:02:00 said", st)
+	}
+	stopped := Of(Observed{Job: job(), Workload: workload(evicted)})
+	if !stopped.NoticeUntil.IsZero() || strings.Contains(stopped.Message, "notice") {
+		t.Errorf("after its stop: %+v; want no notice said", stopped)
 	}
 }
