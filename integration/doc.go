@@ -8,7 +8,9 @@
 // The files that write are named for what they write: start.go,
 // start_gangs.go (our PodGroups) and stop.go write the TrainJob through
 // package jobpatch; hold_for_runtime.go and hold_for_policy.go hold a
-// Workload out of the queue. Every event goes through speak.go.
+// Workload out of the queue; stop_notice.go keeps a preempted job running
+// through its preemption notice, and writes the notice on its Workload
+// and its pods. Every event goes through speak.go.
 //
 // For a job dispatched by MultiKueue, multikueue.go alone changes the
 // framework's answers: it runs remotely, and is never started here. What

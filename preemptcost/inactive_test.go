@@ -27,11 +27,14 @@ func TestInactive(t *testing.T) {
 		reason  string
 		mention string
 	}{
-		"no policy":              {cq: cq(""), gateOn: false},
-		"a good policy, gate on": {cq: cq(Example), gateOn: true},
-		"unreadable":             {cq: cq(`progress: 10`), gateOn: true, reason: ReasonInvalidPolicy, mention: "until it is mended"},
-		"a bad field":            {cq: cq(`{"progress":{"points":-1,"stepPercent":10}}`), gateOn: true, reason: ReasonInvalidPolicy, mention: "progress.points"},
-		"gate off":               {cq: cq(Example), reason: ReasonGateOff, mention: "featureGates: {PriorityBoost: true}"},
+		"no policy":                         {cq: cq(""), gateOn: false},
+		"a good policy, gate on":            {cq: cq(Example), gateOn: true},
+		"unreadable":                        {cq: cq(`progress: 10`), gateOn: true, reason: ReasonInvalidPolicy, mention: "until it is mended"},
+		"a bad field":                       {cq: cq(`{"progress":{"points":-1,"stepPercent":10}}`), gateOn: true, reason: ReasonInvalidPolicy, mention: "progress.points"},
+		"gate off":                          {cq: cq(Example), reason: ReasonGateOff, mention: "featureGates: {PriorityBoost: true}"},
+		"a notice alone, gate off: it acts": {cq: cq(`{"notice":{"seconds":120}}`)},
+		"a notice and a boost, gate off": {cq: cq(`{"notice":{"seconds":120},"minRunTime":{"points":10,"seconds":60}}`), reason: ReasonGateOff,
+			mention: "its preemption notice acts without it"},
 	} {
 		t.Run(name, func(t *testing.T) {
 			reason, msg := Inactive(tc.cq, tc.gateOn)

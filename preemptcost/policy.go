@@ -1,8 +1,10 @@
 // Package preemptcost is the arithmetic of a ClusterQueue's preemption-cost
 // policy: how much a TrainJob's Workload's priority is boosted (Kueue's
 // kueue.x-k8s.io/priority-boost, KEP-7990) for what losing it would cost —
-// training progress, and the preemptions it already suffered. It takes
-// data and returns data: no client, no clock.
+// training progress, and the preemptions it already suffered — and of
+// its preemption notice (notice.go): how long a preempted running job may
+// run on to checkpoint, and what ends it. It takes data and returns data:
+// no client, no clock.
 //
 // Every part moves in steps, so a job's boost takes a bounded number of
 // values over its life and the Workload is written at most that many
