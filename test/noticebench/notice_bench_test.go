@@ -221,8 +221,8 @@ func churn(b *testing.B, ctx context.Context, k8s client.Client, cluster *localc
 			r.created[tj.Name] = now
 			next++
 		}
-		inNotice := look(b, ctx, k8s, ns, loops, r, now)
-		if !restarted && inNotice && next >= 3 {
+		look(b, ctx, k8s, ns, loops, r, now)
+		if !restarted && reacting(loops) && next >= 3 {
 			restart(b, ctx, cluster, loops, k8s, ns, r)
 			restarted = true
 		}
@@ -239,6 +239,16 @@ func churn(b *testing.B, ctx context.Context, k8s client.Client, cluster *localc
 	return r
 }
 
+// reacting: a job saw its notice and has not checkpointed for it yet.
+func reacting(loops map[string]*training) bool {
+	for _, l := range loops {
+		if l.running && !l.reactAt.IsZero() {
+			return true
+		}
+	}
+	return false
+}
+
 // restart kills trainjob-kueue in a notice and starts it again 10 s
 // later, the training loops running on meanwhile.
 func restart(b *testing.B, ctx context.Context, cluster *localcluster.Cluster, loops map[string]*training, k8s client.Client, ns string, r *result) {
@@ -246,7 +256,7 @@ func restart(b *testing.B, ctx context.Context, cluster *localcluster.Cluster, l
 		b.Fatal(err)
 	}
 	for _, l := range loops {
-		if l.running && l.told != "" {
+		if l.running && !l.reactAt.IsZero() {
 			l.restartedIn = true
 		}
 	}
@@ -260,8 +270,8 @@ func restart(b *testing.B, ctx context.Context, cluster *localcluster.Cluster, l
 
 // look is one tick of the training loops and the bench's watch: it
 // reports checkpoints when due and for a notice, and records stops and
-// admissions. It says whether a job is in its notice.
-func look(b *testing.B, ctx context.Context, k8s client.Client, ns string, loops map[string]*training, r *result, now time.Time) bool {
+// admissions.
+func look(b *testing.B, ctx context.Context, k8s client.Client, ns string, loops map[string]*training, r *result, now time.Time) {
 	var tjs trainer.TrainJobList
 	var wls kueue.WorkloadList
 	if err := k8s.List(ctx, &tjs, client.InNamespace(ns)); err != nil {
@@ -276,7 +286,6 @@ func look(b *testing.B, ctx context.Context, k8s client.Client, ns string, loops
 			byJob[owner.Name] = &wls.Items[i]
 		}
 	}
-	inNotice := false
 	for i := range tjs.Items {
 		tj := &tjs.Items[i]
 		wl := byJob[tj.Name]
@@ -289,16 +298,12 @@ func look(b *testing.B, ctx context.Context, k8s client.Client, ns string, loops
 			}
 			continue
 		}
-		if train(b, ctx, k8s, tj, wl, loops[tj.Name], r, now) {
-			inNotice = true
-		}
+		train(b, ctx, k8s, tj, wl, loops[tj.Name], r, now)
 	}
-	return inNotice
 }
 
-// train plays one job's loop for this tick; true while it is in a
-// notice it has seen.
-func train(b *testing.B, ctx context.Context, k8s client.Client, tj *trainer.TrainJob, wl *kueue.Workload, l *training, r *result, now time.Time) bool {
+// train plays one job's loop for this tick.
+func train(b *testing.B, ctx context.Context, k8s client.Client, tj *trainer.TrainJob, wl *kueue.Workload, l *training, r *result, now time.Time) {
 	suspended := tj.Spec.Suspend != nil && *tj.Spec.Suspend
 	active := false
 	for _, s := range tj.Status.JobsStatus {
@@ -319,10 +324,10 @@ func train(b *testing.B, ctx context.Context, k8s client.Client, tj *trainer.Tra
 			st.until = until
 		}
 		r.stops = append(r.stops, st)
-		return false
+		return
 	}
 	if !l.running {
-		return false
+		return
 	}
 	if v := wl.Annotations[names.PreemptingAnnotation]; v != "" && v != l.told {
 		l.told, l.reactAt = v, now.Add(reactIn)
@@ -336,7 +341,6 @@ func train(b *testing.B, ctx context.Context, k8s client.Client, tj *trainer.Tra
 		report(b, ctx, k8s, tj, now)
 		l.checkpoint = now
 	}
-	return l.told != ""
 }
 
 // report sets the job's last checkpoint as Trainer's status server does.
