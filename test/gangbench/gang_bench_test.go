@@ -17,7 +17,6 @@ import (
 	corev1 "k8s.io/api/core/v1"
 	apimeta "k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
-	"k8s.io/client-go/tools/clientcmd"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	kueue "sigs.k8s.io/kueue/apis/kueue/v1beta2"
 
@@ -102,15 +101,7 @@ func clusterFor(b *testing.B, ctx context.Context, mode struct{ name, kubernetes
 	if err != nil {
 		b.Fatal(err)
 	}
-	// Unthrottled: client-go's default of 5 requests a second would set
-	// the bench's resolution (each look is a request or two).
-	cfg, err := clientcmd.BuildConfigFromFlags("", c.Kubeconfig)
-	if err != nil {
-		stop()
-		b.Fatal(err)
-	}
-	cfg.QPS, cfg.Burst = 500, 1000
-	k8s, err := client.New(cfg, client.Options{Scheme: fixtures.Scheme()})
+	k8s, err := c.UnthrottledClient(fixtures.Scheme())
 	if err != nil {
 		stop()
 		b.Fatal(err)

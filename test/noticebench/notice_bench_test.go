@@ -21,7 +21,6 @@ import (
 	apimeta "k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/types"
-	"k8s.io/client-go/tools/clientcmd"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	kueue "sigs.k8s.io/kueue/apis/kueue/v1beta2"
 	"sigs.k8s.io/kueue/pkg/controller/constants"
@@ -103,13 +102,7 @@ func clusterFor(b *testing.B, ctx context.Context, s setup) (client.Client, *loc
 	if err != nil {
 		b.Fatal(err)
 	}
-	cfg, err := clientcmd.BuildConfigFromFlags("", c.Kubeconfig)
-	if err != nil {
-		stop()
-		b.Fatal(err)
-	}
-	cfg.QPS, cfg.Burst = 500, 1000
-	k8s, err := client.New(cfg, client.Options{Scheme: fixtures.Scheme()})
+	k8s, err := c.UnthrottledClient(fixtures.Scheme())
 	if err != nil {
 		stop()
 		b.Fatal(err)

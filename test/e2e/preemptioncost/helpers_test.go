@@ -227,3 +227,25 @@ func reportCheckpoint(t *testing.T, tj *trainer.TrainJob, at time.Time) {
 		t.Fatalf("reporting %s's checkpoint: %v", tj.Name, err)
 	}
 }
+
+// killManager kills trainjob-kueue (SIGKILL, no standby) and returns what
+// starts it again; the test's cleanup starts it if the test did not.
+func killManager(t *testing.T) (start func()) {
+	t.Helper()
+	if err := cluster.Kill("trainjob-kueue"); err != nil {
+		t.Fatal(err)
+	}
+	started := false
+	t.Cleanup(func() {
+		if !started {
+			_ = cluster.Start(ctx, "trainjob-kueue")
+		}
+	})
+	return func() {
+		t.Helper()
+		if err := cluster.Start(ctx, "trainjob-kueue"); err != nil {
+			t.Fatal(err)
+		}
+		started = true
+	}
+}

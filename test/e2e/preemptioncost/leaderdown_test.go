@@ -54,15 +54,7 @@ func TestAnEvictionWhileTrainJobKueueIsDownCascadesNot(t *testing.T) {
 	poll.Eventually(t, time.Minute, "the arrival's Workload", func() error { _, err := fixtures.WorkloadOf(ctx, k8s, high); return err })
 	pods := map[string][]string{"a": podUIDs(t, jobs["a"]), "c": podUIDs(t, jobs["c"])}
 
-	if err := cluster.Kill("trainjob-kueue"); err != nil {
-		t.Fatal(err)
-	}
-	restarted := false
-	t.Cleanup(func() {
-		if !restarted {
-			_ = cluster.Start(ctx, "trainjob-kueue")
-		}
-	})
+	start := killManager(t)
 	fixtures.Create(t, ctx, k8s, &kueue.LocalQueue{ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: "later"}, Spec: kueue.LocalQueueSpec{ClusterQueue: kueue.ClusterQueueReference(ns)}})
 	if victim := preempted(t, jobs["a"], jobs["b"], jobs["c"]); victim.Name != "b" {
 		t.Fatalf("%s preempted, want b, the cheapest", victim.Name)
@@ -76,10 +68,7 @@ func TestAnEvictionWhileTrainJobKueueIsDownCascadesNot(t *testing.T) {
 		return nil
 	})
 
-	if err := cluster.Start(ctx, "trainjob-kueue"); err != nil {
-		t.Fatal(err)
-	}
-	restarted = true
+	start()
 	poll.Eventually(t, 2*time.Minute, "b stopped and queued again", func() error {
 		if wl := workloadOf(t, jobs["b"]); workload.HasQuotaReservation(wl) {
 			return fmt.Errorf("still reserved: %v", wl.Status.Conditions)

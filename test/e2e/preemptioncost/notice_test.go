@@ -185,20 +185,9 @@ func TestNoNoticeWithoutThePolicy(t *testing.T) {
 func TestANoticeAcrossAKilledManagerEndsOnTime(t *testing.T) {
 	victim, arrival, since := preemptedRunning(t, noticePolicy)
 	toldInNotice(t, victim, since)
-	if err := cluster.Kill("trainjob-kueue"); err != nil {
-		t.Fatal(err)
-	}
-	restarted := false
-	t.Cleanup(func() {
-		if !restarted {
-			_ = cluster.Start(ctx, "trainjob-kueue")
-		}
-	})
+	start := killManager(t)
 	time.Sleep(time.Until(since.Add(40 * time.Second)))
-	if err := cluster.Start(ctx, "trainjob-kueue"); err != nil {
-		t.Fatal(err)
-	}
-	restarted = true
+	start()
 	at := suspendedAt(t, victim, 3*time.Minute)
 	if end := since.Add(2 * time.Minute); at.Before(end.Add(-time.Second)) || at.After(end.Add(noticeSlack)) {
 		t.Errorf("stopped %s after its eviction; want at its notice's end, 2m0s, whatever the restart", at.Sub(since))
