@@ -78,21 +78,21 @@ func (t *TrainJob) noticeWait(ctx context.Context, now time.Time) (time.Duration
 	} else if at, reported := preemptcost.CheckpointAt(&t.TrainJob, metric, now); reported && at < n.Since.Unix() {
 		n.LastCheckpoint = at
 	}
-	if at, done := preemptcost.CheckpointedIn(n, &t.TrainJob, metric, now); done {
-		t.noticeEnded(n, NoticeCheckpointed, fmt.Sprintf("it reported a checkpoint at %s, %s into its preemption notice; stopping it now",
-			time.Unix(at, 0).UTC().Format(time.RFC3339), time.Unix(at, 0).Sub(n.Since)), n.Saved(admittedAt(wl)))
-		return 0, nil
-	}
-	if !now.Before(n.Until) {
-		t.noticeEnded(n, NoticeRanOut, fmt.Sprintf("its preemption notice of %s ran out at %s without a checkpoint reported in status.trainerStatus.metrics[%s]; stopping it now",
-			n.Until.Sub(n.Since), n.Until.UTC().Format(time.RFC3339), metric), 0)
-		return 0, nil
-	}
-	if !t.IsActive() {
+	at, checkpointed := preemptcost.CheckpointedIn(n, &t.TrainJob, metric, now)
+	switch {
+	case !t.IsActive() && now.Before(n.Until):
 		// Its trainer succeeded, and Trainer is about to say the job
 		// completed: not stopped (the job framework gives its quota back
 		// meanwhile, as for any inactive job), but looked at again soon.
 		return min(completingRecheck, n.Until.Sub(now)), nil
+	case checkpointed:
+		t.noticeEnded(n, NoticeCheckpointed, fmt.Sprintf("it reported a checkpoint at %s, %s into its preemption notice; stopping it now",
+			time.Unix(at, 0).UTC().Format(time.RFC3339), time.Unix(at, 0).Sub(n.Since)), n.Saved(admittedAt(wl)))
+		return 0, nil
+	case !now.Before(n.Until):
+		t.noticeEnded(n, NoticeRanOut, fmt.Sprintf("its preemption notice of %s ran out at %s without a checkpoint reported in status.trainerStatus.metrics[%s]; stopping it now",
+			n.Until.Sub(n.Since), n.Until.UTC().Format(time.RFC3339), metric), 0)
+		return 0, nil
 	}
 	if err := t.tellNotice(ctx, wl, n, metric); err != nil {
 		return 0, err

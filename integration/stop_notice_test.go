@@ -272,3 +272,20 @@ func TestAJobThatCompletesInItsNoticeIsSaidCompletedOnce(t *testing.T) {
 		t.Errorf("events (-want +got):\n%s", diff)
 	}
 }
+
+// A checkpoint made in the notice is its outcome even when the manager
+// sees it only after the notice's end (it was down): Checkpointed, not
+// RanOut.
+func TestACheckpointInTheNoticeSeenLateIsStillItsOutcome(t *testing.T) {
+	since := time.Now().Add(-3 * time.Minute)
+	checkpoint := since.Add(10 * time.Second)
+	w := newNoticeWorld(t, `{"notice":{"seconds":120}}`, kueue.WorkloadEvictedByPreemption, since, 1, &checkpoint)
+	if _, err := w.job.Stop(t.Context(), w.c, nil, jobframework.StopReasonWorkloadEvicted, ""); err != nil {
+		t.Fatal(err)
+	}
+	w.job.tell()
+	e := <-w.events.Events
+	if !strings.Contains(e, ReasonPreemptionNoticeEnded+" "+NoticeCheckpointed+":") {
+		t.Errorf("event %q; want the notice ended Checkpointed", e)
+	}
+}
