@@ -3,19 +3,23 @@ package integration
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"time"
 
 	batchv1 "k8s.io/api/batch/v1"
 	corev1 "k8s.io/api/core/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	apimeta "k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/utils/ptr"
+	ctrl "sigs.k8s.io/controller-runtime"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	jobsetapi "sigs.k8s.io/jobset/api/jobset/v1alpha2"
 	kueue "sigs.k8s.io/kueue/apis/kueue/v1beta2"
 
+	"github.com/trainjob-kueue/trainjob-kueue/jobpatch"
 	"github.com/trainjob-kueue/trainjob-kueue/names"
 	"github.com/trainjob-kueue/trainjob-kueue/podsets"
 	"github.com/trainjob-kueue/trainjob-kueue/preemptcost"
@@ -50,6 +54,9 @@ const (
 	ReasonPreemptionNotice = "PreemptionNotice"
 	// ReasonPreemptionNoticeEnded: the notice ended (how: the outcome).
 	ReasonPreemptionNoticeEnded = "PreemptionNoticeEnded"
+	// ReasonPreemptionNoticeNotTold: the notice could not be written on
+	// the job's Workload or pods; it holds all the same.
+	ReasonPreemptionNoticeNotTold = "PreemptionNoticeNotTold"
 )
 
 const actionNotice = "PreemptionNotice"
@@ -94,10 +101,13 @@ func (t *TrainJob) noticeWait(ctx context.Context, now time.Time) (time.Duration
 			n.Until.Sub(n.Since), n.Until.UTC().Format(time.RFC3339), metric), 0)
 		return 0, nil
 	}
-	if err := t.tellNotice(ctx, wl, n, metric); err != nil {
-		return 0, err
+	left := n.Until.Sub(now)
+	if !t.tellNotice(ctx, wl, n, metric) {
+		// Not told yet for a passing reason: told again soon, but the
+		// notice is not one second longer for it.
+		return min(tellRetry, left), nil
 	}
-	return n.Until.Sub(now), nil
+	return left, nil
 }
 
 // completingRecheck: how soon a job in its notice whose trainer succeeded
@@ -160,27 +170,72 @@ func admittedAt(wl *kueue.Workload) time.Time {
 	return time.Time{}
 }
 
+// tellRetry: how soon a notice whose telling failed for a passing reason
+// (a conflict, a timeout, the API server unavailable) is told again.
+const tellRetry = 5 * time.Second
+
 // tellNotice writes the notice on the Workload and the job's running pods
 // (each only where it is not already written: a restarted manager writes
-// nothing new) and says it once.
-func (t *TrainJob) tellNotice(ctx context.Context, wl *kueue.Workload, n preemptcost.Notice, metric string) error {
+// nothing new) and says it once. A write that fails does not make the job
+// wait longer or stop sooner: the notice is derived, not written, and the
+// stop comes at its end whatever was told. A write refused (a webhook's
+// or a policy's denial, RBAC) is said once and not tried again in this
+// notice. done: told, or refused for good; false when a passing failure
+// is to be tried again.
+func (t *TrainJob) tellNotice(ctx context.Context, wl *kueue.Workload, n preemptcost.Notice, metric string) (done bool) {
 	value := n.Value()
-	if wl.Annotations[names.PreemptingAnnotation] != value {
+	var failed []error
+	if refusedKey := "notice refused on the Workload " + value; wl.Annotations[names.PreemptingAnnotation] != value && !t.deps.said.Said(wl.UID, refusedKey) {
 		if err := annotate(ctx, t.deps.client, wl, value); err != nil {
-			return fmt.Errorf("writing the preemption notice on Workload %s/%s: %w", wl.Namespace, wl.Name, err)
+			if tellRefused(err) {
+				t.deps.said.First(wl.UID, refusedKey)
+			}
+			failed = append(failed, fmt.Errorf("on Workload %s/%s: %w", wl.Namespace, wl.Name, err))
 		}
 	}
-	if told := "pods told of the notice " + value; t.deps.said.First(wl.UID, told) {
+	if podsTold := "pods told of the notice " + value; t.deps.said.First(wl.UID, podsTold) {
 		if err := t.tellPods(ctx, value); err != nil {
-			t.deps.said.Forget(wl.UID, told)
-			return err
+			if !tellRefused(err) {
+				t.deps.said.Forget(wl.UID, podsTold)
+			}
+			failed = append(failed, err)
 		}
 	}
 	ev := apimeta.FindStatusCondition(wl.Status.Conditions, kueue.WorkloadEvicted) // NoticeOf found it
 	t.say(warning(ReasonPreemptionNotice, actionNotice, fmt.Sprintf(
 		"Kueue evicted this TrainJob's Workload (%s: %s); its preemption notice lets it run until %s (%s) to checkpoint. It is stopped as soon as it reports in status.trainerStatus.metrics[%s] a checkpoint made at or after %s (Unix %d), or completes; its pods carry the notice in their annotation %s",
 		ev.Reason, ev.Message, n.Until.UTC().Format(time.RFC3339), n.Until.Sub(n.Since), metric, n.Since.UTC().Format(time.RFC3339), n.Since.Unix(), names.PreemptingAnnotation)).once(wl.UID))
-	return nil
+	if len(failed) == 0 {
+		return true
+	}
+	err := errors.Join(failed...)
+	ctrl.LoggerFrom(ctx).Error(err, "Writing a preemption notice", "trainJob", t.Namespace+"/"+t.Name)
+	refused, again := tellRefused(err), fmt.Sprintf("it is tried again every %s", tellRetry)
+	if refused {
+		again = "refused: it is not tried again in this notice; allow trainjob-kueue's patch of the annotation " + names.PreemptingAnnotation
+	}
+	// Said once per notice and kind (a passing failure's text changes
+	// from one try to the next).
+	if t.deps.said.First(wl.UID, fmt.Sprintf("notice not told %s refused=%t", value, refused)) {
+		t.say(warning(ReasonPreemptionNoticeNotTold, actionNotice, fmt.Sprintf(
+			"the preemption notice until %s could not be written (%v); %s. The notice holds all the same: the job is stopped at its first checkpoint reported in it, or at its end",
+			n.Until.UTC().Format(time.RFC3339), err, again)))
+	}
+	return refused
+}
+
+// tellRefused: every failure in err is a refusal (an admission denial, an
+// invalid object, RBAC), which trying again would not mend.
+func tellRefused(err error) bool {
+	if joined, ok := err.(interface{ Unwrap() []error }); ok {
+		for _, e := range joined.Unwrap() {
+			if !tellRefused(e) {
+				return false
+			}
+		}
+		return true
+	}
+	return jobpatch.Refused(err) || apierrors.IsForbidden(err) || apierrors.IsBadRequest(err)
 }
 
 // noticeEnded says how the notice ended and counts it, once per notice.
@@ -242,6 +297,7 @@ func (t *TrainJob) tellPods(ctx context.Context, value string) error {
 	if err := r.List(ctx, &pods, client.InNamespace(ns), sel); err != nil {
 		return fmt.Errorf("listing the pods of TrainJob %s/%s: %w", ns, t.Name, err)
 	}
+	var failed []error // one pod refused: the others are told all the same
 	for i := range pods.Items {
 		p := &pods.Items[i]
 		owner := metav1.GetControllerOfNoCopy(p)
@@ -249,8 +305,8 @@ func (t *TrainJob) tellPods(ctx context.Context, value string) error {
 			continue
 		}
 		if err := annotate(ctx, t.deps.client, p, value); client.IgnoreNotFound(err) != nil {
-			return fmt.Errorf("writing the preemption notice on pod %s/%s: %w", ns, p.Name, err)
+			failed = append(failed, fmt.Errorf("on pod %s/%s: %w", ns, p.Name, err))
 		}
 	}
-	return nil
+	return errors.Join(failed...)
 }

@@ -1,6 +1,9 @@
 package integration
 
 import (
+	"context"
+	"errors"
+	"reflect"
 	"strconv"
 	"strings"
 	"testing"
@@ -10,12 +13,15 @@ import (
 	trainer "github.com/kubeflow/trainer/v2/pkg/apis/trainer/v1alpha1"
 	batchv1 "k8s.io/api/batch/v1"
 	corev1 "k8s.io/api/core/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/client-go/tools/events"
 	"k8s.io/utils/ptr"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/controller-runtime/pkg/client/fake"
+	"sigs.k8s.io/controller-runtime/pkg/client/interceptor"
 	jobsetapi "sigs.k8s.io/jobset/api/jobset/v1alpha2"
 	kueue "sigs.k8s.io/kueue/apis/kueue/v1beta2"
 	"sigs.k8s.io/kueue/pkg/controller/jobframework"
@@ -287,5 +293,79 @@ func TestACheckpointInTheNoticeSeenLateIsStillItsOutcome(t *testing.T) {
 	e := <-w.events.Events
 	if !strings.Contains(e, ReasonPreemptionNoticeEnded+" "+NoticeCheckpointed+":") {
 		t.Errorf("event %q; want the notice ended Checkpointed", e)
+	}
+}
+
+// A notice that cannot be written on the job's pods or Workload holds all
+// the same: the job runs on, woken at the notice's end (a refusal: said
+// once, not tried again in this notice) or soon (a passing failure: tried
+// again, the notice no longer for it); never an error, whose backoff
+// could outlast the notice.
+func TestANoticeNotWrittenStillHolds(t *testing.T) {
+	denied := apierrors.NewForbidden(schema.GroupResource{Resource: "pods"}, "j-node-0-0", errors.New(`admission webhook "pods.example.com" denied the request: annotations are frozen`))
+	timeout := apierrors.NewServerTimeout(schema.GroupResource{Resource: "pods"}, "patch", 1)
+	for name, tc := range map[string]struct {
+		kind      client.Object // whose patch fails
+		err       error
+		wantRetry bool
+		// wantWorkload, wantPod: the notice written there.
+		wantWorkload, wantPod bool
+	}{
+		"the pod's patch refused":            {kind: &corev1.Pod{}, err: denied, wantWorkload: true},
+		"the Workload's patch refused":       {kind: &kueue.Workload{}, err: denied, wantPod: true},
+		"the pod's patch fails for a moment": {kind: &corev1.Pod{}, err: timeout, wantRetry: true, wantWorkload: true},
+	} {
+		t.Run(name, func(t *testing.T) {
+			since := time.Now().Add(-10 * time.Second).Truncate(time.Second)
+			w := newNoticeWorld(t, `{"notice":{"seconds":120}}`, kueue.WorkloadEvictedByPreemption, since, 1, nil)
+			tries := 0
+			c := interceptor.NewClient(w.c.(client.WithWatch), interceptor.Funcs{
+				Patch: func(ctx context.Context, c client.WithWatch, obj client.Object, patch client.Patch, opts ...client.PatchOption) error {
+					if reflect.TypeOf(obj) == reflect.TypeOf(tc.kind) {
+						tries++
+						return tc.err
+					}
+					return c.Patch(ctx, obj, patch, opts...)
+				},
+			})
+			w.job.deps = newDeps(c, c, w.events, w.job.deps.opts)
+			var said []string
+			for range 2 {
+				w.job.noticeLeft = 0
+				wantLeft := time.Until(since.Add(2 * time.Minute)) // read before Stop: what it finds is no later
+				if tc.wantRetry {
+					wantLeft = tellRetry
+				}
+				if _, err := w.job.Stop(t.Context(), c, nil, jobframework.StopReasonWorkloadEvicted, ""); err != nil {
+					t.Fatalf("Stop: %v; want the notice to hold", err)
+				}
+				w.job.tell()
+				said = append(said, w.reasons()...)
+				stored := &trainjob.TrainJob{}
+				if err := w.c.Get(t.Context(), client.ObjectKeyFromObject(&w.job.TrainJob), stored); err != nil {
+					t.Fatal(err)
+				}
+				if ptr.Deref(stored.Spec.Suspend, false) {
+					t.Fatal("a job whose notice could not be written was stopped in its notice")
+				}
+				if left := w.job.noticeLeft; left <= 0 || left > wantLeft || left < wantLeft-5*time.Second {
+					t.Errorf("woken in %s; want in %s", left, wantLeft)
+				}
+			}
+			if want := map[bool]int{false: 1, true: 2}[tc.wantRetry]; tries != want {
+				t.Errorf("the failing patch tried %d times in two reconciles; want %d", tries, want)
+			}
+			if diff := cmp.Diff([]string{"Warning " + ReasonPreemptionNotice, "Warning " + ReasonPreemptionNoticeNotTold}, said); diff != "" {
+				t.Errorf("events over two reconciles (-want +got):\n%s", diff)
+			}
+			for obj, want := range map[client.Object]bool{
+				&kueue.Workload{ObjectMeta: metav1.ObjectMeta{Namespace: "ns", Name: "wl"}}:  tc.wantWorkload,
+				&corev1.Pod{ObjectMeta: metav1.ObjectMeta{Namespace: "ns", Name: "j-node-0-0"}}: tc.wantPod,
+			} {
+				if got := w.annotation(t, obj) != ""; got != want {
+					t.Errorf("%T told: %v; want %v", obj, got, want)
+				}
+			}
+		})
 	}
 }

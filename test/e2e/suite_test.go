@@ -60,7 +60,9 @@ func run(m *testing.M) int {
 		c, err := localcluster.Up(ctx, localcluster.Options{Name: name, Root: root, Progress: os.Stderr,
 			// ProvisioningRequests on (a fake provisioner): the
 			// provisioning admission check's scenarios run here.
-			Settings: settings})
+			// TrainJob writes with their bodies: each of our writes is
+			// judged by what it changed.
+			Settings: settings, AuditTrainJobBodies: true})
 		if err != nil {
 			fmt.Fprintf(os.Stderr, "e2e: bringing up the local control plane: %v\n", err)
 			return 1
