@@ -359,7 +359,7 @@ func TestANoticeNotWrittenStillHolds(t *testing.T) {
 				t.Errorf("events over two reconciles (-want +got):\n%s", diff)
 			}
 			for obj, want := range map[client.Object]bool{
-				&kueue.Workload{ObjectMeta: metav1.ObjectMeta{Namespace: "ns", Name: "wl"}}:  tc.wantWorkload,
+				&kueue.Workload{ObjectMeta: metav1.ObjectMeta{Namespace: "ns", Name: "wl"}}:     tc.wantWorkload,
 				&corev1.Pod{ObjectMeta: metav1.ObjectMeta{Namespace: "ns", Name: "j-node-0-0"}}: tc.wantPod,
 			} {
 				if got := w.annotation(t, obj) != ""; got != want {

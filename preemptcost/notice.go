@@ -6,6 +6,7 @@ import (
 	"strings"
 	"time"
 
+	corev1 "k8s.io/api/core/v1"
 	apimeta "k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	kueue "sigs.k8s.io/kueue/apis/kueue/v1beta2"
@@ -20,8 +21,16 @@ import (
 // the eviction (or completes, or the notice runs out). Kueue keeps the
 // victim's quota reserved until it stops, so the preemptor's extra wait is
 // at most the notice.
+//
+// TerminationGraceSeconds, when set, is the least SIGTERM → SIGKILL grace
+// the job's pods get when they are stopped (at the notice's end, or at
+// once): a training loop that saves on SIGTERM (Lightning, Transformers)
+// has that long to. Injected at admission where the installed Trainer's
+// overrides carry the field (v2.3's runtimePatches), only where the
+// pods' own grace is shorter; said where they cannot.
 type NoticePart struct {
-	Seconds int32 `json:"seconds"`
+	Seconds                 int32 `json:"seconds"`
+	TerminationGraceSeconds int64 `json:"terminationGraceSeconds,omitempty"`
 }
 
 // MaxNoticeSeconds bounds a notice: a preemptor waits at most this long
@@ -33,7 +42,24 @@ func (n NoticePart) validate() error {
 	if n.Seconds < 1 || n.Seconds > MaxNoticeSeconds {
 		return &Error{Field: "notice.seconds", Msg: fmt.Sprintf("%d is not in 1..%d: give the seconds a preempted job may run on to checkpoint (at most 15 minutes), or remove the notice part", n.Seconds, MaxNoticeSeconds)}
 	}
+	if n.TerminationGraceSeconds < 0 || n.TerminationGraceSeconds > MaxNoticeSeconds {
+		return &Error{Field: "notice.terminationGraceSeconds", Msg: fmt.Sprintf("%d is not in 0..%d: give the least seconds between SIGTERM and SIGKILL the job's pods get when stopped (at most 15 minutes), or leave it out to keep the runtime's", n.TerminationGraceSeconds, MaxNoticeSeconds)}
+	}
 	return nil
+}
+
+// TerminationGrace is the grace p promises the pods of a job whose
+// template gives them have (nil: the template's own, Kubernetes' 30 s
+// when unset), and whether it is more: what an admission injects.
+func TerminationGrace(p Policy, have *int64) (int64, bool) {
+	if p.Notice == nil || p.Notice.TerminationGraceSeconds == 0 {
+		return 0, false
+	}
+	own := int64(corev1.DefaultTerminationGracePeriodSeconds)
+	if have != nil {
+		own = *have
+	}
+	return p.Notice.TerminationGraceSeconds, p.Notice.TerminationGraceSeconds > own
 }
 
 // NoticedEviction tells whether an eviction of this reason gets a notice:

@@ -3,6 +3,7 @@ package preemptcost
 import (
 	"errors"
 	"strconv"
+	"strings"
 	"testing"
 	"time"
 
@@ -18,21 +19,24 @@ import (
 
 func TestANoticeOutsideItsBoundsIsRefusedNamingTheField(t *testing.T) {
 	for value, wantErr := range map[string]bool{
-		`{"notice":{"seconds":120}}`:  false,
-		`{"notice":{"seconds":900}}`:  false,
-		`{"notice":{"seconds":901}}`:  true,
-		`{"notice":{"seconds":0}}`:    true,
-		`{"notice":{"seconds":-5}}`:   true,
-		`{"notice":{"secs":120}}`:     true,
-		`{"notice":{"seconds":"2m"}}`: true,
+		`{"notice":{"seconds":120}}`:                              false,
+		`{"notice":{"seconds":900}}`:                              false,
+		`{"notice":{"seconds":901}}`:                              true,
+		`{"notice":{"seconds":0}}`:                                true,
+		`{"notice":{"seconds":-5}}`:                               true,
+		`{"notice":{"secs":120}}`:                                 true,
+		`{"notice":{"seconds":"2m"}}`:                             true,
+		`{"notice":{"seconds":60,"terminationGraceSeconds":120}}`: false,
+		`{"notice":{"seconds":60,"terminationGraceSeconds":901}}`: true,
+		`{"notice":{"seconds":60,"terminationGraceSeconds":-1}}`:  true,
 	} {
 		_, err := Parse(value)
 		if (err != nil) != wantErr {
 			t.Errorf("Parse(%s) = %v; want an error: %v", value, err, wantErr)
 		}
 		var pe *Error
-		if err != nil && errors.As(err, &pe) && pe.Field != "notice.seconds" && pe.Field != "" {
-			t.Errorf("Parse(%s) names %q; want notice.seconds", value, pe.Field)
+		if err != nil && errors.As(err, &pe) && !strings.Contains(value, `"`+strings.TrimPrefix(pe.Field, "notice.")+`"`) && pe.Field != "" {
+			t.Errorf("Parse(%s) names %q; want the field it got wrong", value, pe.Field)
 		}
 	}
 }
@@ -172,6 +176,28 @@ func TestTheWorkSavedIsWhatAStopAtTheEvictionWouldHaveLost(t *testing.T) {
 		n := Notice{Since: since, Until: since.Add(2 * time.Minute), LastCheckpoint: tc.last}
 		if got := n.Saved(started); got != tc.want {
 			t.Errorf("%s: saved %d s; want %d", name, got, tc.want)
+		}
+	}
+}
+
+func TestTheGracePromisedIsInjectedOnlyWhereThePodsHaveLess(t *testing.T) {
+	promise := Policy{Notice: &NoticePart{Seconds: 60, TerminationGraceSeconds: 120}}
+	for name, tc := range map[string]struct {
+		policy Policy
+		have   *int64
+		want   int64
+		inject bool
+	}{
+		"Kubernetes' 30 s":                      {policy: promise, want: 120, inject: true},
+		"the runtime's 60":                      {policy: promise, have: ptrTo[int64](60), want: 120, inject: true},
+		"the runtime's 300, more than promised": {policy: promise, have: ptrTo[int64](300)},
+		"the runtime's 120, as promised":        {policy: promise, have: ptrTo[int64](120)},
+		"no promise":                            {policy: Policy{Notice: &NoticePart{Seconds: 60}}},
+		"no notice":                             {policy: Policy{}},
+	} {
+		got, inject := TerminationGrace(tc.policy, tc.have)
+		if inject != tc.inject || inject && got != tc.want {
+			t.Errorf("%s: %d, inject %v; want %d, inject %v", name, got, inject, tc.want, tc.inject)
 		}
 	}
 }

@@ -47,6 +47,7 @@ func Releases() []Release {
 					RuntimeSnapshot:                   true,
 				},
 				UnsuspendsInOnePatch: true,
+				TerminationGrace:     true,
 			},
 		},
 		{

@@ -168,3 +168,56 @@ func TestInTreeMarked(t *testing.T) {
 		t.Errorf("podTemplateOverrides (-want +got):\n%s", diff)
 	}
 }
+
+// A preemption notice's grace rides in our patch where the release takes
+// it (v2.3), for a role with nothing else to inject too; v2.2's patch has
+// no such field and gets none; the stop takes it out with the rest.
+func TestRuntimePatchesCarryThePodsGraceWhereTheReleaseTakesIt(t *testing.T) {
+	grace := int64(120)
+	want := admission()
+	for i := range want {
+		want[i].TerminationGracePeriodSeconds = &grace
+	}
+	for name, tc := range map[string]struct {
+		shape shape.RuntimePatches
+		want  map[string]any // role → grace in our patch (nil: none)
+	}{
+		"v2.3": {shape: shape.RuntimePatches{TerminationGrace: true}, want: map[string]any{"node": float64(120), "dataset-initializer": float64(120)}},
+		"v2.2": {shape: shape.RuntimePatches{}, want: map[string]any{"node": nil, "dataset-initializer": nil}},
+	} {
+		j := jobWithPatches()
+		got := applyTo(t, j, tc.shape.Inject(j, want))
+		var body struct {
+			Template struct {
+				Spec struct {
+					ReplicatedJobs []struct {
+						Name     string
+						Template struct {
+							Spec struct {
+								Template struct {
+									Spec map[string]any
+								}
+							}
+						}
+					}
+				}
+			}
+		}
+		if err := json.Unmarshal(got.Spec.RuntimePatches[0].TrainingRuntimeSpec.Raw, &body); err != nil {
+			t.Fatal(err)
+		}
+		have := map[string]any{}
+		for _, rj := range body.Template.Spec.ReplicatedJobs {
+			have[rj.Name] = rj.Template.Spec.Template.Spec["terminationGracePeriodSeconds"]
+		}
+		if diff := cmp.Diff(tc.want, have); diff != "" {
+			t.Errorf("%s: the grace in our patch by role (-want +got):\n%s", name, diff)
+		}
+		if ops := tc.shape.Inject(got, want); ops != nil {
+			t.Errorf("%s: the same admission again writes %v", name, ops)
+		}
+		if restored := applyTo(t, got, tc.shape.Restore(got)); len(restored.Spec.RuntimePatches) != 0 {
+			t.Errorf("%s: after the stop: %d runtime patches; want none", name, len(restored.Spec.RuntimePatches))
+		}
+	}
+}

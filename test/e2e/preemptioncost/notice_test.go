@@ -3,6 +3,7 @@ package preemptioncost_test
 import (
 	"encoding/json"
 	"fmt"
+	"strings"
 	"testing"
 	"time"
 
@@ -15,6 +16,7 @@ import (
 	trainer "github.com/kubeflow/trainer/v2/pkg/apis/trainer/v1alpha1"
 
 	"github.com/trainjob-kueue/trainjob-kueue/hack/fixtures"
+	"github.com/trainjob-kueue/trainjob-kueue/hack/localcluster"
 	"github.com/trainjob-kueue/trainjob-kueue/hack/poll"
 	"github.com/trainjob-kueue/trainjob-kueue/names"
 	"github.com/trainjob-kueue/trainjob-kueue/preemptcost"
@@ -201,4 +203,44 @@ func said(t *testing.T, tj *trainer.TrainJob, reason, words string) {
 	poll.Eventually(t, 30*time.Second, tj.Name+" told "+reason, func() error {
 		return fixtures.EventOn(ctx, k8s, tj, reason, words)
 	})
+}
+
+// A notice that promises the pods 120 s of grace gets it onto the
+// victim's pods where Trainer takes it (v2.3: its runtime patch), said
+// where it can't; the stop takes it back out with the rest of our entry,
+// and the arrival is admitted once the victim is stopped.
+func TestANoticesGraceReachesThePodsAndLeavesWithTheStop(t *testing.T) {
+	t.Parallel()
+	settings, err := localcluster.SettingsOf(cluster.Dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	victim, arrival, _ := preemptedRunning(t, `{"notice":{"seconds":5,"terminationGraceSeconds":120}}`)
+	if !strings.HasPrefix(settings.TrainerVersion, "v2.3") {
+		said(t, victim, "TerminationGraceNotInjected", "can't carry a pod's grace")
+	} else {
+		pods, err := fixtures.PodsOf(ctx, k8s, victim, "node")
+		if err != nil || len(pods) == 0 {
+			t.Fatalf("the victim's pods: %d, %v", len(pods), err)
+		}
+		for _, p := range pods {
+			if g := p.Spec.TerminationGracePeriodSeconds; g == nil || *g != 120 {
+				t.Errorf("pod %s: terminationGracePeriodSeconds %v; want 120, the notice's promise", p.Name, g)
+			}
+		}
+	}
+	suspendedAt(t, victim, time.Minute)
+	poll.Eventually(t, 30*time.Second, "the victim's entry taken back", func() error {
+		got := &trainer.TrainJob{}
+		if err := k8s.Get(ctx, client.ObjectKeyFromObject(victim), got); err != nil {
+			return err
+		}
+		for _, p := range got.Spec.RuntimePatches {
+			if p.Manager == names.RuntimePatchManager {
+				return fmt.Errorf("our runtime patch is still there")
+			}
+		}
+		return nil
+	})
+	admittedAfter(t, arrival)
 }
