@@ -15,6 +15,7 @@ import (
 	"k8s.io/utils/ptr"
 	kueue "sigs.k8s.io/kueue/apis/kueue/v1beta2"
 
+	"github.com/trainjob-kueue/trainjob-kueue/jobworkload"
 	"github.com/trainjob-kueue/trainjob-kueue/paging"
 	"github.com/trainjob-kueue/trainjob-kueue/podsets"
 	"github.com/trainjob-kueue/trainjob-kueue/preemptcost"
@@ -216,8 +217,8 @@ func historyOf(wls []kueue.Workload, byUID map[types.UID]*trainjob.TrainJob) His
 
 // ownerOf is the TrainJob controlling wl; nil for another kind's.
 func ownerOf(wl *kueue.Workload, byUID map[types.UID]*trainjob.TrainJob) *trainjob.TrainJob {
-	if owner := metav1.GetControllerOfNoCopy(wl); owner != nil && owner.Kind == trainjob.GVK.Kind {
-		return byUID[owner.UID]
+	if uid, ok := jobworkload.JobUID(wl); ok {
+		return byUID[uid]
 	}
 	return nil
 }

@@ -58,11 +58,18 @@ func TestOfFindsTheJobsOwnWorkloadPrebuiltOrNamedByTheJobFramework(t *testing.T)
 			if err != nil {
 				t.Fatal(err)
 			}
-			switch {
-			case tc.found == "" && wl != nil:
-				t.Errorf("found %s, want none", wl.Name)
-			case tc.found != "" && (wl == nil || wl.Name != tc.found):
-				t.Errorf("found %v, want %s", wl, tc.found)
+			var listed []kueue.Workload
+			for _, o := range tc.wls {
+				listed = append(listed, *o.(*kueue.Workload))
+			}
+			// The read and the index of a list answer alike.
+			for by, wl := range map[string]*kueue.Workload{"Of": wl, "Index.Of": NewIndex(listed).Of(tc.job)} {
+				switch {
+				case tc.found == "" && wl != nil:
+					t.Errorf("%s found %s, want none", by, wl.Name)
+				case tc.found != "" && (wl == nil || wl.Name != tc.found):
+					t.Errorf("%s found %v, want %s", by, wl, tc.found)
+				}
 			}
 		})
 	}

@@ -12,10 +12,10 @@ import (
 // edge (docs/development.md says where a new feature goes).
 var layers = [][]string{
 	{"names", "trainjob", "saidonce", "paging"},
-	{"podsets", "scheme"},
+	{"podsets", "scheme", "jobworkload"},
 	{"quota", "shape", "preemptcost"},
 	{"lifecycle"},
-	{"gang", "runtimesource", "discovery", "metrics", "jobworkload", "jobpatch"},
+	{"gang", "runtimesource", "discovery", "metrics", "jobpatch"},
 	{"settings"},
 	{"integration", "multikueue", "priorityboost", "queuecondition", "informercache", "restartwatch", "standby"},
 	{"webhook", "explain", "overview", "migrate"},

@@ -10,6 +10,7 @@ import (
 	kueue "sigs.k8s.io/kueue/apis/kueue/v1beta2"
 	"sigs.k8s.io/kueue/pkg/controller/constants"
 
+	"github.com/trainjob-kueue/trainjob-kueue/jobworkload"
 	"github.com/trainjob-kueue/trainjob-kueue/lifecycle"
 	"github.com/trainjob-kueue/trainjob-kueue/names"
 	"github.com/trainjob-kueue/trainjob-kueue/trainjob"
@@ -63,7 +64,7 @@ func (q *queueState) Collect(ch chan<- prometheus.Metric) {
 		ch <- prometheus.NewInvalidMetric(q.jobs, err)
 		return
 	}
-	index := lifecycle.IndexWorkloads(wls.Items)
+	index := jobworkload.NewIndex(wls.Items)
 	counts := map[queueKey]map[lifecycle.State]float64{}
 	var oldest time.Duration
 	for i := range jobs.Items {

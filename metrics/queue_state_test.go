@@ -11,12 +11,14 @@ import (
 	"github.com/prometheus/client_golang/prometheus"
 	"github.com/prometheus/client_golang/prometheus/testutil"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/utils/ptr"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	kueue "sigs.k8s.io/kueue/apis/kueue/v1beta2"
 
 	trainer "github.com/kubeflow/trainer/v2/pkg/apis/trainer/v1alpha1"
 
+	"github.com/trainjob-kueue/trainjob-kueue/jobworkload"
 	"github.com/trainjob-kueue/trainjob-kueue/names"
 	"github.com/trainjob-kueue/trainjob-kueue/trainjob"
 )
@@ -63,7 +65,7 @@ func (r *cacheReader) List(_ context.Context, list client.ObjectList, opts ...cl
 }
 
 func jobIn(state string, i int) *trainjob.TrainJob {
-	j := &trainjob.TrainJob{ObjectMeta: metav1.ObjectMeta{Namespace: "ns", Name: fmt.Sprint(state, i), Labels: map[string]string{"kueue.x-k8s.io/queue-name": "lq"}}}
+	j := &trainjob.TrainJob{ObjectMeta: metav1.ObjectMeta{Namespace: "ns", Name: fmt.Sprint(state, i), UID: types.UID(fmt.Sprint(state, i)), Labels: map[string]string{"kueue.x-k8s.io/queue-name": "lq"}}}
 	j.Spec.RuntimeRef.Name = "torch"
 	j.Spec.Suspend = ptr.To(state == "Queued")
 	switch state {
@@ -79,8 +81,9 @@ func jobIn(state string, i int) *trainjob.TrainJob {
 // workloadOf is the Workload of job j, admitted at admittedAt when not
 // zero, with annotations.
 func workloadOf(j *trainjob.TrainJob, admittedAt time.Time, annotations map[string]string) *kueue.Workload {
-	wl := &kueue.Workload{ObjectMeta: metav1.ObjectMeta{Namespace: j.Namespace, Name: "trainjob-" + j.Name, Annotations: annotations,
-		OwnerReferences: []metav1.OwnerReference{{APIVersion: trainjob.GVK.GroupVersion().String(), Kind: trainjob.GVK.Kind, Name: j.Name, Controller: ptr.To(true)}}}}
+	key, _ := jobworkload.Key(j)
+	wl := &kueue.Workload{ObjectMeta: metav1.ObjectMeta{Namespace: key.Namespace, Name: key.Name, Annotations: annotations,
+		OwnerReferences: []metav1.OwnerReference{{APIVersion: trainjob.GVK.GroupVersion().String(), Kind: trainjob.GVK.Kind, Name: j.Name, UID: j.UID, Controller: ptr.To(true)}}}}
 	if !admittedAt.IsZero() {
 		wl.Status.Conditions = []metav1.Condition{{Type: kueue.WorkloadAdmitted, Status: metav1.ConditionTrue, LastTransitionTime: metav1.NewTime(admittedAt)}}
 	}

@@ -33,7 +33,7 @@ func (p *countingPending) ClusterQueuePositions(_ context.Context, cq string) (m
 	if p.err != nil {
 		return nil, p.err
 	}
-	return map[string]int32{"ns0/trainjob-j0": 0}, nil
+	return map[string]int32{"ns0/" + workloadName("j0"): 0}, nil
 }
 
 // cluster holds n queued TrainJobs (their Workloads pending in two

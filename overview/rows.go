@@ -13,6 +13,7 @@ import (
 	kueue "sigs.k8s.io/kueue/apis/kueue/v1beta2"
 	"sigs.k8s.io/kueue/pkg/controller/constants"
 
+	"github.com/trainjob-kueue/trainjob-kueue/jobworkload"
 	"github.com/trainjob-kueue/trainjob-kueue/lifecycle"
 	"github.com/trainjob-kueue/trainjob-kueue/preemptcost"
 	"github.com/trainjob-kueue/trainjob-kueue/quota"
@@ -82,7 +83,7 @@ type Input struct {
 
 // Rows is the table of in's jobs, sorted by namespace and name.
 func Rows(in Input) []Row {
-	index := lifecycle.IndexWorkloads(in.Workloads)
+	index := jobworkload.NewIndex(in.Workloads)
 	rows := make([]Row, 0, len(in.Jobs))
 	for i := range in.Jobs {
 		rows = append(rows, row(&in.Jobs[i], index.Of(&in.Jobs[i]), in))

@@ -12,6 +12,7 @@ import (
 	"k8s.io/utils/ptr"
 	kueue "sigs.k8s.io/kueue/apis/kueue/v1beta2"
 
+	"github.com/trainjob-kueue/trainjob-kueue/jobworkload"
 	"github.com/trainjob-kueue/trainjob-kueue/lifecycle"
 	"github.com/trainjob-kueue/trainjob-kueue/names"
 	"github.com/trainjob-kueue/trainjob-kueue/trainjob"
@@ -34,9 +35,16 @@ func job(name string, edit ...func(*trainjob.TrainJob)) trainjob.TrainJob {
 
 func running(j *trainjob.TrainJob) { j.Spec.Suspend = ptr.To(false) }
 
+// workloadName is the name the job framework gives job's Workload (the
+// job's UID is its name here, in any namespace).
+func workloadName(job string) string {
+	key, _ := jobworkload.Key(&trainjob.TrainJob{ObjectMeta: metav1.ObjectMeta{Name: job, UID: types.UID(job)}})
+	return key.Name
+}
+
 // workload of job: two trainer pods of 8 GPUs each, with conds.
 func workload(job string, edit func(*kueue.Workload), conds ...metav1.Condition) kueue.Workload {
-	wl := kueue.Workload{ObjectMeta: metav1.ObjectMeta{Namespace: "ns", Name: "trainjob-" + job,
+	wl := kueue.Workload{ObjectMeta: metav1.ObjectMeta{Namespace: "ns", Name: workloadName(job),
 		OwnerReferences: []metav1.OwnerReference{{Kind: "TrainJob", Name: job, UID: types.UID(job), Controller: ptr.To(true)}}}}
 	wl.Spec.PodSets = []kueue.PodSet{{Name: "node", Count: 2, Template: corev1.PodTemplateSpec{Spec: corev1.PodSpec{Containers: []corev1.Container{{
 		Resources: corev1.ResourceRequirements{Requests: corev1.ResourceList{"nvidia.com/gpu": resource.MustParse("8"), corev1.ResourceCPU: resource.MustParse("4")}},
@@ -157,7 +165,7 @@ func TestRows(t *testing.T) {
 		t.Run(name, func(t *testing.T) {
 			in := Input{Jobs: []trainjob.TrainJob{tc.job}, Now: now,
 				LocalQueues: map[string]*kueue.LocalQueue{"ns/lq": {Spec: kueue.LocalQueueSpec{ClusterQueue: "cq"}}}, RunningPods: map[string]int32{"ns/a": tc.pods},
-				Positions: map[string]int32{"ns/trainjob-a": 2}}
+				Positions: map[string]int32{"ns/" + workloadName("a"): 2}}
 			if tc.wl != nil {
 				in.Workloads = []kueue.Workload{*tc.wl}
 			}

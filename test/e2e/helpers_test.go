@@ -13,7 +13,6 @@ import (
 	"k8s.io/utils/ptr"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	kueue "sigs.k8s.io/kueue/apis/kueue/v1beta2"
-	"sigs.k8s.io/kueue/pkg/controller/jobframework"
 
 	trainer "github.com/kubeflow/trainer/v2/pkg/apis/trainer/v1alpha1"
 
@@ -21,7 +20,6 @@ import (
 	"github.com/trainjob-kueue/trainjob-kueue/hack/fixtures"
 	"github.com/trainjob-kueue/trainjob-kueue/hack/localcluster"
 	"github.com/trainjob-kueue/trainjob-kueue/hack/poll"
-	"github.com/trainjob-kueue/trainjob-kueue/trainjob"
 )
 
 var (
@@ -92,14 +90,9 @@ func workloadOf(t *testing.T, tj *trainer.TrainJob) *kueue.Workload {
 	t.Helper()
 	var wl *kueue.Workload
 	eventually(t, 30*time.Second, "Workload of "+tj.Name, func() error {
-		job := getJob(t, tj)
-		w := &kueue.Workload{}
-		key := client.ObjectKey{Namespace: job.Namespace, Name: jobframework.GetWorkloadNameForOwnerWithGVK(job.Name, job.UID, trainjob.GVK)}
-		if err := k8s.Get(ctx, key, w); err != nil {
-			return err
-		}
-		wl = w
-		return nil
+		var err error
+		wl, err = fixtures.WorkloadOf(ctx, k8s, tj)
+		return err
 	})
 	return wl
 }

@@ -16,13 +16,11 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	jobsetapi "sigs.k8s.io/jobset/api/jobset/v1alpha2"
 	kueue "sigs.k8s.io/kueue/apis/kueue/v1beta2"
-	"sigs.k8s.io/kueue/pkg/controller/jobframework"
 
 	trainer "github.com/kubeflow/trainer/v2/pkg/apis/trainer/v1alpha1"
 
 	"github.com/trainjob-kueue/trainjob-kueue/hack/fixtures"
 	testpoll "github.com/trainjob-kueue/trainjob-kueue/hack/poll"
-	"github.com/trainjob-kueue/trainjob-kueue/trainjob"
 )
 
 const (
@@ -130,17 +128,9 @@ func workloadOf(t *testing.T, tj *trainer.TrainJob) *kueue.Workload {
 	t.Helper()
 	var wl *kueue.Workload
 	eventually(t, "Workload of "+tj.Name, func() error {
-		got := &trainer.TrainJob{}
-		if err := k8s.Get(ctx, client.ObjectKeyFromObject(tj), got); err != nil {
-			return err
-		}
-		w := &kueue.Workload{}
-		name := jobframework.GetWorkloadNameForOwnerWithGVK(got.Name, got.UID, trainjob.GVK)
-		if err := k8s.Get(ctx, client.ObjectKey{Namespace: got.Namespace, Name: name}, w); err != nil {
-			return err
-		}
-		wl = w
-		return nil
+		var err error
+		wl, err = fixtures.WorkloadOf(ctx, k8s, tj)
+		return err
 	})
 	return wl
 }

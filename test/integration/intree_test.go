@@ -15,15 +15,14 @@ import (
 	"k8s.io/client-go/rest"
 	"k8s.io/utils/ptr"
 	"sigs.k8s.io/controller-runtime/pkg/client"
-	kueue "sigs.k8s.io/kueue/apis/kueue/v1beta2"
 	"sigs.k8s.io/kueue/pkg/controller/jobframework"
 	kueuetrainjob "sigs.k8s.io/kueue/pkg/controller/jobs/trainjob"
 
 	trainer "github.com/kubeflow/trainer/v2/pkg/apis/trainer/v1alpha1"
 
+	"github.com/trainjob-kueue/trainjob-kueue/hack/fixtures"
 	testpoll "github.com/trainjob-kueue/trainjob-kueue/hack/poll"
 	"github.com/trainjob-kueue/trainjob-kueue/names"
-	"github.com/trainjob-kueue/trainjob-kueue/trainjob"
 )
 
 // inTreeRun records what Kueue's in-tree TrainJob integration left behind
@@ -124,13 +123,8 @@ func runInTreePhase(parent context.Context, cfg *rest.Config) (err error) {
 			inTree.queued = tj
 		}
 		if err := poll(func() error {
-			got := &trainer.TrainJob{}
-			if err := k8s.Get(ctx, client.ObjectKeyFromObject(tj), got); err != nil {
-				return err
-			}
-			wl := &kueue.Workload{}
-			key := client.ObjectKey{Namespace: inTreeNamespace, Name: jobframework.GetWorkloadNameForOwnerWithGVK(got.Name, got.UID, trainjob.GVK)}
-			if err := k8s.Get(ctx, key, wl); err != nil {
+			wl, err := fixtures.WorkloadOf(ctx, k8s, tj)
+			if err != nil {
 				return err
 			}
 			inTree.workloads[name] = wl.UID

@@ -22,7 +22,7 @@ import (
 	"github.com/trainjob-kueue/trainjob-kueue/hack/localcluster"
 	"github.com/trainjob-kueue/trainjob-kueue/hack/poll"
 	"github.com/trainjob-kueue/trainjob-kueue/integration"
-	"github.com/trainjob-kueue/trainjob-kueue/trainjob"
+	"github.com/trainjob-kueue/trainjob-kueue/jobworkload"
 )
 
 const (
@@ -155,8 +155,8 @@ func get(t *testing.T, c *cluster, tj *trainer.TrainJob) *trainer.TrainJob {
 // MultiKueue gives the worker's copy too.
 func managerWorkload(t *testing.T, tj *trainer.TrainJob) string {
 	t.Helper()
-	got := get(t, manager, tj)
-	return jobframework.GetWorkloadNameForOwnerWithGVK(got.Name, got.UID, trainjob.GVK)
+	key, _ := jobworkload.Key(get(t, manager, tj))
+	return key.Name
 }
 
 // runsOn waits until the job's pods run on w's nodes, and checks the

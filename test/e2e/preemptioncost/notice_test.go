@@ -197,6 +197,23 @@ func TestANoticeAcrossAKilledManagerEndsOnTime(t *testing.T) {
 	admittedAfter(t, arrival)
 }
 
+// Deleting the victim's Workload in its notice ends the notice at once:
+// the job is stopped then, not at the notice's end, and the arrival is
+// admitted.
+func TestANoticeEndsWhenItsWorkloadIsDeleted(t *testing.T) {
+	t.Parallel()
+	victim, arrival, since := preemptedRunning(t, noticePolicy)
+	toldInNotice(t, victim, since)
+	if err := k8s.Delete(ctx, workloadOf(t, victim)); err != nil {
+		t.Fatal(err)
+	}
+	deleted := time.Now()
+	if at := suspendedAt(t, victim, time.Minute); at.Sub(deleted) > noticeSlack {
+		t.Errorf("stopped %s after its Workload was deleted; want at once, not at the notice's end", at.Sub(deleted))
+	}
+	admittedAfter(t, arrival)
+}
+
 // said waits for an event of reason on tj whose message contains words.
 func said(t *testing.T, tj *trainer.TrainJob, reason, words string) {
 	t.Helper()
