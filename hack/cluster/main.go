@@ -25,7 +25,7 @@ func main() {
 	}
 	fs := flag.NewFlagSet(os.Args[1], flag.ExitOnError)
 	name := fs.String("name", "local", "cluster name; state in .cluster/NAME")
-	trainer := fs.String("trainer-version", "v2.1.0", "Kubeflow Trainer release")
+	trainer := fs.String("trainer-version", localcluster.DefaultTrainerVersion, "Kubeflow Trainer release")
 	kueueVersion := fs.String("kueue-version", localcluster.DefaultKueueVersion, "Kueue release (v0.19.2 or v0.16.2)")
 	integ := fs.String("integration", localcluster.IntegrationOurs, "ours (trainjob-kueue) or intree (Kueue's built-in TrainJob integration)")
 	kueueConfig := fs.String("kueue-config", "", "Kueue Configuration replacing config/kueue/controller_manager_config.yaml")

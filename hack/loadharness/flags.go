@@ -31,6 +31,6 @@ func (f *Flags) Register(fs *flag.FlagSet, n int, nUsage, keepUsage string) {
 	fs.BoolVar(&f.Keep, "keep", false, keepUsage)
 	// Kueue's in-tree integration handles only Trainer v2.2 and later
 	// since Kueue v0.17: v2.3 is a release both integrations serve.
-	fs.StringVar(&f.Trainer, "trainer-version", "v2.3.0", "Kubeflow Trainer release")
+	fs.StringVar(&f.Trainer, "trainer-version", localcluster.NewestTrainerVersion, "Kubeflow Trainer release")
 	fs.StringVar(&f.Kueue, "kueue-version", localcluster.DefaultKueueVersion, "Kueue release")
 }

@@ -97,27 +97,6 @@ type Options struct {
 	KubectlLater bool
 }
 
-// DefaultKueueVersion is the Kueue release a cluster runs unless told.
-const DefaultKueueVersion = "v0.19.2"
-
-// Kubernetes releases of the control plane (hack/component.sh builds each
-// from a tools module of its own).
-const (
-	// KubernetesCoscheduling: kube-scheduler is scheduler-plugins'
-	// (v0.34.7, the newest release the module proxy serves, built against
-	// this release), with its coscheduling plugin and PodGroup CRD.
-	KubernetesCoscheduling = "v1.34.4"
-	// KubernetesWorkloadAPI: Kubernetes' own kube-scheduler, the
-	// GenericWorkload gate on in every component and
-	// scheduling.k8s.io/v1beta1 served: gang scheduling of Kubernetes'
-	// PodGroups. No scheduler-plugins release builds against it, so no
-	// coscheduling (a 1.34 scheduler would be outside Kubernetes' version
-	// skew).
-	KubernetesWorkloadAPI = "v1.37.2"
-	// DefaultKubernetesVersion is the release a cluster runs unless told.
-	DefaultKubernetesVersion = KubernetesWorkloadAPI
-)
-
 // workloadAPI: the cluster serves Kubernetes' Workload API.
 func (s Settings) workloadAPI() bool { return s.KubernetesVersion == KubernetesWorkloadAPI }
 
@@ -184,7 +163,7 @@ func Up(ctx context.Context, o Options) (*Cluster, error) {
 		o.Progress = io.Discard
 	}
 	if o.TrainerVersion == "" {
-		o.TrainerVersion = "v2.1.0"
+		o.TrainerVersion = DefaultTrainerVersion
 	}
 	if o.KueueVersion == "" {
 		o.KueueVersion = DefaultKueueVersion

@@ -23,7 +23,7 @@ func (jobsetController) readyURL(ports map[string]int) string {
 
 // jobsetFor is the JobSet release a Trainer release pins in its go.mod.
 func jobsetFor(trainerVersion string) string {
-	return map[string]string{"v2.0.1": "v0.8.2", "v2.1.0": "v0.10.1", "v2.2.0": "v0.11.1", "v2.3.0": "v0.12.0"}[trainerVersion]
+	return TrainerReleases()[trainerVersion]
 }
 
 func (jobsetController) module(b *bringUp) (string, error) {

@@ -27,7 +27,7 @@ var (
 
 func TestMain(m *testing.M) {
 	o := localcluster.Options{}
-	o.TrainerVersion = "v2.3.0"
+	o.TrainerVersion = localcluster.NewestTrainerVersion
 	os.Exit(localcluster.RunTests(m, "bench-forecast", o, nil, fixtures.Scheme(),
 		func(c *localcluster.Cluster, k client.Client) {
 			k8s = k

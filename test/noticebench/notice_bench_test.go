@@ -97,7 +97,7 @@ func clusterFor(b *testing.B, ctx context.Context, s setup) (client.Client, *loc
 		b.Fatal(err)
 	}
 	o := localcluster.Options{Root: root}
-	o.TrainerVersion, o.Integration = "v2.3.0", s.integration
+	o.TrainerVersion, o.Integration = localcluster.NewestTrainerVersion, s.integration
 	c, stop, err := localcluster.UpForTests(ctx, localcluster.ForTests("bench-notice-"+s.name, o))
 	if err != nil {
 		b.Fatal(err)

@@ -24,7 +24,7 @@ var (
 
 func TestMain(m *testing.M) {
 	o := localcluster.Options{}
-	o.TrainerVersion, o.DRA = "v2.3.0", true
+	o.TrainerVersion, o.DRA = localcluster.NewestTrainerVersion, true
 	os.Exit(localcluster.RunTests(m, "e2e-dra", o, nil, fixtures.Scheme(),
 		func(c *localcluster.Cluster, k client.Client) { cluster, k8s = c, k }))
 }

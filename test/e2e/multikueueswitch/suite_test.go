@@ -87,5 +87,5 @@ func trainerVersion(asked string) string {
 	if asked != "" {
 		fmt.Fprintf(os.Stderr, "e2e: E2E_TRAINER_VERSION=%s: Kueue's built-in integration on a MultiKueue manager writes runtimePatches, which Trainer has from v2.2; running v2.3.0\n", asked)
 	}
-	return "v2.3.0"
+	return localcluster.NewestTrainerVersion
 }

@@ -9,6 +9,7 @@ import (
 
 	apimeta "k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/types"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	kueue "sigs.k8s.io/kueue/apis/kueue/v1beta2"
 	"sigs.k8s.io/kueue/pkg/workload"
@@ -212,6 +213,36 @@ func TestANoticeEndsWhenItsWorkloadIsDeleted(t *testing.T) {
 		t.Errorf("stopped %s after its Workload was deleted; want at once, not at the notice's end", at.Sub(deleted))
 	}
 	admittedAfter(t, arrival)
+}
+
+// An admin who drains a ClusterQueue (stopPolicy HoldAndDrain) gives its
+// running jobs their notice too: told, stopped at their checkpoint.
+func TestANoticeWhenTheQueueIsDrained(t *testing.T) {
+	t.Parallel()
+	ns, lq := queueOfNodes(t, noticePolicy, 1)
+	tj := fixtures.TrainJob(ns, "drained", "long", lq)
+	fixtures.Create(t, ctx, k8s, tj)
+	running(t, tj)
+	drain := []byte(`{"spec":{"stopPolicy":"HoldAndDrain"}}`)
+	if err := k8s.Patch(ctx, clusterQueue(ns), client.RawPatch(types.MergePatchType, drain)); err != nil {
+		t.Fatal(err)
+	}
+	var since time.Time
+	poll.Eventually(t, time.Minute, "the job evicted for its stopped queue", func() error {
+		c := apimeta.FindStatusCondition(workloadOf(t, tj).Status.Conditions, kueue.WorkloadEvicted)
+		if c == nil || c.Status != metav1.ConditionTrue || c.Reason != kueue.WorkloadEvictedByClusterQueueStopped {
+			return fmt.Errorf("evicted: %v", c)
+		}
+		since = c.LastTransitionTime.Time
+		return nil
+	})
+	toldInNotice(t, tj, since)
+	checkpointed := time.Now()
+	reportCheckpoint(t, tj, checkpointed)
+	if at := suspendedAt(t, tj, time.Minute); at.Sub(checkpointed) > noticeSlack {
+		t.Errorf("stopped %s after its checkpoint; want within %s", at.Sub(checkpointed), noticeSlack)
+	}
+	said(t, tj, "PreemptionNoticeEnded", "Checkpointed")
 }
 
 // said waits for an event of reason on tj whose message contains words.

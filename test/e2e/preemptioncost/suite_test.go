@@ -27,7 +27,7 @@ func TestMain(m *testing.M) {
 	// newest release unless E2E_PREEMPTION_COST_TRAINER names another (make
 	// test-full runs the declared-interval flip on v2.1.0).
 	o := localcluster.Options{}
-	o.TrainerVersion, o.KueueFeatureGates = "v2.3.0", "PriorityBoost=true"
+	o.TrainerVersion, o.KueueFeatureGates = localcluster.NewestTrainerVersion, "PriorityBoost=true"
 	if v := os.Getenv("E2E_PREEMPTION_COST_TRAINER"); v != "" {
 		o.TrainerVersion = v
 	}

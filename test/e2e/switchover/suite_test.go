@@ -34,7 +34,7 @@ func TestMain(m *testing.M) {
 	o := localcluster.Options{}
 	o.Integration = localcluster.IntegrationInTree
 	if os.Getenv("E2E_TRAINER_VERSION") == "" {
-		o.TrainerVersion = "v2.3.0"
+		o.TrainerVersion = localcluster.NewestTrainerVersion
 	}
 	// E2E_REPLICAS=2 runs two replicas of ours behind a loopback Service,
 	// as deployed (make test-full runs the suite with one and with two).
