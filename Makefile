@@ -167,7 +167,7 @@ test-full: vet test-unit test-install test-image test-integration test-e2e test-
 	  E2E_KUEUE_VERSION=$$k $(GO) test -count=1 -timeout 20m -run '$(SMOKE_TESTS)' ./test/e2e/ || exit 1; \
 	  E2E_KUEUE_VERSION=$$k E2E_TRAINER_VERSION=v2.1.0 $(GO) test -count=1 -timeout 30m ./test/e2e/switchover/ || exit 1; \
 	done
-	E2E_PREEMPTION_COST_TRAINER=v2.1.0 $(GO) test -count=1 -timeout 20m -parallel 4 -run 'TestTheVictimIsTheJobThatCheckpointedLastByItsDeclaredInterval|TestANoticeRunsOutWithoutACheckpoint|TestANoticesGraceReachesThePodsAndLeavesWithTheStop|TestANoticeEndsWhenItsWorkloadIsDeleted|TestNoNoticeWithoutThePolicy' ./test/e2e/preemptioncost/
+	E2E_PREEMPTION_COST_TRAINER=v2.1.0 $(GO) test -count=1 -timeout 20m -parallel 4 -run 'TestTheVictimIsTheJobThatCheckpointedLastByItsDeclaredInterval|TestANoticeRunsOutWithoutACheckpoint|TestANoticesGraceIsSaidWhereTheRuntimeGivesLess|TestANoticeEndsWhenItsWorkloadIsDeleted|TestNoNoticeWithoutThePolicy' ./test/e2e/preemptioncost/
 	$(MAKE) fuzz FUZZTIME=5m
 	$(GO) test -run '^$$' -fuzz FuzzInjectThenRestoreIsIdentity -fuzztime 5m ./shape/
 

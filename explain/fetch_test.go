@@ -588,7 +588,7 @@ func TestExplainerShape(t *testing.T) {
 	}{
 		"the installed CRD tells": {
 			job: llamaJob(),
-			want: shape.RuntimePatches{UnsuspendsInOnePatch: true, TerminationGrace: true, Release: podsets.Rules{
+			want: shape.RuntimePatches{UnsuspendsInOnePatch: true, Release: podsets.Rules{
 				LauncherAsNodeWorkersGetResources: true, ResourcesPerNodeMerges: true, ResourcesPerNodeNeedsMLPolicy: true, RuntimeSnapshot: true,
 			}},
 		},
@@ -602,7 +602,7 @@ func TestExplainerShape(t *testing.T) {
 		// spec.runtimePatches: v2.3's rules, its snapshot among them.
 		"CRDs forbidden, a job with neither": {
 			job: llamaJob(), funcs: crdForbidden,
-			want: shape.RuntimePatches{UnsuspendsInOnePatch: true, TerminationGrace: true, Release: podsets.Rules{
+			want: shape.RuntimePatches{UnsuspendsInOnePatch: true, Release: podsets.Rules{
 				LauncherAsNodeWorkersGetResources: true, ResourcesPerNodeMerges: true, ResourcesPerNodeNeedsMLPolicy: true, RuntimeSnapshot: true,
 			}},
 		},

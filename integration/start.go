@@ -173,7 +173,7 @@ func (t *TrainJob) startPlan(ctx context.Context, infos []podset.PodSetInfo) ([]
 		// (holdForRuntime), so the reservation goes back.
 		return nil, nil, o
 	}
-	if err := t.raiseGrace(ctx, want, templates); err != nil {
+	if err := t.sayGraceShort(ctx, want, templates); err != nil {
 		return nil, nil, err
 	}
 	plans, err := t.gangPlans(ctx)

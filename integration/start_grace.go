@@ -13,20 +13,20 @@ import (
 	"github.com/trainjob-kueue/trainjob-kueue/shape"
 )
 
-// ReasonTerminationGraceNotInjected: the admitting ClusterQueue's
-// preemption notice promises the pods a longer SIGTERM → SIGKILL grace
-// than their template gives, and the installed Trainer's overrides can't
-// carry one (before v2.3).
-const ReasonTerminationGraceNotInjected = "TerminationGraceNotInjected"
+// ReasonTerminationGraceShort: the admitting ClusterQueue's preemption
+// notice promises the pods a longer SIGTERM → SIGKILL grace than their
+// template gives them.
+const ReasonTerminationGraceShort = "TerminationGraceShort"
 
-// raiseGrace gives each role's pods the grace the admitting ClusterQueue's
-// preemption notice promises (notice.terminationGraceSeconds) where their
-// template (the runtime's, the user's patches) gives less: a loop that
-// saves on SIGTERM has that long when the job is stopped. Only raised,
-// never lowered; taken out by the stop with the rest of the admission's
-// entries. Where the release can't carry it, the job's owner is told once
-// and the job starts with its template's.
-func (t *TrainJob) raiseGrace(ctx context.Context, want []shape.Injection, templates []kueue.PodSet) error {
+// sayGraceShort tells the job's owner, once per admission, which roles'
+// pods get less grace than the admitting ClusterQueue's preemption notice
+// promises (notice.terminationGraceSeconds). It is said, never written:
+// Trainer builds the job's JobSet when the job is created (suspended),
+// and JobSet refuses any later change of a pod template's grace (only the
+// scheduling fields of a suspended JobSet's pods may change) — written at
+// admission, it would leave the job admitted, holding its quota, and
+// never started. The runtime's pod template is where the grace goes.
+func (t *TrainJob) sayGraceShort(ctx context.Context, want []shape.Injection, templates []kueue.PodSet) error {
 	wl := t.obs.reserved()
 	if wl == nil {
 		return nil
@@ -41,17 +41,13 @@ func (t *TrainJob) raiseGrace(ctx context.Context, want []shape.Injection, templ
 			continue // startPlan refused it already
 		}
 		have := templates[idx].Template.Spec.TerminationGracePeriodSeconds
-		grace, raise := preemptcost.TerminationGrace(policy, have)
-		if !raise {
+		grace, short := preemptcost.TerminationGrace(policy, have)
+		if !short {
 			continue
 		}
-		if !t.deps.caps.TerminationGrace {
-			t.deps.speak(&t.TrainJob, warning(ReasonTerminationGraceNotInjected, actionStart, fmt.Sprintf(
-				"ClusterQueue %s's preemption notice promises the pods %d s between SIGTERM and SIGKILL, but the installed Trainer's %s can't carry a pod's grace (Trainer v2.3+ can): role %q keeps its %d s. Set terminationGracePeriodSeconds in the runtime's pod template",
-				wl.Status.Admission.ClusterQueue, grace, t.deps.caps.Field, want[i].Name, ptr.Deref(have, corev1.DefaultTerminationGracePeriodSeconds))).once(wl.UID))
-			continue
-		}
-		want[i].TerminationGracePeriodSeconds = ptr.To(grace)
+		t.deps.speak(&t.TrainJob, warning(ReasonTerminationGraceShort, actionStart, fmt.Sprintf(
+			"ClusterQueue %s's preemption notice promises the pods %d s between SIGTERM and SIGKILL, but role %q's pod template gives them %d s, which trainjob-kueue cannot raise (JobSet refuses a change of a pod's grace once the job's JobSet exists). Set terminationGracePeriodSeconds: %d in the runtime's pod template for %q",
+			wl.Status.Admission.ClusterQueue, grace, want[i].Name, ptr.Deref(have, corev1.DefaultTerminationGracePeriodSeconds), grace, want[i].Name)).once(wl.UID))
 	}
 	return nil
 }

@@ -23,11 +23,11 @@ import (
 // at most the notice.
 //
 // TerminationGraceSeconds, when set, is the least SIGTERM → SIGKILL grace
-// the job's pods get when they are stopped (at the notice's end, or at
-// once): a training loop that saves on SIGTERM (Lightning, Transformers)
-// has that long to. Injected at admission where the installed Trainer's
-// overrides carry the field (v2.3's runtimePatches), only where the
-// pods' own grace is shorter; said where they cannot.
+// the job's pods should get when they are stopped (at the notice's end, or
+// at once): a training loop that saves on SIGTERM (Lightning,
+// Transformers) needs that long. A promise checked at admission and said
+// where the runtime gives less, not written: JobSet refuses a change of a
+// pod's grace once the job's JobSet exists.
 type NoticePart struct {
 	Seconds                 int32 `json:"seconds"`
 	TerminationGraceSeconds int64 `json:"terminationGraceSeconds,omitempty"`
@@ -43,14 +43,14 @@ func (n NoticePart) validate() error {
 		return &Error{Field: "notice.seconds", Msg: fmt.Sprintf("%d is not in 1..%d: give the seconds a preempted job may run on to checkpoint (at most 15 minutes), or remove the notice part", n.Seconds, MaxNoticeSeconds)}
 	}
 	if n.TerminationGraceSeconds < 0 || n.TerminationGraceSeconds > MaxNoticeSeconds {
-		return &Error{Field: "notice.terminationGraceSeconds", Msg: fmt.Sprintf("%d is not in 0..%d: give the least seconds between SIGTERM and SIGKILL the job's pods get when stopped (at most 15 minutes), or leave it out to keep the runtime's", n.TerminationGraceSeconds, MaxNoticeSeconds)}
+		return &Error{Field: "notice.terminationGraceSeconds", Msg: fmt.Sprintf("%d is not in 0..%d: give the least seconds between SIGTERM and SIGKILL the job's pods should get when stopped (at most 15 minutes), or leave it out", n.TerminationGraceSeconds, MaxNoticeSeconds)}
 	}
 	return nil
 }
 
 // TerminationGrace is the grace p promises the pods of a job whose
-// template gives them have (nil: the template's own, Kubernetes' 30 s
-// when unset), and whether it is more: what an admission injects.
+// template gives them have (nil: Kubernetes' 30 s), and whether they get
+// less than that.
 func TerminationGrace(p Policy, have *int64) (int64, bool) {
 	if p.Notice == nil || p.Notice.TerminationGraceSeconds == 0 {
 		return 0, false

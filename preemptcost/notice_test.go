@@ -180,7 +180,7 @@ func TestTheWorkSavedIsWhatAStopAtTheEvictionWouldHaveLost(t *testing.T) {
 	}
 }
 
-func TestTheGracePromisedIsInjectedOnlyWhereThePodsHaveLess(t *testing.T) {
+func TestTheGracePromisedIsShortOnlyWhereThePodsHaveLess(t *testing.T) {
 	promise := Policy{Notice: &NoticePart{Seconds: 60, TerminationGraceSeconds: 120}}
 	for name, tc := range map[string]struct {
 		policy Policy
@@ -197,7 +197,7 @@ func TestTheGracePromisedIsInjectedOnlyWhereThePodsHaveLess(t *testing.T) {
 	} {
 		got, inject := TerminationGrace(tc.policy, tc.have)
 		if inject != tc.inject || inject && got != tc.want {
-			t.Errorf("%s: %d, inject %v; want %d, inject %v", name, got, inject, tc.want, tc.inject)
+			t.Errorf("%s: %d, short %v; want %d, short %v", name, got, inject, tc.want, tc.inject)
 		}
 	}
 }

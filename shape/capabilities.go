@@ -16,9 +16,6 @@ type Capabilities struct {
 	// an admission is merged into the user's entry, which may target other
 	// roles too (v2.0).
 	SharedEntries bool
-	// TerminationGrace: an entry sets the pods' SIGTERM → SIGKILL grace
-	// (v2.3+).
-	TerminationGrace bool
 	// Start is how many requests an admission takes to start a job.
 	Start StartMode
 	// Rules are how the release turns a TrainJob into pods (counting,
@@ -58,5 +55,5 @@ func (s RuntimePatches) Capabilities() Capabilities {
 	if s.UnsuspendsInOnePatch {
 		start = OneRequestUnlessRefused
 	}
-	return Capabilities{Field: s.Name(), PodMetadata: true, TerminationGrace: s.TerminationGrace, Start: start, Rules: s.Rules()}
+	return Capabilities{Field: s.Name(), PodMetadata: true, Start: start, Rules: s.Rules()}
 }

@@ -47,7 +47,6 @@ func Releases() []Release {
 					RuntimeSnapshot:                   true,
 				},
 				UnsuspendsInOnePatch: true,
-				TerminationGrace:     true,
 			},
 		},
 		{

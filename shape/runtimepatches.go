@@ -26,9 +26,6 @@ type RuntimePatches struct {
 	// UnsuspendsInOnePatch: the webhook accepts a patch that changes the
 	// runtime patches and unsuspends at once (Trainer v2.2.1+).
 	UnsuspendsInOnePatch bool
-	// TerminationGrace: its patches' pod spec carries
-	// terminationGracePeriodSeconds (Trainer v2.3+).
-	TerminationGrace bool
 }
 
 var _ Shape = RuntimePatches{}
@@ -94,7 +91,7 @@ func (RuntimePatches) Injected(job *trainjob.TrainJob) bool {
 // Inject renders our runtime patch for want. It is the last entry, so
 // Trainer applies it after every user patch.
 func (s RuntimePatches) Inject(job *trainjob.TrainJob, want []Injection) []Op {
-	entry := renderPatch(want, s.TerminationGrace)
+	entry := renderPatch(want)
 	list := job.Spec.RuntimePatches
 	foreign := slices.ContainsFunc(list, func(p trainjob.RuntimePatch) bool {
 		return p.Manager == names.InTreeRuntimePatchManager && injectedPatch(&p)
@@ -272,14 +269,12 @@ func injectedPatch(p *trainjob.RuntimePatch) bool {
 	return p.Manager == names.RuntimePatchManager || p.Manager == names.InTreeRuntimePatchManager && !emptyPatch(p)
 }
 
-// renderPatch is our runtime patch for an admission; grace: the release
-// takes a pod grace in it.
-func renderPatch(want []Injection, grace bool) trainjob.RuntimePatch {
+// renderPatch is our runtime patch for an admission.
+func renderPatch(want []Injection) trainjob.RuntimePatch {
 	type podSpec struct {
-		NodeSelector                  map[string]string          `json:"nodeSelector,omitempty"`
-		Tolerations                   []corev1.Toleration        `json:"tolerations,omitempty"`
-		SchedulingGates               []corev1.PodSchedulingGate `json:"schedulingGates,omitempty"`
-		TerminationGracePeriodSeconds *int64                     `json:"terminationGracePeriodSeconds,omitempty"`
+		NodeSelector    map[string]string          `json:"nodeSelector,omitempty"`
+		Tolerations     []corev1.Toleration        `json:"tolerations,omitempty"`
+		SchedulingGates []corev1.PodSchedulingGate `json:"schedulingGates,omitempty"`
 	}
 	type podTemplate struct {
 		Metadata *metav1.ObjectMeta `json:"metadata,omitempty"`
@@ -301,12 +296,6 @@ func renderPatch(want []Injection, grace bool) trainjob.RuntimePatch {
 		j.Template.Spec.Template.Metadata = o.Metadata
 		if o.Spec != nil {
 			j.Template.Spec.Template.Spec = &podSpec{NodeSelector: o.Spec.NodeSelector, Tolerations: o.Spec.Tolerations, SchedulingGates: o.Spec.SchedulingGates}
-		}
-		if g := want[i].TerminationGracePeriodSeconds; grace && g != nil {
-			if j.Template.Spec.Template.Spec == nil {
-				j.Template.Spec.Template.Spec = &podSpec{}
-			}
-			j.Template.Spec.Template.Spec.TerminationGracePeriodSeconds = g
 		}
 		jobs = append(jobs, j)
 	}

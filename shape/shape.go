@@ -28,10 +28,6 @@ type Injection struct {
 	// and the user's.
 	Tolerations     []corev1.Toleration
 	SchedulingGates []corev1.PodSchedulingGate
-	// TerminationGracePeriodSeconds: the pods' grace, raised to what a
-	// preemption notice promises; written only where
-	// Capabilities.TerminationGrace.
-	TerminationGracePeriodSeconds *int64
 }
 
 // Op is one JSON Patch (RFC 6902) operation.

@@ -3,13 +3,13 @@ package preemptioncost_test
 import (
 	"encoding/json"
 	"fmt"
-	"strings"
 	"testing"
 	"time"
 
 	apimeta "k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/types"
+	"k8s.io/utils/ptr"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	kueue "sigs.k8s.io/kueue/apis/kueue/v1beta2"
 	"sigs.k8s.io/kueue/pkg/workload"
@@ -17,7 +17,6 @@ import (
 	trainer "github.com/kubeflow/trainer/v2/pkg/apis/trainer/v1alpha1"
 
 	"github.com/trainjob-kueue/trainjob-kueue/hack/fixtures"
-	"github.com/trainjob-kueue/trainjob-kueue/hack/localcluster"
 	"github.com/trainjob-kueue/trainjob-kueue/hack/poll"
 	"github.com/trainjob-kueue/trainjob-kueue/names"
 	"github.com/trainjob-kueue/trainjob-kueue/preemptcost"
@@ -253,42 +252,24 @@ func said(t *testing.T, tj *trainer.TrainJob, reason, words string) {
 	})
 }
 
-// A notice that promises the pods 120 s of grace gets it onto the
-// victim's pods where Trainer takes it (v2.3: its runtime patch), said
-// where it can't; the stop takes it back out with the rest of our entry,
-// and the arrival is admitted once the victim is stopped.
-func TestANoticesGraceReachesThePodsAndLeavesWithTheStop(t *testing.T) {
+// A notice that promises the pods 120 s of grace, on a runtime that gives
+// them Kubernetes' 30 s: the job starts all the same (its pods' grace left
+// as the runtime has it: JobSet refuses a change of it once the job's
+// JobSet exists, and the job would hold its quota, never started), its
+// owner is told to set it in the runtime, and the notice runs as ever.
+func TestANoticesGraceIsSaidWhereTheRuntimeGivesLess(t *testing.T) {
 	t.Parallel()
-	settings, err := localcluster.SettingsOf(cluster.Dir)
-	if err != nil {
-		t.Fatal(err)
-	}
 	victim, arrival, _ := preemptedRunning(t, `{"notice":{"seconds":5,"terminationGraceSeconds":120}}`)
-	if !strings.HasPrefix(settings.TrainerVersion, "v2.3") {
-		said(t, victim, "TerminationGraceNotInjected", "can't carry a pod's grace")
-	} else {
-		pods, err := fixtures.PodsOf(ctx, k8s, victim, "node")
-		if err != nil || len(pods) == 0 {
-			t.Fatalf("the victim's pods: %d, %v", len(pods), err)
-		}
-		for _, p := range pods {
-			if g := p.Spec.TerminationGracePeriodSeconds; g == nil || *g != 120 {
-				t.Errorf("pod %s: terminationGracePeriodSeconds %v; want 120, the notice's promise", p.Name, g)
-			}
+	said(t, victim, "TerminationGraceShort", "terminationGracePeriodSeconds: 120")
+	pods, err := fixtures.PodsOf(ctx, k8s, victim, "node")
+	if err != nil || len(pods) == 0 {
+		t.Fatalf("the victim's pods: %d, %v", len(pods), err)
+	}
+	for _, p := range pods {
+		if g := p.Spec.TerminationGracePeriodSeconds; g == nil || *g != 30 {
+			t.Errorf("pod %s: terminationGracePeriodSeconds %v; want the runtime's, Kubernetes' 30", p.Name, ptr.Deref(g, -1))
 		}
 	}
 	suspendedAt(t, victim, time.Minute)
-	poll.Eventually(t, 30*time.Second, "the victim's entry taken back", func() error {
-		got := &trainer.TrainJob{}
-		if err := k8s.Get(ctx, client.ObjectKeyFromObject(victim), got); err != nil {
-			return err
-		}
-		for _, p := range got.Spec.RuntimePatches {
-			if p.Manager == names.RuntimePatchManager {
-				return fmt.Errorf("our runtime patch is still there")
-			}
-		}
-		return nil
-	})
 	admittedAfter(t, arrival)
 }
