@@ -1,11 +1,14 @@
 // Package explain answers a batch admin's question "why is my TrainJob
 // (not) running?": per role the pods and their requests, the flavors Kueue
 // assigned or could assign now, the ClusterQueue's quota, the position in
-// the queue, and a one-line verdict. The kubectl plugin
-// (trainjob-kueue explain) and the demo use it.
+// the queue, a one-line verdict, and when a waiting job is expected to
+// start. The kubectl plugin (trainjob-kueue explain and plan) and the demo
+// use it.
 //
-// The rule of the packages: explain reads, never writes; quota/ is
-// arithmetic only (requests, roles, gang sizes); only integration/ writes to
-// the API server. Explainer (fetch.go) does every read, with the caller's
-// identity; everything else here is a function of what it read.
+// Explainer does every read, with the caller's identity, and never
+// writes: fetch.go for one job (or one not yet created: dryrun.go,
+// whatif.go), forecastfetch.go for the cluster read once, page by page,
+// whose ClusterQueues package forecast plays forward. verdict.go and
+// render.go are functions of what was read; the ClusterQueue model they
+// judge fit by (quota, flavors, cohort) is forecast's.
 package explain

@@ -7,6 +7,7 @@ import (
 	"testing"
 
 	"github.com/google/go-cmp/cmp"
+	"github.com/trainjob-kueue/trainjob-kueue/hack/fixtures"
 	corev1 "k8s.io/api/core/v1"
 	resourcev1 "k8s.io/api/resource/v1"
 	"k8s.io/apimachinery/pkg/api/resource"
@@ -65,7 +66,7 @@ func TestExplainerShowsDRADevices(t *testing.T) {
 		"the template missing": {objs: []client.Object{draRuntime("no-such")}, lists: 1, missing: []string{"no-such"},
 			wantPer: corev1.ResourceList{corev1.ResourceCPU: resource.MustParse("1")},
 			says:    "ResourceClaimTemplate no-such does not exist"},
-		"no DRA: no list": {objs: []client.Object{torchRuntime(2, "1")}, wantPer: corev1.ResourceList{nvidiaGPU: resource.MustParse("1")}},
+		"no DRA: no list": {objs: []client.Object{torchRuntime(2, "1")}, wantPer: corev1.ResourceList{fixtures.GPU: resource.MustParse("1")}},
 	} {
 		t.Run(name, func(t *testing.T) {
 			lists := 0
@@ -74,7 +75,7 @@ func TestExplainerShowsDRADevices(t *testing.T) {
 					lists++
 				}
 				return c.List(ctx, list, opts...)
-			}}, append(tc.objs, trainJobCRD("v2.3"), localQueue("cq-a"), a100Queue("research", "16"), resourceFlavor("a100", nil))...)
+			}}, append(tc.objs, trainJobCRD("v2.3"), localQueue("cq-a"), a100Queue("research", "16"), fixtures.ResourceFlavor("a100", nil))...)
 			ex, err := (&Explainer{Client: c}).Explain(t.Context(), llamaJob())
 			if err != nil {
 				t.Fatal(err)

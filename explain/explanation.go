@@ -6,6 +6,7 @@ import (
 	"k8s.io/utils/ptr"
 	kueue "sigs.k8s.io/kueue/apis/kueue/v1beta2"
 
+	"github.com/trainjob-kueue/trainjob-kueue/forecast"
 	"github.com/trainjob-kueue/trainjob-kueue/lifecycle"
 	"github.com/trainjob-kueue/trainjob-kueue/podsets"
 	"github.com/trainjob-kueue/trainjob-kueue/trainjob"
@@ -23,7 +24,7 @@ type Input struct {
 	// LocalQueue named by the job; "" when it has no queue-name label.
 	LocalQueue string
 	// Queue is nil when the LocalQueue or its ClusterQueue does not exist.
-	Queue *Queue
+	Queue *forecast.Queue
 	// Workload is nil for a job not queued yet or a manifest not created.
 	Workload *kueue.Workload
 	// Position in the queues from Kueue's visibility API, if it answered.
@@ -41,7 +42,7 @@ type Input struct {
 	DRA *draInput
 	// Expected is the job's expected start while it waits (Forecasts);
 	// ExpectedNote why there is none.
-	Expected     *lifecycle.ExpectedStart
+	Expected     *forecast.ExpectedStart
 	ExpectedNote string
 }
 
@@ -71,8 +72,8 @@ type Explanation struct {
 	PreemptedBy string `json:"preemptedBy,omitempty"`
 	// ExpectedStart is when a waiting job is expected to start (Forecast);
 	// nil when not waiting, or not computed (ExpectedNote says why).
-	ExpectedStart *lifecycle.ExpectedStart `json:"expectedStart,omitempty"`
-	ExpectedNote  string                   `json:"expectedNote,omitempty"`
+	ExpectedStart *forecast.ExpectedStart `json:"expectedStart,omitempty"`
+	ExpectedNote  string                  `json:"expectedNote,omitempty"`
 	// Priority under the ClusterQueue's preemption-cost policy.
 	Priority *priorityExplanation `json:"priority,omitempty"`
 	Verdict  string               `json:"verdict"`
@@ -87,7 +88,7 @@ type roleExplanation struct {
 	// Flavors assigned at admission, per resource.
 	Flavors map[corev1.ResourceName]string `json:"flavors,omitempty"`
 	// Candidates considered now, for a job not admitted.
-	Candidates []candidate `json:"candidates,omitempty"`
+	Candidates []forecast.Candidate `json:"candidates,omitempty"`
 	// DRA devices the role's pods claim through ResourceClaimTemplates.
 	DRA []DRADevices `json:"dra,omitempty"`
 }
@@ -102,8 +103,8 @@ type quotaLine struct {
 	CohortLends    resource.Quantity   `json:"cohortLends"`
 }
 
-func quotaLines(q *Queue) []quotaLine {
-	used := usageOf(q.ClusterQueue.Status.FlavorsReservation)
+func quotaLines(q *forecast.Queue) []quotaLine {
+	used := forecast.Used(q.ClusterQueue.Status.FlavorsReservation)
 	var out []quotaLine
 	for _, rg := range q.ClusterQueue.Spec.ResourceGroups {
 		for _, fq := range rg.Flavors {

@@ -10,22 +10,24 @@ import (
 	"k8s.io/utils/ptr"
 	kueue "sigs.k8s.io/kueue/apis/kueue/v1beta2"
 
+	"github.com/trainjob-kueue/trainjob-kueue/forecast"
+	"github.com/trainjob-kueue/trainjob-kueue/hack/fixtures"
 	"github.com/trainjob-kueue/trainjob-kueue/lifecycle"
 )
 
 func TestQuotaLines(t *testing.T) {
 	q := resource.MustParse
 	twoGroups := func(cohort string) *kueue.ClusterQueue {
-		cq := newClusterQueue("cq-a", cohort,
-			resourceGroup([]corev1.ResourceName{corev1.ResourceCPU, corev1.ResourceMemory}, flavorQuotas("cpu-nodes",
-				resourceQuota{name: corev1.ResourceCPU, nominal: "64"}, resourceQuota{name: corev1.ResourceMemory, nominal: "256Gi", borrowingLimit: "64Gi"})),
-			resourceGroup([]corev1.ResourceName{nvidiaGPU},
-				flavorQuotas("a100", resourceQuota{name: nvidiaGPU, nominal: "8", borrowingLimit: "4"}),
-				flavorQuotas("h100", resourceQuota{name: nvidiaGPU, nominal: "16"})))
-		reserving(cq, "a100", requests(t, "nvidia.com/gpu", "6"))
-		return reserving(cq, "cpu-nodes", requests(t, "cpu", "10", "memory", "40Gi"))
+		cq := fixtures.ClusterQueueOf("cq-a", cohort,
+			fixtures.ResourceGroup([]corev1.ResourceName{corev1.ResourceCPU, corev1.ResourceMemory}, fixtures.FlavorQuotas("cpu-nodes",
+				fixtures.ResourceQuota{Name: corev1.ResourceCPU, Nominal: "64"}, fixtures.ResourceQuota{Name: corev1.ResourceMemory, Nominal: "256Gi", BorrowingLimit: "64Gi"})),
+			fixtures.ResourceGroup([]corev1.ResourceName{fixtures.GPU},
+				fixtures.FlavorQuotas("a100", fixtures.ResourceQuota{Name: fixtures.GPU, Nominal: "8", BorrowingLimit: "4"}),
+				fixtures.FlavorQuotas("h100", fixtures.ResourceQuota{Name: fixtures.GPU, Nominal: "16"})))
+		fixtures.Reserving(cq, "a100", fixtures.Requests(t, "nvidia.com/gpu", "6"))
+		return fixtures.Reserving(cq, "cpu-nodes", fixtures.Requests(t, "cpu", "10", "memory", "40Gi"))
 	}
-	lends := map[string]corev1.ResourceList{"a100": requests(t, "nvidia.com/gpu", "2"), "cpu-nodes": requests(t, "memory", "32Gi")}
+	lends := map[string]corev1.ResourceList{"a100": fixtures.Requests(t, "nvidia.com/gpu", "2"), "cpu-nodes": fixtures.Requests(t, "memory", "32Gi")}
 	cases := map[string]struct {
 		cq   *kueue.ClusterQueue
 		want []quotaLine
@@ -36,8 +38,8 @@ func TestQuotaLines(t *testing.T) {
 			want: []quotaLine{
 				{Flavor: "cpu-nodes", Resource: corev1.ResourceCPU, Nominal: q("64"), Used: q("10")},
 				{Flavor: "cpu-nodes", Resource: corev1.ResourceMemory, Nominal: q("256Gi"), BorrowingLimit: ptr.To(q("64Gi")), Used: q("40Gi"), CohortLends: q("32Gi")},
-				{Flavor: "a100", Resource: nvidiaGPU, Nominal: q("8"), BorrowingLimit: ptr.To(q("4")), Used: q("6"), CohortLends: q("2")},
-				{Flavor: "h100", Resource: nvidiaGPU, Nominal: q("16")},
+				{Flavor: "a100", Resource: fixtures.GPU, Nominal: q("8"), BorrowingLimit: ptr.To(q("4")), Used: q("6"), CohortLends: q("2")},
+				{Flavor: "h100", Resource: fixtures.GPU, Nominal: q("16")},
 			},
 		},
 		"a ClusterQueue in no cohort borrows nothing": {
@@ -45,14 +47,14 @@ func TestQuotaLines(t *testing.T) {
 			want: []quotaLine{
 				{Flavor: "cpu-nodes", Resource: corev1.ResourceCPU, Nominal: q("64"), Used: q("10")},
 				{Flavor: "cpu-nodes", Resource: corev1.ResourceMemory, Nominal: q("256Gi"), BorrowingLimit: ptr.To(q("64Gi")), Used: q("40Gi")},
-				{Flavor: "a100", Resource: nvidiaGPU, Nominal: q("8"), BorrowingLimit: ptr.To(q("4")), Used: q("6")},
-				{Flavor: "h100", Resource: nvidiaGPU, Nominal: q("16")},
+				{Flavor: "a100", Resource: fixtures.GPU, Nominal: q("8"), BorrowingLimit: ptr.To(q("4")), Used: q("6")},
+				{Flavor: "h100", Resource: fixtures.GPU, Nominal: q("16")},
 			},
 		},
 	}
 	for name, tc := range cases {
 		t.Run(name, func(t *testing.T) {
-			ex := Explain(Input{Job: "ml/llama", LocalQueue: "team-a", Queue: &Queue{ClusterQueue: tc.cq, CohortLends: lends}})
+			ex := Explain(Input{Job: "ml/llama", LocalQueue: "team-a", Queue: &forecast.Queue{ClusterQueue: tc.cq, CohortLends: lends}})
 			if diff := cmp.Diff(tc.want, ex.Quota); diff != "" {
 				t.Errorf("quota (-want +got):\n%s", diff)
 			}
@@ -83,8 +85,8 @@ func TestExplanationJSONKeys(t *testing.T) {
 		"a pending job": {
 			ex: Explanation{Job: "ml/llama", LocalQueue: "team-a", ClusterQueue: "cq-a", Cohort: "research", State: lifecycle.Queued,
 				RuntimeFrom: "snapshot", Position: &Position{InLocalQueue: 1, InClusterQueue: 2}, PositionNote: "note", KueueSays: "waiting",
-				Roles: []roleExplanation{{Name: "node", Count: 2, PerPod: requests(t, "nvidia.com/gpu", "8"), Total: requests(t, "nvidia.com/gpu", "16"),
-					Candidates: []candidate{{Flavor: "a100", Fit: NoFit, Short: requests(t, "nvidia.com/gpu", "4")}}}},
+				Roles: []roleExplanation{{Name: "node", Count: 2, PerPod: fixtures.Requests(t, "nvidia.com/gpu", "8"), Total: fixtures.Requests(t, "nvidia.com/gpu", "16"),
+					Candidates: []forecast.Candidate{{Flavor: "a100", Fit: forecast.NoFit, Short: fixtures.Requests(t, "nvidia.com/gpu", "4")}}}},
 				Verdict: "pending"},
 			want: map[string]any{
 				"trainJob": "ml/llama", "localQueue": "team-a", "clusterQueue": "cq-a", "cohort": "research", "state": "Queued",

@@ -15,6 +15,7 @@ import (
 	"sigs.k8s.io/kueue/pkg/controller/jobframework"
 
 	"github.com/trainjob-kueue/trainjob-kueue/discovery"
+	"github.com/trainjob-kueue/trainjob-kueue/forecast"
 	"github.com/trainjob-kueue/trainjob-kueue/jobworkload"
 	"github.com/trainjob-kueue/trainjob-kueue/podsets"
 	"github.com/trainjob-kueue/trainjob-kueue/preemptcost"
@@ -147,7 +148,7 @@ func (e *Explainer) shape(ctx context.Context, job *trainjob.TrainJob) (shape.Sh
 // queue reads the LocalQueue, its ClusterQueue, the flavors it names and,
 // in a cohort, what the other members lend; nil when the LocalQueue or the
 // ClusterQueue does not exist.
-func (e *Explainer) queue(ctx context.Context, namespace, name string) (*Queue, error) {
+func (e *Explainer) queue(ctx context.Context, namespace, name string) (*forecast.Queue, error) {
 	lq := &kueue.LocalQueue{}
 	if err := e.Client.Get(ctx, client.ObjectKey{Namespace: namespace, Name: name}, lq); err != nil {
 		if apierrors.IsNotFound(err) {
@@ -160,7 +161,7 @@ func (e *Explainer) queue(ctx context.Context, namespace, name string) (*Queue, 
 
 // clusterQueue reads ClusterQueue name, its flavors and what its cohort
 // lends; nil when it does not exist.
-func (e *Explainer) clusterQueue(ctx context.Context, name string) (*Queue, error) {
+func (e *Explainer) clusterQueue(ctx context.Context, name string) (*forecast.Queue, error) {
 	cq := &kueue.ClusterQueue{}
 	if err := e.Client.Get(ctx, client.ObjectKey{Name: name}, cq); err != nil {
 		if apierrors.IsNotFound(err) {
@@ -168,7 +169,7 @@ func (e *Explainer) clusterQueue(ctx context.Context, name string) (*Queue, erro
 		}
 		return nil, fmt.Errorf("reading ClusterQueue %s: %w", name, err)
 	}
-	q := &Queue{ClusterQueue: cq, Flavors: map[string]*kueue.ResourceFlavor{}}
+	q := &forecast.Queue{ClusterQueue: cq, Flavors: map[string]*kueue.ResourceFlavor{}}
 	for _, rg := range cq.Spec.ResourceGroups {
 		for _, fq := range rg.Flavors {
 			rf := &kueue.ResourceFlavor{}
@@ -192,7 +193,7 @@ func (e *Explainer) clusterQueue(ctx context.Context, name string) (*Queue, erro
 				members = append(members, &all.Items[i])
 			}
 		}
-		q.CohortLends, q.CohortCapacity = CohortLends(members)
+		q.CohortLends, q.CohortCapacity = forecast.CohortLends(members)
 	}
 	return q, nil
 }

@@ -29,6 +29,7 @@ import (
 	trainer "github.com/kubeflow/trainer/v2/pkg/apis/trainer/v1alpha1"
 
 	"github.com/trainjob-kueue/trainjob-kueue/discovery"
+	"github.com/trainjob-kueue/trainjob-kueue/forecast"
 	"github.com/trainjob-kueue/trainjob-kueue/hack/fixtures"
 	"github.com/trainjob-kueue/trainjob-kueue/lifecycle"
 	"github.com/trainjob-kueue/trainjob-kueue/podsets"
@@ -95,7 +96,7 @@ func torchRuntime(nodes int32, gpus string) *trainer.TrainingRuntime {
 	rt.Spec.Template.Spec.ReplicatedJobs[0].Template.Labels = map[string]string{podsets.AncestorLabel: podsets.AncestorTrainer}
 	rt.Spec.Template.Spec.ReplicatedJobs[0].Template.Spec.Template.Spec.Containers = []corev1.Container{{
 		Name: podsets.NodeName, Image: "pytorch",
-		Resources: corev1.ResourceRequirements{Requests: corev1.ResourceList{nvidiaGPU: resource.MustParse(gpus)}},
+		Resources: corev1.ResourceRequirements{Requests: corev1.ResourceList{fixtures.GPU: resource.MustParse(gpus)}},
 	}}
 	return rt
 }
@@ -116,7 +117,7 @@ func localQueue(clusterQueue string) *kueue.LocalQueue {
 
 // a100Queue is ClusterQueue cq-a with gpus GPUs of flavor a100.
 func a100Queue(cohort, gpus string) *kueue.ClusterQueue {
-	return gpuQueue("cq-a", cohort, flavorQuotas("a100", resourceQuota{name: nvidiaGPU, nominal: gpus}))
+	return fixtures.GPUQueue("cq-a", cohort, fixtures.FlavorQuotas("a100", fixtures.ResourceQuota{Name: fixtures.GPU, Nominal: gpus}))
 }
 
 // llamaWorkload is the name Kueue gives the Workload of llamaJob.
@@ -133,7 +134,7 @@ func ownedByLlama() []metav1.OwnerReference {
 func admittedWorkload(name string) *kueue.Workload {
 	return &kueue.Workload{ObjectMeta: metav1.ObjectMeta{Namespace: "ml", Name: name, OwnerReferences: ownedByLlama()}, Status: kueue.WorkloadStatus{
 		Admission: &kueue.Admission{ClusterQueue: "cq-a", PodSetAssignments: []kueue.PodSetAssignment{
-			{Name: "node", Flavors: map[corev1.ResourceName]kueue.ResourceFlavorReference{nvidiaGPU: "a100"}},
+			{Name: "node", Flavors: map[corev1.ResourceName]kueue.ResourceFlavorReference{fixtures.GPU: "a100"}},
 		}},
 		Conditions: []metav1.Condition{{Type: kueue.WorkloadAdmitted, Status: metav1.ConditionTrue, Reason: "Admitted"}},
 	}}
@@ -186,9 +187,9 @@ func TestExplainerBooksWhatTrainerBuildsTheJobFrom(t *testing.T) {
 	manifest := job.DeepCopy()
 	manifest.UID = ""
 	fromSnapshot := []roleExplanation{{Name: "node", Count: 2,
-		PerPod: requests(t, "nvidia.com/gpu", "2"), Total: requests(t, "nvidia.com/gpu", "4")}}
+		PerPod: fixtures.Requests(t, "nvidia.com/gpu", "2"), Total: fixtures.Requests(t, "nvidia.com/gpu", "4")}}
 	fromLive := []roleExplanation{{Name: "node", Count: 2,
-		PerPod: requests(t, "nvidia.com/gpu", "8"), Total: requests(t, "nvidia.com/gpu", "16")}}
+		PerPod: fixtures.Requests(t, "nvidia.com/gpu", "8"), Total: fixtures.Requests(t, "nvidia.com/gpu", "16")}}
 	const snapshotNote = "Trainer's snapshot of the runtime, ConfigMap ml/llama-runtime-snapshot (the runtime as it was when the job was created)"
 	forbidden := apierrors.NewForbidden(corev1.Resource("configmaps"), "llama-runtime-snapshot", errors.New("ada may not read ConfigMaps"))
 	cases := map[string]struct {
@@ -228,7 +229,7 @@ func TestExplainerBooksWhatTrainerBuildsTheJobFrom(t *testing.T) {
 	}
 	for name, tc := range cases {
 		t.Run(name, func(t *testing.T) {
-			objs := []client.Object{trainJobCRD(tc.trainer), live, localQueue("cq-a"), a100Queue("", "8"), resourceFlavor("a100", nil)}
+			objs := []client.Object{trainJobCRD(tc.trainer), live, localQueue("cq-a"), a100Queue("", "8"), fixtures.ResourceFlavor("a100", nil)}
 			if tc.snapshot {
 				objs = append(objs, snapshot)
 			}
@@ -255,19 +256,19 @@ var manifestNow = time.Date(2026, 12, 7, 5, 0, 0, 0, time.UTC)
 
 func TestExplainerReadsTheJobsQueue(t *testing.T) {
 	torch := torchRuntime(2, "4")
-	teamB := reserving(gpuQueue("cq-b", "research", flavorQuotas("a100", resourceQuota{name: nvidiaGPU, nominal: "16"})), "a100", requests(t, "nvidia.com/gpu", "4"))
-	otherCohort := gpuQueue("cq-c", "vision", flavorQuotas("a100", resourceQuota{name: nvidiaGPU, nominal: "64"}))
-	noCohort := gpuQueue("cq-d", "", flavorQuotas("a100", resourceQuota{name: nvidiaGPU, nominal: "64"}))
-	twoFlavors := gpuQueue("cq-a", "",
-		flavorQuotas("a100", resourceQuota{name: nvidiaGPU, nominal: "4"}),
-		flavorQuotas("h100", resourceQuota{name: nvidiaGPU, nominal: "8"}))
+	teamB := fixtures.Reserving(fixtures.GPUQueue("cq-b", "research", fixtures.FlavorQuotas("a100", fixtures.ResourceQuota{Name: fixtures.GPU, Nominal: "16"})), "a100", fixtures.Requests(t, "nvidia.com/gpu", "4"))
+	otherCohort := fixtures.GPUQueue("cq-c", "vision", fixtures.FlavorQuotas("a100", fixtures.ResourceQuota{Name: fixtures.GPU, Nominal: "64"}))
+	noCohort := fixtures.GPUQueue("cq-d", "", fixtures.FlavorQuotas("a100", fixtures.ResourceQuota{Name: fixtures.GPU, Nominal: "64"}))
+	twoFlavors := fixtures.GPUQueue("cq-a", "",
+		fixtures.FlavorQuotas("a100", fixtures.ResourceQuota{Name: fixtures.GPU, Nominal: "4"}),
+		fixtures.FlavorQuotas("h100", fixtures.ResourceQuota{Name: fixtures.GPU, Nominal: "8"}))
 	unlabelled := llamaJob()
 	unlabelled.Labels = nil
 	listingFails := interceptor.Funcs{List: func(ctx context.Context, c client.WithWatch, list client.ObjectList, opts ...client.ListOption) error {
 		return errEtcd
 	}}
 	gpuQuota := func(nominal, used, cohortLends string) quotaLine {
-		return quotaLine{Flavor: "a100", Resource: nvidiaGPU, Nominal: resource.MustParse(nominal), Used: resource.MustParse(used), CohortLends: resource.MustParse(cohortLends)}
+		return quotaLine{Flavor: "a100", Resource: fixtures.GPU, Nominal: resource.MustParse(nominal), Used: resource.MustParse(used), CohortLends: resource.MustParse(cohortLends)}
 	}
 	cases := map[string]struct {
 		job   *trainjob.TrainJob
@@ -275,7 +276,7 @@ func TestExplainerReadsTheJobsQueue(t *testing.T) {
 		funcs interceptor.Funcs
 		want  Explanation
 		// wantCandidates are the flavors the node role could go to.
-		wantCandidates []candidate
+		wantCandidates []forecast.Candidate
 	}{
 		// No LocalQueue is read: the interceptor would fail it.
 		"a job with no queue-name label": {
@@ -295,36 +296,36 @@ func TestExplainerReadsTheJobsQueue(t *testing.T) {
 		},
 		// No ClusterQueue is listed: the interceptor would fail it.
 		"a ClusterQueue in no cohort": {
-			job: llamaJob(), objs: []client.Object{localQueue("cq-a"), reserving(a100Queue("", "16"), "a100", requests(t, "nvidia.com/gpu", "2")), resourceFlavor("a100", nil), teamB},
+			job: llamaJob(), objs: []client.Object{localQueue("cq-a"), fixtures.Reserving(a100Queue("", "16"), "a100", fixtures.Requests(t, "nvidia.com/gpu", "2")), fixtures.ResourceFlavor("a100", nil), teamB},
 			funcs: listingFails,
 			want: Explanation{LocalQueue: "team-a", ClusterQueue: "cq-a", State: lifecycle.Queued,
 				Quota: []quotaLine{gpuQuota("16", "2", "0")},
 				// The forecast's lists fail too: said, and the rest stands.
 				ExpectedNote: "listing Workloads in every namespace (the ClusterQueues' jobs): etcd is on fire",
 				Verdict:      "fits now in ClusterQueue cq-a (node→a100); Kueue admits it when it reaches the head of the queue"},
-			wantCandidates: []candidate{{Flavor: "a100", Fit: Fits}},
+			wantCandidates: []forecast.Candidate{{Flavor: "a100", Fit: forecast.Fits}},
 		},
 		"a flavor whose ResourceFlavor does not exist": {
-			job: llamaJob(), objs: []client.Object{localQueue("cq-a"), twoFlavors, resourceFlavor("a100", nil)},
+			job: llamaJob(), objs: []client.Object{localQueue("cq-a"), twoFlavors, fixtures.ResourceFlavor("a100", nil)},
 			want: Explanation{LocalQueue: "team-a", ClusterQueue: "cq-a", State: lifecycle.Queued,
 				Quota: []quotaLine{gpuQuota("4", "0", "0"),
-					{Flavor: "h100", Resource: nvidiaGPU, Nominal: resource.MustParse("8"), Used: resource.MustParse("0"), CohortLends: resource.MustParse("0")}},
-				ExpectedStart: &lifecycle.ExpectedStart{Unknown: "it does not fit even once every running job has ended"},
+					{Flavor: "h100", Resource: fixtures.GPU, Nominal: resource.MustParse("8"), Used: resource.MustParse("0"), CohortLends: resource.MustParse("0")}},
+				ExpectedStart: &forecast.ExpectedStart{Unknown: "it does not fit even once every running job has ended"},
 				Verdict:       "pending: short of 4 nvidia.com/gpu in flavor a100 — role node needs 8, ClusterQueue cq-a has 4 free of 4 nominal; it does not fit even when the queue and its cohort are idle: shrink the job or raise the quota; expected to start unknown: it does not fit even once every running job has ended"},
-			wantCandidates: []candidate{
-				{Flavor: "a100", Fit: NoFit, Short: requests(t, "nvidia.com/gpu", "4")},
-				{Flavor: "h100", Fit: Ineligible, Why: "the ResourceFlavor does not exist"},
+			wantCandidates: []forecast.Candidate{
+				{Flavor: "a100", Fit: forecast.NoFit, Short: fixtures.Requests(t, "nvidia.com/gpu", "4")},
+				{Flavor: "h100", Fit: forecast.Ineligible, Why: "the ResourceFlavor does not exist"},
 			},
 		},
 		// Only the other members of its own cohort lend to it.
 		"a ClusterQueue in a cohort": {
-			job: llamaJob(), objs: []client.Object{localQueue("cq-a"), a100Queue("research", "4"), resourceFlavor("a100", nil), teamB, otherCohort, noCohort},
+			job: llamaJob(), objs: []client.Object{localQueue("cq-a"), a100Queue("research", "4"), fixtures.ResourceFlavor("a100", nil), teamB, otherCohort, noCohort},
 			want: Explanation{LocalQueue: "team-a", ClusterQueue: "cq-a", Cohort: "research", State: lifecycle.Queued,
 				Quota: []quotaLine{gpuQuota("4", "0", "12")},
 				// A manifest is played forward as if created now.
-				ExpectedStart: &lifecycle.ExpectedStart{At: &manifestNow, InSeconds: ptr.To[int64](0)},
+				ExpectedStart: &forecast.ExpectedStart{At: &manifestNow, InSeconds: ptr.To[int64](0)},
 				Verdict:       "fits now by borrowing 4 nvidia.com/gpu of flavor a100 from cohort research; Kueue admits it when it reaches the head of the queue; expected to start now, once Kueue admits it"},
-			wantCandidates: []candidate{{Flavor: "a100", Fit: Borrows, Borrowed: requests(t, "nvidia.com/gpu", "4")}},
+			wantCandidates: []forecast.Candidate{{Flavor: "a100", Fit: forecast.Borrows, Borrowed: fixtures.Requests(t, "nvidia.com/gpu", "4")}},
 		},
 	}
 	for name, tc := range cases {
@@ -398,7 +399,7 @@ func TestExplainerFindsTheJobsWorkload(t *testing.T) {
 	}
 	for name, tc := range cases {
 		t.Run(name, func(t *testing.T) {
-			objs := append(tc.objs, trainJobCRD("v2.2"), torchRuntime(2, "4"), localQueue("cq-a"), a100Queue("", "16"), resourceFlavor("a100", nil))
+			objs := append(tc.objs, trainJobCRD("v2.2"), torchRuntime(2, "4"), localQueue("cq-a"), a100Queue("", "16"), fixtures.ResourceFlavor("a100", nil))
 			e := &Explainer{Client: fakeCluster(tc.funcs, objs...)}
 			ex, err := e.Explain(t.Context(), tc.job)
 			if err != nil {
@@ -448,7 +449,7 @@ func TestExplainerAsksThePositionOfAPendingWorkload(t *testing.T) {
 	}
 	for name, tc := range cases {
 		t.Run(name, func(t *testing.T) {
-			objs := []client.Object{trainJobCRD("v2.2"), torchRuntime(2, "4"), localQueue("cq-a"), a100Queue("", "16"), resourceFlavor("a100", nil)}
+			objs := []client.Object{trainJobCRD("v2.2"), torchRuntime(2, "4"), localQueue("cq-a"), a100Queue("", "16"), fixtures.ResourceFlavor("a100", nil)}
 			if tc.workload != nil {
 				objs = append(objs, tc.workload)
 			}
@@ -473,7 +474,7 @@ func TestExplainerAsksThePositionOfAPendingWorkload(t *testing.T) {
 // Without a visibility API client the explanation goes without a position.
 func TestExplainerWithoutPositions(t *testing.T) {
 	c := fakeCluster(interceptor.Funcs{}, trainJobCRD("v2.2"), torchRuntime(2, "4"), localQueue("cq-a"), a100Queue("", "16"),
-		resourceFlavor("a100", nil), waitingWorkload(llamaWorkload()))
+		fixtures.ResourceFlavor("a100", nil), waitingWorkload(llamaWorkload()))
 	ex, err := (&Explainer{Client: c}).Explain(t.Context(), llamaJob())
 	if err != nil {
 		t.Fatal(err)
@@ -487,7 +488,7 @@ func TestExplainerWithoutPositions(t *testing.T) {
 // explanation, naming what could not be read: an explanation from half the
 // facts would mislead.
 func TestExplainerFailsOnAFailedRead(t *testing.T) {
-	cluster := []client.Object{trainJobCRD("v2.3"), torchRuntime(2, "4"), localQueue("cq-a"), a100Queue("research", "16"), resourceFlavor("a100", nil)}
+	cluster := []client.Object{trainJobCRD("v2.3"), torchRuntime(2, "4"), localQueue("cq-a"), a100Queue("research", "16"), fixtures.ResourceFlavor("a100", nil)}
 	cases := map[string]struct {
 		objs    []client.Object
 		funcs   interceptor.Funcs

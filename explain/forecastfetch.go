@@ -15,6 +15,7 @@ import (
 	"k8s.io/utils/ptr"
 	kueue "sigs.k8s.io/kueue/apis/kueue/v1beta2"
 
+	"github.com/trainjob-kueue/trainjob-kueue/forecast"
 	"github.com/trainjob-kueue/trainjob-kueue/jobworkload"
 	"github.com/trainjob-kueue/trainjob-kueue/paging"
 	"github.com/trainjob-kueue/trainjob-kueue/podsets"
@@ -69,7 +70,7 @@ func (e *Explainer) Snapshot(ctx context.Context) (Snapshot, error) {
 }
 
 // Forecasts is ForecastsFrom a fresh Snapshot.
-func (e *Explainer) Forecasts(ctx context.Context, clusterQueues []string) (map[string]Start, error) {
+func (e *Explainer) Forecasts(ctx context.Context, clusterQueues []string) (map[string]forecast.Start, error) {
 	s, err := e.Snapshot(ctx)
 	if err != nil {
 		return nil, err
@@ -82,17 +83,17 @@ func (e *Explainer) Forecasts(ctx context.Context, clusterQueues []string) (map[
 // A ClusterQueue that is missing, inactive or can't be read, or a
 // LocalQueue that is inactive, takes nothing from the others: its jobs'
 // starts are unknown, saying why, and every other job keeps its own.
-func (e *Explainer) ForecastsFrom(ctx context.Context, s Snapshot, clusterQueues []string) map[string]Start {
+func (e *Explainer) ForecastsFrom(ctx context.Context, s Snapshot, clusterQueues []string) map[string]forecast.Start {
 	byUID := make(map[types.UID]*trainjob.TrainJob, len(s.TrainJobs))
 	for i := range s.TrainJobs {
 		byUID[s.TrainJobs[i].UID] = &s.TrainJobs[i]
 	}
 	now := e.now()
 	history := historyOf(s.Workloads, byUID)
-	out := map[string]Start{}
+	out := map[string]forecast.Start{}
 	for _, name := range clusterQueues {
 		q, err := e.clusterQueue(ctx, name)
-		plan := Plan{Queue: q, Now: now}
+		plan := forecast.Plan{Queue: q, Now: now}
 		var waiting []queued
 		for i := range s.Workloads {
 			wl := &s.Workloads[i]
@@ -101,8 +102,8 @@ func (e *Explainer) ForecastsFrom(ctx context.Context, s Snapshot, clusterQueues
 			case apimeta.IsStatusConditionTrue(wl.Status.Conditions, kueue.WorkloadFinished):
 			case wl.Status.Admission != nil && string(wl.Status.Admission.ClusterQueue) == name &&
 				apimeta.IsStatusConditionTrue(wl.Status.Conditions, kueue.WorkloadQuotaReserved):
-				r := Running{Job: jobName(wl, job), Uses: usesOf(wl.Status.Admission)}
-				r.End, r.From, r.Why = EndOf(job, wl, history, now)
+				r := forecast.Running{Job: jobName(wl, job), Uses: usesOf(wl.Status.Admission)}
+				r.End, r.From, r.Why = forecast.EndOf(job, wl, history, now)
 				plan.Running = append(plan.Running, r)
 			case wl.Status.Admission == nil && ptr.Deref(wl.Spec.Active, true):
 				lq := s.LocalQueues[wl.Namespace+"/"+string(wl.Spec.QueueName)]
@@ -110,7 +111,7 @@ func (e *Explainer) ForecastsFrom(ctx context.Context, s Snapshot, clusterQueues
 					continue
 				}
 				if why := inactive(lq.Status.Conditions, kueue.LocalQueueActive, "LocalQueue "+lq.Namespace+"/"+lq.Name); why != "" {
-					out[jobName(wl, job)] = Start{Unknown: why}
+					out[jobName(wl, job)] = forecast.Start{Unknown: why}
 					continue
 				}
 				waiting = append(waiting, queued{wl: wl, job: job, priority: effectivePriority(wl), at: queuedAt(wl)})
@@ -118,7 +119,7 @@ func (e *Explainer) ForecastsFrom(ctx context.Context, s Snapshot, clusterQueues
 		}
 		if why := unserved(name, q, err); why != "" {
 			for _, w := range waiting {
-				out[jobName(w.wl, w.job)] = Start{Unknown: why}
+				out[jobName(w.wl, w.job)] = forecast.Start{Unknown: why}
 			}
 			continue
 		}
@@ -128,7 +129,7 @@ func (e *Explainer) ForecastsFrom(ctx context.Context, s Snapshot, clusterQueues
 		for _, w := range waiting {
 			plan.Waiting = append(plan.Waiting, waitingOf(w, history))
 		}
-		for k, v := range Forecast(plan) {
+		for k, v := range forecast.Forecast(plan) {
 			out[k] = v
 		}
 	}
@@ -139,7 +140,7 @@ func (e *Explainer) ForecastsFrom(ctx context.Context, s Snapshot, clusterQueues
 // quota the forecast gives back is the quota it took, whatever the
 // ClusterQueue's status, which Kueue writes a moment after it admits,
 // says yet.
-func reservedBy(q *Queue, running []Running) *Queue {
+func reservedBy(q *forecast.Queue, running []forecast.Running) *forecast.Queue {
 	used := map[string]corev1.ResourceList{}
 	for _, r := range running {
 		for f, rl := range r.Uses {
@@ -162,7 +163,7 @@ func reservedBy(q *Queue, running []Running) *Queue {
 
 // unserved says why a ClusterQueue admits nothing now: missing,
 // unreadable or inactive; "" when it admits.
-func unserved(name string, q *Queue, err error) string {
+func unserved(name string, q *forecast.Queue, err error) string {
 	switch {
 	case err != nil:
 		return fmt.Sprintf("its ClusterQueue %s can't be read: %v", name, err)
@@ -191,9 +192,9 @@ type queued struct {
 	at       time.Time
 }
 
-func waitingOf(w queued, history History) Waiting {
-	out := Waiting{Job: jobName(w.wl, w.job), Roles: rolesOf(w.wl)}
-	out.Runs, out.From = runsFor(w.job, w.wl, history)
+func waitingOf(w queued, history forecast.History) forecast.Waiting {
+	out := forecast.Waiting{Job: jobName(w.wl, w.job), Roles: rolesOf(w.wl)}
+	out.Runs, out.From = forecast.RunsFor(w.job, w.wl, history)
 	if out.From == "" {
 		out.Why = "no history of its runtime, no maximum execution time"
 	}
@@ -201,15 +202,15 @@ func waitingOf(w queued, history History) Waiting {
 }
 
 // historyOf is how long the finished TrainJobs of each runtime ran.
-func historyOf(wls []kueue.Workload, byUID map[types.UID]*trainjob.TrainJob) History {
-	h := History{}
+func historyOf(wls []kueue.Workload, byUID map[types.UID]*trainjob.TrainJob) forecast.History {
+	h := forecast.History{}
 	for i := range wls {
 		job := ownerOf(&wls[i], byUID)
 		if job == nil {
 			continue
 		}
-		if d, ok := RanFor(&wls[i]); ok {
-			h.Add(runtimeKey(job), d)
+		if d, ok := forecast.RanFor(&wls[i]); ok {
+			h.Add(forecast.RuntimeKey(job), d)
 		}
 	}
 	return h

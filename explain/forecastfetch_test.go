@@ -6,6 +6,7 @@ import (
 	"time"
 
 	"github.com/google/go-cmp/cmp"
+	"github.com/trainjob-kueue/trainjob-kueue/hack/fixtures"
 	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/api/resource"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
@@ -19,14 +20,14 @@ import (
 // unknown, saying why, and every other job keeps its expected start.
 func TestAQueueThatAdmitsNothingTakesNothingFromTheOthers(t *testing.T) {
 	now := time.Date(2026, 12, 7, 5, 0, 0, 0, time.UTC)
-	inactiveCQ := gpuQueue("cq-stopped", "", flavorQuotas("a100", resourceQuota{name: nvidiaGPU, nominal: "8"}))
+	inactiveCQ := fixtures.GPUQueue("cq-stopped", "", fixtures.FlavorQuotas("a100", fixtures.ResourceQuota{Name: fixtures.GPU, Nominal: "8"}))
 	inactiveCQ.Status.Conditions = []metav1.Condition{{Type: kueue.ClusterQueueActive, Status: metav1.ConditionFalse, Reason: "Stopped", Message: "Can't admit new workloads; clusterQueue is stopped"}}
 	// cq-a's status does not show running's reservation yet (Kueue writes
 	// it a moment after it admits): the forecast books what the admitted
 	// Workloads hold.
 	c := fakeCluster(interceptor.Funcs{},
-		gpuQueue("cq-a", "", flavorQuotas("a100", resourceQuota{name: nvidiaGPU, nominal: "8"})),
-		inactiveCQ, resourceFlavor("a100", nil))
+		fixtures.GPUQueue("cq-a", "", fixtures.FlavorQuotas("a100", fixtures.ResourceQuota{Name: fixtures.GPU, Nominal: "8"})),
+		inactiveCQ, fixtures.ResourceFlavor("a100", nil))
 	lq := func(name, cq string, active metav1.ConditionStatus) *kueue.LocalQueue {
 		q := &kueue.LocalQueue{ObjectMeta: metav1.ObjectMeta{Namespace: "ml", Name: name}, Spec: kueue.LocalQueueSpec{ClusterQueue: kueue.ClusterQueueReference(cq)}}
 		q.Status.Conditions = []metav1.Condition{{Type: kueue.LocalQueueActive, Status: active, Reason: "Stopped", Message: "LocalQueue is stopped"}}
@@ -35,12 +36,12 @@ func TestAQueueThatAdmitsNothingTakesNothingFromTheOthers(t *testing.T) {
 	queued := func(name, lq string, ago time.Duration) kueue.Workload {
 		wl := kueue.Workload{ObjectMeta: metav1.ObjectMeta{Namespace: "ml", Name: name, CreationTimestamp: metav1.NewTime(now.Add(-ago))},
 			Spec: kueue.WorkloadSpec{QueueName: kueue.LocalQueueName(lq), MaximumExecutionTimeSeconds: ptr.To[int32](600),
-				PodSets: []kueue.PodSet{{Name: "node", Count: 1, Template: podRole("node", 1, corev1.ResourceList{nvidiaGPU: resource.MustParse("8")}).Template}}}}
+				PodSets: []kueue.PodSet{{Name: "node", Count: 1, Template: fixtures.PodRole("node", 1, corev1.ResourceList{fixtures.GPU: resource.MustParse("8")}).Template}}}}
 		return wl
 	}
 	running := queued("running", "team-a", time.Hour)
 	running.Status.Admission = &kueue.Admission{ClusterQueue: "cq-a", PodSetAssignments: []kueue.PodSetAssignment{{Name: "node",
-		Flavors: map[corev1.ResourceName]kueue.ResourceFlavorReference{nvidiaGPU: "a100"}, ResourceUsage: corev1.ResourceList{nvidiaGPU: resource.MustParse("8")}}}}
+		Flavors: map[corev1.ResourceName]kueue.ResourceFlavorReference{fixtures.GPU: "a100"}, ResourceUsage: corev1.ResourceList{fixtures.GPU: resource.MustParse("8")}}}}
 	running.Status.Conditions = []metav1.Condition{
 		{Type: kueue.WorkloadQuotaReserved, Status: metav1.ConditionTrue, LastTransitionTime: metav1.NewTime(now.Add(-time.Minute))},
 		{Type: kueue.WorkloadAdmitted, Status: metav1.ConditionTrue, LastTransitionTime: metav1.NewTime(now.Add(-time.Minute))}}

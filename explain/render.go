@@ -10,6 +10,7 @@ import (
 	"text/tabwriter"
 	"time"
 
+	"github.com/trainjob-kueue/trainjob-kueue/forecast"
 	corev1 "k8s.io/api/core/v1"
 )
 
@@ -83,13 +84,13 @@ func roleFlavorText(r *roleExplanation) string {
 	parts := make([]string, 0, len(r.Candidates))
 	for _, c := range r.Candidates {
 		switch c.Fit {
-		case Fits:
+		case forecast.Fits:
 			parts = append(parts, c.Flavor+" (fits)")
-		case Borrows:
+		case forecast.Borrows:
 			parts = append(parts, c.Flavor+" (borrows "+listText(c.Borrowed)+")")
-		case NoFit:
+		case forecast.NoFit:
 			parts = append(parts, c.Flavor+" (short "+listText(c.Short)+")")
-		case Ineligible:
+		case forecast.Ineligible:
 			parts = append(parts, c.Flavor+" (ineligible)")
 		}
 	}

@@ -15,6 +15,8 @@ import (
 	"k8s.io/utils/ptr"
 	kueue "sigs.k8s.io/kueue/apis/kueue/v1beta2"
 
+	"github.com/trainjob-kueue/trainjob-kueue/forecast"
+	"github.com/trainjob-kueue/trainjob-kueue/hack/fixtures"
 	"github.com/trainjob-kueue/trainjob-kueue/lifecycle"
 	"github.com/trainjob-kueue/trainjob-kueue/podsets"
 	"github.com/trainjob-kueue/trainjob-kueue/preemptcost"
@@ -27,18 +29,18 @@ func TestWriteTextOfAPendingJob(t *testing.T) {
 		Job: "ml/llama", LocalQueue: "team-a", ClusterQueue: "cq-a", Cohort: "research", State: lifecycle.Queued,
 		Position: &Position{InLocalQueue: 3, InClusterQueue: 7},
 		Roles: []roleExplanation{
-			{Name: "launcher", Count: 1, PerPod: requests(t, "cpu", "2", "memory", "4Gi"), Total: requests(t, "cpu", "2", "memory", "4Gi"),
-				Candidates: []candidate{{Flavor: "cpu-nodes", Fit: Fits}}},
-			{Name: "node", Count: 4, PerPod: requests(t, "cpu", "8", "nvidia.com/gpu", "8"), Total: requests(t, "cpu", "32", "nvidia.com/gpu", "32"),
-				Candidates: []candidate{
-					{Flavor: "a100", Fit: NoFit, Short: requests(t, "nvidia.com/gpu", "16")},
-					{Flavor: "h100", Fit: Borrows, Borrowed: requests(t, "nvidia.com/gpu", "8")},
-					{Flavor: "spot", Fit: Ineligible, Why: "the pods don't tolerate the flavor's node taint spot=true:NoSchedule"},
+			{Name: "launcher", Count: 1, PerPod: fixtures.Requests(t, "cpu", "2", "memory", "4Gi"), Total: fixtures.Requests(t, "cpu", "2", "memory", "4Gi"),
+				Candidates: []forecast.Candidate{{Flavor: "cpu-nodes", Fit: forecast.Fits}}},
+			{Name: "node", Count: 4, PerPod: fixtures.Requests(t, "cpu", "8", "nvidia.com/gpu", "8"), Total: fixtures.Requests(t, "cpu", "32", "nvidia.com/gpu", "32"),
+				Candidates: []forecast.Candidate{
+					{Flavor: "a100", Fit: forecast.NoFit, Short: fixtures.Requests(t, "nvidia.com/gpu", "16")},
+					{Flavor: "h100", Fit: forecast.Borrows, Borrowed: fixtures.Requests(t, "nvidia.com/gpu", "8")},
+					{Flavor: "spot", Fit: forecast.Ineligible, Why: "the pods don't tolerate the flavor's node taint spot=true:NoSchedule"},
 				}},
 		},
 		Quota: []quotaLine{
-			{Flavor: "a100", Resource: nvidiaGPU, Nominal: resource.MustParse("16"), Used: resource.MustParse("16"), CohortLends: resource.MustParse("8")},
-			{Flavor: "h100", Resource: nvidiaGPU, Nominal: resource.MustParse("24"), BorrowingLimit: ptr.To(resource.MustParse("8")), CohortLends: resource.MustParse("8")},
+			{Flavor: "a100", Resource: fixtures.GPU, Nominal: resource.MustParse("16"), Used: resource.MustParse("16"), CohortLends: resource.MustParse("8")},
+			{Flavor: "h100", Resource: fixtures.GPU, Nominal: resource.MustParse("24"), BorrowingLimit: ptr.To(resource.MustParse("8")), CohortLends: resource.MustParse("8")},
 		},
 		KueueSays: "couldn't assign flavors to pod set node",
 		Verdict:   "fits now by borrowing 8 nvidia.com/gpu of flavor h100 from cohort research",
@@ -80,10 +82,10 @@ func columns(text string) []string {
 }
 
 func TestWriteText(t *testing.T) {
-	node := func(perPod, total corev1.ResourceList, flavors map[corev1.ResourceName]string, candidates ...candidate) []roleExplanation {
+	node := func(perPod, total corev1.ResourceList, flavors map[corev1.ResourceName]string, candidates ...forecast.Candidate) []roleExplanation {
 		return []roleExplanation{{Name: "node", Count: 2, PerPod: perPod, Total: total, Flavors: flavors, Candidates: candidates}}
 	}
-	gpus := func(n string) corev1.ResourceList { return requests(t, "nvidia.com/gpu", n) }
+	gpus := func(n string) corev1.ResourceList { return fixtures.Requests(t, "nvidia.com/gpu", n) }
 	pending := Explanation{Job: "ml/llama", LocalQueue: "team-a", ClusterQueue: "cq-a", State: lifecycle.Queued, Verdict: "pending"}
 	with := func(edit func(*Explanation)) Explanation {
 		ex := pending
@@ -139,14 +141,14 @@ func TestWriteText(t *testing.T) {
 			ex: with(func(ex *Explanation) {
 				ex.State = lifecycle.Admitted
 				ex.Roles = node(gpus("4"), gpus("8"),
-					map[corev1.ResourceName]string{corev1.ResourceCPU: "cpu-nodes", corev1.ResourceMemory: "cpu-nodes", nvidiaGPU: "a100"},
-					candidate{Flavor: "h100", Fit: Fits})
+					map[corev1.ResourceName]string{corev1.ResourceCPU: "cpu-nodes", corev1.ResourceMemory: "cpu-nodes", fixtures.GPU: "a100"},
+					forecast.Candidate{Flavor: "h100", Fit: forecast.Fits})
 			}),
 			want: []string{"node | 2 | nvidia.com/gpu=4 | nvidia.com/gpu=8 | a100+cpu-nodes"},
 		},
 		"a candidate short of several resources": {
 			ex: with(func(ex *Explanation) {
-				ex.Roles = node(gpus("4"), gpus("8"), nil, candidate{Flavor: "a100", Fit: NoFit, Short: requests(t, "nvidia.com/gpu", "2", "cpu", "500m")})
+				ex.Roles = node(gpus("4"), gpus("8"), nil, forecast.Candidate{Flavor: "a100", Fit: forecast.NoFit, Short: fixtures.Requests(t, "nvidia.com/gpu", "2", "cpu", "500m")})
 			}),
 			want: []string{"node | 2 | nvidia.com/gpu=4 | nvidia.com/gpu=8 | a100 (short 500m cpu, 2 nvidia.com/gpu)"},
 		},
@@ -156,18 +158,18 @@ func TestWriteText(t *testing.T) {
 		},
 		"zero requests are left out": {
 			ex: with(func(ex *Explanation) {
-				ex.Roles = node(requests(t, "cpu", "0", "memory", "1536Mi"), requests(t, "cpu", "0", "memory", "3Gi"), nil)
+				ex.Roles = node(fixtures.Requests(t, "cpu", "0", "memory", "1536Mi"), fixtures.Requests(t, "cpu", "0", "memory", "3Gi"), nil)
 			}),
 			want: []string{"node | 2 | memory=1536Mi | memory=3Gi | -"},
 		},
 		"a role requesting nothing": {
-			ex:   with(func(ex *Explanation) { ex.Roles = node(nil, requests(t, "cpu", "0"), nil) }),
+			ex:   with(func(ex *Explanation) { ex.Roles = node(nil, fixtures.Requests(t, "cpu", "0"), nil) }),
 			want: []string{"node | 2 | - | - | -"},
 		},
 		"quota without a borrowing limit, and with one": {
 			ex: with(func(ex *Explanation) {
 				ex.Quota = []quotaLine{
-					{Flavor: "a100", Resource: nvidiaGPU, Nominal: resource.MustParse("8"), Used: resource.MustParse("2")},
+					{Flavor: "a100", Resource: fixtures.GPU, Nominal: resource.MustParse("8"), Used: resource.MustParse("2")},
 					{Flavor: "a100", Resource: corev1.ResourceMemory, Nominal: resource.MustParse("512Gi"), BorrowingLimit: ptr.To(resource.MustParse("64Gi")), Used: resource.MustParse("100Gi"), CohortLends: resource.MustParse("32Gi")},
 				}
 			}),
@@ -221,9 +223,9 @@ func TestCompact(t *testing.T) {
 		want string
 	}{
 		"no requests":          {want: "-"},
-		"only zero requests":   {list: requests(t, "cpu", "0", "nvidia.com/gpu", "0"), want: "-"},
-		"sorted by name":       {list: requests(t, "nvidia.com/gpu", "8", "memory", "64Gi", "cpu", "1500m"), want: "cpu=1500m memory=64Gi nvidia.com/gpu=8"},
-		"zero entries skipped": {list: requests(t, "cpu", "4", "memory", "0"), want: "cpu=4"},
+		"only zero requests":   {list: fixtures.Requests(t, "cpu", "0", "nvidia.com/gpu", "0"), want: "-"},
+		"sorted by name":       {list: fixtures.Requests(t, "nvidia.com/gpu", "8", "memory", "64Gi", "cpu", "1500m"), want: "cpu=1500m memory=64Gi nvidia.com/gpu=8"},
+		"zero entries skipped": {list: fixtures.Requests(t, "cpu", "4", "memory", "0"), want: "cpu=4"},
 	}
 	for name, tc := range cases {
 		t.Run(name, func(t *testing.T) {

@@ -14,6 +14,7 @@ import (
 	kueue "sigs.k8s.io/kueue/apis/kueue/v1beta2"
 	"sigs.k8s.io/kueue/pkg/controller/constants"
 
+	"github.com/trainjob-kueue/trainjob-kueue/forecast"
 	"github.com/trainjob-kueue/trainjob-kueue/lifecycle"
 	"github.com/trainjob-kueue/trainjob-kueue/quota"
 	"github.com/trainjob-kueue/trainjob-kueue/trainjob"
@@ -146,7 +147,7 @@ func assigned(ex *Explanation, adm *kueue.Admission) {
 
 func pendingVerdict(ex *Explanation, in Input) string {
 	cq := in.Queue.ClusterQueue
-	a := assign(in.Roles, in.Queue)
+	a := forecast.Assign(in.Roles, in.Queue)
 	for i := range a.Roles {
 		ex.Roles[i].Candidates = a.Roles[i].Candidates
 	}
@@ -157,7 +158,7 @@ func pendingVerdict(ex *Explanation, in Input) string {
 		var borrowed []string
 		for i := range a.Roles {
 			for _, c := range a.Roles[i].Candidates {
-				if c.Fit == Borrows && slices.Contains(a.Roles[i].Picked, c.Flavor) {
+				if c.Fit == forecast.Borrows && slices.Contains(a.Roles[i].Picked, c.Flavor) {
 					borrowed = append(borrowed, fmt.Sprintf("%s of flavor %s", listText(c.Borrowed), c.Flavor))
 				}
 			}
@@ -185,12 +186,12 @@ func pendingVerdict(ex *Explanation, in Input) string {
 			return fmt.Sprintf("no flavor of ClusterQueue %s can host role %s: %s", cq.Name, a.Roles[i].Role, why)
 		}
 		r := slices.Sorted(maps.Keys(best.Short))[0]
-		ledger := newLedger(in.Queue)
+		ledger := forecast.NewLedger(in.Queue)
 		free := ledger.Free(best.Flavor, r)
 		if free.Sign() < 0 {
 			free = resource.Quantity{}
 		}
-		nominal := ledger.nominal[best.Flavor][r]
+		nominal := ledger.Nominal(best.Flavor, r)
 		short := best.Short[r]
 		msg := fmt.Sprintf("pending: short of %s %s in flavor %s — role %s needs %s, ClusterQueue %s has %s free of %s nominal",
 			short.String(), r, best.Flavor, a.Roles[i].Role, qty(ex.Roles[i].Total, r), cq.Name, free.String(), nominal.String())
@@ -211,8 +212,8 @@ func pendingVerdict(ex *Explanation, in Input) string {
 func neverFits(in Input, role string) string {
 	idle := in.Queue.ClusterQueue.DeepCopy()
 	idle.Status.FlavorsReservation = nil
-	q := &Queue{ClusterQueue: idle, Flavors: in.Queue.Flavors, CohortLends: in.Queue.CohortCapacity}
-	a := assign(in.Roles, q)
+	q := &forecast.Queue{ClusterQueue: idle, Flavors: in.Queue.Flavors, CohortLends: in.Queue.CohortCapacity}
+	a := forecast.Assign(in.Roles, q)
 	for _, r := range a.Roles {
 		if r.Role == role && slices.Contains(r.Picked, "") {
 			return "it does not fit even when the queue and its cohort are idle: shrink the job or raise the quota"
@@ -221,11 +222,11 @@ func neverFits(in Input, role string) string {
 	return ""
 }
 
-func bestShort(cands []candidate) *candidate {
-	var best *candidate
+func bestShort(cands []forecast.Candidate) *forecast.Candidate {
+	var best *forecast.Candidate
 	for i := range cands {
 		c := &cands[i]
-		if c.Fit != NoFit {
+		if c.Fit != forecast.NoFit {
 			continue
 		}
 		if best == nil || lessShort(c, best) {
@@ -235,7 +236,7 @@ func bestShort(cands []candidate) *candidate {
 	return best
 }
 
-func lessShort(a, b *candidate) bool {
+func lessShort(a, b *forecast.Candidate) bool {
 	if len(a.Short) != len(b.Short) {
 		return len(a.Short) < len(b.Short)
 	}
@@ -269,7 +270,7 @@ func resourcesText(rs []corev1.ResourceName) string {
 	return strings.Join(parts, ", ")
 }
 
-func pickedText(a assignment) string {
+func pickedText(a forecast.Assignment) string {
 	parts := make([]string, 0, len(a.Roles))
 	for _, r := range a.Roles {
 		parts = append(parts, fmt.Sprintf("%s→%s", r.Role, strings.Join(r.Picked, "+")))

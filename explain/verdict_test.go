@@ -13,6 +13,7 @@ import (
 	kueue "sigs.k8s.io/kueue/apis/kueue/v1beta2"
 
 	"github.com/trainjob-kueue/trainjob-kueue/explain"
+	"github.com/trainjob-kueue/trainjob-kueue/forecast"
 	"github.com/trainjob-kueue/trainjob-kueue/lifecycle"
 	"github.com/trainjob-kueue/trainjob-kueue/names"
 	"github.com/trainjob-kueue/trainjob-kueue/podsets"
@@ -71,9 +72,9 @@ func flavors(labels map[string]map[string]string) map[string]*kueue.ResourceFlav
 	return out
 }
 
-func queueOf(cq *kueue.ClusterQueue, members ...*kueue.ClusterQueue) *explain.Queue {
-	now, idle := explain.CohortLends(members)
-	return &explain.Queue{ClusterQueue: cq, CohortLends: now, CohortCapacity: idle,
+func queueOf(cq *kueue.ClusterQueue, members ...*kueue.ClusterQueue) *forecast.Queue {
+	now, idle := forecast.CohortLends(members)
+	return &forecast.Queue{ClusterQueue: cq, CohortLends: now, CohortCapacity: idle,
 		Flavors: flavors(map[string]map[string]string{"a100": {"gpu": "a100"}, "h100": {"gpu": "h100"}})}
 }
 
@@ -82,70 +83,70 @@ func TestExplainPendingJobs(t *testing.T) {
 	busyLender := using(clusterQueue("research", nil, flavorQuota{name: "a100", gpus: "16"}), map[string]string{"a100": "12"})
 	cases := map[string]struct {
 		roles       []podsets.Role
-		queue       *explain.Queue
+		queue       *forecast.Queue
 		wantVerdict []string
 		// wantPicked is the flavor each role gets, "" when none.
-		wantFits []explain.Fit
+		wantFits []forecast.Fit
 	}{
 		"fits in the first flavor": {
 			roles:       []podsets.Role{gpuRole("node", 2, "4", nil)},
 			queue:       queueOf(clusterQueue("", nil, flavorQuota{name: "a100", gpus: "16"}, flavorQuota{name: "h100", gpus: "16"})),
 			wantVerdict: []string{"fits now in ClusterQueue cq (node→a100)"},
-			wantFits:    []explain.Fit{explain.Fits},
+			wantFits:    []forecast.Fit{forecast.Fits},
 		},
 		"short in one resource": {
 			roles:       []podsets.Role{gpuRole("node", 4, "8", nil)},
 			queue:       queueOf(using(clusterQueue("", nil, flavorQuota{name: "a100", gpus: "32"}), map[string]string{"a100": "16"})),
 			wantVerdict: []string{"short of 16 nvidia.com/gpu in flavor a100", "role node needs 32", "16 free of 32 nominal"},
-			wantFits:    []explain.Fit{explain.NoFit},
+			wantFits:    []forecast.Fit{forecast.NoFit},
 		},
 		"never fits, however long it waits": {
 			roles:       []podsets.Role{gpuRole("node", 4, "8", nil)},
 			queue:       queueOf(clusterQueue("", nil, flavorQuota{name: "a100", gpus: "16"})),
 			wantVerdict: []string{"short of 16 nvidia.com/gpu in flavor a100", "does not fit even when the queue and its cohort are idle"},
-			wantFits:    []explain.Fit{explain.NoFit},
+			wantFits:    []forecast.Fit{forecast.NoFit},
 		},
 		"borrowing from the cohort": {
 			roles:       []podsets.Role{gpuRole("node", 2, "8", nil)},
 			queue:       queueOf(clusterQueue("research", nil, flavorQuota{name: "a100", gpus: "8"}), lender),
 			wantVerdict: []string{"fits now by borrowing 8 nvidia.com/gpu of flavor a100 from cohort research"},
-			wantFits:    []explain.Fit{explain.Borrows},
+			wantFits:    []forecast.Fit{forecast.Borrows},
 		},
 		"borrowing capped by the borrowing limit": {
 			roles:       []podsets.Role{gpuRole("node", 2, "8", nil)},
 			queue:       queueOf(clusterQueue("research", nil, flavorQuota{name: "a100", gpus: "8", borrowingLimit: "4"}), lender),
 			wantVerdict: []string{"short of 4 nvidia.com/gpu in flavor a100", "cohort research lends 4"},
-			wantFits:    []explain.Fit{explain.NoFit},
+			wantFits:    []forecast.Fit{forecast.NoFit},
 		},
 		"the cohort lends only what it does not use": {
 			roles:       []podsets.Role{gpuRole("node", 2, "8", nil)},
 			queue:       queueOf(clusterQueue("research", nil, flavorQuota{name: "a100", gpus: "8"}), busyLender),
 			wantVerdict: []string{"short of 4 nvidia.com/gpu in flavor a100", "cohort research lends 4"},
-			wantFits:    []explain.Fit{explain.NoFit},
+			wantFits:    []forecast.Fit{forecast.NoFit},
 		},
 		"fungibility: the next flavor has room": {
 			roles:       []podsets.Role{gpuRole("node", 2, "8", nil)},
 			queue:       queueOf(using(clusterQueue("", nil, flavorQuota{name: "a100", gpus: "16"}, flavorQuota{name: "h100", gpus: "16"}), map[string]string{"a100": "16"})),
 			wantVerdict: []string{"fits now in ClusterQueue cq (node→h100)"},
-			wantFits:    []explain.Fit{explain.NoFit, explain.Fits},
+			wantFits:    []forecast.Fit{forecast.NoFit, forecast.Fits},
 		},
 		"fungibility: borrowing stops the search by default": {
 			roles:       []podsets.Role{gpuRole("node", 2, "8", nil)},
 			queue:       queueOf(clusterQueue("research", nil, flavorQuota{name: "a100", gpus: "8"}, flavorQuota{name: "h100", gpus: "16"}), lender),
 			wantVerdict: []string{"borrowing 8 nvidia.com/gpu of flavor a100"},
-			wantFits:    []explain.Fit{explain.Borrows},
+			wantFits:    []forecast.Fit{forecast.Borrows},
 		},
 		"fungibility: whenCanBorrow TryNextFlavor prefers a flavor without borrowing": {
 			roles:       []podsets.Role{gpuRole("node", 2, "8", nil)},
 			queue:       queueOf(clusterQueue("research", &kueue.FlavorFungibility{WhenCanBorrow: kueue.TryNextFlavor}, flavorQuota{name: "a100", gpus: "8"}, flavorQuota{name: "h100", gpus: "16"}), lender),
 			wantVerdict: []string{"fits now in ClusterQueue cq (node→h100)"},
-			wantFits:    []explain.Fit{explain.Borrows, explain.Fits},
+			wantFits:    []forecast.Fit{forecast.Borrows, forecast.Fits},
 		},
 		"a flavor the pods can't use": {
 			roles:       []podsets.Role{gpuRole("node", 2, "4", map[string]string{"gpu": "h100"})},
 			queue:       queueOf(clusterQueue("", nil, flavorQuota{name: "a100", gpus: "16"}, flavorQuota{name: "h100", gpus: "4"})),
 			wantVerdict: []string{"short of 4 nvidia.com/gpu in flavor h100"},
-			wantFits:    []explain.Fit{explain.Ineligible, explain.NoFit},
+			wantFits:    []forecast.Fit{forecast.Ineligible, forecast.NoFit},
 		},
 		"roles of one job share the quota": {
 			roles:       []podsets.Role{gpuRole("launcher", 1, "8", nil), gpuRole("node", 1, "8", nil)},
@@ -165,7 +166,7 @@ func TestExplainPendingJobs(t *testing.T) {
 				}
 			}
 			if tc.wantFits != nil {
-				var got []explain.Fit
+				var got []forecast.Fit
 				for _, c := range ex.Roles[0].Candidates {
 					got = append(got, c.Fit)
 				}

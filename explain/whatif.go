@@ -13,7 +13,8 @@ import (
 	"sigs.k8s.io/kueue/pkg/controller/constants"
 	"sigs.k8s.io/kueue/pkg/controller/jobframework"
 
-	"github.com/trainjob-kueue/trainjob-kueue/lifecycle"
+	"github.com/trainjob-kueue/trainjob-kueue/forecast"
+
 	"github.com/trainjob-kueue/trainjob-kueue/podsets"
 	"github.com/trainjob-kueue/trainjob-kueue/trainjob"
 )
@@ -22,7 +23,7 @@ import (
 // other job of the ClusterQueue; for a manifest not created (roles given),
 // as if it were created now: its Workload, as Kueue would make it, queued
 // behind every job of its priority already waiting.
-func (e *Explainer) expected(ctx context.Context, q *Queue, job *trainjob.TrainJob, roles []podsets.Role) (*lifecycle.ExpectedStart, string) {
+func (e *Explainer) expected(ctx context.Context, q *forecast.Queue, job *trainjob.TrainJob, roles []podsets.Role) (*forecast.ExpectedStart, string) {
 	s, err := e.Snapshot(ctx)
 	if err != nil {
 		return nil, err.Error()
@@ -40,7 +41,7 @@ func (e *Explainer) expected(ctx context.Context, q *Queue, job *trainjob.TrainJ
 	if !ok {
 		return nil, ""
 	}
-	return Expected(start, e.now()), ""
+	return forecast.Expected(start, e.now()), ""
 }
 
 // whatIfUID stands for the UID of a job not created yet.

@@ -14,6 +14,7 @@ import (
 	kueue "sigs.k8s.io/kueue/apis/kueue/v1beta2"
 	"sigs.k8s.io/kueue/pkg/controller/constants"
 
+	"github.com/trainjob-kueue/trainjob-kueue/hack/fixtures"
 	"github.com/trainjob-kueue/trainjob-kueue/podsets"
 	"github.com/trainjob-kueue/trainjob-kueue/trainjob"
 )
@@ -26,16 +27,16 @@ func TestAManifestStartsAsIfCreatedNow(t *testing.T) {
 	queued := func(name string, ago time.Duration, priority int32) *kueue.Workload {
 		return &kueue.Workload{ObjectMeta: metav1.ObjectMeta{Namespace: "ml", Name: name, CreationTimestamp: metav1.NewTime(now.Add(-ago))},
 			Spec: kueue.WorkloadSpec{QueueName: "team-a", MaximumExecutionTimeSeconds: ptr.To[int32](600), Priority: ptr.To(priority),
-				PodSets: []kueue.PodSet{{Name: "node", Count: 1, Template: podRole("node", 1, corev1.ResourceList{nvidiaGPU: resource.MustParse("8")}).Template}}}}
+				PodSets: []kueue.PodSet{{Name: "node", Count: 1, Template: fixtures.PodRole("node", 1, corev1.ResourceList{fixtures.GPU: resource.MustParse("8")}).Template}}}}
 	}
 	running := queued("running", time.Hour, 0)
 	running.Status.Admission = &kueue.Admission{ClusterQueue: "cq-a", PodSetAssignments: []kueue.PodSetAssignment{{Name: "node",
-		Flavors: map[corev1.ResourceName]kueue.ResourceFlavorReference{nvidiaGPU: "a100"}, ResourceUsage: corev1.ResourceList{nvidiaGPU: resource.MustParse("8")}}}}
+		Flavors: map[corev1.ResourceName]kueue.ResourceFlavorReference{fixtures.GPU: "a100"}, ResourceUsage: corev1.ResourceList{fixtures.GPU: resource.MustParse("8")}}}}
 	running.Status.Conditions = []metav1.Condition{
 		{Type: kueue.WorkloadQuotaReserved, Status: metav1.ConditionTrue, Reason: "QuotaReserved", LastTransitionTime: metav1.NewTime(now.Add(-time.Minute))},
 		{Type: kueue.WorkloadAdmitted, Status: metav1.ConditionTrue, Reason: "Admitted", LastTransitionTime: metav1.NewTime(now.Add(-time.Minute))}}
-	cq := reserving(gpuQueue("cq-a", "", flavorQuotas("a100", resourceQuota{name: nvidiaGPU, nominal: "8"})), "a100", corev1.ResourceList{nvidiaGPU: resource.MustParse("8")})
-	objs := []client.Object{cq, resourceFlavor("a100", nil), localQueue("cq-a"), running, queued("waiting", 2*time.Minute, 0), queued("low", 3*time.Minute, -10),
+	cq := fixtures.Reserving(fixtures.GPUQueue("cq-a", "", fixtures.FlavorQuotas("a100", fixtures.ResourceQuota{Name: fixtures.GPU, Nominal: "8"})), "a100", corev1.ResourceList{fixtures.GPU: resource.MustParse("8")})
+	objs := []client.Object{cq, fixtures.ResourceFlavor("a100", nil), localQueue("cq-a"), running, queued("waiting", 2*time.Minute, 0), queued("low", 3*time.Minute, -10),
 		&kueue.WorkloadPriorityClass{ObjectMeta: metav1.ObjectMeta{Name: "urgent"}, Value: 100}}
 	for name, tc := range map[string]struct {
 		labels map[string]string
@@ -57,7 +58,7 @@ func TestAManifestStartsAsIfCreatedNow(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			got, note := e.expected(context.Background(), q, job, []podsets.Role{podRole("node", 1, corev1.ResourceList{nvidiaGPU: resource.MustParse("8")})})
+			got, note := e.expected(context.Background(), q, job, []podsets.Role{fixtures.PodRole("node", 1, corev1.ResourceList{fixtures.GPU: resource.MustParse("8")})})
 			if note != "" || got == nil || got.At == nil || !got.At.Equal(now.Add(tc.want)) {
 				t.Fatalf("expected start %+v (note %q), want in %v", got, note, tc.want)
 			}

@@ -14,7 +14,7 @@ var layers = [][]string{
 	{"names", "trainjob", "saidonce", "paging"},
 	{"podsets", "scheme", "jobworkload"},
 	{"quota", "shape", "preemptcost"},
-	{"lifecycle"},
+	{"lifecycle", "forecast"},
 	{"gang", "runtimesource", "discovery", "metrics", "jobpatch"},
 	{"settings"},
 	{"integration", "multikueue", "priorityboost", "queuecondition", "informercache", "restartwatch", "standby"},

@@ -9,13 +9,14 @@ import (
 
 	"k8s.io/utils/ptr"
 
+	"github.com/trainjob-kueue/trainjob-kueue/forecast"
 	"github.com/trainjob-kueue/trainjob-kueue/lifecycle"
 )
 
 func TestWriteTableWideJSONAndYAML(t *testing.T) {
 	rows := []Row{
 		{Namespace: "ns", Name: "a", Queue: "lq", ClusterQueue: "cq", State: lifecycle.Queued, Position: ptr.To[int32](0), Pods: 2, GPUs: 16, Waited: 90 * time.Second, WaitedSeconds: 90, Priority: ptr.To[int64](820),
-			ExpectedStart: &lifecycle.ExpectedStart{Unknown: "it waits for ml/x, whose end can't be told"}},
+			ExpectedStart: &forecast.ExpectedStart{Unknown: "it waits for ml/x, whose end can't be told"}},
 		{Namespace: "ns", Name: "b", State: lifecycle.NotQueued, Why: "no kueue.x-k8s.io/queue-name label"},
 	}
 	words := func(s string) string { return strings.Join(strings.Fields(s), " ") }

@@ -13,6 +13,7 @@ import (
 	kueue "sigs.k8s.io/kueue/apis/kueue/v1beta2"
 	"sigs.k8s.io/kueue/pkg/controller/constants"
 
+	"github.com/trainjob-kueue/trainjob-kueue/forecast"
 	"github.com/trainjob-kueue/trainjob-kueue/jobworkload"
 	"github.com/trainjob-kueue/trainjob-kueue/lifecycle"
 	"github.com/trainjob-kueue/trainjob-kueue/preemptcost"
@@ -55,7 +56,7 @@ type Row struct {
 	// ExpectedStart is when a waiting job is expected to start, filled by
 	// the caller (explain.Forecasts plays its ClusterQueue forward); nil
 	// when not waiting or not computed.
-	ExpectedStart *lifecycle.ExpectedStart `json:"expectedStart,omitempty"`
+	ExpectedStart *forecast.ExpectedStart `json:"expectedStart,omitempty"`
 	// Priority is the Workload's effective priority, as Kueue orders and
 	// preempts by it: its priority plus the boost of a preemption-cost
 	// policy; nil without a Workload.

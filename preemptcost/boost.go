@@ -1,6 +1,12 @@
 package preemptcost
 
-import kueue "sigs.k8s.io/kueue/apis/kueue/v1beta2"
+import (
+	"time"
+
+	kueue "sigs.k8s.io/kueue/apis/kueue/v1beta2"
+
+	"github.com/trainjob-kueue/trainjob-kueue/trainjob"
+)
 
 // Signals are what is known of one job for its boost.
 type Signals struct {
@@ -68,13 +74,16 @@ func Of(p Policy, s Signals) Boost {
 }
 
 // timeLeftCredited: the job reports less than the part's UnderSeconds
-// left, and has run at least that long since its latest admission. The
-// trust rule of time left, as maxPercentPerHour is progress's: a job can't
-// be believed nearly done before it ran as long as "nearly done" means,
-// so a job that reports 10 s left at its first report gains nothing by it.
+// left, and that claim is believed (trainjob.TimeLeftBelieved, the trust
+// rule of time left the expected end shares, as maxPercentPerHour is
+// progress's): "under UnderSeconds left" is believed once the job has run
+// UnderSeconds since its latest admission.
 func timeLeftCredited(tl TimeLeftPart, s Signals) bool {
-	return s.Training && s.RemainingSeconds != nil && *s.RemainingSeconds >= 0 && *s.RemainingSeconds < tl.UnderSeconds &&
-		s.RunSeconds != nil && *s.RunSeconds >= int64(tl.UnderSeconds)
+	if !s.Training || s.RemainingSeconds == nil || *s.RemainingSeconds < 0 || *s.RemainingSeconds >= tl.UnderSeconds || s.RunSeconds == nil {
+		return false
+	}
+	under := time.Duration(tl.UnderSeconds) * time.Second
+	return trainjob.TimeLeftBelieved(time.Duration(*s.RunSeconds)*time.Second, under, under)
 }
 
 // lostWork is the work, in seconds, a preemption of a running job would

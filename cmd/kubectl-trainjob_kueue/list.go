@@ -14,6 +14,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	"github.com/trainjob-kueue/trainjob-kueue/explain"
+	"github.com/trainjob-kueue/trainjob-kueue/forecast"
 	"github.com/trainjob-kueue/trainjob-kueue/overview"
 )
 
@@ -169,7 +170,7 @@ func (l *lister) expect(ctx context.Context, in overview.Input, rows []overview.
 	now := time.Now()
 	for i := range rows {
 		if s, ok := starts[rows[i].Namespace+"/"+rows[i].Name]; ok && rows[i].State.Waiting() {
-			rows[i].ExpectedStart = explain.Expected(s, now)
+			rows[i].ExpectedStart = forecast.Expected(s, now)
 		}
 	}
 	return nil

@@ -30,6 +30,7 @@ import (
 	trainer "github.com/kubeflow/trainer/v2/pkg/apis/trainer/v1alpha1"
 
 	"github.com/trainjob-kueue/trainjob-kueue/explain"
+	"github.com/trainjob-kueue/trainjob-kueue/forecast"
 	"github.com/trainjob-kueue/trainjob-kueue/hack/fixtures"
 	"github.com/trainjob-kueue/trainjob-kueue/hack/localcluster"
 	"github.com/trainjob-kueue/trainjob-kueue/lifecycle"
@@ -461,7 +462,7 @@ func (d *demo) expect(ctx context.Context, rows []overview.Row) {
 	now := time.Now()
 	for i := range rows {
 		if s, ok := starts[rows[i].Namespace+"/"+rows[i].Name]; ok && rows[i].State.Waiting() {
-			rows[i].ExpectedStart = explain.Expected(s, now)
+			rows[i].ExpectedStart = forecast.Expected(s, now)
 		}
 	}
 }

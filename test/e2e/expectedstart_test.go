@@ -9,8 +9,8 @@ import (
 	corev1 "k8s.io/api/core/v1"
 
 	"github.com/trainjob-kueue/trainjob-kueue/explain"
+	"github.com/trainjob-kueue/trainjob-kueue/forecast"
 	"github.com/trainjob-kueue/trainjob-kueue/hack/fixtures"
-	"github.com/trainjob-kueue/trainjob-kueue/lifecycle"
 	"github.com/trainjob-kueue/trainjob-kueue/overview"
 )
 
@@ -26,7 +26,7 @@ func TestTheExpectedStartComesFromWhatTellsTheRunningJobsEnd(t *testing.T) {
 	create(t, fixtures.TrainingRuntime(ns, "torch", fixtures.TorchPolicy(1),
 		fixtures.Role{Name: "node", Ancestor: "trainer", Requests: fixtures.GPUs(8), Tolerations: []corev1.Toleration{runtimeToleration}, Annotations: fixtures.RunFor(25 * time.Second)}))
 	plugin := kubectlPlugin(t)
-	expected := func(job string) (*lifecycle.ExpectedStart, *lifecycle.ExpectedStart) {
+	expected := func(job string) (*forecast.ExpectedStart, *forecast.ExpectedStart) {
 		t.Helper()
 		out, err := plugin("list", "-n", ns, "-o", "json")
 		if err != nil {
@@ -36,7 +36,7 @@ func TestTheExpectedStartComesFromWhatTellsTheRunningJobsEnd(t *testing.T) {
 		if err := json.Unmarshal([]byte(out), &rows); err != nil {
 			t.Fatalf("list -o json: %v\n%s", err, out)
 		}
-		var listed *lifecycle.ExpectedStart
+		var listed *forecast.ExpectedStart
 		for _, r := range rows.Items {
 			if r.Name == job {
 				listed = r.ExpectedStart
@@ -58,7 +58,7 @@ func TestTheExpectedStartComesFromWhatTellsTheRunningJobsEnd(t *testing.T) {
 	create(t, second)
 	workloadOf(t, second)
 	listed, explained := expected("second")
-	for who, e := range map[string]*lifecycle.ExpectedStart{"list": listed, "explain": explained} {
+	for who, e := range map[string]*forecast.ExpectedStart{"list": listed, "explain": explained} {
 		if e == nil || e.At != nil || !strings.Contains(e.Unknown, ns+"/first") {
 			t.Errorf("%s: expected start %+v; want unknown, naming %s/first (nothing tells its end)", who, e, ns)
 		}
@@ -72,8 +72,8 @@ func TestTheExpectedStartComesFromWhatTellsTheRunningJobsEnd(t *testing.T) {
 	create(t, third)
 	workloadOf(t, third)
 	listed, explained = expected("third")
-	for who, e := range map[string]*lifecycle.ExpectedStart{"list": listed, "explain": explained} {
-		if e == nil || e.At == nil || len(e.After) != 1 || e.After[0].Job != ns+"/second" || e.After[0].From != explain.FromHistory ||
+	for who, e := range map[string]*forecast.ExpectedStart{"list": listed, "explain": explained} {
+		if e == nil || e.At == nil || len(e.After) != 1 || e.After[0].Job != ns+"/second" || e.After[0].From != forecast.FromHistory ||
 			*e.InSeconds < 0 || *e.InSeconds > 60 {
 			t.Errorf("%s: expected start %+v; want within a minute, once %s/second ends (from its runtime's history)", who, e, ns)
 			continue

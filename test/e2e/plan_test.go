@@ -63,7 +63,7 @@ func TestPlanSaysWhenAJobWouldStartAsAKubectlPlugin(t *testing.T) {
 		}
 		return nil
 	})
-	want := "in about 1h, once " + ns + "/running (1h left, its maximum execution time) finish"
+	want := "in about 1h, once " + ns + "/running (1h left, its maximum execution time) finishes"
 	if out := plan(); !strings.Contains(out, want) {
 		t.Errorf("plan behind the running job lacks %q:\n%s", want, out)
 	}

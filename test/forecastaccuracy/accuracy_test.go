@@ -20,6 +20,7 @@ import (
 	trainer "github.com/kubeflow/trainer/v2/pkg/apis/trainer/v1alpha1"
 
 	"github.com/trainjob-kueue/trainjob-kueue/explain"
+	"github.com/trainjob-kueue/trainjob-kueue/forecast"
 	"github.com/trainjob-kueue/trainjob-kueue/hack/fixtures"
 )
 
@@ -126,7 +127,7 @@ func runLoad(b *testing.B) (samples []sample, started, created map[string]time.T
 			}
 			sm := sample{job: key, at: now, expected: s.At, behindReporting: len(s.After) > 0}
 			for _, a := range s.After {
-				if a.From != explain.FromReported && a.From != explain.FromProgress {
+				if a.From != forecast.FromReported && a.From != forecast.FromProgress {
 					sm.behindReporting = false
 				}
 			}

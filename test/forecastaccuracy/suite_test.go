@@ -1,5 +1,5 @@
 // Package forecastaccuracy measures how well the expected start
-// (explain.Forecast, list's EXPECTED START) foretells when a queued
+// (forecast.Forecast, list's EXPECTED START) foretells when a queued
 // TrainJob really starts: a benchmark on the local control plane (Trainer
 // v2.3.0, whose TrainJobs carry trainerStatus), run by make
 // bench-forecast, never a timed test.

@@ -1,4 +1,4 @@
-package lifecycle
+package forecast
 
 import (
 	"fmt"
@@ -7,7 +7,7 @@ import (
 )
 
 // ExpectedStart is when a waiting job is expected to start, as explain
-// and list say it (explain.Forecast plays its ClusterQueue forward).
+// and list say it (Forecast plays its ClusterQueue forward).
 type ExpectedStart struct {
 	// At is the time; nil when it can't be told (Unknown says why).
 	At *time.Time `json:"at,omitempty"`
@@ -44,7 +44,11 @@ func (e *ExpectedStart) Sentence() string {
 		for _, a := range e.After {
 			parts = append(parts, fmt.Sprintf("%s (%s left, %s)", a.Job, roundedDuration(time.Duration(a.LeftSeconds)*time.Second), a.From))
 		}
-		b.WriteString(", once " + joinAnd(parts) + " finish")
+		verb := " finish"
+		if len(parts) == 1 {
+			verb = " finishes"
+		}
+		b.WriteString(", once " + joinAnd(parts) + verb)
 	}
 	return b.String()
 }
@@ -87,4 +91,17 @@ func joinAnd(parts []string) string {
 		return strings.Join(parts, "")
 	}
 	return strings.Join(parts[:len(parts)-1], ", ") + " and " + parts[len(parts)-1]
+}
+
+// Expected is s as said at now.
+func Expected(s Start, now time.Time) *ExpectedStart {
+	if !s.Known() {
+		return &ExpectedStart{Unknown: s.Unknown}
+	}
+	in := int64(s.At.Sub(now).Round(time.Second) / time.Second)
+	out := &ExpectedStart{At: &s.At, InSeconds: &in}
+	for _, r := range s.After {
+		out.After = append(out.After, ExpectedEnd{Job: r.Job, LeftSeconds: int64(r.End.Sub(now).Round(time.Second) / time.Second), From: r.From})
+	}
+	return out
 }

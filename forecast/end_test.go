@@ -1,4 +1,4 @@
-package explain_test
+package forecast_test
 
 import (
 	"testing"
@@ -10,7 +10,7 @@ import (
 
 	trainer "github.com/kubeflow/trainer/v2/pkg/apis/trainer/v1alpha1"
 
-	"github.com/trainjob-kueue/trainjob-kueue/explain"
+	"github.com/trainjob-kueue/trainjob-kueue/forecast"
 	"github.com/trainjob-kueue/trainjob-kueue/trainjob"
 )
 
@@ -32,27 +32,27 @@ func TestEndOfTakesTheFirstSourceThatTellsIt(t *testing.T) {
 		}
 		return s
 	}
-	history := explain.History{}
+	history := forecast.History{}
 	history.Add("ClusterTrainingRuntime/torch", 90*time.Minute)
 	history.Add("ClusterTrainingRuntime/torch", 2*time.Hour)
 	history.Add("ClusterTrainingRuntime/torch", 3*time.Hour)
 	for name, tc := range map[string]struct {
 		ran      time.Duration
 		status   *trainer.TrainerStatus
-		history  explain.History
+		history  forecast.History
 		maxExec  *int32
 		wantEnd  time.Duration // from now
 		wantFrom string
 		wantWhy  string
 	}{
-		"reported, believed: it ran longer than it says is left": {ran: 30 * time.Minute, status: reported(600, time.Minute, 0), wantEnd: 9 * time.Minute, wantFrom: explain.FromReported},
-		"reported, believed: it ran past the trust time":         {ran: 20 * time.Minute, status: reported(7200, 0, 0), wantEnd: 2 * time.Hour, wantFrom: explain.FromReported},
-		"reported nearly done too early: its progress instead":   {ran: 2 * time.Minute, status: reported(600, 0, 20), wantEnd: 8 * time.Minute, wantFrom: explain.FromProgress},
-		"no report: its runtime's median run":                    {ran: time.Hour, history: history, wantEnd: time.Hour, wantFrom: explain.FromHistory},
+		"reported, believed: it ran longer than it says is left": {ran: 30 * time.Minute, status: reported(600, time.Minute, 0), wantEnd: 9 * time.Minute, wantFrom: forecast.FromReported},
+		"reported, believed: it ran past the trust time":         {ran: 20 * time.Minute, status: reported(7200, 0, 0), wantEnd: 2 * time.Hour, wantFrom: forecast.FromReported},
+		"reported nearly done too early: its progress instead":   {ran: 2 * time.Minute, status: reported(600, 0, 20), wantEnd: 8 * time.Minute, wantFrom: forecast.FromProgress},
+		"no report: its runtime's median run":                    {ran: time.Hour, history: history, wantEnd: time.Hour, wantFrom: forecast.FromHistory},
 		// Past the median (2h) of 90m, 2h and 3h: the runs longer than
 		// its 2h10m so far ended at 3h.
-		"past its runtime's median: as the longer runs ended": {ran: 2*time.Hour + 10*time.Minute, history: history, wantEnd: 50 * time.Minute, wantFrom: explain.FromHistory},
-		"outlived its history: the maximum execution time":    {ran: 2*time.Hour + time.Minute, history: explain.History{"ClusterTrainingRuntime/torch": {time.Hour}}, maxExec: ptr.To[int32](4 * 3600), wantEnd: 2*time.Hour - time.Minute, wantFrom: explain.FromMaxExecution},
+		"past its runtime's median: as the longer runs ended": {ran: 2*time.Hour + 10*time.Minute, history: history, wantEnd: 50 * time.Minute, wantFrom: forecast.FromHistory},
+		"outlived its history: the maximum execution time":    {ran: 2*time.Hour + time.Minute, history: forecast.History{"ClusterTrainingRuntime/torch": {time.Hour}}, maxExec: ptr.To[int32](4 * 3600), wantEnd: 2*time.Hour - time.Minute, wantFrom: forecast.FromMaxExecution},
 		"outlived every run, nothing else: said so, not 'no history'": {ran: 4 * time.Hour, history: history,
 			wantWhy: "no time left reported, no progress, it has run longer than any of the 3 finished runs of its runtime (the longest 3h0m0s), no maximum execution time"},
 		"nothing tells it": {ran: time.Hour, wantWhy: "no time left reported, no progress, no history of its runtime, no maximum execution time"},
@@ -62,9 +62,9 @@ func TestEndOfTakesTheFirstSourceThatTellsIt(t *testing.T) {
 			wl.Spec.MaximumExecutionTimeSeconds = tc.maxExec
 			h := tc.history
 			if h == nil {
-				h = explain.History{}
+				h = forecast.History{}
 			}
-			end, from, why := explain.EndOf(j, wl, h, now)
+			end, from, why := forecast.EndOf(j, wl, h, now)
 			if from != tc.wantFrom || why != tc.wantWhy || (from != "" && !end.Equal(now.Add(tc.wantEnd))) || (from == "" && !end.IsZero()) {
 				t.Errorf("EndOf: %v from %q (why %q); want in %v from %q (why %q)", end.Sub(now), from, why, tc.wantEnd, tc.wantFrom, tc.wantWhy)
 			}
@@ -82,10 +82,10 @@ func TestRanForCountsSucceededRunsOnly(t *testing.T) {
 		}
 		return w
 	}
-	if d, ok := explain.RanFor(wl(kueue.WorkloadFinishedReasonSucceeded)); !ok || d != 40*time.Minute {
+	if d, ok := forecast.RanFor(wl(kueue.WorkloadFinishedReasonSucceeded)); !ok || d != 40*time.Minute {
 		t.Errorf("a succeeded run: %v, %v", d, ok)
 	}
-	if _, ok := explain.RanFor(wl(kueue.WorkloadFinishedReasonFailed)); ok {
+	if _, ok := forecast.RanFor(wl(kueue.WorkloadFinishedReasonFailed)); ok {
 		t.Error("a failed run counted")
 	}
 }

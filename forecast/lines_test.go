@@ -1,4 +1,4 @@
-package explain
+package forecast
 
 import (
 	"cmp"
@@ -13,6 +13,7 @@ import (
 	"k8s.io/apimachinery/pkg/api/resource"
 	kueue "sigs.k8s.io/kueue/apis/kueue/v1beta2"
 
+	"github.com/trainjob-kueue/trainjob-kueue/hack/fixtures"
 	"github.com/trainjob-kueue/trainjob-kueue/podsets"
 )
 
@@ -20,7 +21,7 @@ import (
 // every job still waiting tried in Kueue's order. Slow (waiting jobs²),
 // obviously Kueue's loop: the oracle Forecast's lines must agree with.
 func replayEveryJob(p Plan) map[string]Start {
-	l := newLedger(p.Queue)
+	l := NewLedger(p.Queue)
 	var ends []Running
 	var unknown []Running
 	for _, r := range p.Running {
@@ -84,26 +85,26 @@ func replayEveryJob(p Plan) map[string]Start {
 // unknown run times.
 func randomPlan(r *rand.Rand, waiting int) Plan {
 	now := time.Date(2026, 12, 7, 4, 0, 0, 0, time.UTC)
-	a100 := flavorQuotas("a100", resourceQuota{name: nvidiaGPU, nominal: fmt.Sprint(8 * (1 + r.IntN(4)))})
-	h100 := flavorQuotas("h100", resourceQuota{name: nvidiaGPU, nominal: fmt.Sprint(8 * r.IntN(3)), borrowingLimit: "16"})
-	cq := gpuQueue("cq", "pool", a100, h100)
+	a100 := fixtures.FlavorQuotas("a100", fixtures.ResourceQuota{Name: fixtures.GPU, Nominal: fmt.Sprint(8 * (1 + r.IntN(4)))})
+	h100 := fixtures.FlavorQuotas("h100", fixtures.ResourceQuota{Name: fixtures.GPU, Nominal: fmt.Sprint(8 * r.IntN(3)), BorrowingLimit: "16"})
+	cq := fixtures.GPUQueue("cq", "pool", a100, h100)
 	if r.IntN(2) == 0 {
 		cq.Spec.FlavorFungibility = &kueue.FlavorFungibility{WhenCanBorrow: kueue.TryNextFlavor}
 	}
 	q := &Queue{ClusterQueue: cq,
-		Flavors:     flavorsByName(resourceFlavor("a100", map[string]string{"gpu": "a100"}), resourceFlavor("h100", map[string]string{"gpu": "h100"})),
-		CohortLends: map[string]corev1.ResourceList{"h100": {nvidiaGPU: resource.MustParse(fmt.Sprint(8 * r.IntN(3)))}}}
+		Flavors:     fixtures.FlavorsByName(fixtures.ResourceFlavor("a100", map[string]string{"gpu": "a100"}), fixtures.ResourceFlavor("h100", map[string]string{"gpu": "h100"})),
+		CohortLends: map[string]corev1.ResourceList{"h100": {fixtures.GPU: resource.MustParse(fmt.Sprint(8 * r.IntN(3)))}}}
 	p := Plan{Queue: q, Now: now, StrictFIFO: r.IntN(4) == 0}
 	for i := range 1 + r.IntN(3) {
-		run := Running{Job: fmt.Sprintf("ns/running-%d", i), Uses: map[string]corev1.ResourceList{"a100": {nvidiaGPU: resource.MustParse("8")}}}
-		reserving(cq, "a100", corev1.ResourceList{nvidiaGPU: resource.MustParse("8")})
+		run := Running{Job: fmt.Sprintf("ns/running-%d", i), Uses: map[string]corev1.ResourceList{"a100": {fixtures.GPU: resource.MustParse("8")}}}
+		fixtures.Reserving(cq, "a100", corev1.ResourceList{fixtures.GPU: resource.MustParse("8")})
 		if r.IntN(5) != 0 {
 			run.End, run.From = now.Add(time.Duration(1+r.IntN(60))*time.Minute), FromHistory
 		}
 		p.Running = append(p.Running, run)
 	}
 	for i := range waiting {
-		role := podRole("node", int32(1+r.IntN(2)), corev1.ResourceList{nvidiaGPU: resource.MustParse(fmt.Sprint([]int{1, 4, 8}[r.IntN(3)]))})
+		role := fixtures.PodRole("node", int32(1+r.IntN(2)), corev1.ResourceList{fixtures.GPU: resource.MustParse(fmt.Sprint([]int{1, 4, 8}[r.IntN(3)]))})
 		if r.IntN(4) == 0 {
 			role.Template.Spec.NodeSelector = map[string]string{"gpu": "h100"}
 		}
@@ -147,12 +148,12 @@ func BenchmarkForecast(b *testing.B) {
 
 func queueWithRoomForOne(n int) Plan {
 	now := time.Date(2026, 12, 7, 4, 0, 0, 0, time.UTC)
-	cq := reserving(gpuQueue("cq", "", flavorQuotas("a100", resourceQuota{name: nvidiaGPU, nominal: "8"})), "a100", corev1.ResourceList{nvidiaGPU: resource.MustParse("8")})
-	p := Plan{Queue: &Queue{ClusterQueue: cq, Flavors: flavorsByName(resourceFlavor("a100", nil))}, Now: now,
-		Running: []Running{{Job: "ns/running", Uses: map[string]corev1.ResourceList{"a100": {nvidiaGPU: resource.MustParse("8")}}, End: now.Add(time.Minute), From: FromHistory}}}
+	cq := fixtures.Reserving(fixtures.GPUQueue("cq", "", fixtures.FlavorQuotas("a100", fixtures.ResourceQuota{Name: fixtures.GPU, Nominal: "8"})), "a100", corev1.ResourceList{fixtures.GPU: resource.MustParse("8")})
+	p := Plan{Queue: &Queue{ClusterQueue: cq, Flavors: fixtures.FlavorsByName(fixtures.ResourceFlavor("a100", nil))}, Now: now,
+		Running: []Running{{Job: "ns/running", Uses: map[string]corev1.ResourceList{"a100": {fixtures.GPU: resource.MustParse("8")}}, End: now.Add(time.Minute), From: FromHistory}}}
 	for i := range n {
 		p.Waiting = append(p.Waiting, Waiting{Job: fmt.Sprintf("ns/job-%05d", i), Runs: 10 * time.Minute, From: FromMaxExecution,
-			Roles: []podsets.Role{podRole("node", 1, corev1.ResourceList{nvidiaGPU: resource.MustParse("8")})}})
+			Roles: []podsets.Role{fixtures.PodRole("node", 1, corev1.ResourceList{fixtures.GPU: resource.MustParse("8")})}})
 	}
 	return p
 }

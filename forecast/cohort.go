@@ -1,4 +1,4 @@
-package explain
+package forecast
 
 import (
 	corev1 "k8s.io/api/core/v1"
@@ -10,7 +10,7 @@ import (
 // lendable is what one ClusterQueue of a cohort lends now, per flavor and
 // resource: its unused nominal quota, capped by its lendingLimit.
 func lendable(cq *kueue.ClusterQueue) map[string]corev1.ResourceList {
-	used := usageOf(cq.Status.FlavorsReservation)
+	used := Used(cq.Status.FlavorsReservation)
 	out := map[string]corev1.ResourceList{}
 	for _, rg := range cq.Spec.ResourceGroups {
 		for _, fq := range rg.Flavors {

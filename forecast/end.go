@@ -1,4 +1,4 @@
-package explain
+package forecast
 
 import (
 	"fmt"
@@ -58,9 +58,9 @@ func (h History) medianPast(runtime string, ran time.Duration) (time.Duration, b
 // Add records that a finished job of runtime ran d.
 func (h History) Add(runtime string, d time.Duration) { h[runtime] = append(h[runtime], d) }
 
-// runtimeKey names the job's runtime: kind and name (and namespace for a
+// RuntimeKey names the job's runtime: kind and name (and namespace for a
 // TrainingRuntime).
-func runtimeKey(job *trainjob.TrainJob) string {
+func RuntimeKey(job *trainjob.TrainJob) string {
 	kind := ptr.Deref(job.Spec.RuntimeRef.Kind, "ClusterTrainingRuntime")
 	if kind == "TrainingRuntime" {
 		return kind + "/" + job.Namespace + "/" + job.Spec.RuntimeRef.Name
@@ -81,9 +81,8 @@ func RanFor(wl *kueue.Workload) (time.Duration, bool) {
 }
 
 // trustAfter is how long a job must have run before the time left it
-// reports is believed when it reports more: as the preemption cost's
-// trust rule, a job can't be believed nearly done before it has run as
-// long as it says is left, and past this every report is believed.
+// reports is believed when it reports more (trainjob.TimeLeftBelieved):
+// past this every report is believed.
 const trustAfter = 10 * time.Minute
 
 // EndOf is when the running job (its Workload admitted; job nil for
@@ -110,7 +109,7 @@ func EndOf(job *trainjob.TrainJob, wl *kueue.Workload, h History, now time.Time)
 		at := ts.LastUpdatedTime.Time
 		if left := ts.EstimatedRemainingSeconds; left != nil && *left >= 0 && !at.IsZero() && !at.After(now) {
 			l := time.Duration(*left) * time.Second
-			if end := at.Add(l); (ran >= l || ran >= trustAfter) && !end.Before(now) {
+			if end := at.Add(l); trainjob.TimeLeftBelieved(ran, l, trustAfter) && !end.Before(now) {
 				return end, FromReported, ""
 			}
 		}
@@ -120,13 +119,13 @@ func EndOf(job *trainjob.TrainJob, wl *kueue.Workload, h History, now time.Time)
 			}
 		}
 	}
-	if d, ok := h.medianPast(runtimeKey(job), ran); ok {
+	if d, ok := h.medianPast(RuntimeKey(job), ran); ok {
 		return since.Add(d), FromHistory, ""
 	}
 	if end, from := maxExecutionEnd(wl, since, now); from != "" {
 		return end, from, ""
 	}
-	return time.Time{}, "", noEndWhy(h.runs(runtimeKey(job)))
+	return time.Time{}, "", noEndWhy(h.runs(RuntimeKey(job)))
 }
 
 // noEndWhy says why a running TrainJob's end can't be told, given its
@@ -150,12 +149,12 @@ func maxExecutionEnd(wl *kueue.Workload, since, now time.Time) (time.Time, strin
 	return time.Time{}, ""
 }
 
-// runsFor is how long a waiting job is expected to run once admitted: the
+// RunsFor is how long a waiting job is expected to run once admitted: the
 // median run of its runtime's finished jobs, else Kueue's
 // maximumExecutionTimeSeconds; "" when it can't be told.
-func runsFor(job *trainjob.TrainJob, wl *kueue.Workload, h History) (time.Duration, string) {
+func RunsFor(job *trainjob.TrainJob, wl *kueue.Workload, h History) (time.Duration, string) {
 	if job != nil {
-		if d, ok := h.median(runtimeKey(job)); ok {
+		if d, ok := h.median(RuntimeKey(job)); ok {
 			return d, FromHistory
 		}
 	}

@@ -1,4 +1,4 @@
-package explain
+package forecast
 
 import (
 	"maps"
@@ -29,8 +29,8 @@ const (
 	Ineligible Fit = "Ineligible"
 )
 
-// candidate is one flavor considered for a role.
-type candidate struct {
+// Candidate is one flavor considered for a role.
+type Candidate struct {
 	Flavor string `json:"flavor"`
 	Fit    Fit    `json:"fit"`
 	// Short is what is missing, per resource, even borrowing all the
@@ -66,24 +66,24 @@ func eligible(tmpl *corev1.PodSpec, rf *kueue.ResourceFlavor) string {
 	return ""
 }
 
-// assignment is where each role would go, in role order.
-type assignment struct {
-	Roles []roleAssignment
+// Assignment is where each role would go, in role order.
+type Assignment struct {
+	Roles []RoleAssignment
 	// Uncovered lists resources a role requests that no resource group of
 	// the ClusterQueue covers: such a job is never admitted.
 	Uncovered map[string][]corev1.ResourceName
 }
 
-// roleAssignment is the search for one role: every flavor considered, and
+// RoleAssignment is the search for one role: every flavor considered, and
 // the one picked per resource group ("" when none fits).
-type roleAssignment struct {
+type RoleAssignment struct {
 	Role       string
-	Candidates []candidate
+	Candidates []Candidate
 	Picked     []string
 }
 
 // Fits reports whether every role has a flavor in every group.
-func (a *assignment) Fits() bool {
+func (a *Assignment) Fits() bool {
 	if len(a.Uncovered) > 0 {
 		return false
 	}
@@ -95,34 +95,34 @@ func (a *assignment) Fits() bool {
 	return true
 }
 
-// assign is a what-if of Kueue's flavor assignment for a job's roles
+// Assign is a what-if of Kueue's flavor assignment for a job's roles
 // against the queue as it is now: per role and resource group, flavors in
 // the ClusterQueue's order, the first that fits, or that fits by borrowing
 // when the ClusterQueue's flavorFungibility.whenCanBorrow is MayStopSearch
 // (Kueue's default); otherwise the first borrowing one. Roles booked
 // earlier use up quota for later ones, as one Workload's PodSets do. It
 // does not model preemption, fair sharing or topology.
-func assign(roles []podsets.Role, q *Queue) assignment {
-	a, _ := assignOn(newLedger(q), roles, q)
+func Assign(roles []podsets.Role, q *Queue) Assignment {
+	a, _ := assignOn(NewLedger(q), roles, q)
 	return a
 }
 
 // assignOn is Assign against the quota l has left, which it books; booked
 // is what it took, per flavor.
-func assignOn(l *ledger, roles []podsets.Role, q *Queue) (out assignment, booked map[string]corev1.ResourceList) {
+func assignOn(l *Ledger, roles []podsets.Role, q *Queue) (out Assignment, booked map[string]corev1.ResourceList) {
 	return assignUsage(l, roles, quota.Usage(roles), q)
 }
 
 // assignUsage is assignOn with the roles' usage already computed (a
 // forecast tries one shape many times).
-func assignUsage(l *ledger, roles []podsets.Role, usage []quota.RoleUsage, q *Queue) (out assignment, booked map[string]corev1.ResourceList) {
+func assignUsage(l *Ledger, roles []podsets.Role, usage []quota.RoleUsage, q *Queue) (out Assignment, booked map[string]corev1.ResourceList) {
 	stopOnBorrow := true
 	if ff := q.ClusterQueue.Spec.FlavorFungibility; ff != nil && ff.WhenCanBorrow == kueue.TryNextFlavor {
 		stopOnBorrow = false
 	}
-	out = assignment{}
+	out = Assignment{}
 	for i := range roles {
-		ra := roleAssignment{Role: roles[i].Name}
+		ra := RoleAssignment{Role: roles[i].Name}
 		covered := map[corev1.ResourceName]bool{}
 		for _, rg := range q.ClusterQueue.Spec.ResourceGroups {
 			need := corev1.ResourceList{}
@@ -139,7 +139,7 @@ func assignUsage(l *ledger, roles []podsets.Role, usage []quota.RoleUsage, q *Qu
 			for _, fq := range rg.Flavors {
 				f := string(fq.Name)
 				if why := eligible(&roles[i].Template.Spec, q.Flavors[f]); why != "" {
-					ra.Candidates = append(ra.Candidates, candidate{Flavor: f, Fit: Ineligible, Why: why})
+					ra.Candidates = append(ra.Candidates, Candidate{Flavor: f, Fit: Ineligible, Why: why})
 					continue
 				}
 				c := l.fit(f, need)

@@ -1,4 +1,4 @@
-package lifecycle
+package forecast
 
 import (
 	"testing"
@@ -18,7 +18,7 @@ func TestExpectedStartIsSaidAsAPersonWould(t *testing.T) {
 			sentence: "at 14:05, in about 12m, once ml/sweep-2 (4m left, from its runtime's history) and ml/llm-1 (12m left, reported) finish", cell: "14:05 (12m)"},
 		"in two hours": {e: &ExpectedStart{At: &at, InSeconds: ptr.To[int64](2 * 3600)}, sentence: "at 14:05, in about 2h", cell: "14:05 (2h)"},
 		"in 40 seconds, after a job with 1m30s left": {e: &ExpectedStart{At: &at, InSeconds: ptr.To[int64](42), After: []ExpectedEnd{{Job: "ml/a", LeftSeconds: 88, From: "reported"}}},
-			sentence: "at 14:05, in about 40s, once ml/a (1m30s left, reported) finish", cell: "14:05 (40s)"},
+			sentence: "at 14:05, in about 40s, once ml/a (1m30s left, reported) finishes", cell: "14:05 (40s)"},
 		"now":          {e: &ExpectedStart{At: &at, InSeconds: ptr.To[int64](0)}, sentence: "now, once Kueue admits it", cell: "now"},
 		"unknown":      {e: &ExpectedStart{Unknown: "it waits for ml/x"}, sentence: "unknown: it waits for ml/x", cell: "unknown"},
 		"not computed": {cell: "-"},

@@ -1,4 +1,4 @@
-package explain
+package forecast
 
 import (
 	"cmp"
@@ -86,7 +86,7 @@ func (s Start) Known() bool { return !s.At.IsZero() }
 // jobs worth trying. The work is then about (waiting jobs + releases) ×
 // shapes, where replaying every job at every release was waiting jobs².
 func Forecast(p Plan) map[string]Start {
-	l := newLedger(p.Queue)
+	l := NewLedger(p.Queue)
 	ends := &endQueue{}
 	var unknown []Running
 	for _, r := range p.Running {

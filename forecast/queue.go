@@ -1,4 +1,4 @@
-package explain
+package forecast
 
 import (
 	"maps"
@@ -23,7 +23,7 @@ type Queue struct {
 }
 
 // ledger is quota left per flavor and resource while roles are assigned.
-type ledger struct {
+type Ledger struct {
 	free    map[string]corev1.ResourceList // nominal - used (may be negative)
 	borrow  map[string]corev1.ResourceList // what borrowing can still add
 	nominal map[string]corev1.ResourceList
@@ -32,9 +32,9 @@ type ledger struct {
 
 // newLedger starts from the ClusterQueue's nominal quota minus its
 // reservations, and what the cohort lends capped by borrowingLimits.
-func newLedger(q *Queue) *ledger {
-	l := &ledger{free: map[string]corev1.ResourceList{}, borrow: map[string]corev1.ResourceList{}, nominal: map[string]corev1.ResourceList{}, limited: map[string]map[corev1.ResourceName]bool{}}
-	used := usageOf(q.ClusterQueue.Status.FlavorsReservation)
+func NewLedger(q *Queue) *Ledger {
+	l := &Ledger{free: map[string]corev1.ResourceList{}, borrow: map[string]corev1.ResourceList{}, nominal: map[string]corev1.ResourceList{}, limited: map[string]map[corev1.ResourceName]bool{}}
+	used := Used(q.ClusterQueue.Status.FlavorsReservation)
 	for _, rg := range q.ClusterQueue.Spec.ResourceGroups {
 		for _, fq := range rg.Flavors {
 			f := string(fq.Name)
@@ -74,16 +74,22 @@ func newLedger(q *Queue) *ledger {
 
 // Free is the unused nominal quota of a flavor's resource (negative when
 // the queue already borrows it).
-func (l *ledger) Free(flavor string, r corev1.ResourceName) resource.Quantity {
+func (l *Ledger) Free(flavor string, r corev1.ResourceName) resource.Quantity {
 	return l.free[flavor][r].DeepCopy()
 }
 
 // Lend is what borrowing could still add to a flavor's resource.
-func (l *ledger) Lend(flavor string, r corev1.ResourceName) resource.Quantity {
+func (l *Ledger) Lend(flavor string, r corev1.ResourceName) resource.Quantity {
 	return l.borrow[flavor][r].DeepCopy()
 }
 
-func usageOf(usage []kueue.FlavorUsage) map[string]map[corev1.ResourceName]resource.Quantity {
+// Nominal is the ClusterQueue's nominal quota of a flavor's resource.
+func (l *Ledger) Nominal(flavor string, r corev1.ResourceName) resource.Quantity {
+	return l.nominal[flavor][r].DeepCopy()
+}
+
+// Used is what usage reserves, per flavor and resource.
+func Used(usage []kueue.FlavorUsage) map[string]map[corev1.ResourceName]resource.Quantity {
 	out := map[string]map[corev1.ResourceName]resource.Quantity{}
 	for _, fu := range usage {
 		out[string(fu.Name)] = map[corev1.ResourceName]resource.Quantity{}
@@ -95,8 +101,8 @@ func usageOf(usage []kueue.FlavorUsage) map[string]map[corev1.ResourceName]resou
 }
 
 // fit checks need against one flavor without taking anything.
-func (l *ledger) fit(flavor string, need corev1.ResourceList) candidate {
-	c := candidate{Flavor: flavor, Fit: Fits}
+func (l *Ledger) fit(flavor string, need corev1.ResourceList) Candidate {
+	c := Candidate{Flavor: flavor, Fit: Fits}
 	for _, r := range slices.Sorted(maps.Keys(need)) {
 		n := need[r]
 		if n.IsZero() {
@@ -139,7 +145,7 @@ func (l *ledger) fit(flavor string, need corev1.ResourceList) candidate {
 }
 
 // take books need on flavor.
-func (l *ledger) take(flavor string, need corev1.ResourceList) {
+func (l *Ledger) take(flavor string, need corev1.ResourceList) {
 	for r, n := range need {
 		free := l.free[flavor][r]
 		if free.Sign() > 0 && n.Cmp(free) > 0 {
@@ -163,7 +169,7 @@ func (l *ledger) take(flavor string, need corev1.ResourceList) {
 
 // give returns back to flavor what a job that ends held: to the cohort
 // first what the queue borrowed, then to its own quota.
-func (l *ledger) give(flavor string, back corev1.ResourceList) {
+func (l *Ledger) give(flavor string, back corev1.ResourceList) {
 	if l.free[flavor] == nil {
 		l.free[flavor], l.borrow[flavor] = corev1.ResourceList{}, corev1.ResourceList{}
 	}
@@ -185,8 +191,8 @@ func (l *ledger) give(flavor string, back corev1.ResourceList) {
 }
 
 // clone is a copy of l to book a what-if on.
-func (l *ledger) clone() *ledger {
-	c := &ledger{free: map[string]corev1.ResourceList{}, borrow: map[string]corev1.ResourceList{}, nominal: l.nominal, limited: l.limited}
+func (l *Ledger) clone() *Ledger {
+	c := &Ledger{free: map[string]corev1.ResourceList{}, borrow: map[string]corev1.ResourceList{}, nominal: l.nominal, limited: l.limited}
 	for f, rl := range l.free {
 		c.free[f] = rl.DeepCopy()
 	}
