@@ -31,7 +31,7 @@ type Facts struct {
 	Topology podsets.Topology
 	// PodGroups: scheduler-plugins' PodGroup CRD is installed.
 	PodGroups bool
-	// WorkloadAPI: the API server serves Kubernetes' own PodGroups
+	// WorkloadAPI: the API server serves the Workload API's PodGroups
 	// (scheduling.k8s.io/v1beta1; ServesWorkloadAPI).
 	WorkloadAPI bool
 	// Config is the deployed Kueue's Configuration, read once, with the

@@ -7,7 +7,7 @@ import (
 	clientdiscovery "k8s.io/client-go/discovery"
 )
 
-// workloadAPIGroupVersion holds Kubernetes' own PodGroups: beta in
+// workloadAPIGroupVersion holds the Workload API's PodGroups: beta in
 // Kubernetes 1.37, served only with the GenericWorkload gate on and the
 // group in the API server's runtime-config.
 const workloadAPIGroupVersion = "scheduling.k8s.io/v1beta1"

@@ -1,6 +1,8 @@
 package gang
 
 import (
+	"crypto/sha256"
+	"encoding/hex"
 	"fmt"
 	"strings"
 	"time"
@@ -25,10 +27,10 @@ type Plan struct {
 	Roles   []string
 	Gang    quota.Gang
 	Timeout time.Duration
-	// Native: a PodGroup of Kubernetes' own (mode WorkloadAPI), not
+	// WorkloadAPI: a Workload API PodGroup (mode WorkloadAPI), not
 	// scheduler-plugins'; Admission is the admission it is made for.
-	Native    bool
-	Admission string
+	WorkloadAPI bool
+	Admission   string
 }
 
 // Request is what a job's plans are made from.
@@ -42,13 +44,10 @@ type Request struct {
 	TrainerGang bool
 	// Capabilities of the installed Trainer.
 	Capabilities shape.Capabilities
-	// PodGroupCRD: scheduler-plugins' PodGroup CRD is installed.
-	PodGroupCRD bool
-	// WorkloadAPI: the API server serves Kubernetes' own PodGroups
-	// (scheduling.k8s.io/v1beta1).
-	WorkloadAPI bool
+	// Gangs are the gang schedulers whose PodGroups the cluster serves.
+	Gangs Schedulers
 	// Admission tells this admission from the job's earlier ones
-	// (AdmissionToken): Kubernetes' PodGroups are made per admission.
+	// (AdmissionToken): Workload API PodGroups are made per admission.
 	Admission string
 	// Progress of each role, by name, when the job ran before: its
 	// succeeded pods are not created again and leave its gangs.
@@ -75,12 +74,12 @@ func PlanFor(r Request) (plans []Plan, refusal, unserved string) {
 			return nil, "", ""
 		}
 	}
-	native := r.Mode == WorkloadAPI
+	workloadAPI := r.Mode == WorkloadAPI
 	if !r.Capabilities.PodMetadata {
 		return nil, fmt.Sprintf("gang scheduling (%s: %s) needs the %s label on the pods, which Trainer's %s can't carry (Trainer v2.0); the job is not started. Use a runtime with spec.podGroupPolicy.coscheduling, upgrade Trainer to v2.1+, or, where the job asks for it itself, remove its %s annotation (a ClusterQueue's setting is its admin's to change)",
-			names.GangSchedulingAnnotation, r.Mode, podLabel(native), r.Capabilities.Field, names.GangSchedulingAnnotation), ""
+			names.GangSchedulingAnnotation, r.Mode, podLabel(workloadAPI), r.Capabilities.Field, names.GangSchedulingAnnotation), ""
 	}
-	if msg := unavailable(r.Mode, Schedulers{PodGroupCRD: r.PodGroupCRD, WorkloadAPI: r.WorkloadAPI}); msg != "" {
+	if msg := unavailable(r.Mode, r.Gangs); msg != "" {
 		return nil, "", msg
 	}
 	var timeout time.Duration
@@ -99,9 +98,9 @@ func PlanFor(r Request) (plans []Plan, refusal, unserved string) {
 		}
 		last := i == len(waves)-1
 		p := Plan{Name: PodGroupName(r.Job, w.Roles[0], last), Roles: w.Roles, Gang: w.Gang, Timeout: timeout}
-		if native {
+		if workloadAPI {
 			// kube-scheduler's gang has no timeout of the group's own.
-			p.Name, p.Timeout, p.Native, p.Admission = NativePodGroupName(r.Job, w.Roles[0], last, r.Admission), 0, true, r.Admission
+			p.Name, p.Timeout, p.WorkloadAPI, p.Admission = WorkloadAPIGroupName(r.Job, w.Roles[0], last, r.Admission), 0, true, r.Admission
 		}
 		plans = append(plans, p)
 	}
@@ -109,8 +108,8 @@ func PlanFor(r Request) (plans []Plan, refusal, unserved string) {
 }
 
 // podLabel is the pod label that puts a pod in its wave's group.
-func podLabel(native bool) string {
-	if native {
+func podLabel(workloadAPI bool) string {
+	if workloadAPI {
 		return names.PodGroupLabel
 	}
 	return PodGroupLabel
@@ -127,6 +126,18 @@ func PodGroupName(job, firstRole string, last bool) string {
 		return job
 	}
 	return shorten(job + "." + firstRole)
+}
+
+// shorten keeps a name a label value: at most 63 characters, a longer one
+// cut and told apart by a hash of the whole.
+func shorten(name string) string {
+	const max = 63
+	if len(name) <= max {
+		return name
+	}
+	sum := sha256.Sum256([]byte(name))
+	suffix := hex.EncodeToString(sum[:])[:8]
+	return strings.TrimRight(name[:max-len(suffix)-1], "-.") + "." + suffix
 }
 
 // PodGroup is the object of plan p for job, to apply before the pods exist:
@@ -161,7 +172,7 @@ func Note(plans []Plan) string {
 		parts[i] = fmt.Sprintf("%s (%s, %d pods)", p.Name, strings.Join(p.Roles, ", "), p.Gang.MinMember)
 	}
 	kind := "PodGroups "
-	if plans[0].Native {
+	if plans[0].WorkloadAPI {
 		kind = "PodGroups (scheduling.k8s.io/v1beta1) "
 	}
 	return "; gang scheduled as " + kind + strings.Join(parts, ", ")
@@ -170,10 +181,10 @@ func Note(plans []Plan) string {
 // WithPodGroupLabels adds each role's PodGroup label to its injection.
 // Kueue's label maps are shared with its PodSetInfo: copied, never written.
 func WithPodGroupLabels(want []shape.Injection, plans []Plan) {
-	group, native := map[string]string{}, map[string]bool{}
+	group, workloadAPI := map[string]string{}, map[string]bool{}
 	for _, p := range plans {
 		for _, r := range p.Roles {
-			group[r], native[r] = p.Name, p.Native
+			group[r], workloadAPI[r] = p.Name, p.WorkloadAPI
 		}
 	}
 	for i := range want {
@@ -185,7 +196,7 @@ func WithPodGroupLabels(want []shape.Injection, plans []Plan) {
 		for k, v := range want[i].Labels {
 			labels[k] = v
 		}
-		labels[podLabel(native[want[i].Name])] = name
+		labels[podLabel(workloadAPI[want[i].Name])] = name
 		want[i].Labels = labels
 	}
 }
@@ -204,7 +215,7 @@ func TimeoutConflict(roles []podsets.Role, trainerGang *trainer.CoschedulingPodG
 			timeout = trainerDefaultScheduleTimeout
 		}
 		where = "the runtime's spec.podGroupPolicy.coscheduling.scheduleTimeoutSeconds"
-	case len(plans) > 0 && plans[0].Native:
+	case len(plans) > 0 && plans[0].WorkloadAPI:
 		// kube-scheduler's gang waits as long as its scheduler does: no
 		// timeout of ours to weigh against Kueue's.
 		return ""

@@ -186,7 +186,7 @@ func TestPlanFor(t *testing.T) {
 			noCRD:    true,
 			unserved: "podgroups.scheduling.x-k8s.io), which is not installed",
 		},
-		"workload-api: a group of Kubernetes' own per wave and admission": {
+		"workload-api: a Workload API group per wave and admission": {
 			setting:   Setting{Mode: WorkloadAPI},
 			want:      []string{"llm.dataset-initializer-abc123", "llm-abc123"},
 			minMember: []int32{1, 2},
@@ -236,7 +236,7 @@ func TestPlanFor(t *testing.T) {
 				roles = chained
 			}
 			plans, refusal, unserved := PlanFor(Request{Job: "llm", Setting: tc.setting, Roles: roles, TrainerGang: tc.trainerGang,
-				Capabilities: s.Capabilities(), PodGroupCRD: !tc.noCRD, WorkloadAPI: !tc.noAPI, Admission: "abc123", Progress: tc.progress})
+				Capabilities: s.Capabilities(), Gangs: Schedulers{PodGroupCRD: !tc.noCRD, WorkloadAPI: !tc.noAPI}, Admission: "abc123", Progress: tc.progress})
 			if tc.unserved != "" || unserved != "" {
 				if !strings.Contains(unserved, tc.unserved) || tc.unserved == "" || refusal != "" || plans != nil {
 					t.Fatalf("PlanFor = %v, refusal %q, unserved %q; want unserved saying %q alone", plans, refusal, unserved, tc.unserved)

@@ -9,7 +9,7 @@ package gang
 // its child Jobs' completed pods, which are not created again, leave its
 // gang (listed then, never cached).
 // +kubebuilder:rbac:groups=scheduling.x-k8s.io,resources=podgroups,verbs=get;list;watch;create;patch
-// Kubernetes' own PodGroups (gang mode workload-api): made per admission,
+// the Workload API's PodGroups (gang mode workload-api): made per admission,
 // deleted when it ends; read by the pod webhook when a pod joins one.
 // +kubebuilder:rbac:groups=scheduling.k8s.io,resources=podgroups,verbs=get;list;watch;create;patch;delete
 // +kubebuilder:rbac:groups=batch,resources=jobs,verbs=list

@@ -12,7 +12,7 @@ type Schedulers struct {
 	// PodGroupCRD: scheduler-plugins' PodGroup CRD
 	// (podgroups.scheduling.x-k8s.io) is installed.
 	PodGroupCRD bool
-	// WorkloadAPI: the API server serves Kubernetes' own PodGroups
+	// WorkloadAPI: the API server serves the Workload API's PodGroups
 	// (scheduling.k8s.io/v1beta1 podgroups).
 	WorkloadAPI bool
 }

@@ -18,7 +18,7 @@ const (
 	// Coscheduling: scheduler-plugins' PodGroups (scheduling.x-k8s.io), for
 	// its coscheduling plugin.
 	Coscheduling = "coscheduling"
-	// WorkloadAPI: Kubernetes' own PodGroups (scheduling.k8s.io/v1beta1,
+	// WorkloadAPI: the Workload API's PodGroups (scheduling.k8s.io/v1beta1,
 	// Kubernetes 1.37 with the GenericWorkload gate), which kube-scheduler
 	// itself places whole.
 	WorkloadAPI = "workload-api"

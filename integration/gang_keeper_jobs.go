@@ -55,7 +55,7 @@ func (r runningJobs) Running(ctx context.Context, key types.NamespacedName) (*ga
 	}, nil
 }
 
-// NewGangKeeper keeps the PodGroups of the TrainJobs r runs (opts.PodGroups:
+// NewGangKeeper keeps the PodGroups of the TrainJobs r runs (opts.Gangs.PodGroupCRD:
 // scheduler-plugins' PodGroup CRD is installed), saying what it does on
 // the jobs through r's events.
 func NewGangKeeper(c client.Client, r *Reconciler, opts Options) *gang.Keeper {

@@ -110,7 +110,7 @@ func TestGangProgressCountsPodsThatSucceededBeforeTheEviction(t *testing.T) {
 func TestReadmittedGangIsPlannedForThePodsCreatedAgainOnItsNewFlavor(t *testing.T) {
 	f := newStartFixture(t, shape.PodTemplateOverrides{}, nil, corev1.PodSpec{})
 	f.job.Annotations = map[string]string{names.GangSchedulingAnnotation: gang.Coscheduling}
-	f.deps.opts.PodGroups = true
+	f.deps.opts.Gangs.PodGroupCRD = true
 	for _, j := range []*batchv1.Job{childJob("j-node-0", "j", "node", 1, false), childJob("j-init-0", "j", "init", 1, true)} {
 		if err := f.c.Create(t.Context(), j); err != nil {
 			t.Fatal(err)

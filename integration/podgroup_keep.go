@@ -20,7 +20,7 @@ import (
 	"github.com/trainjob-kueue/trainjob-kueue/trainjob"
 )
 
-// A running job's Kubernetes PodGroups are kept while its admission
+// A running job's Workload API PodGroups are kept while its admission
 // lives. The start makes them once; a group deleted since (by a user who
 // may edit PodGroups, a cleanup script) would leave every later pod of
 // the job — a failed index's replacement, a JobSet restart's pods —
@@ -32,9 +32,9 @@ import (
 // names it, and it is made again once it is gone (a JobSet restart frees
 // it with its pods).
 
-// keepNativePodGroups makes again each group of the job's running
+// keepWorkloadAPIGroups makes again each group of the job's running
 // admission that is gone: groups are the job's groups the cache holds.
-func (t *TrainJob) keepNativePodGroups(ctx context.Context, groups []metav1.PartialObjectMetadata) error {
+func (t *TrainJob) keepWorkloadAPIGroups(ctx context.Context, groups []metav1.PartialObjectMetadata) error {
 	wl := t.obs.reserved()
 	if t.Suspended() || wl == nil || !workload.IsAdmitted(wl) || t.obs.runner != trainjob.RunLocally {
 		return nil
@@ -64,10 +64,10 @@ func (t *TrainJob) keepNativePodGroups(ctx context.Context, groups []metav1.Part
 		return fmt.Errorf("planning the PodGroups of the running job again, to make %s again: %w", strings.Join(missing, ", "), err)
 	}
 	for _, p := range plans {
-		if !p.Native || !slices.Contains(missing, p.Name) {
+		if !p.WorkloadAPI || !slices.Contains(missing, p.Name) {
 			continue
 		}
-		made, err := t.createNativePodGroup(ctx, p)
+		made, err := t.createWorkloadAPIGroup(ctx, p)
 		if err != nil {
 			var pgErr *podGroupError
 			if errors.As(err, &pgErr) {

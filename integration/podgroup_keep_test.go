@@ -21,7 +21,7 @@ import (
 // left as it is.
 func TestARunningAdmissionsDeletedGroupIsMadeAgain(t *testing.T) {
 	f := newStartFixture(t, shape.PodTemplateOverrides{}, nil, corev1.PodSpec{})
-	f.deps.opts.WorkloadAPI = true
+	f.deps.opts.Gangs.WorkloadAPI = true
 	cq := &kueue.ClusterQueue{ObjectMeta: metav1.ObjectMeta{Name: "cq", Annotations: map[string]string{names.GangSchedulingAnnotation: gang.WorkloadAPI}}}
 	f.job.obs.clusterQueue = cq
 	if err := f.job.RunWithPodSetsInfo(t.Context(), f.c, f.infos); err != nil {
@@ -31,12 +31,12 @@ func TestARunningAdmissionsDeletedGroupIsMadeAgain(t *testing.T) {
 	// The fake client lists a kind outside its scheme as metadata only
 	// once it has listed it unstructured (as TestKubernetesPodGroupsGoWithTheirAdmission does).
 	all := &unstructured.UnstructuredList{}
-	all.SetGroupVersionKind(gang.NativePodGroupGVK.GroupVersion().WithKind("PodGroupList"))
+	all.SetGroupVersionKind(gang.WorkloadAPIGroupGVK.GroupVersion().WithKind("PodGroupList"))
 	if err := f.c.List(t.Context(), all); err != nil || len(all.Items) != 1 {
 		t.Fatalf("the start's PodGroups: %v (%d)", err, len(all.Items))
 	}
 	group := &unstructured.Unstructured{}
-	group.SetGroupVersionKind(gang.NativePodGroupGVK)
+	group.SetGroupVersionKind(gang.WorkloadAPIGroupGVK)
 	key := client.ObjectKey{Namespace: f.job.Namespace, Name: "j-" + admissionToken(f.job.obs.reserved())}
 	running := func() *TrainJob {
 		stored := &TrainJob{deps: f.deps, obs: f.job.obs}
@@ -46,7 +46,7 @@ func TestARunningAdmissionsDeletedGroupIsMadeAgain(t *testing.T) {
 		}
 		return stored
 	}
-	if err := running().releaseNativePodGroups(t.Context()); err != nil {
+	if err := running().releaseWorkloadAPIGroups(t.Context()); err != nil {
 		t.Fatal(err)
 	}
 	if events := drain(f.events); len(events) != 0 {
@@ -54,7 +54,7 @@ func TestARunningAdmissionsDeletedGroupIsMadeAgain(t *testing.T) {
 	}
 	// A cache that has not seen the group yet: found there, not made
 	// again, nothing said.
-	if err := running().keepNativePodGroups(t.Context(), nil); err != nil {
+	if err := running().keepWorkloadAPIGroups(t.Context(), nil); err != nil {
 		t.Fatal(err)
 	}
 	if events := drain(f.events); len(events) != 0 {
@@ -67,7 +67,7 @@ func TestARunningAdmissionsDeletedGroupIsMadeAgain(t *testing.T) {
 		t.Fatal(err)
 	}
 	create(t, f.c, cq)
-	if err := running().releaseNativePodGroups(t.Context()); err != nil {
+	if err := running().releaseWorkloadAPIGroups(t.Context()); err != nil {
 		t.Fatal(err)
 	}
 	if err := f.c.Get(t.Context(), key, group); err != nil {

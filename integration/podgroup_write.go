@@ -7,8 +7,6 @@ import (
 	"strings"
 
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
-	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
-	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	"github.com/trainjob-kueue/trainjob-kueue/gang"
 	"github.com/trainjob-kueue/trainjob-kueue/names"
@@ -64,39 +62,27 @@ func podGroupNotWritten(namespace string, p gang.Plan, err error) error {
 	return e
 }
 
-// createNativePodGroup makes plan p's Kubernetes PodGroup, or finds it
-// made: create, and on a conflict accept what stands under the name only
-// when it is the job's, as this start's plan has it (gang.ClaimOf).
-// Anything else is never used nor touched, and its fields never reach the
-// job's pods: the start waits, and says so. made: this call created it.
-func (t *TrainJob) createNativePodGroup(ctx context.Context, p gang.Plan) (made bool, err error) {
-	want := gang.NativePodGroup(p, &t.TrainJob, t.podPriorityClass(p.Roles))
-	err = t.deps.client.Create(ctx, want.DeepCopy(), client.FieldOwner(names.FieldManager))
-	if err == nil {
-		t.deps.metrics.Gang(gang.ActionCreated)
-		return true, nil
+// createWorkloadAPIGroup makes plan p's PodGroup (mode workload-api)
+// through gang's writer, or finds it made (an earlier try of the start).
+// What stands under the name and is not the job's as planned is never used
+// nor touched, and its fields never reach the job's pods: the start waits,
+// and says who should do what. made: this call created it.
+func (t *TrainJob) createWorkloadAPIGroup(ctx context.Context, p gang.Plan) (made bool, err error) {
+	made, err = t.deps.workloadAPIGroups().Create(ctx, gang.WorkloadAPIGroup(p, &t.TrainJob, t.podPriorityClass(p.Roles)))
+	var claimErr *gang.ClaimError
+	if !errors.As(err, &claimErr) {
+		if err != nil {
+			return false, podGroupNotWritten(t.Namespace, p, err)
+		}
+		return made, nil
 	}
-	if !apierrors.IsAlreadyExists(err) {
-		return false, podGroupNotWritten(t.Namespace, p, err)
-	}
-	existing := &unstructured.Unstructured{}
-	existing.SetGroupVersionKind(gang.NativePodGroupGVK)
-	if err := t.deps.apiReader.Get(ctx, client.ObjectKeyFromObject(want), existing); err != nil {
-		// Gone since the create: the retry makes it.
-		return false, fmt.Errorf("reading PodGroup %s/%s, found under its name at create: %w", t.Namespace, p.Name, err)
-	}
-	claim, why := gang.ClaimOf(existing, want)
-	e := &podGroupError{group: t.Namespace + "/" + p.Name, roles: p.Roles, err: errors.New(why)}
-	switch claim {
-	case gang.ClaimOurs:
-		return false, nil
+	e := &podGroupError{group: t.Namespace + "/" + p.Name, roles: p.Roles, err: err}
+	switch claimErr.Claim {
 	case gang.ClaimStale:
-		// Not deleted: the job's pods may name it already (a start retried
-		// from a cache behind its first write finds its own group).
-		e.cause = "a PodGroup of this job's is under its name, and " + why
+		e.cause = "a PodGroup of this job's is under its name, and " + claimErr.Why
 		e.fix = fmt.Sprintf("If the job has not started, delete it (kubectl delete podgroups.scheduling.k8s.io -n %s %s) and the start makes it again; Kueue's waitForPodsReady, where on, queues the job again at its timeout, with groups of a new name", t.Namespace, p.Name)
 	default:
-		e.cause = "another PodGroup already has its name, and " + why
+		e.cause = "another PodGroup already has its name, and " + claimErr.Why
 		e.fix = fmt.Sprintf("Its owner should delete it (kubectl delete podgroups.scheduling.k8s.io -n %s %s); the job starts once it is gone", t.Namespace, p.Name)
 	}
 	return false, e

@@ -33,7 +33,7 @@ func TestAPodGroupWriteIsNeverTheJobsFault(t *testing.T) {
 		pg := &unstructured.Unstructured{Object: map[string]any{"spec": map[string]any{
 			"schedulingPolicy":      map[string]any{"basic": map[string]any{}},
 			"schedulingConstraints": map[string]any{"topology": []any{map[string]any{"key": "rack"}}}}}}
-		pg.SetGroupVersionKind(gang.NativePodGroupGVK)
+		pg.SetGroupVersionKind(gang.WorkloadAPIGroupGVK)
 		pg.SetNamespace(f.job.Namespace)
 		pg.SetName(name)
 		pg.SetOwnerReferences([]metav1.OwnerReference{{APIVersion: "v1", Kind: "ConfigMap", Name: "squatter", UID: "cm-uid", Controller: ptr.To(true)}})
@@ -78,7 +78,7 @@ func TestAPodGroupWriteIsNeverTheJobsFault(t *testing.T) {
 	} {
 		t.Run(name, func(t *testing.T) {
 			f := newStartFixture(t, shape.PodTemplateOverrides{}, nil, corev1.PodSpec{})
-			f.deps.opts.WorkloadAPI = true
+			f.deps.opts.Gangs.WorkloadAPI = true
 			f.job.obs.clusterQueue = &kueue.ClusterQueue{ObjectMeta: metav1.ObjectMeta{Name: "cq", Annotations: map[string]string{names.GangSchedulingAnnotation: gang.WorkloadAPI}}}
 			group := "j-" + admissionToken(f.job.obs.reserved())
 			tc.setUp(f, group)
@@ -102,7 +102,7 @@ func TestAPodGroupWriteIsNeverTheJobsFault(t *testing.T) {
 				t.Errorf("said again on the retry: %v", again)
 			}
 			pg := &unstructured.Unstructured{}
-			pg.SetGroupVersionKind(gang.NativePodGroupGVK)
+			pg.SetGroupVersionKind(gang.WorkloadAPIGroupGVK)
 			err = f.c.Get(t.Context(), client.ObjectKey{Namespace: f.job.Namespace, Name: group}, pg)
 			if tc.kept {
 				if _, has, _ := unstructured.NestedMap(pg.Object, "spec", "schedulingConstraints"); err != nil || !has {

@@ -69,7 +69,7 @@ func (r *Reconciler) Reconcile(ctx context.Context, req ctrl.Request) (ctrl.Resu
 		res.RequeueAfter = t.noticeLeft
 	}
 	if t.readErr == nil {
-		if relErr := t.releaseNativePodGroups(ctx); relErr != nil {
+		if relErr := t.releaseWorkloadAPIGroups(ctx); relErr != nil {
 			err = errors.Join(err, relErr)
 		}
 	}
@@ -124,11 +124,11 @@ func (r *Reconciler) SetupWithManager(mgr ctrl.Manager) error {
 		// Trainer v2.0 reports its Jobs only on the JobSet.
 		b = b.Owns(&jobsetapi.JobSet{})
 	}
-	if r.deps.opts.WorkloadAPI {
+	if r.deps.opts.Gangs.WorkloadAPI {
 		// A running admission's group deleted is made again
 		// (podgroup_keep.go): its deletion wakes its job.
 		pg := &metav1.PartialObjectMetadata{}
-		pg.SetGroupVersionKind(gang.NativePodGroupGVK)
+		pg.SetGroupVersionKind(gang.WorkloadAPIGroupGVK)
 		b = b.Watches(pg, handler.EnqueueRequestForOwner(mgr.GetScheme(), mgr.GetRESTMapper(), &trainjob.TrainJob{}, handler.OnlyControllerOwner()),
 			builder.WithPredicates(predicate.Funcs{
 				CreateFunc:  func(event.CreateEvent) bool { return false },

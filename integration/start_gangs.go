@@ -3,9 +3,7 @@ package integration
 import (
 	"context"
 	"errors"
-	"fmt"
 	"slices"
-	"time"
 
 	apimeta "k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
@@ -39,8 +37,7 @@ func (t *TrainJob) gangPlans(ctx context.Context) ([]gang.Plan, error) {
 		Roles:        t.obs.Roles,
 		TrainerGang:  t.obs.Coscheduling != nil,
 		Capabilities: t.deps.caps,
-		PodGroupCRD:  t.deps.opts.PodGroups,
-		WorkloadAPI:  t.deps.opts.WorkloadAPI,
+		Gangs:        t.deps.opts.Gangs,
 		Admission:    admissionToken(t.obs.reserved()),
 	})
 	if refused != "" {
@@ -57,13 +54,13 @@ func (t *TrainJob) gangPlans(ctx context.Context) ([]gang.Plan, error) {
 
 // applyPodGroups creates or updates our PodGroups before the pods exist:
 // a pod labelled for a PodGroup that is missing is refused by coscheduling
-// and by our pod webhook (Kubernetes' own groups). A write that does not
+// and by our pod webhook (Workload API groups). A write that does not
 // go through is a *podGroupError (podgroup_write.go): the job's start
 // waits for it, never finished for it.
 func (t *TrainJob) applyPodGroups(ctx context.Context, plans []gang.Plan) error {
 	for _, p := range plans {
-		if p.Native {
-			if _, err := t.createNativePodGroup(ctx, p); err != nil {
+		if p.WorkloadAPI {
+			if _, err := t.createWorkloadAPIGroup(ctx, p); err != nil {
 				return err
 			}
 			continue
@@ -111,37 +108,25 @@ func admissionToken(wl *kueue.Workload) string {
 	return gang.AdmissionToken(wl.UID, at)
 }
 
-// releaseNativePodGroups deletes the job's Kubernetes PodGroups of
-// admissions that ended: evicted, preempted or finished, the groups go
-// with their pods (the API server keeps each until no pod names it), and
-// a re-admission gets fresh ones; and keeps those of the admission that
-// runs (podgroup_keep.go). Read from the cache: a job without such groups
-// costs no request. Run after every reconcile of a job Kueue manages, so a
-// crash between a stop and the deletion loses nothing.
-func (t *TrainJob) releaseNativePodGroups(ctx context.Context) error {
-	if !t.deps.opts.WorkloadAPI || t.obs == nil || t.UID == "" {
+// releaseWorkloadAPIGroups has gang's writer delete the job's PodGroups
+// (mode workload-api) of admissions that ended — evicted, preempted or
+// finished, the groups go with their pods, and a re-admission gets fresh
+// ones — and keeps those of the admission that runs (podgroup_keep.go).
+// Run after every reconcile of a job Kueue manages, so a crash between a
+// stop and the deletion loses nothing.
+func (t *TrainJob) releaseWorkloadAPIGroups(ctx context.Context) error {
+	if !t.deps.opts.Gangs.WorkloadAPI || t.obs == nil || t.UID == "" {
 		return nil
 	}
-	// The first list starts the cache's watch of the groups: bounded, so
-	// a watch that can't sync (a role without the permission) is an error
-	// retried with backoff, not a worker held for ever.
-	listCtx, cancel := context.WithTimeout(ctx, 30*time.Second)
-	defer cancel()
-	groups := &metav1.PartialObjectMetadataList{}
-	groups.SetGroupVersionKind(gang.NativePodGroupGVK.GroupVersion().WithKind("PodGroupList"))
-	if err := t.deps.client.List(listCtx, groups, client.InNamespace(t.Namespace), client.MatchingLabels{names.PodGroupJobLabel: t.Name}); err != nil {
-		return fmt.Errorf("listing the PodGroups (scheduling.k8s.io/v1beta1) of TrainJob %s/%s: %w", t.Namespace, t.Name, err)
+	kept, err := t.deps.workloadAPIGroups().Release(ctx, &t.TrainJob, admissionToken(t.obs.reserved()))
+	if err != nil {
+		return err
 	}
-	current := admissionToken(t.obs.reserved())
-	for i := range groups.Items {
-		pg := &groups.Items[i]
-		if !gang.Ended(pg, t.UID, current) {
-			continue
-		}
-		if err := t.deps.client.Delete(ctx, pg, client.Preconditions{UID: &pg.UID}); client.IgnoreNotFound(err) != nil {
-			return fmt.Errorf("deleting PodGroup %s/%s of an admission that ended: %w", t.Namespace, pg.Name, err)
-		}
-		t.deps.metrics.Gang(gang.ActionDeleted)
-	}
-	return t.keepNativePodGroups(ctx, groups.Items)
+	return t.keepWorkloadAPIGroups(ctx, kept)
+}
+
+// workloadAPIGroups is gang's writer of the job's PodGroups (mode
+// workload-api), with the manager's clients and metrics.
+func (d *deps) workloadAPIGroups() gang.WorkloadAPIWriter {
+	return gang.WorkloadAPIWriter{Client: d.client, Live: d.apiReader, Count: d.metrics.Gang}
 }

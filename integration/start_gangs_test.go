@@ -44,7 +44,7 @@ func TestGangPlansAtTheStart(t *testing.T) {
 	} {
 		t.Run(name, func(t *testing.T) {
 			f := newStartFixture(t, shape.PodTemplateOverrides{}, nil, corev1.PodSpec{})
-			f.deps.opts.PodGroups = tc.podGroupCRD
+			f.deps.opts.Gangs.PodGroupCRD = tc.podGroupCRD
 			f.job.obs.clusterQueue = &kueue.ClusterQueue{ObjectMeta: metav1.ObjectMeta{Name: "cq", Annotations: tc.cqAnnotations}}
 			plans, err := f.job.gangPlans(t.Context())
 			switch {
@@ -81,7 +81,7 @@ func TestGangPlansAtTheStart(t *testing.T) {
 // reservation), never the current one's nor another job's.
 func TestKubernetesPodGroupsGoWithTheirAdmission(t *testing.T) {
 	f := newStartFixture(t, shape.PodTemplateOverrides{}, nil, corev1.PodSpec{})
-	f.deps.opts.WorkloadAPI = true
+	f.deps.opts.Gangs.WorkloadAPI = true
 	f.job.obs.clusterQueue = &kueue.ClusterQueue{ObjectMeta: metav1.ObjectMeta{Name: "cq", Annotations: map[string]string{names.GangSchedulingAnnotation: gang.WorkloadAPI}}}
 	plans, err := f.job.gangPlans(t.Context())
 	if err != nil {
@@ -91,23 +91,23 @@ func TestKubernetesPodGroupsGoWithTheirAdmission(t *testing.T) {
 		t.Fatal(err)
 	}
 	current := admissionToken(f.job.obs.reserved())
-	stale := gang.Plan{Name: "j-old", Roles: []string{"node"}, Native: true, Admission: "old"}
+	stale := gang.Plan{Name: "j-old", Roles: []string{"node"}, WorkloadAPI: true, Admission: "old"}
 	otherJob := f.job.TrainJob.DeepCopy()
 	otherJob.Name, otherJob.UID = "other", "other-uid"
-	for _, pg := range []client.Object{gang.NativePodGroup(stale, &f.job.TrainJob, ""), gang.NativePodGroup(gang.Plan{Name: "other-x", Roles: []string{"node"}, Native: true, Admission: current}, otherJob, "")} {
+	for _, pg := range []client.Object{gang.WorkloadAPIGroup(stale, &f.job.TrainJob, ""), gang.WorkloadAPIGroup(gang.Plan{Name: "other-x", Roles: []string{"node"}, WorkloadAPI: true, Admission: current}, otherJob, "")} {
 		if err := f.c.Create(t.Context(), pg); err != nil {
 			t.Fatal(err)
 		}
 	}
 	// The other job's group, labelled as this job's (a forgery), stays.
-	forged := gang.NativePodGroup(gang.Plan{Name: "forged", Roles: []string{"node"}, Native: true, Admission: "old"}, otherJob, "")
+	forged := gang.WorkloadAPIGroup(gang.Plan{Name: "forged", Roles: []string{"node"}, WorkloadAPI: true, Admission: "old"}, otherJob, "")
 	forged.SetLabels(map[string]string{names.OwnedLabel: "true", names.PodGroupJobLabel: "j", names.PodGroupAdmissionLabel: "old"})
 	if err := f.c.Create(t.Context(), forged); err != nil {
 		t.Fatal(err)
 	}
 	groupNames := func() []string {
 		list := &unstructured.UnstructuredList{}
-		list.SetGroupVersionKind(gang.NativePodGroupGVK.GroupVersion().WithKind("PodGroupList"))
+		list.SetGroupVersionKind(gang.WorkloadAPIGroupGVK.GroupVersion().WithKind("PodGroupList"))
 		if err := f.c.List(t.Context(), list); err != nil {
 			t.Fatal(err)
 		}
@@ -122,14 +122,14 @@ func TestKubernetesPodGroupsGoWithTheirAdmission(t *testing.T) {
 	if diff := cmp.Diff(want, groupNames()); diff != "" {
 		t.Fatalf("PodGroups after the start (-want +got):\n%s", diff)
 	}
-	if err := f.job.releaseNativePodGroups(t.Context()); err != nil {
+	if err := f.job.releaseWorkloadAPIGroups(t.Context()); err != nil {
 		t.Fatal(err)
 	}
 	if diff := cmp.Diff([]string{"forged", "j-" + current, "other-x"}, groupNames()); diff != "" {
 		t.Errorf("after a reconcile of the admitted job (-want +got):\n%s", diff)
 	}
 	f.job.obs.workload = nil // evicted: no reservation
-	if err := f.job.releaseNativePodGroups(t.Context()); err != nil {
+	if err := f.job.releaseWorkloadAPIGroups(t.Context()); err != nil {
 		t.Fatal(err)
 	}
 	if diff := cmp.Diff([]string{"forged", "other-x"}, groupNames()); diff != "" {

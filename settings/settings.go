@@ -10,6 +10,7 @@ import (
 	"k8s.io/client-go/tools/events"
 
 	"github.com/trainjob-kueue/trainjob-kueue/discovery"
+	"github.com/trainjob-kueue/trainjob-kueue/gang"
 	"github.com/trainjob-kueue/trainjob-kueue/metrics"
 	"github.com/trainjob-kueue/trainjob-kueue/podsets"
 	"github.com/trainjob-kueue/trainjob-kueue/runtimesource"
@@ -30,12 +31,11 @@ type Shared struct {
 
 	// KueueSettings are the deployed Kueue's that ours must agree with.
 	discovery.KueueSettings
-	// PodGroups: scheduler-plugins' PodGroup CRD is installed. Without it
-	// Trainer's PodGroups are not kept and gang opt-ins are refused.
-	PodGroups bool
-	// WorkloadAPI: the API server serves Kubernetes' own PodGroups
-	// (scheduling.k8s.io/v1beta1): gang mode workload-api can be had.
-	WorkloadAPI bool
+	// Gangs are the gang schedulers whose PodGroups the cluster serves:
+	// without scheduler-plugins' CRD Trainer's PodGroups are not kept and
+	// coscheduling opt-ins are refused; without the Workload API, mode
+	// workload-api is.
+	Gangs gang.Schedulers
 	// Metrics, when set, records the manager's metrics.
 	Metrics *metrics.Metrics
 	// Runtimes is the source of runtimes and PodSets the manager's

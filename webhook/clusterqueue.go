@@ -24,7 +24,7 @@ import (
 // said, as a Warning on the ClusterQueue.
 //
 // A gang mode is refused on a cluster that does not serve its PodGroups
-// (workload-api without Kubernetes' own, coscheduling without
+// (workload-api without the Workload API, coscheduling without
 // scheduler-plugins' CRD): no job the ClusterQueue admitted could start.
 type ClusterQueues struct {
 	// Gangs: the gang schedulers' PodGroups the cluster serves.

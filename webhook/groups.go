@@ -35,7 +35,7 @@ type groupCache interface {
 type informerGroups struct{ cache cache.Cache }
 
 func (g informerGroups) group(ctx context.Context, key client.ObjectKey) (*metav1.PartialObjectMetadata, bool) {
-	pg := newNativeGroup()
+	pg := newWorkloadAPIGroup()
 	inf, err := g.cache.GetInformer(ctx, pg, cache.BlockUntilSynced(false))
 	if err != nil || !inf.HasSynced() {
 		return nil, false
@@ -53,13 +53,13 @@ func (l lineage) cachedMember(ctx context.Context, namespace, group string, jobU
 		return false
 	}
 	pg, ok := l.groups.group(ctx, client.ObjectKey{Namespace: namespace, Name: group})
-	return ok && gang.NativeGroupFor(pg, jobUID, role) == nil
+	return ok && gang.WorkloadAPIGroupFor(pg, jobUID, role) == nil
 }
 
-// newNativeGroup is an empty PodGroup (scheduling.k8s.io/v1beta1) to read
+// newWorkloadAPIGroup is an empty PodGroup (scheduling.k8s.io/v1beta1) to read
 // the metadata of.
-func newNativeGroup() *metav1.PartialObjectMetadata {
+func newWorkloadAPIGroup() *metav1.PartialObjectMetadata {
 	pg := &metav1.PartialObjectMetadata{}
-	pg.SetGroupVersionKind(gang.NativePodGroupGVK)
+	pg.SetGroupVersionKind(gang.WorkloadAPIGroupGVK)
 	return pg
 }

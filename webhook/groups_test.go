@@ -40,9 +40,9 @@ func (c cachedGroups) group(_ context.Context, key client.ObjectKey) (*metav1.Pa
 func TestTheCacheOnlyAcceptsAGroupALiveReadDecidesTheRest(t *testing.T) {
 	const group = "llama-184174"
 	made := func(uid types.UID) *unstructured.Unstructured {
-		p := gang.Plan{Name: group, Roles: []string{"node"}, Native: true, Admission: "184174"}
+		p := gang.Plan{Name: group, Roles: []string{"node"}, WorkloadAPI: true, Admission: "184174"}
 		p.Gang.MinMember = 2
-		return gang.NativePodGroup(p, &trainjob.TrainJob{ObjectMeta: metav1.ObjectMeta{Namespace: "team", Name: "llama", UID: uid}}, "")
+		return gang.WorkloadAPIGroup(p, &trainjob.TrainJob{ObjectMeta: metav1.ObjectMeta{Namespace: "team", Name: "llama", UID: uid}}, "")
 	}
 	groupOf := func(uid types.UID) *metav1.PartialObjectMetadata {
 		u := made(uid)

@@ -51,25 +51,25 @@ func (p *Pods) mayName(ctx context.Context, pod *corev1.Pod, group string, tj *t
 	if tj != nil && p.lineage.cachedMember(ctx, pod.Namespace, group, tj.UID, job.Labels[jobsetapi.ReplicatedJobNameKey]) {
 		return nil
 	}
-	pg := newNativeGroup()
+	pg := newWorkloadAPIGroup()
 	err := p.lineage.live.Get(ctx, client.ObjectKey{Namespace: pod.Namespace, Name: group}, pg)
 	switch {
 	case meta.IsNoMatchError(err):
-		// The API server serves no Kubernetes PodGroups: none is ours.
+		// The API server serves no Workload API PodGroups: none is ours.
 		return nil
 	case apierrors.IsNotFound(err):
 		return p.mayNameUnmade(ctx, pod, group, tj)
 	case err != nil:
 		return fmt.Errorf("%s: reading PodGroup %s (scheduling.k8s.io/v1beta1) to tell whose it is: %w", fieldSchedulingGroup, group, err)
 	}
-	owner, ours := gang.NativeOwned(pg)
+	owner, ours := gang.WorkloadAPIOwned(pg)
 	if !ours {
 		return nil
 	}
 	if tj == nil || tj.UID != owner.UID {
 		return notAMember(group, owner.Name)
 	}
-	if err := gang.NativeGroupFor(pg, tj.UID, job.Labels[jobsetapi.ReplicatedJobNameKey]); err != nil {
+	if err := gang.WorkloadAPIGroupFor(pg, tj.UID, job.Labels[jobsetapi.ReplicatedJobNameKey]); err != nil {
 		return fmt.Errorf("%s: %w; the pod is not created outside its gang", fieldSchedulingGroup, err)
 	}
 	return nil
@@ -85,7 +85,7 @@ func (p *Pods) mayNameUnmade(ctx context.Context, pod *corev1.Pod, group string,
 	}
 	for i := range jobs.Items {
 		j := &jobs.Items[i]
-		if gang.NativeNameOf(j.Name, group) && (tj == nil || tj.UID != j.UID) {
+		if gang.WorkloadAPINameOf(j.Name, group) && (tj == nil || tj.UID != j.UID) {
 			return notAMember(group, j.Name)
 		}
 	}

@@ -29,12 +29,12 @@ import (
 func TestAPodNamesAJobsPodGroupOnlyAsThatJobsPod(t *testing.T) {
 	victim := &trainjob.TrainJob{ObjectMeta: metav1.ObjectMeta{Namespace: "team", Name: "victim", UID: "victim-uid"}}
 	victimGroup := func() client.Object {
-		p := gang.Plan{Name: "victim-184174", Roles: []string{"node"}, Native: true, Admission: "184174"}
+		p := gang.Plan{Name: "victim-184174", Roles: []string{"node"}, WorkloadAPI: true, Admission: "184174"}
 		p.Gang.MinMember = 2
-		return gang.NativePodGroup(p, victim, "")
+		return gang.WorkloadAPIGroup(p, victim, "")
 	}
 	foreignGroup := &unstructured.Unstructured{}
-	foreignGroup.SetGroupVersionKind(gang.NativePodGroupGVK)
+	foreignGroup.SetGroupVersionKind(gang.WorkloadAPIGroupGVK)
 	foreignGroup.SetNamespace("team")
 	foreignGroup.SetName("batch-team-gang")
 	bare := func(group string) *corev1.Pod {
@@ -98,7 +98,7 @@ func TestAPodNamesAJobsPodGroupOnlyAsThatJobsPod(t *testing.T) {
 	}
 }
 
-// Where the API server serves no Kubernetes PodGroups (a release or
+// Where the API server serves no Workload API PodGroups (a release or
 // set-up without the Workload API), no group is ours: a pod naming one is
 // none of our business, never refused for the failed read.
 func TestAPodNamingAGroupWhereNoneIsServedIsLetThrough(t *testing.T) {
@@ -106,7 +106,7 @@ func TestAPodNamingAGroupWhereNoneIsServedIsLetThrough(t *testing.T) {
 	c := fake.NewClientBuilder().WithScheme(scheme.New()).WithObjects(f.objects()...).WithInterceptorFuncs(interceptor.Funcs{
 		Get: func(ctx context.Context, c client.WithWatch, key client.ObjectKey, obj client.Object, opts ...client.GetOption) error {
 			if obj.GetObjectKind().GroupVersionKind().Kind == "PodGroup" {
-				return &meta.NoKindMatchError{GroupKind: gang.NativePodGroupGVK.GroupKind(), SearchedVersions: []string{"v1beta1"}}
+				return &meta.NoKindMatchError{GroupKind: gang.WorkloadAPIGroupGVK.GroupKind(), SearchedVersions: []string{"v1beta1"}}
 			}
 			return c.Get(ctx, key, obj, opts...)
 		}}).Build()

@@ -140,11 +140,11 @@ func unqueuePod(pod *corev1.Pod, job *batchv1.Job) {
 func (p *Pods) joinGroup(ctx context.Context, pod *corev1.Pod, tj *trainjob.TrainJob, job *batchv1.Job, group string) error {
 	role := job.Labels[jobsetapi.ReplicatedJobNameKey]
 	if !p.lineage.cachedMember(ctx, pod.Namespace, group, tj.UID, role) {
-		pg := newNativeGroup()
+		pg := newWorkloadAPIGroup()
 		if err := p.lineage.live.Get(ctx, client.ObjectKey{Namespace: pod.Namespace, Name: group}, pg); err != nil {
 			return fmt.Errorf("label %s: reading PodGroup %s (scheduling.k8s.io/v1beta1) of TrainJob %s: %w", names.PodGroupLabel, group, tj.Name, err)
 		}
-		if err := gang.NativeGroupFor(pg, tj.UID, role); err != nil {
+		if err := gang.WorkloadAPIGroupFor(pg, tj.UID, role); err != nil {
 			return fmt.Errorf("label %s: %w; the pod is not created outside its gang", names.PodGroupLabel, err)
 		}
 	}

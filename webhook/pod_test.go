@@ -113,13 +113,13 @@ func TestATrainJobsPodIsNeverQueuedOnItsOwn(t *testing.T) {
 // is.
 func TestAGangsPodJoinsOnlyItsOwnJobsPodGroup(t *testing.T) {
 	group := func(name string, edit func(*gang.Plan, *trainjob.TrainJob)) client.Object {
-		p := gang.Plan{Name: name, Roles: []string{"node"}, Native: true, Admission: "abc123"}
+		p := gang.Plan{Name: name, Roles: []string{"node"}, WorkloadAPI: true, Admission: "abc123"}
 		p.Gang.MinMember = 2
 		owner := &trainjob.TrainJob{ObjectMeta: metav1.ObjectMeta{Namespace: "team", Name: "llama", UID: "tj-uid"}}
 		if edit != nil {
 			edit(&p, owner)
 		}
-		return gang.NativePodGroup(p, owner, "")
+		return gang.WorkloadAPIGroup(p, owner, "")
 	}
 	for name, tc := range map[string]struct {
 		edit    func(*family)

@@ -335,7 +335,7 @@ func (w *Webhook) unrunnable(ctx context.Context, job *trainjob.TrainJob) (field
 
 // gangs are the gang schedulers whose PodGroups the cluster serves.
 func (w *Webhook) gangs() gang.Schedulers {
-	return gang.Schedulers{PodGroupCRD: w.opts.PodGroups, WorkloadAPI: w.opts.WorkloadAPI}
+	return w.opts.Gangs
 }
 
 // validateGangAnnotations refuses gang settings (and a checkpoint interval

@@ -6,7 +6,6 @@ import (
 
 	ctrl "sigs.k8s.io/controller-runtime"
 
-	"github.com/trainjob-kueue/trainjob-kueue/gang"
 	"github.com/trainjob-kueue/trainjob-kueue/integration"
 	"github.com/trainjob-kueue/trainjob-kueue/multikueue"
 	"github.com/trainjob-kueue/trainjob-kueue/priorityboost"
@@ -63,7 +62,7 @@ func controllers(ctx context.Context, mgr ctrl.Manager, opts integration.Options
 			workers := multikueue.NewWorkerClients(mgr.GetAPIReader(), mgr.GetScheme(), opts.KueueNamespace)
 			list = append(list, controller{"MultiKueue's worker refusals on this manager", multikueue.NewWorkerRefusals(c, workers, opts.Recorder, opts.MultiKueueOrigin).SetupWithManager})
 		}
-		if opts.PodGroups {
+		if opts.Gangs.PodGroupCRD {
 			list = append(list, controller{"the PodGroup keeper", integration.NewGangKeeper(c, rec, opts).SetupWithManager})
 		}
 		list = append(list,
@@ -83,7 +82,7 @@ func controllers(ctx context.Context, mgr ctrl.Manager, opts integration.Options
 		list = append(list,
 			controller{"the TrainJob webhook", func(m ctrl.Manager) error { return tjwebhook.Setup(m, opts.Shared) }},
 			controller{"the ClusterQueue webhook", func(m ctrl.Manager) error {
-				return tjwebhook.SetupClusterQueues(m, gang.Schedulers{PodGroupCRD: opts.PodGroups, WorkloadAPI: opts.WorkloadAPI})
+				return tjwebhook.SetupClusterQueues(m, opts.Gangs)
 			}},
 			controller{"the JobSet webhook (no TrainJob's JobSet queued on its own)", tjwebhook.SetupJobSets},
 			controller{"the Job webhook (no Job of a TrainJob's JobSet queued on its own)", tjwebhook.SetupJobs},
@@ -109,7 +108,7 @@ func restartWatchers(f flags, s settings.Shared, stop func(error)) []controller 
 			return restartwatch.WatchBuiltIn(m, f.kueueConfig, s.BuiltInTrainJob, builtInCheckInterval, stop)
 		}},
 		{"the watch of scheduler-plugins' PodGroup CRD (installed or removed)", func(m ctrl.Manager) error {
-			return restartwatch.WatchPodGroups(m, s.PodGroups, stop)
+			return restartwatch.WatchPodGroups(m, s.Gangs.PodGroupCRD, stop)
 		}},
 	}
 }

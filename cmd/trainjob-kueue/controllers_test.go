@@ -50,7 +50,7 @@ func TestTheManagerRunsTheControllersItsModeNeeds(t *testing.T) {
 		"a MultiKueue manager with PodGroups": {
 			opts: with(func(o *integration.Options) {
 				o.KueueSettings = discovery.KueueSettings{MultiKueue: true}
-				o.PodGroups = true
+				o.Gangs.PodGroupCRD = true
 			}),
 			wiring: wiring{webhook: true, queueCondition: true},
 			want: []string{"the TrainJob indexes", "the TrainJob reconciler (Kueue's job framework)", "MultiKueue's name clashes on this cluster as a worker",

@@ -182,7 +182,7 @@ func run(ctx context.Context, f flags, draining *atomic.Bool, p process) error {
 		log.Info("Standing by: Kueue's configuration turns its built-in TrainJob integration on, so only the webhook is served (queued TrainJobs are suspended, bad ones refused); TrainJobs are taken over once the configuration turns it off", "kueueConfig", f.kueueConfig)
 	}
 	log.Info("Serving TrainJobs", "overrides", opts.Shape.Name(), "kueue", facts.Kueue.Name(), "maxPodSets", facts.Kueue.MaxPodSets,
-		"waitForPodsReady", opts.WaitForPodsReady, "manager", opts.ManagerUsername, "podGroups", opts.PodGroups, "workloadAPI", opts.WorkloadAPI)
+		"waitForPodsReady", opts.WaitForPodsReady, "manager", opts.ManagerUsername, "podGroups", opts.Gangs.PodGroupCRD, "workloadAPI", opts.Gangs.WorkloadAPI)
 	webhooks := p.webhooks.forRun(draining)
 	mgr, err := newManager(f, facts, restCfg, scheme, p.runs > 0, webhooks)
 	if err != nil {
@@ -260,7 +260,7 @@ func discover(ctx context.Context, restCfg *rest.Config, direct client.Reader, f
 // learned at start (the settings it shares with every controller and
 // webhook) and its flags (what the integration alone is tuned by).
 func integrationOptions(facts discovery.Facts, username string, f flags) integration.Options {
-	opts := integration.Options{Shared: settings.Shared{Shape: facts.Shape, KueueSettings: facts.Settings, PodGroups: facts.PodGroups, WorkloadAPI: facts.WorkloadAPI, ManagerUsername: username}}
+	opts := integration.Options{Shared: settings.Shared{Shape: facts.Shape, KueueSettings: facts.Settings, Gangs: gang.Schedulers{PodGroupCRD: facts.PodGroups, WorkloadAPI: facts.WorkloadAPI}, ManagerUsername: username}}
 	opts.PodSets.Defaulter, opts.PodSets.MaxPodSets, opts.PodSets.Topology = facts.Defaulter, facts.Kueue.MaxPodSets, facts.Topology
 	opts.GangRetryInterval = f.gangRetryInterval
 	return opts

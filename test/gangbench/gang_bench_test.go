@@ -1,7 +1,7 @@
 // Package gangbench measures how long a gang takes to be placed once Kueue
 // admitted it, in each gang mode on the local cluster that serves it:
 // coscheduling (scheduler-plugins, Kubernetes v1.34.4) and workload-api
-// (Kubernetes' own PodGroups, v1.37.2). A benchmark, not a test: make
+// (the Workload API's PodGroups, v1.37.2). A benchmark, not a test: make
 // bench-gang, docs/benchmark.md "Gang placement".
 package gangbench_test
 

@@ -61,6 +61,7 @@ import (
 	trainerwebhooks "github.com/kubeflow/trainer/v2/pkg/webhooks"
 
 	"github.com/trainjob-kueue/trainjob-kueue/discovery"
+	"github.com/trainjob-kueue/trainjob-kueue/gang"
 	"github.com/trainjob-kueue/trainjob-kueue/hack/fixtures"
 	"github.com/trainjob-kueue/trainjob-kueue/hack/localcluster"
 	"github.com/trainjob-kueue/trainjob-kueue/informercache"
@@ -426,8 +427,8 @@ func startTrainJobKueue(ctx context.Context, cfg *rest.Config, port int, certDir
 		return err
 	}
 	opts := integration.Options{Shared: settings.Shared{
-		Shape:     facts.Shape,
-		PodGroups: facts.PodGroups,
+		Shape: facts.Shape,
+		Gangs: gang.Schedulers{PodGroupCRD: facts.PodGroups},
 		KueueSettings: discovery.KueueSettings{
 			ManagedJobsNamespaceSelector: unmanagedExcluded,
 			LocalQueueDefaulting:         true,
@@ -465,7 +466,7 @@ func startTrainJobKueue(ctx context.Context, cfg *rest.Config, port int, certDir
 		tjwebhook.SetupJobs,
 		tjwebhook.SetupPods,
 	}
-	if opts.PodGroups {
+	if opts.Gangs.PodGroupCRD {
 		setups = append(setups, integration.NewGangKeeper(mgr.GetClient(), rec, opts).SetupWithManager)
 	}
 	for _, setup := range setups {

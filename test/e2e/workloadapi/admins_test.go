@@ -25,7 +25,7 @@ const costCenterRule = "every PodGroup must carry the label cost-center"
 // podGroupRules are the PodGroup creates and updates of scheduling.k8s.io.
 var podGroupRules = admissionregistrationv1.RuleWithOperations{
 	Operations: []admissionregistrationv1.OperationType{admissionregistrationv1.Create, admissionregistrationv1.Update},
-	Rule: admissionregistrationv1.Rule{APIGroups: []string{gang.NativePodGroupGVK.Group}, APIVersions: []string{"*"}, Resources: []string{"podgroups"},
+	Rule: admissionregistrationv1.Rule{APIGroups: []string{gang.WorkloadAPIGroupGVK.Group}, APIVersions: []string{"*"}, Resources: []string{"podgroups"},
 		Scope: ptr.To(admissionregistrationv1.NamespacedScope)},
 }
 

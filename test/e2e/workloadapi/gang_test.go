@@ -70,11 +70,11 @@ func addGangNodes(t *testing.T, ns string, first, count int, gpus int64) {
 	}
 }
 
-// podGroups are the Kubernetes PodGroups of namespace ns.
+// podGroups are the Workload API PodGroups of namespace ns.
 func podGroups(t *testing.T, ns string) []unstructured.Unstructured {
 	t.Helper()
 	list := &unstructured.UnstructuredList{}
-	list.SetGroupVersionKind(gang.NativePodGroupGVK.GroupVersion().WithKind("PodGroupList"))
+	list.SetGroupVersionKind(gang.WorkloadAPIGroupGVK.GroupVersion().WithKind("PodGroupList"))
 	if err := k8s.List(ctx, list, client.InNamespace(ns)); err != nil {
 		t.Fatal(err)
 	}

@@ -129,7 +129,7 @@ func TestAPodGroupDeniedOrSquattedNeverFinishesTheJob(t *testing.T) {
 			if reserved == nil || reserved.Status != metav1.ConditionTrue {
 				return fmt.Errorf("no quota reserved yet")
 			}
-			name = gang.NativePodGroupName(victim.Name, "node", true, gang.AdmissionToken(wl.UID, reserved.LastTransitionTime))
+			name = gang.WorkloadAPIGroupName(victim.Name, "node", true, gang.AdmissionToken(wl.UID, reserved.LastTransitionTime))
 			return fixtures.EventOn(ctx, k8s, victim, gang.ReasonPodGroupNotWritten, ns+"/"+name+" for roles node could not be written: "+says)
 		})
 		for range 6 {
@@ -153,7 +153,7 @@ func TestAPodGroupDeniedOrSquattedNeverFinishesTheJob(t *testing.T) {
 	squatter := &corev1.ConfigMap{ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: "squatter"}}
 	fixtures.Create(t, ctx, k8s, squatter)
 	squat := &unstructured.Unstructured{Object: map[string]any{"spec": map[string]any{"schedulingPolicy": map[string]any{"basic": map[string]any{}}}}}
-	squat.SetGroupVersionKind(gang.NativePodGroupGVK)
+	squat.SetGroupVersionKind(gang.WorkloadAPIGroupGVK)
 	squat.SetNamespace(ns)
 	squat.SetName(name)
 	squat.SetLabels(map[string]string{"cost-center": "squat"})
@@ -162,7 +162,7 @@ func TestAPodGroupDeniedOrSquattedNeverFinishesTheJob(t *testing.T) {
 	deleteObject(t, hook)
 	waitsFor("the squat", "another PodGroup already has its name, and it is not this job's: its controller is ConfigMap squatter")
 	kept := &unstructured.Unstructured{}
-	kept.SetGroupVersionKind(gang.NativePodGroupGVK)
+	kept.SetGroupVersionKind(gang.WorkloadAPIGroupGVK)
 	if err := k8s.Get(ctx, client.ObjectKeyFromObject(squat), kept); err != nil || metav1.GetControllerOf(kept).Kind != "ConfigMap" {
 		t.Fatalf("the squatter's group was not left as it was: %v, owners %v", err, kept.GetOwnerReferences())
 	}
@@ -201,7 +201,7 @@ func waitDenied(t *testing.T, ns string, ours bool, refusal string) {
 	t.Helper()
 	poll.Eventually(t, 30*time.Second, refusal+" in effect", func() error {
 		pg := &unstructured.Unstructured{Object: map[string]any{"spec": map[string]any{"schedulingPolicy": map[string]any{"basic": map[string]any{}}}}}
-		pg.SetGroupVersionKind(gang.NativePodGroupGVK)
+		pg.SetGroupVersionKind(gang.WorkloadAPIGroupGVK)
 		pg.SetNamespace(ns)
 		pg.SetGenerateName("probe-")
 		if ours {
@@ -253,7 +253,7 @@ func TestADeletedGroupOfARunningJobIsMadeAgain(t *testing.T) {
 	}
 	running("the job runs whole in its group")
 	pg := &unstructured.Unstructured{}
-	pg.SetGroupVersionKind(gang.NativePodGroupGVK)
+	pg.SetGroupVersionKind(gang.WorkloadAPIGroupGVK)
 	pg.SetNamespace(ns)
 	pg.SetName(group)
 	deleteObject(t, pg)

@@ -10,28 +10,28 @@ import (
 	"github.com/trainjob-kueue/trainjob-kueue/trainjob"
 )
 
-// Every name NativePodGroupName gives a job's groups is reserved for the
+// Every name WorkloadAPIGroupName gives a job's groups is reserved for the
 // job, long names cut to 63 included; names of other jobs, and of groups
 // our start never makes, are not.
-func TestNativeNameOfKnowsEveryNameOfAJobsGroups(t *testing.T) {
+func TestWorkloadAPINameOfKnowsEveryNameOfAJobsGroups(t *testing.T) {
 	long := "a-training-job-whose-name-is-long-enough-to-be-cut-for-a-label"
 	for _, tc := range []struct {
 		job, name string
 		want      bool
 	}{
-		{"victim", NativePodGroupName("victim", "node", true, "184174"), true},
-		{"victim", NativePodGroupName("victim", "dataset-initializer", false, "b14142"), true},
-		{long, NativePodGroupName(long, "node", true, "184174"), true},
-		{long, NativePodGroupName(long, "model-initializer", false, "184174"), true},
-		{"victim", NativePodGroupName("victim2", "node", true, "184174"), false},
+		{"victim", WorkloadAPIGroupName("victim", "node", true, "184174"), true},
+		{"victim", WorkloadAPIGroupName("victim", "dataset-initializer", false, "b14142"), true},
+		{long, WorkloadAPIGroupName(long, "node", true, "184174"), true},
+		{long, WorkloadAPIGroupName(long, "model-initializer", false, "184174"), true},
+		{"victim", WorkloadAPIGroupName("victim2", "node", true, "184174"), false},
 		{"victim", "victim", false},
 		{"victim", "victim-team-gang", false},
 		{"victim", "other-184174", false},
-		{"a", NativePodGroupName(long, "node", true, "184174"), true},
-		{"x", NativePodGroupName(long, "node", true, "184174"), false},
+		{"a", WorkloadAPIGroupName(long, "node", true, "184174"), true},
+		{"x", WorkloadAPIGroupName(long, "node", true, "184174"), false},
 	} {
-		if got := NativeNameOf(tc.job, tc.name); got != tc.want {
-			t.Errorf("NativeNameOf(%q, %q) = %v, want %v", tc.job, tc.name, got, tc.want)
+		if got := WorkloadAPINameOf(tc.job, tc.name); got != tc.want {
+			t.Errorf("WorkloadAPINameOf(%q, %q) = %v, want %v", tc.job, tc.name, got, tc.want)
 		}
 	}
 }
@@ -43,9 +43,9 @@ func TestNativeNameOfKnowsEveryNameOfAJobsGroups(t *testing.T) {
 // whatever its labels and spec.
 func TestClaimOfTellsOursStaleAndSquatted(t *testing.T) {
 	job := &trainjob.TrainJob{ObjectMeta: metav1.ObjectMeta{Namespace: "team", Name: "victim2", UID: "job-uid"}}
-	p := Plan{Name: "victim2-b14142", Roles: []string{"node"}, Native: true, Admission: "b14142"}
+	p := Plan{Name: "victim2-b14142", Roles: []string{"node"}, WorkloadAPI: true, Admission: "b14142"}
 	p.Gang.MinMember = 2
-	want := NativePodGroup(p, job, "high")
+	want := WorkloadAPIGroup(p, job, "high")
 	edited := func(edit func(*unstructured.Unstructured)) *unstructured.Unstructured {
 		pg := want.DeepCopy()
 		edit(pg)

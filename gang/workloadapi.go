@@ -19,7 +19,7 @@ import (
 	"github.com/trainjob-kueue/trainjob-kueue/trainjob"
 )
 
-// Kubernetes' own PodGroups (mode WorkloadAPI): scheduling.k8s.io/v1beta1,
+// the Workload API's PodGroups (mode WorkloadAPI): scheduling.k8s.io/v1beta1,
 // served by Kubernetes 1.37 with the GenericWorkload gate and the beta
 // group in the API server's runtime-config. The manager's Kubernetes
 // libraries predate the group, so the objects are written unstructured.
@@ -28,14 +28,14 @@ import (
 // and priority class are immutable, and the API server keeps a group its
 // pods still name (PodGroupProtection's finalizer), so a re-admission's
 // groups cannot be the last one's under the same names. Names can be
-// computed in advance: native_claim.go says what stands under one.
-var NativePodGroupGVK = schema.GroupVersionKind{Group: "scheduling.k8s.io", Version: "v1beta1", Kind: "PodGroup"}
+// computed in advance: workloadapi_claim.go says what stands under one.
+var WorkloadAPIGroupGVK = schema.GroupVersionKind{Group: "scheduling.k8s.io", Version: "v1beta1", Kind: "PodGroup"}
 
-// NativePodGroupName is the name of an admission's group for a wave:
+// WorkloadAPIGroupName is the name of an admission's group for a wave:
 // PodGroupName's, with admission (AdmissionToken) after it. It is also a
 // label value (names.PodGroupLabel on the pods), so at most 63
 // characters.
-func NativePodGroupName(job, firstRole string, last bool, admission string) string {
+func WorkloadAPIGroupName(job, firstRole string, last bool, admission string) string {
 	base := job
 	if !last {
 		base = job + "." + firstRole
@@ -50,12 +50,12 @@ func AdmissionToken(workloadUID types.UID, reservedAt metav1.Time) string {
 	return hex.EncodeToString(sum[:])[:6]
 }
 
-// NativePodGroup is the object of plan p for job: a gang of exactly the
+// WorkloadAPIGroup is the object of plan p for job: a gang of exactly the
 // wave's pods the admission booked, with the pods' PriorityClass (the API
 // server's priority admission resolves the group's priority from it and
 // refuses one set by hand; a Kueue WorkloadPriorityClass has no
 // counterpart there), controlled by the job.
-func NativePodGroup(p Plan, job *trainjob.TrainJob, priorityClassName string) *unstructured.Unstructured {
+func WorkloadAPIGroup(p Plan, job *trainjob.TrainJob, priorityClassName string) *unstructured.Unstructured {
 	spec := map[string]any{
 		"schedulingPolicy": map[string]any{"gang": map[string]any{"minCount": int64(p.Gang.MinMember)}},
 	}
@@ -63,7 +63,7 @@ func NativePodGroup(p Plan, job *trainjob.TrainJob, priorityClassName string) *u
 		spec["priorityClassName"] = priorityClassName
 	}
 	pg := &unstructured.Unstructured{Object: map[string]any{"spec": spec}}
-	pg.SetGroupVersionKind(NativePodGroupGVK)
+	pg.SetGroupVersionKind(WorkloadAPIGroupGVK)
 	pg.SetName(p.Name)
 	pg.SetNamespace(job.Namespace)
 	pg.SetLabels(map[string]string{names.OwnedLabel: "true", names.PodGroupJobLabel: job.Name, names.PodGroupAdmissionLabel: p.Admission})
@@ -75,11 +75,11 @@ func NativePodGroup(p Plan, job *trainjob.TrainJob, priorityClassName string) *u
 	return pg
 }
 
-// NativeGroupFor checks that pg is a group a pod of role of the TrainJob
+// WorkloadAPIGroupFor checks that pg is a group a pod of role of the TrainJob
 // whose UID is jobUID may join: one we made for that job (its controller,
 // by UID), for a wave with that role, not being deleted. The error says
 // what is wrong, for the pod's refusal.
-func NativeGroupFor(pg metav1.Object, jobUID types.UID, role string) error {
+func WorkloadAPIGroupFor(pg metav1.Object, jobUID types.UID, role string) error {
 	owner := metav1.GetControllerOfNoCopy(pg)
 	switch {
 	case pg.GetLabels()[names.OwnedLabel] != "true" || owner == nil || owner.Kind != trainer.TrainJobKind || owner.UID != jobUID:
@@ -99,16 +99,4 @@ func Ended(pg metav1.Object, uid types.UID, current string) bool {
 	owner := metav1.GetControllerOfNoCopy(pg)
 	return pg.GetLabels()[names.OwnedLabel] == "true" && owner != nil && owner.Kind == trainer.TrainJobKind && owner.UID == uid &&
 		pg.GetDeletionTimestamp() == nil && (current == "" || pg.GetLabels()[names.PodGroupAdmissionLabel] != current)
-}
-
-// shorten keeps a name a label value: at most 63 characters, a longer one
-// cut and told apart by a hash of the whole.
-func shorten(name string) string {
-	const max = 63
-	if len(name) <= max {
-		return name
-	}
-	sum := sha256.Sum256([]byte(name))
-	suffix := hex.EncodeToString(sum[:])[:8]
-	return strings.TrimRight(name[:max-len(suffix)-1], "-.") + "." + suffix
 }

@@ -16,13 +16,13 @@ import (
 	"github.com/trainjob-kueue/trainjob-kueue/names"
 )
 
-// A Kubernetes PodGroup's name is computable in advance (NativePodGroupName:
+// A Kubernetes PodGroup's name is computable in advance (WorkloadAPIGroupName:
 // the job's name and a token of its Workload's UID and reservation
 // second), and PodGroup create is in the namespace's edit role. So what
 // stands under that name when our start comes may be a co-tenant's: we
 // create, and on a conflict judge what is there (ClaimOf) before a pod of
 // the job may name it; and a pod that names such a name before the group
-// exists must be the job's (NativeNameOf), or a forger's pod would be in
+// exists must be the job's (WorkloadAPINameOf), or a forger's pod would be in
 // the gang the moment we make it.
 
 // Claim is what an existing PodGroup under the name of one we would make
@@ -60,7 +60,7 @@ var serverDefaults = map[string]any{
 }
 
 // ClaimOf judges existing, found under want's name, against want (the
-// group NativePodGroup makes for the job): why says what makes it stale or
+// group WorkloadAPIGroup makes for the job): why says what makes it stale or
 // another's, for the job's owner.
 func ClaimOf(existing, want *unstructured.Unstructured) (claim Claim, why string) {
 	wantOwner := metav1.GetControllerOfNoCopy(want)
@@ -107,19 +107,19 @@ func controllerOf(obj metav1.Object) string {
 	return fmt.Sprintf("its controller is %s %s", owner.Kind, owner.Name)
 }
 
-// nativeTail is what follows the job's name in NativePodGroupName's names
+// workloadAPITail is what follows the job's name in WorkloadAPIGroupName's names
 // that fit a label value: maybe "." and its wave's first role, then "-"
 // and the admission token.
-var nativeTail = regexp.MustCompile(`^(\..+)?-[0-9a-f]{6}$`)
+var workloadAPITail = regexp.MustCompile(`^(\..+)?-[0-9a-f]{6}$`)
 
 // shortenedTail ends a name shorten cut: "." and 8 hex digits.
 var shortenedTail = regexp.MustCompile(`\.[0-9a-f]{8}$`)
 
-// NativeNameOf tells whether name is one NativePodGroupName may give a
+// WorkloadAPINameOf tells whether name is one WorkloadAPIGroupName may give a
 // group of the job named job, at any admission: a name reserved for that
 // job's pods.
-func NativeNameOf(job, name string) bool {
-	if rest, ok := strings.CutPrefix(name, job); ok && nativeTail.MatchString(rest) {
+func WorkloadAPINameOf(job, name string) bool {
+	if rest, ok := strings.CutPrefix(name, job); ok && workloadAPITail.MatchString(rest) {
 		return true
 	}
 	if len(name) != 63 || !shortenedTail.MatchString(name) {
@@ -130,10 +130,10 @@ func NativeNameOf(job, name string) bool {
 	return strings.HasPrefix(job, kept) || strings.HasPrefix(kept, job+".") || strings.HasPrefix(kept, job+"-")
 }
 
-// NativeOwned: pg is a group trainjob-kueue made (our label) for a
+// WorkloadAPIOwned: pg is a group trainjob-kueue made (our label) for a
 // TrainJob (its controller), whose name and UID it returns. Whether it is
-// that job's indeed is the UID's to say (NativeGroupFor).
-func NativeOwned(pg metav1.Object) (*metav1.OwnerReference, bool) {
+// that job's indeed is the UID's to say (WorkloadAPIGroupFor).
+func WorkloadAPIOwned(pg metav1.Object) (*metav1.OwnerReference, bool) {
 	owner := metav1.GetControllerOfNoCopy(pg)
 	if pg.GetLabels()[names.OwnedLabel] != "true" || owner == nil || owner.Kind != trainer.TrainJobKind {
 		return nil, false

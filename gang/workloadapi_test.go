@@ -14,8 +14,8 @@ import (
 	"github.com/trainjob-kueue/trainjob-kueue/trainjob"
 )
 
-func nativePlan() Plan {
-	return Plan{Name: "llm-abc123", Roles: []string{"node"}, Gang: quota.Gang{MinMember: 4}, Native: true, Admission: "abc123"}
+func workloadAPIPlan() Plan {
+	return Plan{Name: "llm-abc123", Roles: []string{"node"}, Gang: quota.Gang{MinMember: 4}, WorkloadAPI: true, Admission: "abc123"}
 }
 
 func job() *trainjob.TrainJob {
@@ -27,8 +27,8 @@ func job() *trainjob.TrainJob {
 // priority admission refuses one), controlled by the job, and marked with
 // the job, the admission and the roles the pod webhook and the release
 // read.
-func TestNativePodGroupIsTheWavesGang(t *testing.T) {
-	pg := NativePodGroup(nativePlan(), job(), "high")
+func TestWorkloadAPIGroupIsTheWavesGang(t *testing.T) {
+	pg := WorkloadAPIGroup(workloadAPIPlan(), job(), "high")
 	want := map[string]any{
 		"apiVersion": "scheduling.k8s.io/v1beta1", "kind": "PodGroup",
 		"metadata": map[string]any{
@@ -43,14 +43,14 @@ func TestNativePodGroupIsTheWavesGang(t *testing.T) {
 	if diff := cmp.Diff(want, pg.Object); diff != "" {
 		t.Errorf("PodGroup (-want +got):\n%s", diff)
 	}
-	if _, ok := NativePodGroup(nativePlan(), job(), "").Object["spec"].(map[string]any)["priorityClassName"]; ok {
+	if _, ok := WorkloadAPIGroup(workloadAPIPlan(), job(), "").Object["spec"].(map[string]any)["priorityClassName"]; ok {
 		t.Error("a priorityClassName without a PriorityClass on the pods")
 	}
 }
 
 // A pod joins a group only if it is ours, its job's by UID, not being
 // deleted, and for the pod's role.
-func TestNativeGroupFor(t *testing.T) {
+func TestWorkloadAPIGroupFor(t *testing.T) {
 	for name, tc := range map[string]struct {
 		edit    func(*metav1.ObjectMeta)
 		role    string
@@ -65,17 +65,17 @@ func TestNativeGroupFor(t *testing.T) {
 		"another role": {role: "dataset-initializer", refused: `not for this pod's role "dataset-initializer"`},
 	} {
 		t.Run(name, func(t *testing.T) {
-			pg := NativePodGroup(nativePlan(), job(), "")
+			pg := WorkloadAPIGroup(workloadAPIPlan(), job(), "")
 			m := &metav1.ObjectMeta{Name: pg.GetName(), Labels: pg.GetLabels(), Annotations: pg.GetAnnotations(), OwnerReferences: pg.GetOwnerReferences()}
 			if tc.edit != nil {
 				tc.edit(m)
 			}
-			err := NativeGroupFor(m, "tj-uid", tc.role)
+			err := WorkloadAPIGroupFor(m, "tj-uid", tc.role)
 			if tc.refused == "" && err != nil {
 				t.Fatal(err)
 			}
 			if tc.refused != "" && (err == nil || !strings.Contains(err.Error(), tc.refused)) {
-				t.Fatalf("NativeGroupFor = %v, want %q", err, tc.refused)
+				t.Fatalf("WorkloadAPIGroupFor = %v, want %q", err, tc.refused)
 			}
 		})
 	}
@@ -85,7 +85,7 @@ func TestNativeGroupFor(t *testing.T) {
 // reservation (evicted, preempted, finished) or holds another one; never
 // the current admission's, nor another job's.
 func TestEnded(t *testing.T) {
-	pg := NativePodGroup(nativePlan(), job(), "")
+	pg := WorkloadAPIGroup(workloadAPIPlan(), job(), "")
 	for name, tc := range map[string]struct {
 		uid, current string
 		deleting     bool
@@ -114,15 +114,15 @@ func TestEnded(t *testing.T) {
 
 // Names are label values (the pods carry them) and differ between
 // admissions; a long job name keeps them within 63 characters, apart.
-func TestNativePodGroupName(t *testing.T) {
-	if got := NativePodGroupName("llm", "dataset-initializer", false, "abc123"); got != "llm.dataset-initializer-abc123" {
+func TestWorkloadAPIGroupName(t *testing.T) {
+	if got := WorkloadAPIGroupName("llm", "dataset-initializer", false, "abc123"); got != "llm.dataset-initializer-abc123" {
 		t.Errorf("earlier wave: %q", got)
 	}
-	if got := NativePodGroupName("llm", "node", true, "abc123"); got != "llm-abc123" {
+	if got := WorkloadAPIGroupName("llm", "node", true, "abc123"); got != "llm-abc123" {
 		t.Errorf("last wave: %q", got)
 	}
 	long := strings.Repeat("j", 60)
-	a, b := NativePodGroupName(long, "node", true, "abc123"), NativePodGroupName(long, "node", true, "def456")
+	a, b := WorkloadAPIGroupName(long, "node", true, "abc123"), WorkloadAPIGroupName(long, "node", true, "def456")
 	if a == b || len(a) > validation.LabelValueMaxLength || len(validation.IsValidLabelValue(a)) > 0 {
 		t.Errorf("long names %q and %q: want two distinct label values", a, b)
 	}
