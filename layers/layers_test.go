@@ -18,7 +18,7 @@ var layers = [][]string{
 	{"gang", "runtimesource", "discovery", "metrics", "jobpatch"},
 	{"settings"},
 	{"integration", "multikueue", "priorityboost", "queuecondition", "informercache", "restartwatch", "standby"},
-	{"webhook", "explain", "overview", "migrate"},
+	{"webhook", "explain", "overview", "migrate", "restart"},
 	{"cmd/trainjob-kueue", "cmd/kubectl-trainjob_kueue"},
 }
 

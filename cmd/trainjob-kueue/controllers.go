@@ -5,6 +5,7 @@ import (
 	"fmt"
 
 	ctrl "sigs.k8s.io/controller-runtime"
+	"sigs.k8s.io/controller-runtime/pkg/cache"
 
 	"github.com/trainjob-kueue/trainjob-kueue/integration"
 	"github.com/trainjob-kueue/trainjob-kueue/multikueue"
@@ -130,4 +131,20 @@ func setup(ctx context.Context, mgr ctrl.Manager, opts integration.Options, w wi
 		}
 	}
 	return nil
+}
+
+// syncReads makes the informers of what the webhooks read and waits until
+// they, and every informer made so far, are synced; false when ctx ends
+// first or an informer cannot be made (said in the log: the replica then
+// never becomes ready, rather than refusing calls).
+func syncReads(ctx context.Context, mgr ctrl.Manager, opts integration.Options, withWebhook bool) bool {
+	if withWebhook {
+		for _, o := range tjwebhook.CachedReads() {
+			if _, err := mgr.GetCache().GetInformer(ctx, o, cache.BlockUntilSynced(false)); err != nil {
+				ctrl.Log.WithName("setup").Error(err, "Making the informer of what the webhooks read: this replica stays unready", "kind", fmt.Sprintf("%T", o))
+				return false
+			}
+		}
+	}
+	return mgr.GetCache().WaitForCacheSync(ctx)
 }

@@ -37,6 +37,7 @@ import (
 	"github.com/trainjob-kueue/trainjob-kueue/informercache"
 	"github.com/trainjob-kueue/trainjob-kueue/integration"
 	"github.com/trainjob-kueue/trainjob-kueue/metrics"
+	"github.com/trainjob-kueue/trainjob-kueue/restart"
 	"github.com/trainjob-kueue/trainjob-kueue/scheme"
 	"github.com/trainjob-kueue/trainjob-kueue/settings"
 	"github.com/trainjob-kueue/trainjob-kueue/trainjob"
@@ -125,23 +126,23 @@ func main() {
 
 	signals := ctrl.SetupSignalHandler()
 	serving, stopServing := context.WithCancel(context.Background())
-	p := process{identity: processIdentity(), webhooks: newProcessWebhooks(serving, webhook.NewServer(webhook.Options{
+	p := process{identity: restart.Identity(), webhooks: restart.NewWebhooks(serving, webhook.NewServer(webhook.Options{
 		Host:    f.webhookHost,
 		Port:    f.webhookPort,
 		CertDir: f.webhookCertDir,
 		TLSOpts: tlsOptions(f.enableHTTP2),
 	}))}
 	for ; ; p.runs++ {
-		ctx, draining := drainAfter(signals, f.shutdownDelay, time.After)
+		ctx, draining := restart.DrainAfter(signals, f.shutdownDelay, time.After)
 		err := run(ctx, f, draining, p)
-		if restartInProcess(err, signals) {
+		if restart.InProcess(err, signals) {
 			ctrl.Log.WithName("setup").Info("Restarting in process", "reason", err.Error())
 			continue
 		}
 		// The last run is over: the webhook server answers the calls in
 		// flight and stops.
 		stopServing()
-		p.webhooks.wait(10 * time.Second)
+		p.webhooks.Wait(10 * time.Second)
 		if err != nil {
 			fmt.Fprintf(os.Stderr, "trainjob-kueue: %v\n", err)
 			os.Exit(1)
@@ -157,7 +158,7 @@ type process struct {
 	// runs counts the runs before this one (restarts for a mode change).
 	runs int
 	// webhooks is the webhook server, serving across the runs.
-	webhooks *processWebhooks
+	webhooks *restart.Webhooks
 }
 
 func run(ctx context.Context, f flags, draining *atomic.Bool, p process) error {
@@ -183,17 +184,15 @@ func run(ctx context.Context, f flags, draining *atomic.Bool, p process) error {
 	}
 	log.Info("Serving TrainJobs", "overrides", opts.Shape.Name(), "kueue", facts.Kueue.Name(), "maxPodSets", facts.Kueue.MaxPodSets,
 		"waitForPodsReady", opts.WaitForPodsReady, "manager", opts.ManagerUsername, "podGroups", opts.Gangs.PodGroupCRD, "workloadAPI", opts.Gangs.WorkloadAPI)
-	webhooks := p.webhooks.forRun(draining)
+	webhooks := p.webhooks.ForRun(draining)
 	mgr, err := newManager(f, facts, restCfg, scheme, p.runs > 0, webhooks)
 	if err != nil {
 		return err
 	}
 	ctx, cancel := context.WithCancelCause(ctx)
 	defer cancel(nil)
-	turn := newTurn(direct, turnNamespace(f), p.identity)
-	rollCall := newRollCall(direct, turnNamespace(f), p.identity)
-	r := &restarter{turn: turn, rollCall: rollCall, draining: draining, shutdownDelay: f.shutdownDelay, cancel: cancel}
-	if err := watchRestarts(mgr, f, opts.Shared, func(err error) { r.stop(ctx, err) }); err != nil {
+	r := restart.New(restart.Options{Client: direct, Namespace: turnNamespace(f), Identity: p.identity, Draining: draining, ShutdownDelay: f.shutdownDelay, Cancel: cancel})
+	if err := watchRestarts(mgr, f, opts.Shared, func(err error) { r.Stop(ctx, err) }); err != nil {
 		return err
 	}
 	opts.Metrics = metrics.NewMetrics()
@@ -219,23 +218,18 @@ func run(ctx context.Context, f flags, draining *atomic.Bool, p process) error {
 		setupErr <- err
 		if err == nil && syncReads(ctx, mgr, opts, !f.disableWebhook) {
 			// This run's webhooks answer from now on, the earlier run's
-			// until now (processWebhooks).
-			webhooks.serve()
+			// until now (restart.Webhooks).
+			webhooks.Serve()
 			synced.Store(true)
 		}
 	}()
-	ready, err := addProbes(mgr, readiness{draining: draining, certsReady: certsReady, synced: synced, webhook: !f.disableWebhook,
-		started: func() error { return mgr.GetWebhookServer().StartedChecker()(nil) }, answering: p.webhooks.answering})
+	ready, err := addProbes(mgr, restart.Readiness{Draining: draining, CertsReady: certsReady, Synced: synced, Webhook: !f.disableWebhook,
+		Started: func() error { return mgr.GetWebhookServer().StartedChecker()(nil) }, Answering: p.webhooks.Answering})
 	if err != nil {
 		return err
 	}
-	if turn != nil {
-		if err := mgr.Add(giveTurnWhenServing{turn: turn, rollCall: rollCall, serving: ready}); err != nil {
-			return err
-		}
-		if err := mgr.Add(answerRollCall{rollCall: rollCall, ready: ready}); err != nil {
-			return err
-		}
+	if err := r.AddTo(mgr, ready); err != nil {
+		return err
 	}
 	return start(ctx, mgr, setupErr)
 }
@@ -329,14 +323,14 @@ func watchRestarts(mgr ctrl.Manager, f flags, s settings.Shared, stop func(error
 // addProbes: alive while the process runs; ready as r's probe says. The
 // stricter check is returned: the turn of a mode change is given back
 // when it passes.
-func addProbes(mgr ctrl.Manager, r readiness) (func() error, error) {
+func addProbes(mgr ctrl.Manager, r restart.Readiness) (func() error, error) {
 	if err := mgr.AddHealthzCheck("healthz", healthz.Ping); err != nil {
 		return nil, err
 	}
-	if err := mgr.AddReadyzCheck("readyz", func(*http.Request) error { return r.probe() }); err != nil {
+	if err := mgr.AddReadyzCheck("readyz", func(*http.Request) error { return r.Probe() }); err != nil {
 		return nil, err
 	}
-	return r.check, nil
+	return r.Check, nil
 }
 
 // start runs the manager until it stops, a setup fails, or a restart watch
@@ -433,4 +427,13 @@ func concurrency(f flags, kueues *configapi.ControllerConfigurationSpec) map[str
 	}
 	out[trainJobGroupKind] = n
 	return out
+}
+
+// turnNamespace is where the mode change's turn and roll call Leases
+// live: beside the leader election's.
+func turnNamespace(f flags) string {
+	if f.leaderElectNS != "" {
+		return f.leaderElectNS
+	}
+	return f.namespace
 }

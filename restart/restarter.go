@@ -1,4 +1,4 @@
-package main
+package restart
 
 import (
 	"context"
@@ -23,18 +23,18 @@ type modeChange struct{ reason error }
 func (m modeChange) Error() string { return m.reason.Error() }
 func (m modeChange) Unwrap() error { return m.reason }
 
-// restartInProcess: the manager's run ended for a mode change, and no
+// InProcess: the manager's run ended for a mode change, and no
 // signal asks the process to stop: it runs again, in the same process. An
 // exit would be counted by the kubelet as a crash, and a second mode
 // change within ten minutes would wait out CrashLoopBackOff's delays.
-func restartInProcess(err error, signals context.Context) bool {
+func InProcess(err error, signals context.Context) bool {
 	var change modeChange
 	return errors.As(err, &change) && signals.Err() == nil
 }
 
-// processIdentity names this process in the turn's Lease: the pod's name
+// Identity names this process in the turn's Lease: the pod's name
 // and a random suffix, as leader election names a candidate.
-func processIdentity() string {
+func Identity() string {
 	host, err := os.Hostname()
 	if err != nil || host == "" {
 		host = "trainjob-kueue"
@@ -42,12 +42,12 @@ func processIdentity() string {
 	return host + "_" + uuid.NewString()
 }
 
-// restarter drains the manager for a mode change when its turn comes: the
+// Restarter drains the manager for a mode change when its turn comes: the
 // readiness probe fails at once (the Service stops sending webhook calls
 // here) while the webhook keeps answering for shutdownDelay, as after a
 // SIGTERM; then the run's context ends with modeChange. One replica at a
 // time (turn): the other answers the webhooks meanwhile.
-type restarter struct {
+type Restarter struct {
 	turn *restartwatch.Turn // nil: no namespace to coordinate in
 	// rollCall says whether another replica is ready to answer while this
 	// one drains (nil with turn).
@@ -58,12 +58,13 @@ type restarter struct {
 	once          sync.Once
 }
 
-// stop is the restart watches' callback; only its first call counts.
-func (r *restarter) stop(ctx context.Context, reason error) {
+// Stop is the restart watches' callback: the manager no longer runs in
+// the mode it learned at its start. Only its first call counts.
+func (r *Restarter) Stop(ctx context.Context, reason error) {
 	r.once.Do(func() { go r.drain(ctx, reason) })
 }
 
-func (r *restarter) drain(ctx context.Context, reason error) {
+func (r *Restarter) drain(ctx context.Context, reason error) {
 	log := ctrl.Log.WithName("restart")
 	if r.turn != nil {
 		log.Info("Waiting for the turn to restart (the other replica serves meanwhile)", "reason", reason.Error(), "lease", restartwatch.TurnLease)
@@ -78,7 +79,7 @@ func (r *restarter) drain(ctx context.Context, reason error) {
 	if !r.otherReady(ctx) {
 		// Alone, draining would leave the webhook Service without a
 		// ready endpoint; the webhook server answers through the restart
-		// (processWebhooks), the earlier run's webhooks until the new
+		// (Webhooks), the earlier run's webhooks until the new
 		// run's are synced.
 		log.Info("Restarting in the new mode without draining: no other replica answered the roll call lately, and the webhook server answers through the restart", "reason", reason.Error(), "lease", restartwatch.RollCallLease)
 		r.cancel(modeChange{reason})
@@ -101,7 +102,7 @@ func (r *restarter) drain(ctx context.Context, reason error) {
 // otherReady: another replica answered the roll call lately, so it takes
 // the webhook calls while this one drains. Unknown (no roll call, or its
 // read failed) is taken as yes, the drain as before the roll call.
-func (r *restarter) otherReady(ctx context.Context) bool {
+func (r *Restarter) otherReady(ctx context.Context) bool {
 	if r.rollCall == nil {
 		return true
 	}
@@ -210,28 +211,46 @@ func (giveTurnWhenServing) NeedLeaderElection() bool { return false }
 
 var _ manager.LeaderElectionRunnable = giveTurnWhenServing{}
 
-// newTurn is the replicas' turn in namespace (nil without one: a process
-// outside a cluster's namespace has no replica to take turns with).
-func newTurn(c client.Client, namespace, identity string) *restartwatch.Turn {
-	if namespace == "" {
-		return nil
-	}
-	return &restartwatch.Turn{Client: c, Namespace: namespace, Identity: identity, Every: 2 * time.Second, Now: time.Now}
+// Options are a run's restarter's.
+type Options struct {
+	// Client reads and writes the turn's and the roll call's Leases,
+	// uncached.
+	Client client.Client
+	// Namespace holds the Leases, beside the leader election's; "" when
+	// the process runs outside a cluster's namespace (no replica to take
+	// turns with: it drains and restarts alone).
+	Namespace string
+	// Identity names this process in the Leases (Identity()).
+	Identity string
+	// Draining is the run's (DrainAfter): set when the restart drains.
+	Draining *atomic.Bool
+	// ShutdownDelay is how long the webhook keeps answering while the
+	// readiness probe fails, before the run ends.
+	ShutdownDelay time.Duration
+	// Cancel ends the run, with a mode change as its cause.
+	Cancel context.CancelCauseFunc
 }
 
-// newRollCall is the replicas' roll call in namespace (nil without one).
-func newRollCall(c client.Client, namespace, identity string) *restartwatch.RollCall {
-	if namespace == "" {
-		return nil
+// New is a run's restarter: Stop is the restart watches' callback, AddTo
+// adds what takes part in the replicas' turn to the run's manager.
+func New(o Options) *Restarter {
+	r := &Restarter{draining: o.Draining, shutdownDelay: o.ShutdownDelay, cancel: o.Cancel}
+	if o.Namespace != "" {
+		r.turn = &restartwatch.Turn{Client: o.Client, Namespace: o.Namespace, Identity: o.Identity, Every: 2 * time.Second, Now: time.Now}
+		r.rollCall = &restartwatch.RollCall{Client: o.Client, Namespace: o.Namespace, Identity: o.Identity, Now: time.Now}
 	}
-	return &restartwatch.RollCall{Client: c, Namespace: namespace, Identity: identity, Now: time.Now}
+	return r
 }
 
-// turnNamespace is where the turn's Lease lives: beside the leader
-// election's.
-func turnNamespace(f flags) string {
-	if f.leaderElectNS != "" {
-		return f.leaderElectNS
+// AddTo adds to the run's manager what takes part in the replicas' turn:
+// the turn given back once ready says this run serves, and the roll call
+// answered while it does. Nothing without a namespace.
+func (r *Restarter) AddTo(mgr manager.Manager, ready func() error) error {
+	if r.turn == nil {
+		return nil
 	}
-	return f.namespace
+	if err := mgr.Add(giveTurnWhenServing{turn: r.turn, rollCall: r.rollCall, serving: ready}); err != nil {
+		return err
+	}
+	return mgr.Add(answerRollCall{rollCall: r.rollCall, ready: ready})
 }

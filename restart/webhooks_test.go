@@ -1,4 +1,4 @@
-package main
+package restart
 
 import (
 	"context"
@@ -41,7 +41,7 @@ func TestTheWebhookServerAnswersAcrossARestartInProcess(t *testing.T) {
 	port := l.Addr().(*net.TCPAddr).Port
 	l.Close()
 	process, stop := context.WithCancel(t.Context())
-	p := newProcessWebhooks(process, webhook.NewServer(webhook.Options{Host: "127.0.0.1", Port: port, CertDir: dir}))
+	p := NewWebhooks(process, webhook.NewServer(webhook.Options{Host: "127.0.0.1", Port: port, CertDir: dir}))
 	answering := func(run string) http.Handler {
 		return http.HandlerFunc(func(w http.ResponseWriter, _ *http.Request) { _, _ = w.Write([]byte(run)) })
 	}
@@ -58,8 +58,8 @@ func TestTheWebhookServerAnswersAcrossARestartInProcess(t *testing.T) {
 		}
 		return string(body), err
 	}
-	startRun := func(name string) (*runWebhooks, context.CancelFunc, <-chan error) {
-		r := p.forRun(&atomic.Bool{})
+	startRun := func(name string) (*RunWebhooks, context.CancelFunc, <-chan error) {
+		r := p.ForRun(&atomic.Bool{})
 		r.Register("/validate", answering(name))
 		ctx, cancel := context.WithCancel(process)
 		done := make(chan error, 1)
@@ -68,10 +68,10 @@ func TestTheWebhookServerAnswersAcrossARestartInProcess(t *testing.T) {
 	}
 
 	first, endFirst, firstDone := startRun("first")
-	if p.answering() {
+	if p.Answering() {
 		t.Error("answering before any run served")
 	}
-	first.serve()
+	first.Serve()
 	deadline := time.Now().Add(10 * time.Second)
 	for {
 		if _, err := call(); err == nil {
@@ -107,12 +107,12 @@ func TestTheWebhookServerAnswersAcrossARestartInProcess(t *testing.T) {
 		t.Fatalf("the first run's Start: %v", err)
 	}
 	time.Sleep(200 * time.Millisecond) // the run is over: its webhooks still answer
-	if !p.answering() {
+	if !p.Answering() {
 		t.Error("not answering between the runs, while the first run's webhooks do")
 	}
 	second, _, _ := startRun("second")
 	time.Sleep(200 * time.Millisecond) // registered, not serving yet
-	second.serve()
+	second.Serve()
 	time.Sleep(200 * time.Millisecond)
 	stopCalling()
 	<-called
@@ -131,7 +131,7 @@ func TestTheWebhookServerAnswersAcrossARestartInProcess(t *testing.T) {
 		t.Errorf("answered by %v in turn, want the first run's until the second served, then the second's", seen)
 	}
 	stop()
-	p.wait(5 * time.Second)
+	p.Wait(5 * time.Second)
 	if _, err := call(); err == nil {
 		t.Error("the server still answers after its process ended")
 	}
@@ -143,18 +143,18 @@ func TestTheWebhookServerAnswersAcrossARestartInProcess(t *testing.T) {
 // are registered (and then answer) although the process's server has
 // routed those paths since the first.
 func TestEachRunRegistersItsWebhooksAgain(t *testing.T) {
-	p := newProcessWebhooks(t.Context(), webhook.NewServer(webhook.Options{}))
-	handled := func(r *runWebhooks, path string) bool {
+	p := NewWebhooks(t.Context(), webhook.NewServer(webhook.Options{}))
+	handled := func(r *RunWebhooks, path string) bool {
 		// What the builder asks (isAlreadyHandled).
 		h, pattern := r.WebhookMux().Handler(&http.Request{URL: &url.URL{Path: path}})
 		return h != nil && pattern == path
 	}
-	first := p.forRun(&atomic.Bool{})
+	first := p.ForRun(&atomic.Bool{})
 	first.Register("/validate", http.NotFoundHandler())
 	if !handled(first, "/validate") {
 		t.Fatal("the first run does not see the path it registered: it would register it twice")
 	}
-	second := p.forRun(&atomic.Bool{})
+	second := p.ForRun(&atomic.Bool{})
 	if handled(second, "/validate") {
 		t.Fatal("the second run sees the first run's path as handled: the builder would register nothing, and the first run's webhooks would answer for good")
 	}

@@ -1,4 +1,4 @@
-package main
+package restart
 
 import (
 	"context"
@@ -19,7 +19,7 @@ func TestTheManagerDrainsBeforeItStops(t *testing.T) {
 	signals, signal := context.WithCancel(context.Background())
 	delayed := make(chan time.Time)
 	var asked time.Duration
-	ctx, draining := drainAfter(signals, 5*time.Second, func(d time.Duration) <-chan time.Time { asked = d; return delayed })
+	ctx, draining := DrainAfter(signals, 5*time.Second, func(d time.Duration) <-chan time.Time { asked = d; return delayed })
 	if draining.Load() || ctx.Err() != nil {
 		t.Fatal("draining or stopped before any signal")
 	}
@@ -41,7 +41,7 @@ func TestTheManagerDrainsBeforeItStops(t *testing.T) {
 
 func TestWithoutADelayTheManagerStopsAtTheSignal(t *testing.T) {
 	signals, signal := context.WithCancel(context.Background())
-	ctx, draining := drainAfter(signals, 0, func(time.Duration) <-chan time.Time { panic("no wait without a delay") })
+	ctx, draining := DrainAfter(signals, 0, func(time.Duration) <-chan time.Time { panic("no wait without a delay") })
 	signal()
 	<-ctx.Done()
 	if !draining.Load() {
@@ -54,7 +54,7 @@ func TestWithoutADelayTheManagerStopsAtTheSignal(t *testing.T) {
 // cut under a call; before, connections are kept alive.
 func TestWebhookAnswersCloseTheirConnectionWhileDraining(t *testing.T) {
 	draining := &atomic.Bool{}
-	s := newProcessWebhooks(t.Context(), webhook.NewServer(webhook.Options{})).forRun(draining)
+	s := NewWebhooks(t.Context(), webhook.NewServer(webhook.Options{})).ForRun(draining)
 	s.Register("/validate", http.HandlerFunc(func(w http.ResponseWriter, _ *http.Request) { _, _ = w.Write([]byte("{}")) }))
 	srv := httptest.NewServer(s.WebhookMux())
 	defer srv.Close()

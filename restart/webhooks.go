@@ -1,4 +1,4 @@
-package main
+package restart
 
 import (
 	"context"
@@ -11,19 +11,19 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/webhook"
 )
 
-// processWebhooks is the process's webhook server. The first run starts
+// Webhooks is the process's webhook server. The first run starts
 // it and it listens until the process ends, so the in-process restart of
 // a mode change refuses no call: with one replica (the local cluster's
 // default, a small install) a server stopped and started again with the
 // run refused the calls sent meanwhile ("failed to call webhook: Post
 // https://127.0.0.1:…", 1 in about 100 dry-run creates through a switch).
 //
-// Each run registers its webhooks on a server of its own (forRun); they
+// Each run registers its webhooks on a server of its own (ForRun); they
 // answer once the run serves (its webhooks registered and what they read
-// synced: runWebhooks.serve), and until then the earlier run's answer, from
+// synced: RunWebhooks.serve), and until then the earlier run's answer, from
 // the caches that run left (stopped, still readable), as the other
 // replica's would when there are two.
-type processWebhooks struct {
+type Webhooks struct {
 	server webhook.Server
 	// ctx is the process's: the server stops when it ends.
 	ctx context.Context
@@ -41,28 +41,28 @@ type processWebhooks struct {
 	stopped chan error
 }
 
-func newProcessWebhooks(ctx context.Context, server webhook.Server) *processWebhooks {
-	return &processWebhooks{server: server, ctx: ctx, serving: map[string]http.Handler{}, latest: map[string]http.Handler{},
+func NewWebhooks(ctx context.Context, server webhook.Server) *Webhooks {
+	return &Webhooks{server: server, ctx: ctx, serving: map[string]http.Handler{}, latest: map[string]http.Handler{},
 		mounted: map[string]bool{}, stopped: make(chan error, 1)}
 }
 
-// forRun is the webhook server a run's manager registers on and starts.
+// ForRun is the webhook server a run's manager registers on and starts.
 // draining is the run's: while it drains, its answers close their
 // connections (closeWhenDraining).
-func (p *processWebhooks) forRun(draining *atomic.Bool) *runWebhooks {
-	return &runWebhooks{p: p, handlers: map[string]http.Handler{}, mux: http.NewServeMux(), draining: draining}
+func (p *Webhooks) ForRun(draining *atomic.Bool) *RunWebhooks {
+	return &RunWebhooks{p: p, handlers: map[string]http.Handler{}, mux: http.NewServeMux(), draining: draining}
 }
 
 // answering: some run's webhooks answer on the server (a run served,
 // perhaps one before this process's latest restart).
-func (p *processWebhooks) answering() bool {
+func (p *Webhooks) Answering() bool {
 	p.mu.RLock()
 	defer p.mu.RUnlock()
 	return p.started.Load() && len(p.serving) > 0
 }
 
 // route answers a call on path with the serving run's handler.
-func (p *processWebhooks) route(path string) http.Handler {
+func (p *Webhooks) route(path string) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		p.mu.RLock()
 		h, ok := p.serving[path]
@@ -80,7 +80,7 @@ func (p *processWebhooks) route(path string) http.Handler {
 
 // wait waits, at most timeout, for the server to stop once the process's
 // context ended: in-flight calls are answered (its graceful shutdown).
-func (p *processWebhooks) wait(timeout time.Duration) {
+func (p *Webhooks) Wait(timeout time.Duration) {
 	if !p.started.Load() {
 		return
 	}
@@ -90,10 +90,10 @@ func (p *processWebhooks) wait(timeout time.Duration) {
 	}
 }
 
-// runWebhooks is one run's view of the process's webhook server, a
+// RunWebhooks is one run's view of the process's webhook server, a
 // webhook.Server for its manager.
-type runWebhooks struct {
-	p        *processWebhooks
+type RunWebhooks struct {
+	p        *Webhooks
 	handlers map[string]http.Handler
 	// mux is the run's own: controller-runtime's webhook builder registers
 	// a path only if the server's mux has no handler for it yet
@@ -106,11 +106,11 @@ type runWebhooks struct {
 	draining *atomic.Bool
 }
 
-var _ webhook.Server = (*runWebhooks)(nil)
+var _ webhook.Server = (*RunWebhooks)(nil)
 
 // Register implements webhook.Server: hook answers on path once this run
 // serves.
-func (r *runWebhooks) Register(path string, hook http.Handler) {
+func (r *RunWebhooks) Register(path string, hook http.Handler) {
 	closing := closeWhenDraining{draining: r.draining}.wrap(hook)
 	r.mux.Handle(path, closing)
 	r.p.mu.Lock()
@@ -124,7 +124,7 @@ func (r *runWebhooks) Register(path string, hook http.Handler) {
 }
 
 // serve makes this run's handlers the ones that answer.
-func (r *runWebhooks) serve() {
+func (r *RunWebhooks) Serve() {
 	r.p.mu.Lock()
 	defer r.p.mu.Unlock()
 	r.p.serving = r.handlers
@@ -132,7 +132,7 @@ func (r *runWebhooks) serve() {
 
 // Start implements webhook.Server: the first run's starts the process's
 // server; every run's returns when its run ends, leaving it listening.
-func (r *runWebhooks) Start(ctx context.Context) error {
+func (r *RunWebhooks) Start(ctx context.Context) error {
 	r.p.start.Do(func() {
 		r.p.started.Store(true)
 		go func() { r.p.stopped <- r.p.server.Start(r.p.ctx) }()
@@ -149,11 +149,11 @@ func (r *runWebhooks) Start(ctx context.Context) error {
 }
 
 // NeedLeaderElection implements webhook.Server: every replica serves.
-func (r *runWebhooks) NeedLeaderElection() bool { return false }
+func (r *RunWebhooks) NeedLeaderElection() bool { return false }
 
 // StartedChecker implements webhook.Server.
-func (r *runWebhooks) StartedChecker() healthz.Checker { return r.p.server.StartedChecker() }
+func (r *RunWebhooks) StartedChecker() healthz.Checker { return r.p.server.StartedChecker() }
 
 // WebhookMux implements webhook.Server: the run's own mux, with the paths
 // this run registered (see mux).
-func (r *runWebhooks) WebhookMux() *http.ServeMux { return r.mux }
+func (r *RunWebhooks) WebhookMux() *http.ServeMux { return r.mux }

@@ -1,4 +1,4 @@
-package main
+package restart
 
 import (
 	"context"
@@ -29,10 +29,10 @@ func TestAModeChangeDrainsInTurnThenRestartsInProcess(t *testing.T) {
 	}
 	ctx, cancel := context.WithCancelCause(t.Context())
 	draining := &atomic.Bool{}
-	r := &restarter{turn: turn("me"), draining: draining, shutdownDelay: 30 * time.Millisecond, cancel: cancel}
+	r := &Restarter{turn: turn("me"), draining: draining, shutdownDelay: 30 * time.Millisecond, cancel: cancel}
 	reason := errors.New("Kueue's configuration turns its built-in integration off")
-	r.stop(ctx, reason)
-	r.stop(ctx, errors.New("a second watch: ignored"))
+	r.Stop(ctx, reason)
+	r.Stop(ctx, errors.New("a second watch: ignored"))
 	time.Sleep(50 * time.Millisecond)
 	if draining.Load() || ctx.Err() != nil {
 		t.Fatal("drained while the other replica held the turn: both replicas would stop serving at once")
@@ -53,15 +53,15 @@ func TestAModeChangeDrainsInTurnThenRestartsInProcess(t *testing.T) {
 		t.Errorf("the run ended with %v, want the mode change", err)
 	}
 	signals := context.Background()
-	if !restartInProcess(err, signals) {
+	if !InProcess(err, signals) {
 		t.Error("a mode change does not restart in process: the kubelet would count an exit as a crash")
 	}
 	stopped, stop := context.WithCancel(context.Background())
 	stop()
-	if restartInProcess(err, stopped) {
+	if InProcess(err, stopped) {
 		t.Error("restarted although a signal asked the process to stop")
 	}
-	if restartInProcess(errors.New("a real failure"), signals) {
+	if InProcess(errors.New("a real failure"), signals) {
 		t.Error("restarted on a failure: it must exit with it")
 	}
 }
@@ -90,9 +90,9 @@ func TestAReplicaAloneRestartsWithoutDraining(t *testing.T) {
 			if otherAnswered {
 				delay = 30 * time.Millisecond
 			}
-			r := &restarter{turn: &restartwatch.Turn{Client: c, Namespace: "ns", Identity: "me", Every: time.Millisecond, Now: time.Now},
+			r := &Restarter{turn: &restartwatch.Turn{Client: c, Namespace: "ns", Identity: "me", Every: time.Millisecond, Now: time.Now},
 				rollCall: roll("me"), draining: draining, shutdownDelay: delay, cancel: cancel}
-			go r.stop(ctx, errors.New("mode change"))
+			go r.Stop(ctx, errors.New("mode change"))
 			select {
 			case <-ctx.Done():
 			case <-time.After(time.Minute):
