@@ -67,7 +67,7 @@ func TestADefaultLocalQueueQueuesATrainJobOnce(t *testing.T) {
 		}
 		return nil
 	})
-	if wl := workloadOf(t, tj); wl.Spec.QueueName != kueue.LocalQueueName(lq.Name) {
+	if wl := fixtures.WaitWorkload(t, ctx, k8s, tj); wl.Spec.QueueName != kueue.LocalQueueName(lq.Name) {
 		t.Errorf("the TrainJob's Workload is on queue %q, want %q", wl.Spec.QueueName, lq.Name)
 	}
 }

@@ -56,7 +56,7 @@ func TestTheExpectedStartComesFromWhatTellsTheRunningJobsEnd(t *testing.T) {
 	create(t, first)
 	fixtures.WaitRunning(t, ctx, k8s, first)
 	create(t, second)
-	workloadOf(t, second)
+	fixtures.WaitWorkload(t, ctx, k8s, second)
 	listed, explained := expected("second")
 	for who, e := range map[string]*forecast.ExpectedStart{"list": listed, "explain": explained} {
 		if e == nil || e.At != nil || !strings.Contains(e.Unknown, ns+"/first") {
@@ -70,7 +70,7 @@ func TestTheExpectedStartComesFromWhatTellsTheRunningJobsEnd(t *testing.T) {
 	fixtures.WaitRunning(t, ctx, k8s, second)
 	third := fixtures.TrainJob(ns, "third", "torch", lq)
 	create(t, third)
-	workloadOf(t, third)
+	fixtures.WaitWorkload(t, ctx, k8s, third)
 	listed, explained = expected("third")
 	for who, e := range map[string]*forecast.ExpectedStart{"list": listed, "explain": explained} {
 		if e == nil || e.At == nil || len(e.After) != 1 || e.After[0].Job != ns+"/second" || e.After[0].From != forecast.FromHistory ||

@@ -27,16 +27,6 @@ import (
 	"github.com/trainjob-kueue/trainjob-kueue/names"
 )
 
-// boundPods counts, per TrainJob, its pods that hold a node (fixtures.BoundPods).
-func boundPods(t *testing.T, ns string) map[string]int {
-	t.Helper()
-	bound, err := fixtures.BoundPods(ctx, k8s, ns)
-	if err != nil {
-		t.Fatal(err)
-	}
-	return bound
-}
-
 // overrideField is the override field of the Trainer under test.
 func overrideField() string {
 	crd := &apiextensionsv1.CustomResourceDefinition{}
@@ -103,7 +93,7 @@ func TestOverSubscribedGangsStartWholeOneAtATime(t *testing.T) {
 	// Well within kube-scheduler's 5-minute flush of unschedulable pods:
 	// the second gang must be retried when the first is done.
 	eventually(t, 2*time.Minute, "both jobs complete", func() error {
-		bound := boundPods(t, ns)
+		bound := fixtures.BoundPods(t, ctx, k8s, ns)
 		if bound["a"] > 0 && bound["b"] > 0 {
 			t.Fatalf("both jobs hold nodes at once (a: %d pods, b: %d pods): neither can run whole", bound["a"], bound["b"])
 		}
@@ -114,7 +104,7 @@ func TestOverSubscribedGangsStartWholeOneAtATime(t *testing.T) {
 			}
 		}
 		if !bothAdmitted {
-			bothAdmitted = workload.IsAdmitted(workloadOf(t, a)) && workload.IsAdmitted(workloadOf(t, b))
+			bothAdmitted = workload.IsAdmitted(fixtures.WaitWorkload(t, ctx, k8s, a)) && workload.IsAdmitted(fixtures.WaitWorkload(t, ctx, k8s, b))
 		}
 		for _, tj := range []*trainer.TrainJob{a, b} {
 			got := getJob(t, tj)
@@ -278,7 +268,7 @@ func TestTopologyAwarePlacementOfTrainerNodes(t *testing.T) {
 				return fixtures.EventOn(ctx, k8s, tj, integration.ReasonTopologyUnsupported, "Trainer v2.0")
 			})
 			eventually(t, time.Minute, tj.Name+"'s quota given back", func() error {
-				if wl := workloadOf(t, tj); !apimeta.IsStatusConditionTrue(wl.Status.Conditions, kueue.WorkloadFinished) {
+				if wl := fixtures.WaitWorkload(t, ctx, k8s, tj); !apimeta.IsStatusConditionTrue(wl.Status.Conditions, kueue.WorkloadFinished) {
 					return fmt.Errorf("Workload %s not finished: %v", wl.Name, wl.Status.Conditions)
 				}
 				return nil

@@ -43,7 +43,7 @@ func TestAJobAdmittedUnderAGangModeThatWentAwayWaitsAndRunsOnceItIsBack(t *testi
 	})
 	// Ten seconds of retries with back-off: never finished, never started.
 	for range 10 {
-		wl := workloadOf(t, tj)
+		wl := fixtures.WaitWorkload(t, ctx, k8s, tj)
 		if apimeta.IsStatusConditionTrue(wl.Status.Conditions, kueue.WorkloadFinished) {
 			t.Fatalf("the Workload of a job whose gang mode went away was finished: %v", apimeta.FindStatusCondition(wl.Status.Conditions, kueue.WorkloadFinished))
 		}

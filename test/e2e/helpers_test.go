@@ -12,7 +12,6 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/utils/ptr"
 	"sigs.k8s.io/controller-runtime/pkg/client"
-	kueue "sigs.k8s.io/kueue/apis/kueue/v1beta2"
 
 	trainer "github.com/kubeflow/trainer/v2/pkg/apis/trainer/v1alpha1"
 
@@ -84,17 +83,6 @@ func getJob(t *testing.T, tj *trainer.TrainJob) *trainer.TrainJob {
 		t.Fatal(err)
 	}
 	return got
-}
-
-func workloadOf(t *testing.T, tj *trainer.TrainJob) *kueue.Workload {
-	t.Helper()
-	var wl *kueue.Workload
-	eventually(t, 30*time.Second, "Workload of "+tj.Name, func() error {
-		var err error
-		wl, err = fixtures.WorkloadOf(ctx, k8s, tj)
-		return err
-	})
-	return wl
 }
 
 func condition(tj *trainer.TrainJob, cond string) bool {

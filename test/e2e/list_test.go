@@ -19,7 +19,7 @@ func TestListShowsEachJobsQueueStateAsAKubectlPlugin(t *testing.T) {
 	second := fixtures.TrainJob(ns, "pending-2", "torch", lq)
 	unqueued := fixtures.TrainJob(ns, "unqueued", "torch", "")
 	create(t, second, unqueued)
-	workloadOf(t, second)
+	fixtures.WaitWorkload(t, ctx, k8s, second)
 	kubectl := kubectlPlugin(t)
 
 	want := map[string]struct {

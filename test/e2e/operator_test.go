@@ -79,7 +79,7 @@ func runningAndPending(t *testing.T) (ns, lq string, running, pending *trainer.T
 	})
 	pending = fixtures.TrainJob(ns, "pending", "torch", lq)
 	create(t, pending)
-	workloadOf(t, pending)
+	fixtures.WaitWorkload(t, ctx, k8s, pending)
 	return ns, lq, running, pending
 }
 
@@ -109,7 +109,7 @@ func TestExplainPendingRunningAndNotYetCreatedJobsAsAKubectlPlugin(t *testing.T)
 	// one, behind kube-apiserver's aggregation layer) gives the positions.
 	second := fixtures.TrainJob(ns, "pending-2", "torch", lq)
 	create(t, second)
-	workloadOf(t, second)
+	fixtures.WaitWorkload(t, ctx, k8s, second)
 	for job, want := range map[string]string{
 		"pending":   "Position: 0 in LocalQueue, 0 in ClusterQueue",
 		"pending-2": "Position: 1 in LocalQueue, 1 in ClusterQueue",

@@ -39,7 +39,7 @@ func TestAPreemptionCostPolicyUnderKueuesGateOffIsSaidInactive(t *testing.T) {
 	eventually(t, time.Minute, "the ClusterQueue told", func() error {
 		return fixtures.EventOn(ctx, k8s, &kueue.ClusterQueue{ObjectMeta: metav1.ObjectMeta{Name: ns}}, preemptcost.ReasonGateOff, "PriorityBoost feature gate is off")
 	})
-	workloadOf(t, tj) // explain speaks of a queued job's priority
+	fixtures.WaitWorkload(t, ctx, k8s, tj) // explain speaks of a queued job's priority
 	ex, err := (&explain.Explainer{Client: k8s}).Explain(ctx, fixtures.Ours(getJob(t, tj)))
 	if err != nil {
 		t.Fatal(err)
@@ -47,7 +47,7 @@ func TestAPreemptionCostPolicyUnderKueuesGateOffIsSaidInactive(t *testing.T) {
 	if ex.Priority == nil || !strings.Contains(ex.Priority.Inactive, "PriorityBoost feature gate is off") {
 		t.Errorf("explain's priority %+v, want the policy said inactive for Kueue's gate", ex.Priority)
 	}
-	if _, boosted := workloadOf(t, tj).Annotations[constants.PriorityBoostAnnotationKey]; boosted {
+	if _, boosted := fixtures.WaitWorkload(t, ctx, k8s, tj).Annotations[constants.PriorityBoostAnnotationKey]; boosted {
 		t.Error("a boost was written that Kueue ignores")
 	}
 }

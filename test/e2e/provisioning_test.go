@@ -90,7 +90,7 @@ func TestAProvisioningRequestStartsTheJobOnceProvisioned(t *testing.T) {
 
 	var request *autoscaling.ProvisioningRequest
 	eventually(t, time.Minute, "a pending ProvisioningRequest for the job's GPU pods", func() error {
-		wl := workloadOf(t, tj)
+		wl := fixtures.WaitWorkload(t, ctx, k8s, tj)
 		if !apimeta.IsStatusConditionTrue(wl.Status.Conditions, kueue.WorkloadQuotaReserved) {
 			return fmt.Errorf("no quota reserved yet")
 		}
@@ -166,7 +166,7 @@ func TestAFailedProvisioningRequestStartsNothing(t *testing.T) {
 		}
 		// Kueue resets the checks of the Workload it deactivates: the
 		// rejection is said in its event.
-		wl := workloadOf(t, tj)
+		wl := fixtures.WaitWorkload(t, ctx, k8s, tj)
 		if ptr.Deref(wl.Spec.Active, true) {
 			return fmt.Errorf("the Workload is still active; admission check %s is %s", check, checkState(t, tj, check))
 		}
@@ -183,7 +183,7 @@ func TestAFailedProvisioningRequestStartsNothing(t *testing.T) {
 // checkState is the state of the job's Workload's admission check.
 func checkState(t *testing.T, tj *trainer.TrainJob, check string) kueue.CheckState {
 	t.Helper()
-	for _, ac := range workloadOf(t, tj).Status.AdmissionChecks {
+	for _, ac := range fixtures.WaitWorkload(t, ctx, k8s, tj).Status.AdmissionChecks {
 		if string(ac.Name) == check {
 			return ac.State
 		}

@@ -35,7 +35,7 @@ func TestRuntimeDeletedUnderAQueuedJobHoldsItUntilTheRuntimeIsBack(t *testing.T)
 	create(t, rt)
 	tj := fixtures.TrainJob(ns, "job", "torch", lq)
 	create(t, tj)
-	workloadOf(t, tj)
+	fixtures.WaitWorkload(t, ctx, k8s, tj)
 	if takesSnapshots(t) {
 		eventually(t, time.Minute, "Trainer's snapshot of the runtime", func() error {
 			return k8s.Get(ctx, client.ObjectKey{Namespace: ns, Name: tj.Name + "-runtime-snapshot"}, &corev1.ConfigMap{})
@@ -49,7 +49,7 @@ func TestRuntimeDeletedUnderAQueuedJobHoldsItUntilTheRuntimeIsBack(t *testing.T)
 	setCPUQuota(t, ns, "8")
 
 	eventually(t, 2*time.Minute, "held, its quota given back", func() error {
-		wl := workloadOf(t, tj)
+		wl := fixtures.WaitWorkload(t, ctx, k8s, tj)
 		if apimeta.IsStatusConditionTrue(wl.Status.Conditions, kueue.WorkloadFinished) {
 			t.Fatalf("the Workload was finished: %v", wl.Status.Conditions)
 		}
@@ -62,7 +62,7 @@ func TestRuntimeDeletedUnderAQueuedJobHoldsItUntilTheRuntimeIsBack(t *testing.T)
 		if !suspended(getJob(t, tj)) {
 			return fmt.Errorf("started without its runtime")
 		}
-		wl := workloadOf(t, tj)
+		wl := fixtures.WaitWorkload(t, ctx, k8s, tj)
 		if apimeta.IsStatusConditionTrue(wl.Status.Conditions, kueue.WorkloadFinished) {
 			return fmt.Errorf("finished: %v", wl.Status.Conditions)
 		}
@@ -74,7 +74,7 @@ func TestRuntimeDeletedUnderAQueuedJobHoldsItUntilTheRuntimeIsBack(t *testing.T)
 
 	create(t, fixtures.TrainingRuntime(ns, "torch", fixtures.TorchPolicy(1), role))
 	waitComplete(t, tj, 3*time.Minute)
-	wl := workloadOf(t, tj)
+	wl := fixtures.WaitWorkload(t, ctx, k8s, tj)
 	for _, c := range wl.Status.Conditions {
 		if strings.Contains(c.Message, "admission check") {
 			t.Errorf("Workload condition %s says %q: no admission check was involved", c.Type, c.Message)

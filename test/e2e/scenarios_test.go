@@ -78,7 +78,7 @@ func TestGPUTrainJobsRunWholeOnTheirFlavorsAndComplete(t *testing.T) {
 	admitted := map[string]*kueue.Workload{}
 	for _, tj := range jobs {
 		eventually(t, 2*time.Minute, tj.Name+" admitted", func() error {
-			wl := workloadOf(t, tj)
+			wl := fixtures.WaitWorkload(t, ctx, k8s, tj)
 			if !workload.IsAdmitted(wl) {
 				return fmt.Errorf("not admitted: %v", wl.Status.Conditions)
 			}
@@ -207,7 +207,7 @@ func TestFinishedInitializersFreeQuotaForAWaitingJob(t *testing.T) {
 	first := fixtures.TrainJob(ns, "first", "init", lq)
 	create(t, first)
 	eventually(t, time.Minute, "first admitted", func() error {
-		if !workload.IsAdmitted(workloadOf(t, first)) {
+		if !workload.IsAdmitted(fixtures.WaitWorkload(t, ctx, k8s, first)) {
 			return fmt.Errorf("not admitted")
 		}
 		return nil
@@ -215,13 +215,13 @@ func TestFinishedInitializersFreeQuotaForAWaitingJob(t *testing.T) {
 	// 9 of 10 CPUs reserved: the second job (8) must wait...
 	second := fixtures.TrainJob(ns, "second", "big", lq)
 	create(t, second)
-	if wl := workloadOf(t, second); workload.IsAdmitted(wl) {
+	if wl := fixtures.WaitWorkload(t, ctx, k8s, second); workload.IsAdmitted(wl) {
 		t.Fatalf("second job admitted while the first held 9 of 10 CPUs")
 	}
 	// ...until the initializers finish and their 8 CPUs are reclaimed.
 	eventually(t, 3*time.Minute, "second admitted with the first still running", func() error {
-		if !workload.IsAdmitted(workloadOf(t, second)) {
-			return fmt.Errorf("second not admitted; first reclaimable: %v", workloadOf(t, first).Status.ReclaimablePods)
+		if !workload.IsAdmitted(fixtures.WaitWorkload(t, ctx, k8s, second)) {
+			return fmt.Errorf("second not admitted; first reclaimable: %v", fixtures.WaitWorkload(t, ctx, k8s, first).Status.ReclaimablePods)
 		}
 		return nil
 	})

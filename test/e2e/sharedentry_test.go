@@ -49,7 +49,7 @@ func TestAnEntrySharedByRolesAdmittedToDifferentFlavors(t *testing.T) {
 	tj := fixtures.TrainJob(ns, "shared", "init", lq)
 	var admitted *kueue.Workload
 	eventually(t, 2*time.Minute, "admitted, each role to its pool", func() error {
-		wl := workloadOf(t, tj)
+		wl := fixtures.WaitWorkload(t, ctx, k8s, tj)
 		if wl.Status.Admission == nil {
 			return fmt.Errorf("not admitted: %v", wl.Status.Conditions)
 		}

@@ -55,7 +55,7 @@ func TestRuntimeEditedWhileQueuedBooksWhatThePodsGet(t *testing.T) {
 	tj := fixtures.TrainJob(ns, "job", "torch", lq)
 	create(t, tj)
 	snapshots := takesSnapshots(t)
-	workloadOf(t, tj)
+	fixtures.WaitWorkload(t, ctx, k8s, tj)
 	if snapshots {
 		eventually(t, time.Minute, "Trainer's snapshot of the runtime", func() error {
 			return k8s.Get(ctx, client.ObjectKey{Namespace: ns, Name: tj.Name + "-runtime-snapshot"}, &corev1.ConfigMap{})
@@ -79,13 +79,13 @@ func TestRuntimeEditedWhileQueuedBooksWhatThePodsGet(t *testing.T) {
 	// The manager sees the edit (every job of a runtime is reconciled when
 	// it changes) and books what Trainer will run.
 	eventually(t, time.Minute, "Workload books the runtime Trainer will use", func() error {
-		if got := bookedCPU(workloadOf(t, tj)); got.Cmp(want) != 0 {
+		if got := bookedCPU(fixtures.WaitWorkload(t, ctx, k8s, tj)); got.Cmp(want) != 0 {
 			return fmt.Errorf("Workload books cpu %s, want %s", got.String(), want.String())
 		}
 		return nil
 	})
 	consistently(t, 5*time.Second, "Workload keeps what Trainer will use", func() error {
-		if got := bookedCPU(workloadOf(t, tj)); got.Cmp(want) != 0 {
+		if got := bookedCPU(fixtures.WaitWorkload(t, ctx, k8s, tj)); got.Cmp(want) != 0 {
 			return fmt.Errorf("Workload books cpu %s, want %s", got.String(), want.String())
 		}
 		return nil
@@ -119,7 +119,7 @@ func TestRuntimeEditedWhileQueuedBooksWhatThePodsGet(t *testing.T) {
 		// queue (JobSetOutOfDate) and the reservation goes back, instead of
 		// holding quota until it is deleted.
 		eventually(t, 2*time.Minute, "held, its reservation given back", func() error {
-			wl := workloadOf(t, tj)
+			wl := fixtures.WaitWorkload(t, ctx, k8s, tj)
 			if wl.Spec.Active == nil || *wl.Spec.Active || wl.Annotations[names.HeldForRuntimeAnnotation] == "" || workload.HasQuotaReservation(wl) {
 				return fmt.Errorf("active %v, annotations %v, conditions %v", wl.Spec.Active, wl.Annotations, wl.Status.Conditions)
 			}
@@ -143,7 +143,7 @@ func TestRuntimeEditedWhileQueuedBooksWhatThePodsGet(t *testing.T) {
 	}
 	var admitted *kueue.Workload
 	eventually(t, 2*time.Minute, "admitted and running", func() error {
-		wl := workloadOf(t, tj)
+		wl := fixtures.WaitWorkload(t, ctx, k8s, tj)
 		if !workload.IsAdmitted(wl) {
 			return fmt.Errorf("not admitted: %v", wl.Status.Conditions)
 		}

@@ -57,7 +57,7 @@ func TestTorchGPUJobIsQueuedAdmittedAndStartedOnItsFlavor(t *testing.T) {
 	if got := getTrainJob(t, tj); !ptr.Deref(got.Spec.Suspend, false) {
 		t.Fatalf("the webhook did not suspend a queued TrainJob")
 	}
-	wl := workloadOf(t, tj)
+	wl := fixtures.WaitWorkload(t, ctx, k8s, tj)
 	if diff := cmp.Diff([]podSetShape{{Name: "node", Count: 3, GPU: 4, CPU: "1"}}, shapeOf(wl.Spec.PodSets)); diff != "" {
 		t.Errorf("Workload PodSets (-want +got):\n%s", diff)
 	}
@@ -80,7 +80,7 @@ func TestTorchGPUJobIsQueuedAdmittedAndStartedOnItsFlavor(t *testing.T) {
 	if p := replicatedJob(js, "node").Template.Spec.Parallelism; ptr.Deref(p, 0) != 3 {
 		t.Errorf("JobSet node parallelism = %v, want 3", p)
 	}
-	wl = workloadOf(t, tj)
+	wl = fixtures.WaitWorkload(t, ctx, k8s, tj)
 	if !workload.IsAdmitted(wl) {
 		t.Errorf("Workload not admitted")
 	}
@@ -103,7 +103,7 @@ func TestPodSetsRoundTripThroughTheAPIServer(t *testing.T) {
 	create(t, rt)
 	tj := trainJob(ns, "ports", "torch", lq)
 	create(t, tj)
-	wl := workloadOf(t, tj)
+	wl := fixtures.WaitWorkload(t, ctx, k8s, tj)
 	if p := wl.Spec.PodSets[0].Template.Spec.Containers[0].Ports[0].Protocol; p != corev1.ProtocolTCP {
 		t.Fatalf("stored port protocol %q, want TCP", p)
 	}
@@ -132,7 +132,7 @@ func TestPodSetsRoundTripThroughTheAPIServer(t *testing.T) {
 	// Reconciles see no mismatch, so the Workload's spec is never rewritten
 	// (Kueue's own status updates don't count).
 	consistently(t, "Workload unchanged", 2*time.Second, func() error {
-		if now := workloadOf(t, tj); now.Generation != wl.Generation || now.UID != wl.UID {
+		if now := fixtures.WaitWorkload(t, ctx, k8s, tj); now.Generation != wl.Generation || now.UID != wl.UID {
 			return fmt.Errorf("Workload rewritten (generation %d -> %d)", wl.Generation, now.Generation)
 		}
 		return nil
@@ -210,7 +210,7 @@ func TestClusterTrainingRuntime(t *testing.T) {
 	tj := trainJob(ns, "job", rt.Name, lq)
 	tj.Spec.RuntimeRef.Kind = ptr.To(trainer.ClusterTrainingRuntimeKind)
 	create(t, tj)
-	wl := workloadOf(t, tj)
+	wl := fixtures.WaitWorkload(t, ctx, k8s, tj)
 	if diff := cmp.Diff([]podSetShape{{Name: "node", Count: 2, GPU: 4, CPU: "1"}}, shapeOf(wl.Spec.PodSets)); diff != "" {
 		t.Errorf("Workload PodSets (-want +got):\n%s", diff)
 	}

@@ -124,17 +124,6 @@ var (
 	cpus            = fixtures.CPUs
 )
 
-func workloadOf(t *testing.T, tj *trainer.TrainJob) *kueue.Workload {
-	t.Helper()
-	var wl *kueue.Workload
-	eventually(t, "Workload of "+tj.Name, func() error {
-		var err error
-		wl, err = fixtures.WorkloadOf(ctx, k8s, tj)
-		return err
-	})
-	return wl
-}
-
 func getTrainJob(t *testing.T, tj *trainer.TrainJob) *trainer.TrainJob {
 	t.Helper()
 	got := &trainer.TrainJob{}

@@ -163,7 +163,7 @@ func TestJobsOfTheInTreeIntegrationAreAdopted(t *testing.T) {
 		}
 		for name, uid := range inTree.workloads {
 			tj := map[string]*trainer.TrainJob{"running": running, "queued": queued}[name]
-			if wl := workloadOf(t, tj); wl.UID != uid {
+			if wl := fixtures.WaitWorkload(t, ctx, k8s, tj); wl.UID != uid {
 				return fmt.Errorf("Workload of %s recreated", name)
 			}
 		}
@@ -177,7 +177,7 @@ func TestJobsOfTheInTreeIntegrationAreAdopted(t *testing.T) {
 
 	// An admin deactivates the running job: its quota goes to the queued one.
 	eventually(t, "deactivate", func() error {
-		wl := workloadOf(t, running)
+		wl := fixtures.WaitWorkload(t, ctx, k8s, running)
 		wl.Spec.Active = ptr.To(false)
 		return k8s.Update(ctx, wl)
 	})
@@ -214,7 +214,7 @@ func TestJobsOfTheInTreeIntegrationAreAdopted(t *testing.T) {
 	if last := started.Spec.RuntimePatches[len(started.Spec.RuntimePatches)-1]; last.Manager != names.RuntimePatchManager {
 		t.Errorf("our patch is not the last one, applied after the user's: %+v", started.Spec.RuntimePatches)
 	}
-	if wl := workloadOf(t, queued); wl.UID != inTree.workloads["queued"] {
+	if wl := fixtures.WaitWorkload(t, ctx, k8s, queued); wl.UID != inTree.workloads["queued"] {
 		t.Errorf("the queued job's Workload was recreated: it lost its place in the queue")
 	}
 }

@@ -182,7 +182,7 @@ func TestPreemptionRestoresTheOverrideListExactly(t *testing.T) {
 		return nil
 	})
 	waitRunning(t, high)
-	lowWl := workloadOf(t, lowJob)
+	lowWl := fixtures.WaitWorkload(t, ctx, k8s, lowJob)
 	if workload.HasQuotaReservation(lowWl) {
 		t.Errorf("preempted Workload still holds quota")
 	}
@@ -203,7 +203,7 @@ func TestFinishedInitializersAreReclaimable(t *testing.T) {
 	setJobsStatus(t, ns, "job", "dataset-initializer", 0, 1)
 	setJobsStatus(t, ns, "job", "model-initializer", 0, 1)
 	eventually(t, "reclaimable pods", func() error {
-		wl := workloadOf(t, tj)
+		wl := fixtures.WaitWorkload(t, ctx, k8s, tj)
 		want := []kueue.ReclaimablePod{{Name: "dataset-initializer", Count: 1}, {Name: "model-initializer", Count: 1}}
 		if diff := cmp.Diff(want, wl.Status.ReclaimablePods); diff != "" {
 			return fmt.Errorf("reclaimable pods (-want +got):\n%s\njobsStatus: %s", diff, jobsStatus(getTrainJob(t, tj)))
@@ -231,7 +231,7 @@ func TestRuntimeEditedUnderARunningJobKeepsItsReadinessAndReclaimablePods(t *tes
 	setJobsStatus(t, ns, "job", "node", 2, 0)
 	wantReclaimable := []kueue.ReclaimablePod{{Name: "dataset-initializer", Count: 1}}
 	steady := func() error {
-		wl := workloadOf(t, tj)
+		wl := fixtures.WaitWorkload(t, ctx, k8s, tj)
 		if !workload.IsAdmitted(wl) || !apimeta.IsStatusConditionTrue(wl.Status.Conditions, kueue.WorkloadPodsReady) {
 			return fmt.Errorf("not admitted and ready: %v (jobsStatus %s)", wl.Status.Conditions, jobsStatus(getTrainJob(t, tj)))
 		}
@@ -244,7 +244,7 @@ func TestRuntimeEditedUnderARunningJobKeepsItsReadinessAndReclaimablePods(t *tes
 		return nil
 	}
 	eventually(t, "running, ready, initializer reclaimable", steady)
-	admitted := workloadOf(t, tj)
+	admitted := fixtures.WaitWorkload(t, ctx, k8s, tj)
 
 	eventually(t, "runtime edited: a new replicatedJob, more nodes", func() error {
 		edited := &trainer.TrainingRuntime{}
@@ -260,7 +260,7 @@ func TestRuntimeEditedUnderARunningJobKeepsItsReadinessAndReclaimablePods(t *tes
 		return k8s.Update(ctx, edited)
 	})
 	consistently(t, "the running job is judged on what it was admitted with", 5*time.Second, func() error {
-		if wl := workloadOf(t, tj); wl.UID != admitted.UID {
+		if wl := fixtures.WaitWorkload(t, ctx, k8s, tj); wl.UID != admitted.UID {
 			return fmt.Errorf("Workload replaced")
 		}
 		return steady()
@@ -277,7 +277,7 @@ func TestMissingRuntimeWaitsWithoutHotLoopAndProceedsWhenCreated(t *testing.T) {
 	create(t, rt)
 	tj := trainJob(ns, "job", "later", lq)
 	create(t, tj)
-	workloadOf(t, tj)
+	fixtures.WaitWorkload(t, ctx, k8s, tj)
 	if err := k8s.Delete(ctx, rt); err != nil {
 		t.Fatal(err)
 	}
@@ -286,7 +286,7 @@ func TestMissingRuntimeWaitsWithoutHotLoopAndProceedsWhenCreated(t *testing.T) {
 	// (its Workload held out of the queue until the runtime exists).
 	setGPUQuota(t, ns, 8)
 	eventually(t, "Workload held for its runtime, without quota", func() error {
-		if wl := workloadOf(t, tj); ptr.Deref(wl.Spec.Active, true) || workload.HasQuotaReservation(wl) {
+		if wl := fixtures.WaitWorkload(t, ctx, k8s, tj); ptr.Deref(wl.Spec.Active, true) || workload.HasQuotaReservation(wl) {
 			return fmt.Errorf("Workload active %v, conditions %v", wl.Spec.Active, wl.Status.Conditions)
 		}
 		return nil
@@ -295,7 +295,7 @@ func TestMissingRuntimeWaitsWithoutHotLoopAndProceedsWhenCreated(t *testing.T) {
 		if !ptr.Deref(getTrainJob(t, tj).Spec.Suspend, false) {
 			return fmt.Errorf("started without a runtime")
 		}
-		if wl := workloadOf(t, tj); ptr.Deref(wl.Spec.Active, true) || workload.HasQuotaReservation(wl) {
+		if wl := fixtures.WaitWorkload(t, ctx, k8s, tj); ptr.Deref(wl.Spec.Active, true) || workload.HasQuotaReservation(wl) {
 			return fmt.Errorf("Workload active %v, conditions %v: it holds quota it can't use", wl.Spec.Active, wl.Status.Conditions)
 		}
 		return nil
@@ -360,7 +360,7 @@ func TestRuntimeEditedWhileRunningDoesNotStopTheJob(t *testing.T) {
 	tj := trainJob(ns, "job", "rt", lq)
 	create(t, tj)
 	waitRunning(t, tj)
-	wl := workloadOf(t, tj)
+	wl := fixtures.WaitWorkload(t, ctx, k8s, tj)
 
 	edited := &trainer.TrainingRuntime{}
 	if err := k8s.Get(ctx, client.ObjectKeyFromObject(rt), edited); err != nil {
@@ -375,7 +375,7 @@ func TestRuntimeEditedWhileRunningDoesNotStopTheJob(t *testing.T) {
 		if ptr.Deref(getTrainJob(t, tj).Spec.Suspend, false) {
 			return fmt.Errorf("the running job was suspended after a runtime edit")
 		}
-		now := workloadOf(t, tj)
+		now := fixtures.WaitWorkload(t, ctx, k8s, tj)
 		if now.UID != wl.UID || !workload.IsAdmitted(now) {
 			return fmt.Errorf("Workload replaced or unadmitted")
 		}
@@ -394,7 +394,7 @@ func TestFlavorThePodsCannotUseIsNeverAssigned(t *testing.T) {
 	tj.Spec.RuntimePatches = []trainer.RuntimePatch{userPatch("example.com/user", "node", "pool", "h100")}
 	create(t, tj)
 	eventually(t, "pending with Kueue's reason", func() error {
-		wl := workloadOf(t, tj)
+		wl := fixtures.WaitWorkload(t, ctx, k8s, tj)
 		c := apimeta.FindStatusCondition(wl.Status.Conditions, kueue.WorkloadQuotaReserved)
 		if c == nil || c.Status != metav1.ConditionFalse || !strings.Contains(c.Message, "a100") {
 			return fmt.Errorf("conditions %v", wl.Status.Conditions)
@@ -441,7 +441,7 @@ func TestNodeSelectorConflictAtAdmissionDoesNotStartTheJob(t *testing.T) {
 	create(t, tj)
 
 	eventually(t, "the check answers with a conflicting podSetUpdate", func() error {
-		wl := workloadOf(t, tj)
+		wl := fixtures.WaitWorkload(t, ctx, k8s, tj)
 		if len(wl.Status.AdmissionChecks) == 0 {
 			return fmt.Errorf("check not pending yet")
 		}
@@ -457,7 +457,7 @@ func TestNodeSelectorConflictAtAdmissionDoesNotStartTheJob(t *testing.T) {
 		t.Errorf("the event does not name the flavor: %v", err)
 	}
 	eventually(t, "quota released", func() error {
-		wl := workloadOf(t, tj)
+		wl := fixtures.WaitWorkload(t, ctx, k8s, tj)
 		if c := apimeta.FindStatusCondition(wl.Status.Conditions, kueue.WorkloadFinished); c == nil || !strings.Contains(c.Message, "disk") {
 			return fmt.Errorf("Workload not finished with the conflict: %v", wl.Status.Conditions)
 		}
@@ -517,7 +517,7 @@ func TestConcurrentUserEditIsNeverOverwritten(t *testing.T) {
 	tj := trainJob(ns, "job", "rt", lq)
 	tj.Spec.RuntimePatches = []trainer.RuntimePatch{userPatch("example.com/user", "node", "disk", "ssd")}
 	create(t, tj)
-	workloadOf(t, tj)
+	fixtures.WaitWorkload(t, ctx, k8s, tj)
 
 	// The user replaces their patches while the job is queued...
 	edit := getTrainJob(t, tj)

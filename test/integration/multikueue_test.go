@@ -70,7 +70,7 @@ func multiKueueQueue(t *testing.T, ns string, pools ...pool) (lq, check string) 
 func setCheck(t *testing.T, tj *trainer.TrainJob, check string, state kueue.CheckState) {
 	t.Helper()
 	eventually(t, "check "+check+" "+string(state), func() error {
-		wl := workloadOf(t, tj)
+		wl := fixtures.WaitWorkload(t, ctx, k8s, tj)
 		if !workload.HasQuotaReservation(wl) {
 			return fmt.Errorf("no quota reserved yet")
 		}
@@ -101,7 +101,7 @@ func TestJobOnADispatchingQueueGoesToMultiKueueAndIsNeverStartedHere(t *testing.
 
 	setCheck(t, tj, check, kueue.CheckStateReady)
 	eventually(t, "Workload admitted", func() error {
-		if wl := workloadOf(t, tj); !workload.IsAdmitted(wl) {
+		if wl := fixtures.WaitWorkload(t, ctx, k8s, tj); !workload.IsAdmitted(wl) {
 			return fmt.Errorf("not admitted: %v", wl.Status.Conditions)
 		}
 		return nil
@@ -112,7 +112,7 @@ func TestJobOnADispatchingQueueGoesToMultiKueueAndIsNeverStartedHere(t *testing.
 		if diff := cmp.Diff(before, &now.Spec); diff != "" {
 			return fmt.Errorf("spec changed on the manager (-before +now):\n%s", diff)
 		}
-		if wl := workloadOf(t, tj); !workload.IsAdmitted(wl) || evict.IsEvicted(wl) {
+		if wl := fixtures.WaitWorkload(t, ctx, k8s, tj); !workload.IsAdmitted(wl) || evict.IsEvicted(wl) {
 			return fmt.Errorf("workload lost its admission: %v", wl.Status.Conditions)
 		}
 		return nil
@@ -131,7 +131,7 @@ func TestJobOnADispatchingQueueGoesToMultiKueueAndIsNeverStartedHere(t *testing.
 	// requeues. Nothing is written to the job on the way.
 	setCheck(t, tj, check, kueue.CheckStateRetry)
 	eventually(t, "Workload requeued", func() error {
-		wl := workloadOf(t, tj)
+		wl := fixtures.WaitWorkload(t, ctx, k8s, tj)
 		if workload.IsAdmitted(wl) {
 			return fmt.Errorf("still admitted")
 		}
@@ -177,7 +177,7 @@ func TestJobForMultiKueueAdmittedWithoutACheckIsRefusedOnce(t *testing.T) {
 		return hasEvent(t, tj, integration.ReasonNoMultiKueueCheck, "without a MultiKueue admission check")
 	})
 	eventually(t, "Workload finished", func() error {
-		if wl := workloadOf(t, tj); !apimeta.IsStatusConditionTrue(wl.Status.Conditions, kueue.WorkloadFinished) {
+		if wl := fixtures.WaitWorkload(t, ctx, k8s, tj); !apimeta.IsStatusConditionTrue(wl.Status.Conditions, kueue.WorkloadFinished) {
 			return fmt.Errorf("not finished: %v", wl.Status.Conditions)
 		}
 		return nil

@@ -64,7 +64,7 @@ func TestPlanSaysWhenAJobWouldStartWithoutCreatingIt(t *testing.T) {
 	create(t, running)
 	var admittedAt time.Time
 	eventually(t, "the running job admitted", func() error {
-		wl := workloadOf(t, running)
+		wl := fixtures.WaitWorkload(t, ctx, k8s, running)
 		c := apimeta.FindStatusCondition(wl.Status.Conditions, kueue.WorkloadAdmitted)
 		if c == nil || c.Status != "True" || ptr.Deref(wl.Spec.MaximumExecutionTimeSeconds, 0) != 3600 {
 			return fmt.Errorf("Workload %s: admitted %v, maximum execution time %v", wl.Name, c, wl.Spec.MaximumExecutionTimeSeconds)

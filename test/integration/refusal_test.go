@@ -79,7 +79,7 @@ func TestStartRefusedByAnAdmissionPolicyIsHeldAndRetried(t *testing.T) {
 	refused := trainJob(ns, "refused", "rt", lq)
 	refused.Labels["start"] = "never"
 	create(t, refused)
-	workloadOf(t, refused)
+	fixtures.WaitWorkload(t, ctx, k8s, refused)
 	lift := denyUpdates(t, ns, `object.metadata.?labels[?"start"].orValue("") != "never" || object.spec.?suspend.orValue(false)`, deny, refused)
 	setGPUQuota(t, ns, 1)
 
@@ -87,7 +87,7 @@ func TestStartRefusedByAnAdmissionPolicyIsHeldAndRetried(t *testing.T) {
 		return hasEvent(t, refused, integration.ReasonStartRefusedByPolicy, "ValidatingAdmissionPolicy "+ns+" (binding "+ns+") refused the start: "+deny)
 	})
 	eventually(t, "refused job held, its quota released", func() error {
-		wl := workloadOf(t, refused)
+		wl := fixtures.WaitWorkload(t, ctx, k8s, refused)
 		if apimeta.IsStatusConditionTrue(wl.Status.Conditions, kueue.WorkloadFinished) {
 			t.Fatalf("finished: %v", wl.Status.Conditions)
 		}
@@ -111,7 +111,7 @@ func TestStartRefusedByAnAdmissionPolicyIsHeldAndRetried(t *testing.T) {
 		t.Fatal(err)
 	}
 	waitRunning(t, refused)
-	if wl := workloadOf(t, refused); apimeta.IsStatusConditionTrue(wl.Status.Conditions, kueue.WorkloadFinished) {
+	if wl := fixtures.WaitWorkload(t, ctx, k8s, refused); apimeta.IsStatusConditionTrue(wl.Status.Conditions, kueue.WorkloadFinished) {
 		t.Errorf("finished: %v", wl.Status.Conditions)
 	}
 }
@@ -165,7 +165,7 @@ func TestStopRefusedByTheAPIServerIsSaidAndRetried(t *testing.T) {
 	const deny = "running TrainJobs of this namespace may not be suspended"
 	lift := denyUpdates(t, ns, `!object.spec.?suspend.orValue(false) || oldObject.spec.?suspend.orValue(false)`, deny, tj)
 	eventually(t, "Workload deactivated", func() error {
-		wl := workloadOf(t, tj)
+		wl := fixtures.WaitWorkload(t, ctx, k8s, tj)
 		wl.Spec.Active = ptr.To(false)
 		return k8s.Update(ctx, wl)
 	})
@@ -218,7 +218,7 @@ func TestUnrunnableJobsAreRefusedAtCreate(t *testing.T) {
 	create(t, rt)
 	zero := trainJob(ns, "zero", "zero", lq)
 	create(t, zero)
-	if wl := workloadOf(t, zero); len(wl.Spec.PodSets) != 1 || wl.Spec.PodSets[0].Count != 1 {
+	if wl := fixtures.WaitWorkload(t, ctx, k8s, zero); len(wl.Spec.PodSets) != 1 || wl.Spec.PodSets[0].Count != 1 {
 		t.Errorf("PodSets %+v, want one of one pod", wl.Spec.PodSets)
 	}
 }
@@ -275,7 +275,7 @@ func TestMissingPriorityClassAndPrebuiltWorkloadAreSaid(t *testing.T) {
 	created := time.Now()
 	create(t, &kueue.WorkloadPriorityClass{ObjectMeta: metav1.ObjectMeta{Name: wpc}, Value: 1000})
 	t.Cleanup(func() { _ = k8s.Delete(ctx, &kueue.WorkloadPriorityClass{ObjectMeta: metav1.ObjectMeta{Name: wpc}}) })
-	wl := workloadOf(t, urgent)
+	wl := fixtures.WaitWorkload(t, ctx, k8s, urgent)
 	if took := time.Since(created); took > 20*time.Second {
 		t.Errorf("queued %s after the class was created: the creation is not watched", took)
 	}
@@ -323,7 +323,7 @@ func checkedQueue(t *testing.T, ns string) string {
 func reservedAtCheck(t *testing.T, tj *trainer.TrainJob) {
 	t.Helper()
 	eventually(t, "quota reserved, check pending", func() error {
-		wl := workloadOf(t, tj)
+		wl := fixtures.WaitWorkload(t, ctx, k8s, tj)
 		if !workload.HasQuotaReservation(wl) || len(wl.Status.AdmissionChecks) == 0 {
 			return fmt.Errorf("not reserved yet: %v", wl.Status.Conditions)
 		}
@@ -335,7 +335,7 @@ func reservedAtCheck(t *testing.T, tj *trainer.TrainJob) {
 func answerCheck(t *testing.T, tj *trainer.TrainJob) {
 	t.Helper()
 	eventually(t, "the check answers", func() error {
-		wl := workloadOf(t, tj)
+		wl := fixtures.WaitWorkload(t, ctx, k8s, tj)
 		if len(wl.Status.AdmissionChecks) == 0 {
 			return fmt.Errorf("no check on the Workload yet")
 		}
@@ -383,7 +383,7 @@ func TestRuntimeMadeUnusableUnderAReservationReleasesTheQuota(t *testing.T) {
 			})
 			answerCheck(t, tj)
 			eventually(t, "reservation released", func() error {
-				wl := workloadOf(t, tj)
+				wl := fixtures.WaitWorkload(t, ctx, k8s, tj)
 				c := apimeta.FindStatusCondition(wl.Status.Conditions, kueue.WorkloadFinished)
 				if c == nil || c.Status != metav1.ConditionTrue || !strings.Contains(c.Message, "quota reservation is released") {
 					return fmt.Errorf("Workload not finished: %v", wl.Status.Conditions)
@@ -416,7 +416,7 @@ func TestRuntimeDeletedUnderAReservationGivesTheQuotaBackUntilItReturns(t *testi
 		t.Fatal(err)
 	}
 	eventually(t, "held without quota", func() error {
-		wl := workloadOf(t, tj)
+		wl := fixtures.WaitWorkload(t, ctx, k8s, tj)
 		if ptr.Deref(wl.Spec.Active, true) || wl.Annotations[names.HeldForRuntimeAnnotation] == "" {
 			return fmt.Errorf("Workload active %v, annotations %v", wl.Spec.Active, wl.Annotations)
 		}
@@ -428,7 +428,7 @@ func TestRuntimeDeletedUnderAReservationGivesTheQuotaBackUntilItReturns(t *testi
 	eventually(t, integration.ReasonHeldForRuntime+" event", func() error {
 		return hasEvent(t, tj, integration.ReasonHeldForRuntime, "neither holds nor gets quota")
 	})
-	if wl := workloadOf(t, tj); apimeta.IsStatusConditionTrue(wl.Status.Conditions, kueue.WorkloadFinished) {
+	if wl := fixtures.WaitWorkload(t, ctx, k8s, tj); apimeta.IsStatusConditionTrue(wl.Status.Conditions, kueue.WorkloadFinished) {
 		t.Fatalf("Workload finished: the job could never run again: %v", wl.Status.Conditions)
 	}
 	if !ptr.Deref(getTrainJob(t, tj).Spec.Suspend, false) {
@@ -437,7 +437,7 @@ func TestRuntimeDeletedUnderAReservationGivesTheQuotaBackUntilItReturns(t *testi
 
 	create(t, spec())
 	reservedAtCheck(t, tj)
-	if wl := workloadOf(t, tj); wl.Annotations[names.HeldForRuntimeAnnotation] != "" {
+	if wl := fixtures.WaitWorkload(t, ctx, k8s, tj); wl.Annotations[names.HeldForRuntimeAnnotation] != "" {
 		t.Errorf("reactivated with the mark left: %v", wl.Annotations)
 	}
 	answerCheck(t, tj)
@@ -473,7 +473,7 @@ func TestPlacementEditedUnderAReservationIsHonouredAtTheStart(t *testing.T) {
 	// queues again at the check. Either way the pods must start as edited:
 	// answer the check of whichever Workload the job has.
 	eventually(t, "started, the check of its Workload answered", func() error {
-		wl := workloadOf(t, tj)
+		wl := fixtures.WaitWorkload(t, ctx, k8s, tj)
 		if len(wl.Status.AdmissionChecks) > 0 && wl.Status.AdmissionChecks[0].State != kueue.CheckStateReady {
 			wl.Status.AdmissionChecks[0].State = kueue.CheckStateReady
 			wl.Status.AdmissionChecks[0].Message = "ready"

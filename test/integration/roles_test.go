@@ -10,6 +10,7 @@ import (
 	kueue "sigs.k8s.io/kueue/apis/kueue/v1beta2"
 
 	trainer "github.com/kubeflow/trainer/v2/pkg/apis/trainer/v1alpha1"
+	"github.com/trainjob-kueue/trainjob-kueue/hack/fixtures"
 )
 
 // The Workload's PodSets must be what Trainer really runs: per
@@ -69,7 +70,7 @@ func TestWorkloadPodSetsMatchTheJobSetTrainerCreates(t *testing.T) {
 				tj.Spec.Trainer = &trainer.Trainer{NumNodes: tc.numNodes}
 			}
 			create(t, tj)
-			wl := workloadOf(t, tj)
+			wl := fixtures.WaitWorkload(t, ctx, k8s, tj)
 			if diff := cmp.Diff(tc.want, shapeOf(wl.Spec.PodSets)); diff != "" {
 				t.Fatalf("Workload PodSets (-want +got):\n%s", diff)
 			}

@@ -65,15 +65,6 @@ func draRuntime(ns, name string, nodes int32, claim corev1.PodResourceClaim) *tr
 		fixtures.Role{Name: "node", Ancestor: "trainer", Requests: fixtures.CPUs("1"), Annotations: fixtures.RunFor(time.Hour)}), claim)
 }
 
-func workloadOf(t *testing.T, tj *trainer.TrainJob) *kueue.Workload {
-	t.Helper()
-	wl, err := fixtures.WorkloadOf(ctx, k8s, tj)
-	if err != nil {
-		t.Fatal(err)
-	}
-	return wl
-}
-
 // A job of 2 nodes × 2 DRA GPUs books 4 example.com/gpu: it is admitted
 // against that quota, its pods run with their claims allocated from the
 // fake driver's devices; a second one waits for the quota, holding none.
@@ -83,7 +74,7 @@ func TestDRAGPUsAreCountedAgainstQuotaAndAllocated(t *testing.T) {
 	first, second := fixtures.TrainJob(ns, "first", "dra", "lq"), fixtures.TrainJob(ns, "second", "dra", "lq")
 	fixtures.Create(t, ctx, k8s, first)
 	fixtures.WaitRunning(t, ctx, k8s, first)
-	wl := workloadOf(t, first)
+	wl := fixtures.WaitWorkload(t, ctx, k8s, first)
 	usage := wl.Status.Admission.PodSetAssignments[0].ResourceUsage[quotaResource]
 	if usage.Value() != 4 {
 		t.Errorf("Kueue booked %s %s for 2 pods × 2 devices, want 4 (%v)", usage.String(), quotaResource, wl.Status.Admission.PodSetAssignments[0].ResourceUsage)

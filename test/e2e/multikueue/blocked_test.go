@@ -44,7 +44,7 @@ func TestADispatchedJobBlockedByASameNamedJobOnAWorkerRunsOnTheOther(t *testing.
 
 	setQuota(t, worker2, ns, 8)
 	runsOn(t, worker2, tj)
-	complete(t, tj)
+	fixtures.WaitComplete(t, ctx, manager, tj, dispatch)
 	if err := manager.Delete(ctx, tj); err != nil {
 		t.Fatal(err)
 	}
@@ -78,7 +78,7 @@ func TestADispatchedJobWaitsWithoutQuotaUntilTheSameNamedJobIsGone(t *testing.T)
 		t.Fatal(err)
 	}
 	runsOn(t, worker1, tj)
-	complete(t, tj)
+	fixtures.WaitComplete(t, ctx, manager, tj, dispatch)
 }
 
 // The runtime the job names is missing on worker 1, which alone has quota:
@@ -100,7 +100,7 @@ func TestADispatchedJobWhoseRuntimeIsMissingOnTheWorkerRunsOnceItIsThere(t *test
 	rt.ResourceVersion, rt.UID = "", ""
 	createAll(t, worker1, rt)
 	runsOn(t, worker1, tj)
-	complete(t, tj)
+	fixtures.WaitComplete(t, ctx, manager, tj, dispatch)
 }
 
 // ownJob is a TrainJob a worker's user made there, without a queue:

@@ -65,7 +65,7 @@ func TestAWorkerPolicyBoostsTheJobsDispatchedThereAndFlipsTheVictim(t *testing.T
 			if got := evictedOnManager(t, a, b); got.Name != tc.victim {
 				t.Fatalf("%s preempted on %s, want %s", got.Name, worker1.name, tc.victim)
 			}
-			complete(t, high)
+			fixtures.WaitComplete(t, ctx, manager, high, dispatch)
 		})
 	}
 }

@@ -63,7 +63,7 @@ func TestADispatchedDRAJobBlockedOnAWorkerIsHeldOnceThenRunsOnTheOther(t *testin
 
 	setQuota(t, worker2, ns, 8)
 	runsOn(t, worker2, tj)
-	complete(t, tj)
+	fixtures.WaitComplete(t, ctx, manager, tj, dispatch)
 	if got := reservations(); got[wlName] != 1 {
 		t.Errorf("worker 1 reserved quota for %s %d times (all its Workloads: %v), want once: the hold must hold", wlName, got[wlName], got)
 	}

@@ -253,20 +253,6 @@ func dispatchState(tj *trainer.TrainJob) string {
 	return b.String()
 }
 
-func complete(t *testing.T, tj *trainer.TrainJob) {
-	t.Helper()
-	eventually(t, dispatch, tj.Name+" Complete on the manager", func() error {
-		got := get(t, manager, tj)
-		if apimeta.IsStatusConditionTrue(got.Status.Conditions, trainer.TrainJobFailed) {
-			t.Fatalf("%s failed: %v", tj.Name, got.Status.Conditions)
-		}
-		if !apimeta.IsStatusConditionTrue(got.Status.Conditions, trainer.TrainJobComplete) {
-			return fmt.Errorf("conditions %v", got.Status.Conditions)
-		}
-		return nil
-	})
-}
-
 // noneLeftOn: no TrainJob, JobSet, Workload or pod of the namespace is left
 // on the worker.
 func noneLeftOn(t *testing.T, w *cluster, ns string) {
@@ -340,7 +326,7 @@ func TestDispatchedTrainJobRunsOnTheWorkerWithQuotaAndCompletes(t *testing.T) {
 		t.Fatalf("on the manager: managedBy %q suspend %v, want %q and suspended", ptr.Deref(got.Spec.ManagedBy, ""), ptr.Deref(got.Spec.Suspend, false), kueue.MultiKueueControllerName)
 	}
 	runsOn(t, worker1, tj)
-	complete(t, tj)
+	fixtures.WaitComplete(t, ctx, manager, tj, dispatch)
 	// Complete shows the worker's status, copied back; the manager's own
 	// copy was never started.
 	if got := get(t, manager, tj); !ptr.Deref(got.Spec.Suspend, false) {
@@ -463,6 +449,6 @@ func TestJobOfALostWorkerMovesToTheOtherAndCompletes(t *testing.T) {
 	// The blocker finishes in 20s, the lost worker's job is requeued after
 	// 30s: it then runs on worker2, usually within a minute of the kill.
 	runsOn(t, worker2, tj)
-	complete(t, tj)
+	fixtures.WaitComplete(t, ctx, manager, tj, dispatch)
 	managerRanNothing(t, ns)
 }

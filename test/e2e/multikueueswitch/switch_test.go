@@ -41,7 +41,7 @@ func TestTheSetUpSwitchesToOursAndBackWhileJobsAreDispatched(t *testing.T) {
 	long := fixtures.TrainJob(ns, "long", "long", "lq")
 	create(t, manager, long)
 	pods := runningOn(t, worker1, long)
-	wl := workloadOf(t, long)
+	wl := fixtures.WaitWorkload(t, ctx, manager, long)
 	setGPUQuota(t, worker2, 16)
 	// Dispatched under Kueue's built-in adapter, it completes during the
 	// switches: the adapter that takes over syncs its status back.
@@ -71,7 +71,7 @@ func TestTheSetUpSwitchesToOursAndBackWhileJobsAreDispatched(t *testing.T) {
 	if got := runningOn(t, worker1, long); !equalPods(got, pods) {
 		t.Errorf("long's pods on %s were replaced: %v, were %v", worker1.name, got, pods)
 	}
-	if got := workloadOf(t, long); got.UID != wl.UID || evicted(got) {
+	if got := fixtures.WaitWorkload(t, ctx, manager, long); got.UID != wl.UID || evicted(got) {
 		t.Errorf("long's Workload on the manager: %s (uid %s, conditions %v), want %s kept and never evicted", got.Name, got.UID, got.Status.Conditions, wl.Name)
 	}
 	if len(dispatched) < 4 {
@@ -173,20 +173,6 @@ func equalPods(a, b map[string]types.UID) bool {
 		}
 	}
 	return true
-}
-
-// workloadOf is the job's Workload on the manager.
-func workloadOf(t *testing.T, tj *trainer.TrainJob) *kueue.Workload {
-	t.Helper()
-	var wl *kueue.Workload
-	poll.Eventually(t, time.Minute, tj.Name+"'s Workload on the manager", func() error {
-		var err error
-		if wl, err = fixtures.WorkloadOf(ctx, manager, tj); err == nil && wl == nil {
-			err = fmt.Errorf("none yet")
-		}
-		return err
-	})
-	return wl
 }
 
 func evicted(wl *kueue.Workload) bool {

@@ -48,8 +48,8 @@ func TestInitializerRunningPastThePodsReadyTimeoutIsNotEvicted(t *testing.T) {
 		if time.Now().After(deadline) {
 			t.Fatalf("%s did not complete in time", tj.Name)
 		}
-		wl, ok := workloadOf(tj)
-		if ok {
+		wl, err := fixtures.WorkloadOf(ctx, k8s, tj)
+		if err == nil {
 			if c := apimeta.FindStatusCondition(wl.Status.Conditions, kueue.WorkloadEvicted); c != nil && c.Status == metav1.ConditionTrue {
 				t.Fatalf("evicted while its initializer ran: %s: %s", c.Reason, c.Message)
 			}
@@ -82,9 +82,9 @@ func TestInitializerRunningPastThePodsReadyTimeoutIsNotEvicted(t *testing.T) {
 // the condition on to Recovered, keeping the reclaimable pods.
 func waveEndWrittenOnce(t *testing.T, tj *trainer.TrainJob) {
 	t.Helper()
-	wl, ok := workloadOf(tj)
-	if !ok {
-		t.Fatalf("no Workload for %s", tj.Name)
+	wl, err := fixtures.WorkloadOf(ctx, k8s, tj)
+	if err != nil {
+		t.Fatal(err)
 	}
 	writes, err := localcluster.AuditEvents(cluster.AuditLog(), func(e *localcluster.AuditEvent) bool {
 		return e.Succeeded() && e.Verb == "patch" && e.ObjectRef != nil && e.ObjectRef.Resource == "workloads" &&
@@ -123,9 +123,9 @@ func TestJobThatCanNeverBeReadyIsEvictedAndRequeued(t *testing.T) {
 
 	var admittedAt time.Time
 	poll.Eventually(t, time.Minute, "admitted and started", func() error {
-		wl, ok := workloadOf(tj)
-		if !ok {
-			return fmt.Errorf("no Workload yet")
+		wl, err := fixtures.WorkloadOf(ctx, k8s, tj)
+		if err != nil {
+			return err
 		}
 		c := apimeta.FindStatusCondition(wl.Status.Conditions, kueue.WorkloadAdmitted)
 		if c == nil || c.Status != metav1.ConditionTrue {
@@ -142,7 +142,7 @@ func TestJobThatCanNeverBeReadyIsEvictedAndRequeued(t *testing.T) {
 		return nil
 	})
 	poll.Eventually(t, podsReadyTimeout+time.Minute, "evicted for PodsReadyTimeout", func() error {
-		wl, _ := workloadOf(tj)
+		wl, _ := fixtures.WorkloadOf(ctx, k8s, tj)
 		c := apimeta.FindStatusCondition(wl.Status.Conditions, kueue.WorkloadEvicted)
 		if c == nil || c.Status != metav1.ConditionTrue || c.Reason != kueue.WorkloadEvictedByPodsReadyTimeout {
 			return fmt.Errorf("not evicted for PodsReadyTimeout: %v", wl.Status.Conditions)
@@ -167,7 +167,7 @@ func TestJobThatCanNeverBeReadyIsEvictedAndRequeued(t *testing.T) {
 		return nil
 	})
 	poll.Eventually(t, time.Minute, "requeued", func() error {
-		wl, _ := workloadOf(tj)
+		wl, _ := fixtures.WorkloadOf(ctx, k8s, tj)
 		if wl.Status.RequeueState == nil || ptr.Deref(wl.Status.RequeueState.Count, 0) < 1 {
 			return fmt.Errorf("requeue state %+v", wl.Status.RequeueState)
 		}
@@ -187,11 +187,6 @@ func setUp(t *testing.T, withNodes bool) (ns, lq string) {
 }
 
 func create(t *testing.T, objs ...client.Object) { fixtures.Create(t, ctx, k8s, objs...) }
-
-func workloadOf(tj *trainer.TrainJob) (*kueue.Workload, bool) {
-	wl, err := fixtures.WorkloadOf(ctx, k8s, tj)
-	return wl, err == nil
-}
 
 func pods(t *testing.T, tj *trainer.TrainJob, role string) []corev1.Pod {
 	t.Helper()

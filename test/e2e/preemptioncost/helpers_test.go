@@ -101,15 +101,6 @@ func report(t *testing.T, tj *trainer.TrainJob, percent int32) {
 	}
 }
 
-func workloadOf(t *testing.T, tj *trainer.TrainJob) *kueue.Workload {
-	t.Helper()
-	wl, err := fixtures.WorkloadOf(ctx, k8s, tj)
-	if err != nil {
-		t.Fatal(err)
-	}
-	return wl
-}
-
 // running waits for tj's trainer pods to run.
 func running(t *testing.T, tj *trainer.TrainJob) {
 	t.Helper()
@@ -119,7 +110,7 @@ func running(t *testing.T, tj *trainer.TrainJob) {
 // boostOf is the boost on tj's Workload, "" when none.
 func boostOf(t *testing.T, tj *trainer.TrainJob) string {
 	t.Helper()
-	return workloadOf(t, tj).Annotations[constants.PriorityBoostAnnotationKey]
+	return fixtures.WaitWorkload(t, ctx, k8s, tj).Annotations[constants.PriorityBoostAnnotationKey]
 }
 
 // waitBoost waits until tj's Workload has boost want ("" for none).
@@ -141,7 +132,7 @@ func preempted(t *testing.T, jobs ...*trainer.TrainJob) *trainer.TrainJob {
 	poll.Eventually(t, 2*time.Minute, "a victim", func() error {
 		victim = nil
 		for _, tj := range jobs {
-			if preemptcost.Preemptions(workloadOf(t, tj)) > 0 {
+			if preemptcost.Preemptions(fixtures.WaitWorkload(t, ctx, k8s, tj)) > 0 {
 				if victim != nil {
 					t.Fatalf("both %s and %s preempted for one job", victim.Name, tj.Name)
 				}
@@ -188,11 +179,6 @@ func succeedUntilComplete(t *testing.T, tj *trainer.TrainJob) {
 		}
 		return fmt.Errorf("its pods marked Succeeded, the job not complete yet: conditions %v", got.Status.Conditions)
 	})
-}
-
-func complete(t *testing.T, tj *trainer.TrainJob) {
-	t.Helper()
-	fixtures.WaitComplete(t, ctx, k8s, tj, 2*time.Minute)
 }
 
 // clusterQueue is the ClusterQueue NamespaceWithQueue made for ns.

@@ -62,7 +62,7 @@ func TestAnEvictionWhileTrainJobKueueIsDownCascadesNot(t *testing.T) {
 	// Nobody stops b while trainjob-kueue is down: it keeps its
 	// reservation, its preemption counted.
 	poll.Consistently(t, 10*time.Second, "b evicted, not yet stopped", func() error {
-		if wl := workloadOf(t, jobs["b"]); !workload.HasQuotaReservation(wl) {
+		if wl := fixtures.WaitWorkload(t, ctx, k8s, jobs["b"]); !workload.HasQuotaReservation(wl) {
 			return fmt.Errorf("b's reservation went back with nobody to stop it: %v", wl.Status.Conditions)
 		}
 		return nil
@@ -70,28 +70,28 @@ func TestAnEvictionWhileTrainJobKueueIsDownCascadesNot(t *testing.T) {
 
 	start()
 	poll.Eventually(t, 2*time.Minute, "b stopped and queued again", func() error {
-		if wl := workloadOf(t, jobs["b"]); workload.HasQuotaReservation(wl) {
+		if wl := fixtures.WaitWorkload(t, ctx, k8s, jobs["b"]); workload.HasQuotaReservation(wl) {
 			return fmt.Errorf("still reserved: %v", wl.Status.Conditions)
 		}
 		return nil
 	})
 	poll.Consistently(t, 30*time.Second, "a and c keep running", func() error {
 		for _, name := range []string{"a", "c"} {
-			if n := preemptcost.Preemptions(workloadOf(t, jobs[name])); n != 0 {
+			if n := preemptcost.Preemptions(fixtures.WaitWorkload(t, ctx, k8s, jobs[name])); n != 0 {
 				t.Fatalf("%s preempted too (%d): one arrival stopped more than one job", name, n)
 			}
 			if got := podUIDs(t, jobs[name]); !slices.Equal(got, pods[name]) {
 				t.Fatalf("%s runs on other pods now (%v, was %v): it was stopped", name, got, pods[name])
 			}
 		}
-		if wl := workloadOf(t, jobs["b"]); !workload.HasQuotaReservation(wl) && wl.Annotations[constants.PriorityBoostAnnotationKey] != "" && wl.Annotations[constants.PriorityBoostAnnotationKey] != "0" {
+		if wl := fixtures.WaitWorkload(t, ctx, k8s, jobs["b"]); !workload.HasQuotaReservation(wl) && wl.Annotations[constants.PriorityBoostAnnotationKey] != "" && wl.Annotations[constants.PriorityBoostAnnotationKey] != "0" {
 			t.Fatalf("b waits again boosted %s: it could preempt a peer", wl.Annotations[constants.PriorityBoostAnnotationKey])
 		}
 		return nil
 	})
-	complete(t, high)
+	fixtures.WaitComplete(t, ctx, k8s, high, 2*time.Minute)
 	poll.Eventually(t, 2*time.Minute, "b admitted again", func() error {
-		if wl := workloadOf(t, jobs["b"]); !workload.IsAdmitted(wl) {
+		if wl := fixtures.WaitWorkload(t, ctx, k8s, jobs["b"]); !workload.IsAdmitted(wl) {
 			return fmt.Errorf("not admitted: %v", wl.Status.Conditions)
 		}
 		return nil

@@ -44,7 +44,7 @@ func preemptedRunning(t *testing.T, policy string) (victim, arrival *trainer.Tra
 	arrival = fixtures.TrainJob(ns, "arrival", "short", lq)
 	fixtures.Create(t, ctx, k8s, arrival)
 	poll.Eventually(t, 2*time.Minute, "the victim evicted", func() error {
-		c := apimeta.FindStatusCondition(workloadOf(t, victim).Status.Conditions, kueue.WorkloadEvicted)
+		c := apimeta.FindStatusCondition(fixtures.WaitWorkload(t, ctx, k8s, victim).Status.Conditions, kueue.WorkloadEvicted)
 		if c == nil || c.Status != metav1.ConditionTrue {
 			return fmt.Errorf("not evicted yet")
 		}
@@ -76,7 +76,7 @@ func toldInNotice(t *testing.T, tj *trainer.TrainJob, since time.Time) {
 	t.Helper()
 	want := preemptcost.Notice{Since: since, Until: since.Add(2 * time.Minute)}.Value()
 	poll.Eventually(t, 30*time.Second, tj.Name+" told of its notice", func() error {
-		wl := workloadOf(t, tj)
+		wl := fixtures.WaitWorkload(t, ctx, k8s, tj)
 		if got := wl.Annotations[names.PreemptingAnnotation]; !sameNotice(got, want) {
 			return fmt.Errorf("Workload: %q, want %q", got, want)
 		}
@@ -112,7 +112,7 @@ func sameNotice(got, want string) bool {
 func admittedAfter(t *testing.T, arrival *trainer.TrainJob) {
 	t.Helper()
 	poll.Eventually(t, time.Minute, "the arrival admitted", func() error {
-		if !workload.IsAdmitted(workloadOf(t, arrival)) {
+		if !workload.IsAdmitted(fixtures.WaitWorkload(t, ctx, k8s, arrival)) {
 			return fmt.Errorf("not admitted")
 		}
 		return nil
@@ -157,7 +157,7 @@ func TestAVictimThatCompletesInItsNoticeIsNotPreempted(t *testing.T) {
 	toldInNotice(t, victim, since)
 	succeedUntilComplete(t, victim)
 	poll.Eventually(t, 30*time.Second, "the victim's Workload finished, succeeded", func() error {
-		wl := workloadOf(t, victim)
+		wl := fixtures.WaitWorkload(t, ctx, k8s, victim)
 		if c := apimeta.FindStatusCondition(wl.Status.Conditions, kueue.WorkloadFinished); c == nil || c.Status != metav1.ConditionTrue || c.Reason != kueue.WorkloadFinishedReasonSucceeded {
 			return fmt.Errorf("conditions %v", wl.Status.Conditions)
 		}
@@ -175,7 +175,7 @@ func TestNoNoticeWithoutThePolicy(t *testing.T) {
 		t.Errorf("stopped %s after its eviction; want at once", at.Sub(since))
 	}
 	admittedAfter(t, arrival)
-	if got := workloadOf(t, victim).Annotations[names.PreemptingAnnotation]; got != "" {
+	if got := fixtures.WaitWorkload(t, ctx, k8s, victim).Annotations[names.PreemptingAnnotation]; got != "" {
 		t.Errorf("a notice was written without the policy: %q", got)
 	}
 }
@@ -204,7 +204,7 @@ func TestANoticeEndsWhenItsWorkloadIsDeleted(t *testing.T) {
 	t.Parallel()
 	victim, arrival, since := preemptedRunning(t, noticePolicy)
 	toldInNotice(t, victim, since)
-	if err := k8s.Delete(ctx, workloadOf(t, victim)); err != nil {
+	if err := k8s.Delete(ctx, fixtures.WaitWorkload(t, ctx, k8s, victim)); err != nil {
 		t.Fatal(err)
 	}
 	deleted := time.Now()
@@ -228,7 +228,7 @@ func TestANoticeWhenTheQueueIsDrained(t *testing.T) {
 	}
 	var since time.Time
 	poll.Eventually(t, time.Minute, "the job evicted for its stopped queue", func() error {
-		c := apimeta.FindStatusCondition(workloadOf(t, tj).Status.Conditions, kueue.WorkloadEvicted)
+		c := apimeta.FindStatusCondition(fixtures.WaitWorkload(t, ctx, k8s, tj).Status.Conditions, kueue.WorkloadEvicted)
 		if c == nil || c.Status != metav1.ConditionTrue || c.Reason != kueue.WorkloadEvictedByClusterQueueStopped {
 			return fmt.Errorf("evicted: %v", c)
 		}

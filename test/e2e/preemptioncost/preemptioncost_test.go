@@ -54,7 +54,7 @@ func TestTheVictimFlipsWithThePolicy(t *testing.T) {
 			if got := preempted(t, a, b); got.Name != tc.victim {
 				t.Fatalf("%s preempted, want %s", got.Name, tc.victim)
 			}
-			complete(t, high)
+			fixtures.WaitComplete(t, ctx, k8s, high, 2*time.Minute)
 			if tc.victim == "a" {
 				succeedUntilComplete(t, b)
 			}
@@ -71,7 +71,7 @@ func TestBoostWritesAreBoundedByThePolicysSteps(t *testing.T) {
 	tj := fixtures.TrainJob(ns, "j", "long", lq)
 	fixtures.Create(t, ctx, k8s, tj)
 	running(t, tj)
-	wl := workloadOf(t, tj)
+	wl := fixtures.WaitWorkload(t, ctx, k8s, tj)
 	start := time.Now()
 	for pct := int32(1); pct <= 50; pct++ {
 		report(t, tj, pct)
@@ -111,19 +111,19 @@ func TestAPreemptedJobIsAdmittedBeforeANewcomer(t *testing.T) {
 	fixtures.Create(t, ctx, k8s, high)
 	preempted(t, victim)
 	poll.Consistently(t, 5*time.Second, "no boost while pending", func() error {
-		if wl := workloadOf(t, victim); !workload.HasQuotaReservation(wl) {
+		if wl := fixtures.WaitWorkload(t, ctx, k8s, victim); !workload.HasQuotaReservation(wl) {
 			if got := boostOf(t, victim); got != "" {
 				return fmt.Errorf("pending with boost %q", got)
 			}
 		}
 		return nil
 	})
-	complete(t, high)
+	fixtures.WaitComplete(t, ctx, k8s, high, 2*time.Minute)
 	poll.Eventually(t, 2*time.Minute, "the victim admitted again", func() error {
-		if wl := workloadOf(t, newcomer); workload.HasQuotaReservation(wl) {
+		if wl := fixtures.WaitWorkload(t, ctx, k8s, newcomer); workload.HasQuotaReservation(wl) {
 			t.Fatalf("the newcomer was admitted before the job preempted for it")
 		}
-		if wl := workloadOf(t, victim); !workload.IsAdmitted(wl) {
+		if wl := fixtures.WaitWorkload(t, ctx, k8s, victim); !workload.IsAdmitted(wl) {
 			return fmt.Errorf("not admitted: %v", wl.Status.Conditions)
 		}
 		return nil
@@ -193,7 +193,7 @@ func oneArrivalOneStop(t *testing.T, policy string) {
 	}
 	poll.Consistently(t, 30*time.Second, "a and c keep running", func() error {
 		for _, name := range []string{"a", "c"} {
-			if n := preemptcost.Preemptions(workloadOf(t, jobs[name])); n != 0 {
+			if n := preemptcost.Preemptions(fixtures.WaitWorkload(t, ctx, k8s, jobs[name])); n != 0 {
 				t.Fatalf("%s preempted too (%d): one arrival stopped more than one job", name, n)
 			}
 			if got := podUIDs(t, jobs[name]); !slices.Equal(got, pods[name]) {
@@ -209,12 +209,12 @@ func oneArrivalOneStop(t *testing.T, policy string) {
 			t.Errorf("TrainJob %s written %d times since the arrival: stopped", name, n)
 		}
 	}
-	complete(t, high)
+	fixtures.WaitComplete(t, ctx, k8s, high, 2*time.Minute)
 	poll.Eventually(t, 2*time.Minute, "b admitted again, before late", func() error {
-		if wl := workloadOf(t, late); workload.HasQuotaReservation(wl) {
+		if wl := fixtures.WaitWorkload(t, ctx, k8s, late); workload.HasQuotaReservation(wl) {
 			t.Fatalf("late, queued after b was, was admitted first")
 		}
-		if wl := workloadOf(t, jobs["b"]); !workload.IsAdmitted(wl) {
+		if wl := fixtures.WaitWorkload(t, ctx, k8s, jobs["b"]); !workload.IsAdmitted(wl) {
 			return fmt.Errorf("not admitted: %v", wl.Status.Conditions)
 		}
 		return nil
@@ -273,7 +273,7 @@ func TestPolicyRemovedOrUnreadable(t *testing.T) {
 	waitBoost(t, tj, "400")
 	setPolicy(t, ns, "")
 	waitBoost(t, tj, "")
-	if _, ours := workloadOf(t, tj).Annotations[names.PriorityBoostAnnotation]; ours {
+	if _, ours := fixtures.WaitWorkload(t, ctx, k8s, tj).Annotations[names.PriorityBoostAnnotation]; ours {
 		t.Error("our mark left on the Workload")
 	}
 	// Refused when written, naming the field; through while the manager is
@@ -303,7 +303,7 @@ func TestPolicyRemovedOrUnreadable(t *testing.T) {
 		}
 		return nil
 	})
-	if n := workloadWrites(t, ns, workloadOf(t, tj).Name, since); n != 0 {
+	if n := workloadWrites(t, ns, fixtures.WaitWorkload(t, ctx, k8s, tj).Name, since); n != 0 {
 		t.Errorf("%d writes of the Workload under an unreadable policy", n)
 	}
 }
@@ -379,14 +379,14 @@ func TestAJobJustAdmittedIsSparedForItsMinimumRunTime(t *testing.T) {
 	if got := preempted(t, a, b); got.Name != "a" {
 		t.Fatalf("%s preempted while its minimum run time lasted, want a", got.Name)
 	}
-	complete(t, high)
+	fixtures.WaitComplete(t, ctx, k8s, high, 2*time.Minute)
 	waitBoost(t, b, "")
-	if n := workloadWrites(t, ns, workloadOf(t, b).Name, since); n != 1 {
+	if n := workloadWrites(t, ns, fixtures.WaitWorkload(t, ctx, k8s, b).Name, since); n != 1 {
 		t.Errorf("%d writes of b's Workload from the arrival to its boost's removal, want the removal alone", n)
 	}
 	// a is admitted again (and boosted for its own 40 s): b is the one to go.
 	poll.Eventually(t, 2*time.Minute, "a admitted again", func() error {
-		if wl := workloadOf(t, a); !workload.IsAdmitted(wl) {
+		if wl := fixtures.WaitWorkload(t, ctx, k8s, a); !workload.IsAdmitted(wl) {
 			return fmt.Errorf("not admitted: %v", wl.Status.Conditions)
 		}
 		return nil
@@ -395,12 +395,12 @@ func TestAJobJustAdmittedIsSparedForItsMinimumRunTime(t *testing.T) {
 	high2 := fixtures.TrainJob(ns, "high2", "short", lq)
 	fixtures.Create(t, ctx, k8s, high2)
 	poll.Eventually(t, 2*time.Minute, "b preempted", func() error {
-		if preemptcost.Preemptions(workloadOf(t, b)) == 0 {
+		if preemptcost.Preemptions(fixtures.WaitWorkload(t, ctx, k8s, b)) == 0 {
 			return fmt.Errorf("b not preempted yet")
 		}
 		return nil
 	})
-	if n := preemptcost.Preemptions(workloadOf(t, a)); n != 1 {
+	if n := preemptcost.Preemptions(fixtures.WaitWorkload(t, ctx, k8s, a)); n != 1 {
 		t.Errorf("a preempted %d times, want once: within its minimum run time it is spared", n)
 	}
 }
@@ -514,7 +514,7 @@ func TestProgressIsCreditedAtTheRateThePolicySets(t *testing.T) {
 	running(t, tj)
 	report(t, tj, 100)
 	poll.Eventually(t, 3*time.Minute, "the whole progress part credited", func() error {
-		wl := workloadOf(t, tj)
+		wl := fixtures.WaitWorkload(t, ctx, k8s, tj)
 		admitted := apimeta.FindStatusCondition(wl.Status.Conditions, kueue.WorkloadAdmitted)
 		got := boostOf(t, tj)
 		if admitted == nil || got == "" {

@@ -41,7 +41,7 @@ func TestRecoveryTimeoutEvictionGivesTheQuotaToAWaitingJob(t *testing.T) {
 		if n := runningPods(t, running); n != 2 {
 			return fmt.Errorf("%d of 2 pods running", n)
 		}
-		wl, _ := workloadOf(running)
+		wl, _ := fixtures.WorkloadOf(ctx, k8s, running)
 		if !apimeta.IsStatusConditionTrue(wl.Status.Conditions, kueue.WorkloadPodsReady) {
 			return fmt.Errorf("not PodsReady: %v", wl.Status.Conditions)
 		}
@@ -50,8 +50,8 @@ func TestRecoveryTimeoutEvictionGivesTheQuotaToAWaitingJob(t *testing.T) {
 	waiting := fixtures.TrainJob(ns, "waiting", "long", lq)
 	create(t, waiting)
 	poll.Eventually(t, 30*time.Second, "the second job waits for quota", func() error {
-		wl, ok := workloadOf(waiting)
-		if !ok || apimeta.FindStatusCondition(wl.Status.Conditions, kueue.WorkloadQuotaReserved) == nil {
+		wl, err := fixtures.WorkloadOf(ctx, k8s, waiting)
+		if err != nil || apimeta.FindStatusCondition(wl.Status.Conditions, kueue.WorkloadQuotaReserved) == nil {
 			return fmt.Errorf("no QuotaReserved condition yet")
 		}
 		if workload.HasQuotaReservation(wl) {
@@ -70,7 +70,7 @@ func TestRecoveryTimeoutEvictionGivesTheQuotaToAWaitingJob(t *testing.T) {
 		t.Fatal(err)
 	}
 	poll.Eventually(t, recoveryTimeout+time.Minute, "evicted for PodsReadyTimeout", func() error {
-		wl, _ := workloadOf(running)
+		wl, _ := fixtures.WorkloadOf(ctx, k8s, running)
 		c := apimeta.FindStatusCondition(wl.Status.Conditions, kueue.WorkloadEvicted)
 		if c == nil || c.Status != metav1.ConditionTrue || c.Reason != kueue.WorkloadEvictedByPodsReadyTimeout {
 			return fmt.Errorf("not evicted for PodsReadyTimeout: %v", wl.Status.Conditions)
@@ -90,10 +90,10 @@ func TestRecoveryTimeoutEvictionGivesTheQuotaToAWaitingJob(t *testing.T) {
 		if !ptr.Deref(got.Spec.Suspend, false) {
 			return fmt.Errorf("the evicted job is not suspended")
 		}
-		if wl, _ := workloadOf(running); workload.HasQuotaReservation(wl) {
+		if wl, _ := fixtures.WorkloadOf(ctx, k8s, running); workload.HasQuotaReservation(wl) {
 			return fmt.Errorf("the evicted job still holds quota: %v", wl.Status.Conditions)
 		}
-		if wl, _ := workloadOf(waiting); !workload.HasQuotaReservation(wl) {
+		if wl, _ := fixtures.WorkloadOf(ctx, k8s, waiting); !workload.HasQuotaReservation(wl) {
 			return fmt.Errorf("the waiting job has no quota: %v", wl.Status.Conditions)
 		}
 		return nil
@@ -107,7 +107,7 @@ func TestRecoveryTimeoutEvictionGivesTheQuotaToAWaitingJob(t *testing.T) {
 		}
 		// Ready: no eviction of its own can come while the manager is
 		// watched.
-		if wl, _ := workloadOf(waiting); !apimeta.IsStatusConditionTrue(wl.Status.Conditions, kueue.WorkloadPodsReady) {
+		if wl, _ := fixtures.WorkloadOf(ctx, k8s, waiting); !apimeta.IsStatusConditionTrue(wl.Status.Conditions, kueue.WorkloadPodsReady) {
 			return fmt.Errorf("not PodsReady: %v", wl.Status.Conditions)
 		}
 		return nil
@@ -134,9 +134,9 @@ func describe(t *testing.T, ns string, jobs ...*trainer.TrainJob) string {
 	t.Helper()
 	var b strings.Builder
 	for _, tj := range jobs {
-		wl, ok := workloadOf(tj)
-		if !ok {
-			fmt.Fprintf(&b, "%s: no Workload\n", tj.Name)
+		wl, err := fixtures.WorkloadOf(ctx, k8s, tj)
+		if err != nil {
+			fmt.Fprintf(&b, "%s: %v\n", tj.Name, err)
 			continue
 		}
 		fmt.Fprintf(&b, "%s: Workload %s active=%t\n", tj.Name, wl.Name, ptr.Deref(wl.Spec.Active, true))
@@ -224,11 +224,6 @@ func waitComplete(t *testing.T, tj *trainer.TrainJob, timeout time.Duration) {
 }
 
 func create(t *testing.T, objs ...client.Object) { fixtures.Create(t, ctx, k8s, objs...) }
-
-func workloadOf(tj *trainer.TrainJob) (*kueue.Workload, bool) {
-	wl, err := fixtures.WorkloadOf(ctx, k8s, tj)
-	return wl, err == nil
-}
 
 func pods(t *testing.T, tj *trainer.TrainJob, role string) []corev1.Pod {
 	t.Helper()

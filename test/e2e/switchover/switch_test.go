@@ -79,7 +79,7 @@ func switchWithJobsInFlight(t *testing.T, to string) {
 
 	finished := fixtures.TrainJob(ns, "finished", "short", lq)
 	fixtures.Create(t, ctx, k8s, finished)
-	complete(t, finished)
+	fixtures.WaitComplete(t, ctx, k8s, finished, 3*time.Minute)
 	withInit, long := fixtures.TrainJob(ns, "with-init", "init", lq), fixtures.TrainJob(ns, "long", "long", lq)
 	fixtures.Create(t, ctx, k8s, withInit, long)
 	running(t, withInit)
@@ -164,7 +164,7 @@ func switchWithJobsInFlight(t *testing.T, to string) {
 	admittedInOrder(t, first, second)
 	for _, tj := range all[1:] {
 		if verdicts[tj.Name] != migrate.Stopped {
-			complete(t, tj)
+			fixtures.WaitComplete(t, ctx, k8s, tj, 3*time.Minute)
 		}
 	}
 	for _, tj := range all {
@@ -481,9 +481,4 @@ func hasWorkload(t *testing.T, tj *trainer.TrainJob) {
 func running(t *testing.T, tj *trainer.TrainJob) {
 	t.Helper()
 	fixtures.WaitRunning(t, ctx, k8s, tj)
-}
-
-func complete(t *testing.T, tj *trainer.TrainJob) {
-	t.Helper()
-	fixtures.WaitComplete(t, ctx, k8s, tj, 3*time.Minute)
 }

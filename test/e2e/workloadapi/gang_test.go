@@ -115,16 +115,6 @@ func getJob(t *testing.T, tj *trainer.TrainJob) *trainer.TrainJob {
 
 func suspended(tj *trainer.TrainJob) bool { return ptr.Deref(tj.Spec.Suspend, false) }
 
-// boundPods counts, per TrainJob, its pods that hold a node (fixtures.BoundPods).
-func boundPods(t *testing.T, ns string) map[string]int {
-	t.Helper()
-	bound, err := fixtures.BoundPods(ctx, k8s, ns)
-	if err != nil {
-		t.Fatal(err)
-	}
-	return bound
-}
-
 // scheduledAt is when pod was bound.
 func scheduledAt(p *corev1.Pod) (time.Time, bool) {
 	for _, c := range p.Status.Conditions {
@@ -203,7 +193,7 @@ func TestOverSubscribedGangsStartWholeOneAtATimeUnderTheWorkloadAPI(t *testing.T
 	fixtures.Create(t, ctx, k8s, a, b)
 	bothAdmitted := false
 	poll.Eventually(t, 4*time.Minute, "both jobs complete", func() error {
-		bound := boundPods(t, ns)
+		bound := fixtures.BoundPods(t, ctx, k8s, ns)
 		if bound["a"] > 0 && bound["b"] > 0 {
 			t.Fatalf("both jobs hold nodes at once (a: %d pods, b: %d pods): neither can run whole", bound["a"], bound["b"])
 		}

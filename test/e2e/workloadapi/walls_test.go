@@ -87,7 +87,7 @@ func TestAForgedMemberIsRefusedAndTheGangNeverHalfStarts(t *testing.T) {
 		})
 	}
 	for range 20 {
-		if n := boundPods(t, ns)[victim.Name]; n != 0 {
+		if n := fixtures.BoundPods(t, ctx, k8s, ns)[victim.Name]; n != 0 {
 			t.Fatalf("the victim has %d of its 2 pods bound while room is for one: a half-start", n)
 		}
 		time.Sleep(500 * time.Millisecond)
