@@ -360,7 +360,7 @@ BENCH_TRAINER ?= v2.3.0
 bench:
 	$(MAKE) --no-print-directory components TRAINER_VERSION=$(BENCH_TRAINER)
 	$(GO) test -run '^$$' -bench . -benchmem ./podsets/ ./shape/ ./integration/ ./runtimesource/ ./webhook/ ./informercache/
-	$(GO) run ./hack/bench -n $(BENCH_N) -rounds $(BENCH_ROUNDS) -trainer-version $(BENCH_TRAINER) -kueue-version $(KUEUE_VERSION)
+	$(GO) run ./bench/sidebyside -n $(BENCH_N) -rounds $(BENCH_ROUNDS) -trainer-version $(BENCH_TRAINER) -kueue-version $(KUEUE_VERSION)
 
 ## bench-sweep: the same side by side at each of BENCH_SWEEP job counts, one
 ## after another (.bench/n<N>/ each, .bench/sweep.json and sweep.png: requests
@@ -369,7 +369,7 @@ bench:
 BENCH_SWEEP ?= 500,1000,2000
 bench-sweep:
 	$(MAKE) --no-print-directory components TRAINER_VERSION=$(BENCH_TRAINER)
-	$(GO) run ./hack/bench -sweep $(BENCH_SWEEP) -rounds $(BENCH_ROUNDS) -trainer-version $(BENCH_TRAINER) -kueue-version $(KUEUE_VERSION)
+	$(GO) run ./bench/sidebyside -sweep $(BENCH_SWEEP) -rounds $(BENCH_ROUNDS) -trainer-version $(BENCH_TRAINER) -kueue-version $(KUEUE_VERSION)
 
 ## scale: SCALE_N TrainJobs queued (a mix of runtimes), admitted in waves;
 ## memory of trainjob-kueue and Kueue over time, admission -> unsuspend
@@ -380,7 +380,7 @@ SCALE_N ?= 10000
 scale:
 	$(MAKE) --no-print-directory components TRAINER_VERSION=$(BENCH_TRAINER)
 	$(GO) test -run '^$$' -bench 'BenchmarkPodSetMemo|BenchmarkJobsByState|BenchmarkCachedBytesPerQueuedJob' -benchmem ./metrics/ ./runtimesource/ ./informercache/
-	$(GO) run ./hack/scale -n $(SCALE_N) -trainer-version $(BENCH_TRAINER) -kueue-version $(KUEUE_VERSION)
+	$(GO) run ./bench/scale -n $(SCALE_N) -trainer-version $(BENCH_TRAINER) -kueue-version $(KUEUE_VERSION)
 
 ## scale-harness: Kueue's harness scale (docs/scale.md): SCALE_HARNESS_N
 ## TrainJobs, each Workload held after its quota reservation by an admission
@@ -392,38 +392,38 @@ SCALE_HARNESS_N ?= 15000
 SCALE_HARNESS_SETUPS ?= floor,ours,intree
 scale-harness:
 	$(MAKE) --no-print-directory components TRAINER_VERSION=$(BENCH_TRAINER)
-	$(GO) run ./hack/bench -hold -n $(SCALE_HARNESS_N) -rate 20 -setups $(SCALE_HARNESS_SETUPS) -timeout 150m -out .bench/harness-n$(SCALE_HARNESS_N) -trainer-version $(BENCH_TRAINER) -kueue-version $(KUEUE_VERSION)
+	$(GO) run ./bench/sidebyside -hold -n $(SCALE_HARNESS_N) -rate 20 -setups $(SCALE_HARNESS_SETUPS) -timeout 150m -out .bench/harness-n$(SCALE_HARNESS_N) -trainer-version $(BENCH_TRAINER) -kueue-version $(KUEUE_VERSION)
 
 ## bench-forecast: how well the expected start foretells a queued job's
-## real start (test/forecastaccuracy: an over-subscribed queue of jobs of
+## real start (bench/forecastaccuracy: an over-subscribed queue of jobs of
 ## known durations, half reporting progress; ~12 minutes; .bench/forecast/).
 bench-forecast:
 	$(MAKE) --no-print-directory components TRAINER_VERSION=v2.3.0
-	$(GO) test -count=1 -timeout 40m -run '^$$' -bench BenchmarkExpectedStartAccuracy -benchtime 1x -v ./test/forecastaccuracy/
+	$(GO) test -count=1 -timeout 40m -run '^$$' -bench BenchmarkExpectedStartAccuracy -benchtime 1x -v ./bench/forecastaccuracy/
 
 ## bench-forecast-scale: what list -A -o wide and explain cost over 1,000,
 ## 3,000 and 10,000 queued TrainJobs, on one ClusterQueue and spread over a
-## cohort of ten (test/forecastscale: the plugin binary against a real
+## cohort of ten (bench/forecastscale: the plugin binary against a real
 ## kube-apiserver and etcd with Kueue's and Trainer's CRDs; ~15 minutes),
 ## and the forecast alone (explain's BenchmarkForecast). Not part of make test.
 bench-forecast-scale: envtest-assets
 	$(GO) test -run '^$$' -bench BenchmarkForecast -benchtime 3x ./explain/
-	KUBEBUILDER_ASSETS=$(ASSETS) $(GO) test -count=1 -timeout 60m -run '^$$' -bench BenchmarkListAtScale -benchtime 1x ./test/forecastscale/
+	KUBEBUILDER_ASSETS=$(ASSETS) $(GO) test -count=1 -timeout 60m -run '^$$' -bench BenchmarkListAtScale -benchtime 1x ./bench/forecastscale/
 
 ## bench-gang: how long a gang of 8 pods × 8 GPUs takes from its admission
 ## to all its pods bound, in gang mode coscheduling (Kubernetes v1.34.4,
 ## scheduler-plugins) and workload-api (v1.37.2, Kubernetes' own), a
-## cluster each (test/gangbench; GANG_JOBS jobs each); then one gang of
+## cluster each (bench/gangs; GANG_JOBS jobs each); then one gang of
 ## 1,000 pods in each mode: its pod creates through our webhook (latency,
 ## failures) and its placement (docs/benchmark.md).
 GANG_JOBS ?= 20
 bench-gang:
 	$(MAKE) --no-print-directory components
 	$(MAKE) --no-print-directory components KUBERNETES_VERSION=v1.37.2
-	$(GO) test -count=1 -timeout 40m -run '^$$' -bench BenchmarkAdmittedToAllPodsBound -benchtime $(GANG_JOBS)x ./test/gangbench/
-	$(GO) test -count=1 -timeout 40m -run '^$$' -bench BenchmarkAThousandPodGang -benchtime 1x ./test/gangbench/
+	$(GO) test -count=1 -timeout 40m -run '^$$' -bench BenchmarkAdmittedToAllPodsBound -benchtime $(GANG_JOBS)x ./bench/gangs/
+	$(GO) test -count=1 -timeout 40m -run '^$$' -bench BenchmarkAThousandPodGang -benchtime 1x ./bench/gangs/
 
-## bench-notice: what the preemption notice saves under churn (test/noticebench):
+## bench-notice: what the preemption notice saves under churn (bench/notice):
 ## four 4-GPU jobs checkpointing every minute and reacting to a notice,
 ## eight arrivals preempting them, under Kueue's built-in integration, ours
 ## without the notice and ours with a 120 s one (trainjob-kueue killed and
@@ -431,16 +431,16 @@ bench-gang:
 ## wait, notices run out and lost (docs/benchmark.md).
 bench-notice:
 	$(MAKE) --no-print-directory components TRAINER_VERSION=v2.3.0
-	$(GO) test -count=1 -timeout 60m -run '^$$' -bench BenchmarkPreemptionNotice -benchtime 1x ./test/noticebench/
+	$(GO) test -count=1 -timeout 60m -run '^$$' -bench BenchmarkPreemptionNotice -benchtime 1x ./bench/notice/
 
 ## bench-smoke: the benchmark's whole path on a small load (part of make test).
 bench-smoke:
 	$(MAKE) --no-print-directory components TRAINER_VERSION=$(BENCH_TRAINER)
 	$(GO) test -run '^$$' -bench 'BenchmarkPodSets|BenchmarkInject|BenchmarkWebhook' -benchtime 100x ./podsets/ ./shape/ ./webhook/
-	$(GO) run ./hack/bench -n 24 -rate 8 -out .bench/smoke -trainer-version $(BENCH_TRAINER) -kueue-version $(KUEUE_VERSION)
+	$(GO) run ./bench/sidebyside -n 24 -rate 8 -out .bench/smoke -trainer-version $(BENCH_TRAINER) -kueue-version $(KUEUE_VERSION)
 
 ## bench-check: trainjob-kueue alone at BENCH_CHECK_N jobs, each figure
-## held to the committed baseline (hack/bench/baseline.json: created ->
+## held to the committed baseline (bench/sidebyside/baseline.json: created ->
 ## Workload and admitted -> unsuspended p99, requests and CPU per job, no
 ## dry run): fails naming each figure beyond its bound. Not part of make test.
 BENCH_CHECK_N ?= 60
@@ -448,15 +448,15 @@ BENCH_CHECK_RATE ?= 8
 BENCH_CHECK_RUNS ?= 5
 bench-check:
 	$(MAKE) --no-print-directory components TRAINER_VERSION=$(BENCH_TRAINER)
-	$(GO) run ./hack/bench -setups ours -n $(BENCH_CHECK_N) -rate $(BENCH_CHECK_RATE) -out .bench/check -baseline hack/bench/baseline.json -trainer-version $(BENCH_TRAINER) -kueue-version $(KUEUE_VERSION)
+	$(GO) run ./bench/sidebyside -setups ours -n $(BENCH_CHECK_N) -rate $(BENCH_CHECK_RATE) -out .bench/check -baseline bench/sidebyside/baseline.json -trainer-version $(BENCH_TRAINER) -kueue-version $(KUEUE_VERSION)
 
-## bench-baseline: refresh hack/bench/baseline.json from BENCH_CHECK_RUNS
+## bench-baseline: refresh bench/sidebyside/baseline.json from BENCH_CHECK_RUNS
 ## runs of bench-check's load (each figure's median; its bound from their
 ## spread; docs/benchmark.md).
 bench-baseline:
 	$(MAKE) --no-print-directory components TRAINER_VERSION=$(BENCH_TRAINER)
-	for i in $$(seq $(BENCH_CHECK_RUNS)); do $(GO) run ./hack/bench -setups ours -n $(BENCH_CHECK_N) -rate $(BENCH_CHECK_RATE) -out .bench/baseline/run$$i -trainer-version $(BENCH_TRAINER) -kueue-version $(KUEUE_VERSION) || exit 1; done
-	$(GO) run ./hack/bench -rate $(BENCH_CHECK_RATE) -baseline hack/bench/baseline.json -make-baseline $$(seq -s, -f .bench/baseline/run%g $(BENCH_CHECK_RUNS))
+	for i in $$(seq $(BENCH_CHECK_RUNS)); do $(GO) run ./bench/sidebyside -setups ours -n $(BENCH_CHECK_N) -rate $(BENCH_CHECK_RATE) -out .bench/baseline/run$$i -trainer-version $(BENCH_TRAINER) -kueue-version $(KUEUE_VERSION) || exit 1; done
+	$(GO) run ./bench/sidebyside -rate $(BENCH_CHECK_RATE) -baseline bench/sidebyside/baseline.json -make-baseline $$(seq -s, -f .bench/baseline/run%g $(BENCH_CHECK_RUNS))
 
 ## demo: the main job, on the local control plane, with Trainer v2.3.0
 ## (TRAINER_VERSION=… another): its controller and JobSet v0.12.0 share the

@@ -27,7 +27,8 @@ const module = "github.com/trainjob-kueue/trainjob-kueue/"
 // violations are the imports of graph (a package's path in the module →
 // the module's packages it imports) that break the rule: a layered
 // package importing one of its own layer or above, or a tool or tier;
-// a package without a layer; a tool (hack/) importing a tier (test/).
+// a package without a layer; a tool (hack/) importing a tier (test/) or
+// a benchmark (bench/).
 func violations(graph map[string][]string) []string {
 	layerOf := map[string]int{}
 	for i, l := range layers {
@@ -37,14 +38,17 @@ func violations(graph map[string][]string) []string {
 	}
 	var out []string
 	for pkg, imports := range graph {
-		hack, test := strings.HasPrefix(pkg, "hack/"), strings.HasPrefix(pkg, "test/")
+		hack := strings.HasPrefix(pkg, "hack/")
+		// The tiers (test/) and the benchmarks (bench/) stand above
+		// everything, and may use the tools.
+		test := strings.HasPrefix(pkg, "test/") || strings.HasPrefix(pkg, "bench/")
 		switch {
 		case pkg == "layers":
 			continue
 		case hack:
 			for _, dep := range imports {
-				if strings.HasPrefix(dep, "test/") {
-					out = append(out, pkg+" (a tool) imports "+dep+" (a tier): test/ may import hack/, never the other way; move what both need into hack/")
+				if strings.HasPrefix(dep, "test/") || strings.HasPrefix(dep, "bench/") {
+					out = append(out, pkg+" (a tool) imports "+dep+" (a tier or a benchmark): test/ and bench/ may import hack/, never the other way; move what both need into hack/")
 				}
 			}
 			continue
@@ -97,8 +101,9 @@ func TestTheLayerRuleFindsEachViolation(t *testing.T) {
 		graph map[string][]string
 		want  int
 	}{
-		"down the layers, test/ on hack/": {graph: map[string][]string{"webhook": {"integration", "trainjob"}, "test/e2e": {"hack/localcluster", "webhook"}, "hack/bench": {"hack/fixtures", "integration"}}},
-		"a tool importing a tier":         {graph: map[string][]string{"hack/bench": {"test/fixtures"}}, want: 1},
+		"down the layers, test/ on hack/": {graph: map[string][]string{"webhook": {"integration", "trainjob"}, "test/e2e": {"hack/localcluster", "webhook"}, "bench/sidebyside": {"hack/fixtures", "integration"}}},
+		"a tool importing a tier":         {graph: map[string][]string{"hack/demo": {"test/fixtures"}}, want: 1},
+		"a tool importing a benchmark":    {graph: map[string][]string{"hack/demo": {"bench/loadharness"}}, want: 1},
 		"up the layers":                   {graph: map[string][]string{"trainjob": {"integration"}}, want: 1},
 		"within a layer":                  {graph: map[string][]string{"integration": {"priorityboost"}}, want: 1},
 		"a package without a layer":       {graph: map[string][]string{"newthing": nil}, want: 1},

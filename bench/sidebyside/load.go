@@ -3,7 +3,6 @@ package main
 import (
 	"context"
 	"fmt"
-	"sync"
 	"time"
 
 	corev1 "k8s.io/api/core/v1"
@@ -16,8 +15,8 @@ import (
 
 	trainer "github.com/kubeflow/trainer/v2/pkg/apis/trainer/v1alpha1"
 
+	"github.com/trainjob-kueue/trainjob-kueue/bench/loadharness"
 	"github.com/trainjob-kueue/trainjob-kueue/hack/fixtures"
-	"github.com/trainjob-kueue/trainjob-kueue/hack/loadharness"
 	"github.com/trainjob-kueue/trainjob-kueue/hack/localcluster"
 	"github.com/trainjob-kueue/trainjob-kueue/podsets"
 	"github.com/trainjob-kueue/trainjob-kueue/shape"
@@ -178,74 +177,9 @@ func floorWorkloads(runFor time.Duration) maker {
 	}
 }
 
-// burstWorkers: how many creates of the burst are sent at once.
-const burstWorkers = 8
-
-// streamInFlight bounds the stream's creates sent and not yet answered.
-// The stream is open-loop: a create goes out every 1/rate s whether or not
-// the ones before were answered, so a create's own latency (admission
-// webhooks on a loaded API server) does not slow the stream down, as it
-// did with a fixed pool of workers: 8 of them, each create taking 0.5 s,
-// sent 16 a second where the stream asked for 20, and the run measured the
-// pool rather than the integration. The bound keeps a server that stops
-// answering from getting unbounded goroutines; at 20 a second it covers
-// creates of up to 3.2 s. A create is recorded as the job's creation when
-// it is sent, so its latency is still in every created → figure.
-const streamInFlight = 64
-
-// submit creates n objects: the first burst of them at once (burstWorkers
-// at a time), the rest as a steady stream of rate per second (at most
-// streamInFlight unanswered). It records each object's creation time.
+// submit creates n objects: the first burst of them at once, the rest as
+// an open-loop stream of rate per second (loadharness.Stream), recording
+// each object's creation time.
 func submit(ctx context.Context, c client.Client, n, burst int, rate float64, mk maker, rec *recorder) error {
-	errs := make(chan error, n)
-	var wg sync.WaitGroup
-	create := func(i int) {
-		defer wg.Done()
-		obj, err := mk(i)
-		if err != nil {
-			errs <- err
-			return
-		}
-		rec.created(obj.GetName(), time.Now())
-		if err := loadharness.CreateRetrying(ctx, c, obj); err != nil {
-			errs <- fmt.Errorf("creating %s: %w", obj.GetName(), err)
-		}
-	}
-	burstSlots := make(chan struct{}, burstWorkers)
-	streamSlots := make(chan struct{}, streamInFlight)
-	tick := time.NewTicker(time.Duration(float64(time.Second) / rate))
-	// Interrupted, the rest is not submitted: the set-up's cluster is torn
-	// down as soon as the jobs being created are.
-submitting:
-	for i := range n {
-		slots := burstSlots
-		if i >= burst {
-			slots = streamSlots
-			select {
-			case <-ctx.Done():
-				break submitting
-			case <-tick.C:
-			}
-		}
-		select {
-		case <-ctx.Done():
-			break submitting
-		case slots <- struct{}{}:
-		}
-		wg.Add(1)
-		go func() {
-			defer func() { <-slots }()
-			create(i)
-		}()
-	}
-	tick.Stop()
-	wg.Wait()
-	close(errs)
-	if err := ctx.Err(); err != nil {
-		return err
-	}
-	for err := range errs {
-		return err
-	}
-	return nil
+	return loadharness.Stream(ctx, c, loadharness.StreamOptions{N: n, Burst: burst, Rate: rate}, mk, rec.created)
 }

@@ -13,7 +13,7 @@ import (
 )
 
 // Baseline is what make bench-check holds trainjob-kueue to: its figures
-// at a small N, from a committed file (hack/bench/baseline.json), each
+// at a small N, from a committed file (bench/sidebyside/baseline.json), each
 // with the factor it may grow by before the check fails. Like Kueue's
 // scheduler performance tests' range specs, one bound per figure; the
 // factors come from the spread of the runs the baseline was made from.

@@ -6,7 +6,7 @@ import (
 	"slices"
 	"time"
 
-	"github.com/trainjob-kueue/trainjob-kueue/hack/loadharness"
+	"github.com/trainjob-kueue/trainjob-kueue/bench/loadharness"
 )
 
 // plot draws memory over time (top) and each job's admitted → unsuspended

@@ -3,8 +3,6 @@ package main
 import (
 	"context"
 	"fmt"
-	"sync"
-	"sync/atomic"
 	"time"
 
 	corev1 "k8s.io/api/core/v1"
@@ -13,8 +11,8 @@ import (
 
 	trainer "github.com/kubeflow/trainer/v2/pkg/apis/trainer/v1alpha1"
 
+	"github.com/trainjob-kueue/trainjob-kueue/bench/loadharness"
 	"github.com/trainjob-kueue/trainjob-kueue/hack/fixtures"
-	"github.com/trainjob-kueue/trainjob-kueue/hack/loadharness"
 	"github.com/trainjob-kueue/trainjob-kueue/hack/localcluster"
 )
 
@@ -61,41 +59,6 @@ func setUp(ctx context.Context, c client.Client, admitGPUs int64) error {
 		}
 	}
 	return loadharness.WaitActive(ctx, c, 1)
-}
-
-// submit creates TrainJobs [0, n) with 8 workers, counting them in done.
-func submit(ctx context.Context, c client.Client, n int, done *atomic.Int64) error {
-	errs := make(chan error, 8)
-	var wg sync.WaitGroup
-	work := make(chan int)
-	for range 8 {
-		wg.Go(func() {
-			for i := range work {
-				tj := fixtures.TrainJob(ns, loadharness.JobName(i), loadharness.RuntimeOf(i), "lq")
-				if err := loadharness.CreateRetrying(ctx, c, tj); err != nil {
-					select {
-					case errs <- fmt.Errorf("creating %s: %w", tj.Name, err):
-					default:
-					}
-					continue
-				}
-				done.Add(1)
-			}
-		})
-	}
-	for i := range n {
-		select {
-		case work <- i:
-		case err := <-errs:
-			close(work)
-			wg.Wait()
-			return err
-		}
-	}
-	close(work)
-	wg.Wait()
-	close(errs)
-	return <-errs
 }
 
 // editRuntime changes the spec of runtime name (a label on its first

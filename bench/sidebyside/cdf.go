@@ -6,7 +6,7 @@ import (
 	"slices"
 	"time"
 
-	"github.com/trainjob-kueue/trainjob-kueue/hack/loadharness"
+	"github.com/trainjob-kueue/trainjob-kueue/bench/loadharness"
 )
 
 // plotCDFs draws the CDF of "created → admitted" for every set-up (the one

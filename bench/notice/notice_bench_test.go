@@ -4,7 +4,7 @@
 // training loop would, with the notice, without it, and under Kueue's
 // built-in integration. A benchmark, not a test: make bench-notice,
 // docs/benchmark.md "Preemption notice".
-package noticebench_test
+package notice_test
 
 import (
 	"context"

@@ -5,7 +5,7 @@ import (
 	"image/color"
 	"strconv"
 
-	"github.com/trainjob-kueue/trainjob-kueue/hack/loadharness"
+	"github.com/trainjob-kueue/trainjob-kueue/bench/loadharness"
 )
 
 // plotSweep draws three panels side by side, each a quantity against N:

@@ -22,8 +22,8 @@ import (
 	"k8s.io/client-go/tools/clientcmd"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
+	"github.com/trainjob-kueue/trainjob-kueue/bench/loadharness"
 	"github.com/trainjob-kueue/trainjob-kueue/hack/fixtures"
-	"github.com/trainjob-kueue/trainjob-kueue/hack/loadharness"
 	"github.com/trainjob-kueue/trainjob-kueue/hack/localcluster"
 )
 
@@ -40,6 +40,7 @@ type options struct {
 	waves int
 	idle  time.Duration
 	name  string
+	rate  float64
 }
 
 // register the flags on fs.
@@ -49,6 +50,7 @@ func (o *options) register(fs *flag.FlagSet) {
 	fs.IntVar(&o.waves, "waves", 3, "waves of admission")
 	fs.DurationVar(&o.idle, "idle", time.Minute, "how long the idle manager is watched after its cold start")
 	fs.StringVar(&o.name, "cluster", "scale", "local cluster name")
+	fs.Float64Var(&o.rate, "rate", 20, "TrainJobs created a second, open-loop (a create is sent every 1/rate s whether or not the ones before were answered)")
 }
 
 func run(ctx context.Context, o options) error {
@@ -149,7 +151,10 @@ func (sr *scaleRun) queueAll(ctx context.Context) error {
 		}
 	}()
 	t0 := time.Now()
-	if err := submit(ctx, sr.k, o.N, &created); err != nil {
+	mk := func(i int) (client.Object, error) {
+		return fixtures.TrainJob(ns, loadharness.JobName(i), loadharness.RuntimeOf(i), "lq"), nil
+	}
+	if err := loadharness.Stream(ctx, sr.k, loadharness.StreamOptions{N: o.N, Rate: o.rate}, mk, func(string, time.Time) { created.Add(1) }); err != nil {
 		return err
 	}
 	r.CreateS = time.Since(t0).Seconds()

@@ -5,7 +5,7 @@ import (
 	"os"
 	"time"
 
-	"github.com/trainjob-kueue/trainjob-kueue/hack/loadharness"
+	"github.com/trainjob-kueue/trainjob-kueue/bench/loadharness"
 )
 
 // Percentiles of a latency, in milliseconds.

@@ -6,7 +6,7 @@ import (
 
 	"github.com/google/go-cmp/cmp"
 
-	"github.com/trainjob-kueue/trainjob-kueue/hack/loadharness"
+	"github.com/trainjob-kueue/trainjob-kueue/bench/loadharness"
 	"github.com/trainjob-kueue/trainjob-kueue/hack/localcluster"
 )
 

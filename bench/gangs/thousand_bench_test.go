@@ -1,4 +1,4 @@
-package gangbench_test
+package gangs_test
 
 import (
 	"context"

@@ -3,7 +3,7 @@
 // coscheduling (scheduler-plugins, Kubernetes v1.34.4) and workload-api
 // (the Workload API's PodGroups, v1.37.2). A benchmark, not a test: make
 // bench-gang, docs/benchmark.md "Gang placement".
-package gangbench_test
+package gangs_test
 
 import (
 	"context"
