@@ -6,5 +6,7 @@
 // explain, migrate --check, the condition trainjob-kueue writes on the
 // TrainJob — takes its state from here and maps it through one exhaustive
 // table of its own (Unmapped tells, in the reader's test, a state it left
-// out). Pure: no client, no clock.
+// out). JobFingerprint and WorkloadFingerprint are what Of reads, for a
+// controller that filters its events by them (the queue condition's), held
+// to Of by a test. Pure: no client, no clock.
 package lifecycle

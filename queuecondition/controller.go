@@ -3,7 +3,6 @@ package queuecondition
 import (
 	"context"
 	"fmt"
-	"strings"
 	"time"
 
 	corev1 "k8s.io/api/core/v1"
@@ -11,7 +10,6 @@ import (
 	apimeta "k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/client-go/tools/events"
-	"k8s.io/utils/ptr"
 	ctrl "sigs.k8s.io/controller-runtime"
 	"sigs.k8s.io/controller-runtime/pkg/builder"
 	"sigs.k8s.io/controller-runtime/pkg/client"
@@ -20,13 +18,11 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/handler"
 	"sigs.k8s.io/controller-runtime/pkg/predicate"
 	kueue "sigs.k8s.io/kueue/apis/kueue/v1beta2"
-	"sigs.k8s.io/kueue/pkg/controller/constants"
 
 	"github.com/trainjob-kueue/trainjob-kueue/jobpatch"
 	"github.com/trainjob-kueue/trainjob-kueue/jobworkload"
 	"github.com/trainjob-kueue/trainjob-kueue/lifecycle"
 	"github.com/trainjob-kueue/trainjob-kueue/names"
-	"github.com/trainjob-kueue/trainjob-kueue/preemptcost"
 	"github.com/trainjob-kueue/trainjob-kueue/saidonce"
 	"github.com/trainjob-kueue/trainjob-kueue/shape"
 	"github.com/trainjob-kueue/trainjob-kueue/trainjob"
@@ -217,15 +213,6 @@ func (r *Reconciler) SetupWithManager(mgr ctrl.Manager) error {
 		Complete(r)
 }
 
-// annotation is wl's annotation key, quoted, or "-" without one (an empty
-// one is one).
-func annotation(wl *kueue.Workload, key string) string {
-	if v, ok := wl.Annotations[key]; ok {
-		return fmt.Sprintf("%q", v)
-	}
-	return "-"
-}
-
 // stateChanged passes creates, deletes, and updates that change the
 // fingerprint of what the lifecycle reads.
 func stateChanged(fingerprint func(client.Object) string) predicate.Funcs {
@@ -234,45 +221,19 @@ func stateChanged(fingerprint func(client.Object) string) predicate.Funcs {
 	}
 }
 
-// jobFingerprint is what the lifecycle and the write read of a TrainJob:
-// its queue name, suspension, managedBy, and its conditions' types,
-// statuses and reasons (ours with its message, so one Trainer dropped or
-// reverted is written again).
+// jobFingerprint and workloadFingerprint are lifecycle's: what Of (and
+// our condition's write) reads of each kind, tested there against every
+// case of Of.
 func jobFingerprint(o client.Object) string {
-	job, ok := o.(*trainjob.TrainJob)
-	if !ok {
-		return ""
+	if job, ok := o.(*trainjob.TrainJob); ok {
+		return lifecycle.JobFingerprint(job)
 	}
-	var b strings.Builder
-	fmt.Fprintf(&b, "%s|%v|%s|%s", job.Labels[constants.QueueLabel], ptr.Deref(job.Spec.Suspend, false), ptr.Deref(job.Spec.ManagedBy, ""), job.Labels[constants.PrebuiltWorkloadLabel])
-	for _, c := range job.Status.Conditions {
-		fmt.Fprintf(&b, "|%s=%s/%s", c.Type, c.Status, c.Reason)
-		if c.Type == names.AdmittedCondition {
-			b.WriteString("/" + c.Message)
-		}
-	}
-	return b.String()
+	return ""
 }
 
-// workloadFingerprint is what the lifecycle reads of a Workload: its
-// activation, our holds (what they name: the runtime, the policy and its
-// refusal), a preemption notice, where it is admitted, how often it was preempted (Requeued
-// from Queued), and its conditions' types, statuses and reasons (not their
-// messages: Kueue rewrites a pending Workload's as the queue moves).
-// TestEveryChangeOfWhatTheConditionSaysWakesIt ties it to lifecycle.Of.
 func workloadFingerprint(o client.Object) string {
-	wl, ok := o.(*kueue.Workload)
-	if !ok {
-		return ""
+	if wl, ok := o.(*kueue.Workload); ok {
+		return lifecycle.WorkloadFingerprint(wl)
 	}
-	var b strings.Builder
-	fmt.Fprintf(&b, "%v|%s|%s|%s|%s|%s|%d", ptr.Deref(wl.Spec.Active, true), annotation(wl, names.HeldForRuntimeAnnotation), annotation(wl, names.HeldByPolicyAnnotation),
-		annotation(wl, names.PreemptingAnnotation), ptr.Deref(wl.Status.ClusterName, ""), wl.Spec.QueueName, preemptcost.Preemptions(wl))
-	if adm := wl.Status.Admission; adm != nil {
-		b.WriteString("|cq=" + string(adm.ClusterQueue))
-	}
-	for _, c := range wl.Status.Conditions {
-		fmt.Fprintf(&b, "|%s=%s/%s", c.Type, c.Status, c.Reason)
-	}
-	return b.String()
+	return ""
 }

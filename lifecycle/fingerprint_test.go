@@ -1,4 +1,4 @@
-package queuecondition
+package lifecycle
 
 import (
 	"testing"
@@ -9,39 +9,33 @@ import (
 	kueue "sigs.k8s.io/kueue/apis/kueue/v1beta2"
 	"sigs.k8s.io/kueue/pkg/controller/constants"
 
-	"github.com/trainjob-kueue/trainjob-kueue/lifecycle"
 	"github.com/trainjob-kueue/trainjob-kueue/names"
 	"github.com/trainjob-kueue/trainjob-kueue/trainjob"
 )
 
-// The change filter and lifecycle.Of read the same: from each of a set of
-// starting points, every single change of a field Of reads that changes
-// what the condition says also changes a fingerprint, so it wakes the
-// controller. A field Of comes to read that the filter leaves out fails
-// here, not in a cluster where the condition is left saying the old state.
-func TestEveryChangeOfWhatTheConditionSaysWakesIt(t *testing.T) {
-	pending := func(wl *kueue.Workload) {
-		wl.Status.Conditions = []metav1.Condition{{Type: kueue.WorkloadQuotaReserved, Status: metav1.ConditionFalse, Reason: "Pending", Message: "couldn't assign flavors"}}
+// The fingerprints and Of read the same: from each of a set of starting
+// points, every single change of a field Of reads that changes what Of
+// says also changes a fingerprint, so a controller filtering its events
+// by them (the queue condition's) is woken. A field Of comes to read that
+// the fingerprints leave out fails here, not in a cluster where the
+// condition is left saying the old state.
+func TestEveryChangeOfWhatOfSaysChangesAFingerprint(t *testing.T) {
+	pending := cond(kueue.WorkloadQuotaReserved, metav1.ConditionFalse, "Pending", "couldn't assign flavors")
+	admitted := func(wl *kueue.Workload) {
+		reserved(wl)
+		cond(kueue.WorkloadAdmitted, metav1.ConditionTrue, "Admitted", "")(wl)
 	}
 	starts := map[string]func() (*trainjob.TrainJob, *kueue.Workload){
-		"queued": func() (*trainjob.TrainJob, *kueue.Workload) {
-			j := testJob(withTrainers)
-			return j, testWorkload(j, pending)
-		},
-		"admitted": func() (*trainjob.TrainJob, *kueue.Workload) {
-			j := testJob(withTrainers)
-			return j, testWorkload(j, admitted)
-		},
+		"queued":   func() (*trainjob.TrainJob, *kueue.Workload) { return job(), workload(pending) },
+		"admitted": func() (*trainjob.TrainJob, *kueue.Workload) { return job(), workload(admitted) },
 		"held for its runtime": func() (*trainjob.TrainJob, *kueue.Workload) {
-			j := testJob(withTrainers)
-			return j, testWorkload(j, pending, func(wl *kueue.Workload) {
+			return job(), workload(pending, func(wl *kueue.Workload) {
 				wl.Spec.Active = ptr.To(false)
 				wl.Annotations = map[string]string{names.HeldForRuntimeAnnotation: "TrainingRuntime ns/torch"}
 			})
 		},
 		"held by a policy": func() (*trainjob.TrainJob, *kueue.Workload) {
-			j := testJob(withTrainers)
-			return j, testWorkload(j, pending, func(wl *kueue.Workload) {
+			return job(), workload(pending, func(wl *kueue.Workload) {
 				wl.Spec.Active = ptr.To(false)
 				wl.Annotations = map[string]string{names.HeldByPolicyAnnotation: `{"policy":"cost-center","since":"2026-12-07T05:00:00Z","attempt":1}`}
 			})
@@ -82,18 +76,14 @@ func TestEveryChangeOfWhatTheConditionSaysWakesIt(t *testing.T) {
 		},
 		"managed elsewhere": func(j *trainjob.TrainJob, _ *kueue.Workload) { j.Spec.ManagedBy = ptr.To("example.com/other") },
 	}
-	told := func(j *trainjob.TrainJob, wl *kueue.Workload) metav1.Condition {
-		c, _ := conditionFor(lifecycle.Of(lifecycle.Observed{Job: j, Workload: wl}), "gpus")
-		return c
-	}
 	for start, make := range starts {
 		for change, apply := range changes {
 			j, wl := make()
-			before := told(j, wl)
-			fingerprint := jobFingerprint(j) + "||" + workloadFingerprint(wl)
+			before := Of(Observed{Job: j, Workload: wl})
+			fingerprint := JobFingerprint(j) + "||" + WorkloadFingerprint(wl)
 			apply(j, wl)
-			if after := told(j, wl); after != before && jobFingerprint(j)+"||"+workloadFingerprint(wl) == fingerprint {
-				t.Errorf("%s, then %s: the condition would say %s (%s) instead of %s (%s), and the change filter lets nothing through", start, change, after.Reason, after.Message, before.Reason, before.Message)
+			if after := Of(Observed{Job: j, Workload: wl}); after != before && JobFingerprint(j)+"||"+WorkloadFingerprint(wl) == fingerprint {
+				t.Errorf("%s, then %s: Of says %s (%s) instead of %s (%s), and neither fingerprint changed", start, change, after.State, after.Reason, before.State, before.Reason)
 			}
 		}
 	}
