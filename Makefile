@@ -91,7 +91,7 @@ deploy:
 
 ## test: every tier on the default configuration, plus a smoke of Trainer
 ## v2.0.1 and v2.3.0 and of Kueue v0.16.2 (make test-full: every release).
-test: prefetch vet test-unit test-install test-image test-integration test-e2e-main test-smoke bench-smoke
+test: prefetch vet test-unit test-install test-image test-integration test-smoke bench-smoke
 
 ## prefetch: start building, in the background at the lowest CPU priority,
 ## every component binary make test needs later (hack/prefetch-components.sh,
@@ -133,20 +133,24 @@ SMOKE_SNAPSHOT_TESTS := TestRuntimeEditedWhileQueuedBooksWhatThePodsGet|TestRunt
 SMOKE_PREEMPTION_COST_TESTS := TestANotice|TestAVictimThatCompletesInItsNoticeIsNotPreempted|TestNoNoticeWithoutThePolicy|TestOneArrivalPreemptsOneJobNeverACascade|TestAnEvictionWhileTrainJobKueueIsDownCascadesNot|TestTheVictimFlipsWithThePolicy|TestBoostWritesAreBoundedByThePolicysSteps|TestAJobJustAdmittedIsSparedForItsMinimumRunTime|TestTheVictimIsTheJobThatCheckpointedLast
 # Trainer v2.0 shares one override entry between roles: its own answer.
 SMOKE_SHARED_ENTRY_TESTS := TestAnEntrySharedByRolesAdmittedToDifferentFlavors
-## test-smoke: the e2e scenarios that matter most, on each other Trainer
-## release and each other Kueue release; MultiKueue with Trainer's full
-## controller on the manager; make test's shares of the as-deployed and
-## reliability tiers. Each smoke has a cluster of its own; SMOKE_PARALLEL of
-## them run at once, longest first.
+## test-smoke: the main e2e tier (test-e2e-main's two suites); the e2e
+## scenarios that matter most, on each other Trainer release and each other
+## Kueue release; MultiKueue with Trainer's full controller on the manager;
+## make test's shares of the as-deployed and reliability tiers. Each has a
+## cluster of its own; SMOKE_PARALLEL of them run at once, longest first
+## (the main tier ran alone before them, and make test took ten minutes
+## more).
 test-smoke: components
 	@for v in $(sort $(SMOKE_TRAINER_VERSIONS) $(SMOKE_MULTIKUEUE_VERSIONS)); do \
 	  $(MAKE) --no-print-directory components TRAINER_VERSION=$$v || exit 1; \
 	done
 	@for k in $(SMOKE_KUEUE_VERSIONS); do KUEUE_VERSION=$$k hack/component.sh kueue >/dev/null || exit 1; done
 	hack/smoke.sh $(SMOKE_PARALLEL) \
+	  'main e2e tier (Trainer $(TRAINER_VERSION), Kueue $(KUEUE_VERSION))||-timeout 40m ./test/e2e/' \
 	  'preemption-cost e2e (Trainer v2.3.0, Kueue PriorityBoost on)||-timeout 20m -parallel 4 -run $(SMOKE_PREEMPTION_COST_TESTS) ./test/e2e/preemptioncost/' \
 	  $(foreach v,$(SMOKE_MULTIKUEUE_VERSIONS),'MultiKueue e2e with Trainer $(v) (its full controller on the manager)|E2E_TRAINER_VERSION=$(v)|-timeout 30m -skip $(SMOKE_MULTIKUEUE_SKIP) ./test/e2e/multikueue/') \
 	  'switch from Kueue'"'"'s built-in TrainJob integration and back e2e (Kueue v0.19.2, Trainer v2.3.0)||-timeout 20m ./test/e2e/switchover/' \
+	  'Workload API gangs e2e (Kubernetes v1.37.2)||-timeout 30m ./test/e2e/workloadapi/' \
 	  $(foreach v,$(SMOKE_TRAINER_VERSIONS),'e2e smoke on Trainer $(v)|E2E_TRAINER_VERSION=$(v)|-timeout 20m -run $(SMOKE_TESTS)$(if $(filter v2.3%,$(v)),|$(SMOKE_SNAPSHOT_TESTS))$(if $(filter v2.0%,$(v)),|$(SMOKE_SHARED_ENTRY_TESTS)) ./test/e2e/') \
 	  $(foreach k,$(SMOKE_KUEUE_VERSIONS),'e2e smoke on Kueue $(k) (Trainer v2.1.0)|E2E_KUEUE_VERSION=$(k)|-timeout 20m -run $(SMOKE_TESTS) ./test/e2e/') \
 	  'recovery-timeout eviction e2e (Trainer $(TRAINER_VERSION))||-timeout 20m ./test/e2e/recovery/' \
