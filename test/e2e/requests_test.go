@@ -140,14 +140,32 @@ func conditionWritesNeeded(t *testing.T, ns, name string) error {
 		return cmp.Compare(resourceVersion(t, a), resourceVersion(t, b))
 	})
 	for i, e := range events {
-		if i == 0 || !ours(e) {
+		if !ours(e) {
 			continue
 		}
-		if before, after := storedCondition(t, events[i-1]), storedCondition(t, e); before == after {
+		if before, after := storedCondition(t, stateBefore(t, events, i)), storedCondition(t, e); before == after {
 			return fmt.Errorf("a status patch of ours left our condition as it was (%q): a write with no change (%s)", after, writers(events))
 		}
 	}
 	return nil
+}
+
+// stateBefore is the write, among events in resourceVersion order, that
+// left the job as it was before events[i] was applied: the last one of a
+// lower resourceVersion. A write that changes nothing (Trainer's status
+// patch often) answers with the resourceVersion it found, so it shares
+// that of the write before it, and the audit log may list the two either
+// way round: the state before a write is never one of its own version.
+// The zero event (no condition) when none is older.
+func stateBefore(t *testing.T, events []localcluster.AuditEvent, i int) localcluster.AuditEvent {
+	t.Helper()
+	rv := resourceVersion(t, events[i])
+	for j := i - 1; j >= 0; j-- {
+		if resourceVersion(t, events[j]) < rv {
+			return events[j]
+		}
+	}
+	return localcluster.AuditEvent{ResponseObject: []byte("{}")}
 }
 
 // writers: who wrote the job, in order, for a failure's message.
