@@ -91,7 +91,7 @@ deploy:
 
 ## test: every tier on the default configuration, plus a smoke of Trainer
 ## v2.0.1 and v2.3.0 and of Kueue v0.16.2 (make test-full: every release).
-test: prefetch vet test-unit test-install test-image test-integration test-smoke bench-smoke
+test: prefetch vet test-unit test-install test-image test-integration test-smoke
 
 ## prefetch: start building, in the background at the lowest CPU priority,
 ## every component binary make test needs later (hack/prefetch-components.sh,
@@ -124,7 +124,12 @@ SMOKE_MULTIKUEUE_SKIP := TestADispatchedJobWaitsWithoutQuotaUntilTheSameNamedJob
 # Older Kueue releases the same binary serves (with Trainer v2.1.0).
 SMOKE_KUEUE_VERSIONS ?= v0.16.2
 SMOKE_TESTS := TestGPUTrainJobsRunWholeOnTheirFlavorsAndComplete|TestTheQueueConditionTellsEachStateInTurn|TestPriorityPreemptionSuspendsAndRestores|TestAdmissionWritesAsFewRequestsAsTheReleaseAllows|TestOverSubscribedGangsStartWholeOneAtATime|TestInitializersThenTrainerNodesUnderTrainersCoscheduling
-SMOKE_PARALLEL ?= 3
+# Clusters at once: they mostly wait on kwok's pod timings (hack/smoke.sh).
+SMOKE_PARALLEL ?= 6
+# The main e2e tier in two halves, each on a cluster of its own, so the
+# pool's longest entry is no longer the whole tier: these tests, then the
+# others (about as long).
+MAIN_FIRST_HALF := TestTheExpectedStartComesFromWhatTellsTheRunningJobsEnd|TestTheQueueConditionTellsEachStateInTurn|TestGangReadmittedAfterSomeIndexesSucceededStartsTheRest|TestOverSubscribedGangsStartWholeOneAtATime|TestGPUTrainJobsRunWholeOnTheirFlavorsAndComplete|TestFinishedInitializersFreeQuotaForAWaitingJob
 # Trainer v2.3's runtime snapshot (the main e2e tier runs the same test on
 # v2.1.0, where Trainer has none).
 SMOKE_SNAPSHOT_TESTS := TestRuntimeEditedWhileQueuedBooksWhatThePodsGet|TestRuntimeDeletedUnderAQueuedJobHoldsItUntilTheRuntimeIsBack
@@ -133,21 +138,21 @@ SMOKE_SNAPSHOT_TESTS := TestRuntimeEditedWhileQueuedBooksWhatThePodsGet|TestRunt
 SMOKE_PREEMPTION_COST_TESTS := TestANotice|TestAVictimThatCompletesInItsNoticeIsNotPreempted|TestNoNoticeWithoutThePolicy|TestOneArrivalPreemptsOneJobNeverACascade|TestAnEvictionWhileTrainJobKueueIsDownCascadesNot|TestTheVictimFlipsWithThePolicy|TestBoostWritesAreBoundedByThePolicysSteps|TestAJobJustAdmittedIsSparedForItsMinimumRunTime|TestTheVictimIsTheJobThatCheckpointedLast
 # Trainer v2.0 shares one override entry between roles: its own answer.
 SMOKE_SHARED_ENTRY_TESTS := TestAnEntrySharedByRolesAdmittedToDifferentFlavors
-## test-smoke: the main e2e tier (test-e2e-main's two suites); the e2e
-## scenarios that matter most, on each other Trainer release and each other
-## Kueue release; MultiKueue with Trainer's full controller on the manager;
-## make test's shares of the as-deployed and reliability tiers. Each has a
-## cluster of its own; SMOKE_PARALLEL of them run at once, longest first
-## (the main tier ran alone before them, and make test took ten minutes
-## more).
+## test-smoke: the main e2e tier (test-e2e-main's two suites, in two
+## halves); the e2e scenarios that matter most, on each other Trainer
+## release and each other Kueue release; MultiKueue with Trainer's full
+## controller on the manager; make test's shares of the as-deployed and
+## reliability tiers; the bench smoke. Each has a cluster of its own;
+## SMOKE_PARALLEL of them run at once, longest first.
 test-smoke: components
-	@for v in $(sort $(SMOKE_TRAINER_VERSIONS) $(SMOKE_MULTIKUEUE_VERSIONS)); do \
+	@for v in $(sort $(SMOKE_TRAINER_VERSIONS) $(SMOKE_MULTIKUEUE_VERSIONS) $(BENCH_TRAINER)); do \
 	  $(MAKE) --no-print-directory components TRAINER_VERSION=$$v || exit 1; \
 	done
 	@for k in $(SMOKE_KUEUE_VERSIONS); do KUEUE_VERSION=$$k hack/component.sh kueue >/dev/null || exit 1; done
 	hack/smoke.sh $(SMOKE_PARALLEL) \
-	  'main e2e tier (Trainer $(TRAINER_VERSION), Kueue $(KUEUE_VERSION))||-timeout 40m ./test/e2e/' \
 	  'preemption-cost e2e (Trainer v2.3.0, Kueue PriorityBoost on)||-timeout 20m -parallel 4 -run $(SMOKE_PREEMPTION_COST_TESTS) ./test/e2e/preemptioncost/' \
+	  'main e2e tier, first half (Trainer $(TRAINER_VERSION), Kueue $(KUEUE_VERSION))||-timeout 30m -run $(MAIN_FIRST_HALF) ./test/e2e/' \
+	  'main e2e tier, second half (Trainer $(TRAINER_VERSION), Kueue $(KUEUE_VERSION))||-timeout 30m -skip $(MAIN_FIRST_HALF) ./test/e2e/' \
 	  $(foreach v,$(SMOKE_MULTIKUEUE_VERSIONS),'MultiKueue e2e with Trainer $(v) (its full controller on the manager)|E2E_TRAINER_VERSION=$(v)|-timeout 30m -skip $(SMOKE_MULTIKUEUE_SKIP) ./test/e2e/multikueue/') \
 	  'switch from Kueue'"'"'s built-in TrainJob integration and back e2e (Kueue v0.19.2, Trainer v2.3.0)||-timeout 20m ./test/e2e/switchover/' \
 	  'Workload API gangs e2e (Kubernetes v1.37.2)||-timeout 30m ./test/e2e/workloadapi/' \
@@ -157,6 +162,8 @@ test-smoke: components
 	  'reliability smoke (Trainer $(TRAINER_VERSION))||-timeout 20m -parallel $(RELIABILITY_PARALLEL) -run $(RELIABILITY_SMOKE_TESTS) ./test/reliability/' \
 	  'as-deployed smoke||-timeout 30m -run $(DEPLOYED_SMOKE_TESTS) ./test/e2e/deployed/' \
 	  'waitForPodsReady e2e (Trainer $(TRAINER_VERSION))||-timeout 20m ./test/e2e/podsready/' \
+	  'bench smoke: the side by side on $(BENCH_SMOKE_N) jobs (Trainer $(BENCH_TRAINER))||$(BENCH_SMOKE_RUN)' \
+	  'benchmarks of the hot paths, 100 iterations||$(BENCH_SMOKE_MICRO)' \
 	  'DRA e2e (Kueue v0.19.2, Trainer v2.3.0, a fake GPU driver)||-timeout 15m ./test/e2e/dra/'
 
 ## test-full: everything, fully: all tiers on every Trainer release, and
@@ -438,10 +445,13 @@ bench-notice:
 	$(GO) test -count=1 -timeout 60m -run '^$$' -bench BenchmarkPreemptionNotice -benchtime 1x ./bench/notice/
 
 ## bench-smoke: the benchmark's whole path on a small load (part of make test).
+## make test runs the same two in its pool of smokes.
+BENCH_SMOKE_N := 24
+BENCH_SMOKE_MICRO = -run ^$$ -bench BenchmarkPodSets|BenchmarkInject|BenchmarkWebhook -benchtime 100x ./podsets/ ./shape/ ./webhook/
+BENCH_SMOKE_RUN = go run ./bench/sidebyside -n $(BENCH_SMOKE_N) -rate 8 -out .bench/smoke -trainer-version $(BENCH_TRAINER) -kueue-version $(KUEUE_VERSION)
 bench-smoke:
 	$(MAKE) --no-print-directory components TRAINER_VERSION=$(BENCH_TRAINER)
-	$(GO) test -run '^$$' -bench 'BenchmarkPodSets|BenchmarkInject|BenchmarkWebhook' -benchtime 100x ./podsets/ ./shape/ ./webhook/
-	$(GO) run ./bench/sidebyside -n 24 -rate 8 -out .bench/smoke -trainer-version $(BENCH_TRAINER) -kueue-version $(KUEUE_VERSION)
+	hack/smoke.sh 2 'benchmarks of the hot paths||$(BENCH_SMOKE_MICRO)' 'the side by side||$(BENCH_SMOKE_RUN)'
 
 ## bench-check: trainjob-kueue alone at BENCH_CHECK_N jobs, each figure
 ## held to the committed baseline (bench/sidebyside/baseline.json: created ->

@@ -57,6 +57,9 @@ const (
 	// ReasonPreemptionNoticeNotTold: the notice could not be written on
 	// the job's Workload or pods; it holds all the same.
 	ReasonPreemptionNoticeNotTold = "PreemptionNoticeNotTold"
+	// ReasonPreemptionNoticeNotHeld: the policy gives a notice, but the job
+	// runs on a MultiKueue worker, where none can hold; stopped at once.
+	ReasonPreemptionNoticeNotHeld = "PreemptionNoticeNotHeld"
 )
 
 const actionNotice = "PreemptionNotice"
@@ -77,6 +80,10 @@ func (t *TrainJob) noticeWait(ctx context.Context, now time.Time) (time.Duration
 	}
 	n, ok := preemptcost.NoticeOf(wl, preemptcost.NoticeLength(policy, &t.TrainJob))
 	if !ok {
+		return 0, nil
+	}
+	if _, dispatched := wl.Labels[kueue.MultiKueueOriginLabel]; dispatched {
+		t.noticeNotHeld(n)
 		return 0, nil
 	}
 	metric := checkpointMetric(policy)
@@ -108,6 +115,19 @@ func (t *TrainJob) noticeWait(ctx context.Context, now time.Time) (time.Duration
 		return min(tellRetry, left), nil
 	}
 	return left, nil
+}
+
+// noticeNotHeld says why a job MultiKueue dispatched to this worker gets
+// no notice: the manager cluster's Kueue (v0.16 to v0.19) answers the
+// Evicted condition of a worker's Workload by resetting the dispatch and
+// deleting the job from the worker, measured 1.2 s after the eviction; a
+// notice here would promise a time the job does not get. The label is
+// MultiKueue's, on the Workload it made here; a user who forges it only
+// loses the notice.
+func (t *TrainJob) noticeNotHeld(n preemptcost.Notice) {
+	t.say(warning(ReasonPreemptionNoticeNotHeld, actionNotice, fmt.Sprintf(
+		"this ClusterQueue's policy gives a preemption notice of %s, but this TrainJob was dispatched here by MultiKueue (its Workload has the label %s), whose manager cluster deletes a job from its worker within seconds of its eviction there: no notice can hold on a worker. It is stopped now; its pods get SIGTERM and then their terminationGracePeriodSeconds, set in the runtime, to checkpoint",
+		n.Until.Sub(n.Since), kueue.MultiKueueOriginLabel)).once(t.obs.workload.UID))
 }
 
 // completingRecheck: how soon a job in its notice whose trainer succeeded

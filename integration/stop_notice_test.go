@@ -118,6 +118,7 @@ func TestAPreemptedJobRunsOnInItsNoticeUntilItCheckpointsOrItRunsOut(t *testing.
 		since          time.Time
 		active         int32
 		checkpoint     *time.Time
+		dispatched     bool
 		wantRunning    bool
 		wantEvents     []string
 	}{
@@ -133,9 +134,14 @@ func TestAPreemptedJobRunsOnInItsNoticeUntilItCheckpointsOrItRunsOut(t *testing.
 		"no policy: stopped at once":                  {reason: kueue.WorkloadEvictedByPreemption, since: tenAgo, active: 2},
 		"past its PodsReady timeout: stopped at once": {policy: notice, reason: kueue.WorkloadEvictedByPodsReadyTimeout, since: tenAgo, active: 2},
 		"no pod running: stopped at once":             {policy: notice, reason: kueue.WorkloadEvictedByPreemption, since: tenAgo},
+		"dispatched here by MultiKueue: stopped at once, said why": {policy: notice, reason: kueue.WorkloadEvictedByPreemption, since: tenAgo, active: 2, dispatched: true,
+			wantEvents: []string{"Warning " + ReasonPreemptionNoticeNotHeld}},
 	} {
 		t.Run(name, func(t *testing.T) {
 			w := newNoticeWorld(t, tc.policy, tc.reason, tc.since, tc.active, tc.checkpoint)
+			if tc.dispatched {
+				w.wl.Labels = map[string]string{kueue.MultiKueueOriginLabel: "manager"}
+			}
 			_, err := w.job.Stop(t.Context(), w.c, nil, jobframework.StopReasonWorkloadEvicted, "")
 			if err != nil {
 				t.Fatal(err)

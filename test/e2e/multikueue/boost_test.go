@@ -54,8 +54,8 @@ func TestAWorkerPolicyBoostsTheJobsDispatchedThereAndFlipsTheVictim(t *testing.T
 				createAll(t, manager, tj)
 				podsRunOn(t, worker1, tj, 1)
 			}
-			reportOn(t, worker1, a, 10)
-			reportOn(t, worker1, b, 90)
+			fixtures.ReportProgress(t, ctx, worker1, a, 10)
+			fixtures.ReportProgress(t, ctx, worker1, b, 90)
 			if tc.policy != "" {
 				boostedOn(t, worker1, a, "80")
 				boostedOn(t, worker1, b, "720")
@@ -107,15 +107,9 @@ func annotateQueue(t *testing.T, c *cluster, cq, policy string) {
 func podsRunOn(t *testing.T, w *cluster, tj *trainer.TrainJob, n int) {
 	t.Helper()
 	eventually(t, dispatch, fmt.Sprintf("%s's %d pods running on %s", tj.Name, n, w.name), func() error {
-		var pods corev1.PodList
-		if err := w.List(ctx, &pods, client.InNamespace(tj.Namespace), client.MatchingLabels{"jobset.sigs.k8s.io/jobset-name": tj.Name}); err != nil {
+		running, err := runningOn(w, tj)
+		if err != nil {
 			return err
-		}
-		running := 0
-		for _, p := range pods.Items {
-			if p.Status.Phase == corev1.PodRunning {
-				running++
-			}
 		}
 		if running != n {
 			return fmt.Errorf("%d running; %s", running, dispatchState(tj))
@@ -124,14 +118,19 @@ func podsRunOn(t *testing.T, w *cluster, tj *trainer.TrainJob, n int) {
 	})
 }
 
-// reportOn reports tj's progress on the worker that runs it, as Trainer's
-// status server there does.
-func reportOn(t *testing.T, w *cluster, tj *trainer.TrainJob, percent int32) {
-	t.Helper()
-	patch := fmt.Appendf(nil, `{"status":{"trainerStatus":{"progressPercentage":%d,"lastUpdatedTime":%q}}}`, percent, time.Now().UTC().Format(time.RFC3339))
-	if err := w.Status().Patch(ctx, &trainer.TrainJob{ObjectMeta: metav1.ObjectMeta{Namespace: tj.Namespace, Name: tj.Name}}, client.RawPatch(types.MergePatchType, patch)); err != nil {
-		t.Fatalf("reporting %d%% of %s on %s: %v", percent, tj.Name, w.name, err)
+// runningOn counts tj's running pods on w.
+func runningOn(w *cluster, tj *trainer.TrainJob) (int, error) {
+	var pods corev1.PodList
+	if err := w.List(ctx, &pods, client.InNamespace(tj.Namespace), client.MatchingLabels{"jobset.sigs.k8s.io/jobset-name": tj.Name}); err != nil {
+		return 0, err
 	}
+	n := 0
+	for _, p := range pods.Items {
+		if p.Status.Phase == corev1.PodRunning {
+			n++
+		}
+	}
+	return n, nil
 }
 
 // boostedOn waits until the Workload w runs tj against (the manager's

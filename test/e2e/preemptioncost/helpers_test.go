@@ -91,16 +91,6 @@ func annotatePolicy(cq, policy string) error {
 	return k8s.Patch(ctx, &kueue.ClusterQueue{ObjectMeta: metav1.ObjectMeta{Name: cq}}, client.RawPatch(types.MergePatchType, patch))
 }
 
-// report sets the job's progress as Trainer's status server does: a
-// status patch of trainerStatus.
-func report(t *testing.T, tj *trainer.TrainJob, percent int32) {
-	t.Helper()
-	patch := fmt.Appendf(nil, `{"status":{"trainerStatus":{"progressPercentage":%d,"lastUpdatedTime":%q}}}`, percent, time.Now().UTC().Format(time.RFC3339))
-	if err := k8s.Status().Patch(ctx, tj.DeepCopy(), client.RawPatch(types.MergePatchType, patch)); err != nil {
-		t.Fatalf("reporting %d%% of %s: %v", percent, tj.Name, err)
-	}
-}
-
 // running waits for tj's trainer pods to run.
 func running(t *testing.T, tj *trainer.TrainJob) {
 	t.Helper()
@@ -201,17 +191,6 @@ func setQuota(t *testing.T, ns string, gpus int64) {
 		}
 		return k8s.Update(ctx, cq)
 	})
-}
-
-// reportCheckpoint reports, as the training's status server would, that
-// tj last checkpointed at.
-func reportCheckpoint(t *testing.T, tj *trainer.TrainJob, at time.Time) {
-	t.Helper()
-	patch := fmt.Appendf(nil, `{"status":{"trainerStatus":{"metrics":[{"name":%q,"value":"%d"}],"lastUpdatedTime":%q}}}`,
-		preemptcost.DefaultCheckpointMetric, at.Unix(), time.Now().UTC().Format(time.RFC3339))
-	if err := k8s.Status().Patch(ctx, tj.DeepCopy(), client.RawPatch(types.MergePatchType, patch)); err != nil {
-		t.Fatalf("reporting %s's checkpoint: %v", tj.Name, err)
-	}
 }
 
 // killManager kills trainjob-kueue (SIGKILL, no standby) and returns what

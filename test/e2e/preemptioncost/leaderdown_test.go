@@ -41,7 +41,7 @@ func TestAnEvictionWhileTrainJobKueueIsDownCascadesNot(t *testing.T) {
 		tj := classed(fixtures.TrainJob(ns, name, "long", lq), "-wlow")
 		fixtures.Create(t, ctx, k8s, tj)
 		running(t, tj)
-		report(t, tj, pct)
+		fixtures.ReportProgress(t, ctx, k8s, tj, pct)
 		jobs[name] = tj
 	}
 	waitBoost(t, jobs["a"], "850")

@@ -127,7 +127,7 @@ func TestANoticeEndsAtTheVictimsCheckpoint(t *testing.T) {
 	toldInNotice(t, victim, since)
 	time.Sleep(time.Until(since.Add(10 * time.Second)))
 	checkpointed := time.Now()
-	reportCheckpoint(t, victim, checkpointed)
+	fixtures.ReportCheckpoint(t, ctx, k8s, victim, checkpointed)
 	if at := suspendedAt(t, victim, time.Minute); at.Sub(checkpointed) > noticeSlack {
 		t.Errorf("stopped %s after its checkpoint; want within %s", at.Sub(checkpointed), noticeSlack)
 	}
@@ -237,7 +237,7 @@ func TestANoticeWhenTheQueueIsDrained(t *testing.T) {
 	})
 	toldInNotice(t, tj, since)
 	checkpointed := time.Now()
-	reportCheckpoint(t, tj, checkpointed)
+	fixtures.ReportCheckpoint(t, ctx, k8s, tj, checkpointed)
 	if at := suspendedAt(t, tj, time.Minute); at.Sub(checkpointed) > noticeSlack {
 		t.Errorf("stopped %s after its checkpoint; want within %s", at.Sub(checkpointed), noticeSlack)
 	}

@@ -43,8 +43,8 @@ func TestTheVictimFlipsWithThePolicy(t *testing.T) {
 				fixtures.Create(t, ctx, k8s, tj)
 				running(t, tj)
 			}
-			report(t, a, 10)
-			report(t, b, 90)
+			fixtures.ReportProgress(t, ctx, k8s, a, 10)
+			fixtures.ReportProgress(t, ctx, k8s, b, 90)
 			if tc.policy != "" {
 				waitBoost(t, a, "80")
 				waitBoost(t, b, "720")
@@ -74,7 +74,7 @@ func TestBoostWritesAreBoundedByThePolicysSteps(t *testing.T) {
 	wl := fixtures.WaitWorkload(t, ctx, k8s, tj)
 	start := time.Now()
 	for pct := int32(1); pct <= 50; pct++ {
-		report(t, tj, pct)
+		fixtures.ReportProgress(t, ctx, k8s, tj, pct)
 		time.Sleep(100 * time.Millisecond) // a status server reporting often
 	}
 	waitBoost(t, tj, "400")
@@ -173,7 +173,7 @@ func oneArrivalOneStop(t *testing.T, policy string) {
 		tj := classed(fixtures.TrainJob(ns, name, "long", lq), "-wlow")
 		fixtures.Create(t, ctx, k8s, tj)
 		running(t, tj)
-		report(t, tj, pct)
+		fixtures.ReportProgress(t, ctx, k8s, tj, pct)
 		jobs[name] = tj
 	}
 	waitBoost(t, jobs["a"], "850")
@@ -250,7 +250,7 @@ func TestAJobInItsInitializerWaveGetsNoProgressBoost(t *testing.T) {
 		}
 		return nil
 	})
-	report(t, tj, 90)
+	fixtures.ReportProgress(t, ctx, k8s, tj, 90)
 	poll.Consistently(t, 10*time.Second, "no boost", func() error {
 		if got := boostOf(t, tj); got != "" {
 			return fmt.Errorf("boost %q", got)
@@ -269,7 +269,7 @@ func TestPolicyRemovedOrUnreadable(t *testing.T) {
 	tj := fixtures.TrainJob(ns, "j", "long", lq)
 	fixtures.Create(t, ctx, k8s, tj)
 	running(t, tj)
-	report(t, tj, 50)
+	fixtures.ReportProgress(t, ctx, k8s, tj, 50)
 	waitBoost(t, tj, "400")
 	setPolicy(t, ns, "")
 	waitBoost(t, tj, "")
@@ -293,7 +293,7 @@ func TestPolicyRemovedOrUnreadable(t *testing.T) {
 	if err != nil {
 		t.Fatalf("with the manager down a ClusterQueue edit must go through (failurePolicy Ignore): %v", err)
 	}
-	report(t, tj, 60)
+	fixtures.ReportProgress(t, ctx, k8s, tj, 60)
 	poll.Eventually(t, 30*time.Second, "a Warning on the ClusterQueue", func() error {
 		return fixtures.EventOn(ctx, k8s, clusterQueue(ns), "InvalidPreemptionCostPolicy", "not a policy")
 	})
@@ -428,9 +428,9 @@ func TestTheVictimIsTheJobThatCheckpointedLast(t *testing.T) {
 			t.Parallel()
 			victimOfTwo(t, tc.policy, tc.victim, nil, func(a, b *trainer.TrainJob) {
 				started := time.Now()
-				reportCheckpoint(t, b, started)
+				fixtures.ReportCheckpoint(t, ctx, k8s, b, started)
 				time.Sleep(125*time.Second - time.Since(started))
-				reportCheckpoint(t, a, time.Now())
+				fixtures.ReportCheckpoint(t, ctx, k8s, a, time.Now())
 				if tc.policy != "" {
 					waitBoost(t, a, "")
 					waitBoost(t, b, "200")
@@ -512,7 +512,7 @@ func TestProgressIsCreditedAtTheRateThePolicySets(t *testing.T) {
 	tj := fixtures.TrainJob(ns, "j", "long", lq)
 	fixtures.Create(t, ctx, k8s, tj)
 	running(t, tj)
-	report(t, tj, 100)
+	fixtures.ReportProgress(t, ctx, k8s, tj, 100)
 	poll.Eventually(t, 3*time.Minute, "the whole progress part credited", func() error {
 		wl := fixtures.WaitWorkload(t, ctx, k8s, tj)
 		admitted := apimeta.FindStatusCondition(wl.Status.Conditions, kueue.WorkloadAdmitted)
