@@ -56,6 +56,11 @@ func run(m *testing.M) int {
 				name += "-" + v
 			}
 		}
+		// E2E_CLUSTER names the cluster when two runs of the tier share
+		// the machine (make test runs it in two halves at once).
+		if n := os.Getenv("E2E_CLUSTER"); n != "" {
+			name = n
+		}
 		settings := localcluster.Settings{KubernetesVersion: kubernetes, TrainerVersion: version, KueueVersion: kueueVersion, Provisioning: true}
 		c, err := localcluster.Up(ctx, localcluster.Options{Name: name, Root: root, Progress: os.Stderr,
 			// ProvisioningRequests on (a fake provisioner): the
