@@ -39,15 +39,15 @@ func violations(graph map[string][]string) []string {
 	var out []string
 	for pkg, imports := range graph {
 		hack := strings.HasPrefix(pkg, "hack/")
-		// The tiers (test/) and the benchmarks (bench/) stand above
-		// everything, and may use the tools.
-		test := strings.HasPrefix(pkg, "test/") || strings.HasPrefix(pkg, "bench/")
+		// The tiers (test/), the benchmarks (bench/) and the examples'
+		// tests (examples/) stand above everything, and may use the tools.
+		test := aboveAll(pkg)
 		switch {
 		case pkg == "layers":
 			continue
 		case hack:
 			for _, dep := range imports {
-				if strings.HasPrefix(dep, "test/") || strings.HasPrefix(dep, "bench/") {
+				if aboveAll(dep) {
 					out = append(out, pkg+" (a tool) imports "+dep+" (a tier or a benchmark): test/ and bench/ may import hack/, never the other way; move what both need into hack/")
 				}
 			}
@@ -68,6 +68,12 @@ func violations(graph map[string][]string) []string {
 	}
 	slices.Sort(out)
 	return out
+}
+
+// aboveAll: a tier (test/), a benchmark (bench/) or an example's test
+// (examples/), which nothing imports.
+func aboveAll(pkg string) bool {
+	return strings.HasPrefix(pkg, "test/") || strings.HasPrefix(pkg, "bench/") || strings.HasPrefix(pkg, "examples/")
 }
 
 func TestPackagesImportOnlyLowerLayers(t *testing.T) {
@@ -104,6 +110,7 @@ func TestTheLayerRuleFindsEachViolation(t *testing.T) {
 		"down the layers, test/ on hack/": {graph: map[string][]string{"webhook": {"integration", "trainjob"}, "test/e2e": {"hack/localcluster", "webhook"}, "bench/sidebyside": {"hack/fixtures", "integration"}}},
 		"a tool importing a tier":         {graph: map[string][]string{"hack/demo": {"test/fixtures"}}, want: 1},
 		"a tool importing a benchmark":    {graph: map[string][]string{"hack/demo": {"bench/loadharness"}}, want: 1},
+		"a tool importing an example":     {graph: map[string][]string{"hack/demo": {"examples/preemption-notice"}}, want: 1},
 		"up the layers":                   {graph: map[string][]string{"trainjob": {"integration"}}, want: 1},
 		"within a layer":                  {graph: map[string][]string{"integration": {"priorityboost"}}, want: 1},
 		"a package without a layer":       {graph: map[string][]string{"newthing": nil}, want: 1},
