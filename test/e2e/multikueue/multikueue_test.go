@@ -443,6 +443,8 @@ func TestJobOfALostWorkerMovesToTheOtherAndCompletes(t *testing.T) {
 	tj := trainJob(ns, "survivor")
 	createAll(t, manager, tj)
 	runsOn(t, worker1, tj)
+	// worker1 stays without its API server for the rest of the suite: no
+	// test that uses worker1 may run after this one (none is parallel).
 	if err := worker1.lc.Kill("kube-apiserver"); err != nil {
 		t.Fatal(err)
 	}
