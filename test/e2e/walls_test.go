@@ -7,6 +7,7 @@ import (
 	"testing"
 	"time"
 
+	authorizationv1 "k8s.io/api/authorization/v1"
 	batchv1 "k8s.io/api/batch/v1"
 	corev1 "k8s.io/api/core/v1"
 	rbacv1 "k8s.io/api/rbac/v1"
@@ -200,6 +201,25 @@ func userWhoMayCreateWorkloads(t *testing.T, ns string) client.Client {
 			RoleRef:  rbacv1.RoleRef{APIGroup: rbacv1.GroupName, Kind: "Role", Name: name},
 			Subjects: []rbacv1.Subject{{APIGroup: rbacv1.GroupName, Kind: rbacv1.UserKind, Name: name}}},
 	)
+	// The API server's authorizer learns of the binding through its own
+	// informers: wait until it allows what the user will do (a create
+	// right after the binding was refused as forbidden, under load).
+	for _, r := range []authorizationv1.ResourceAttributes{
+		{Namespace: ns, Verb: "create", Resource: "pods"},
+		{Namespace: ns, Verb: "create", Group: "batch", Resource: "jobs"},
+		{Namespace: ns, Verb: "create", Group: "jobset.x-k8s.io", Resource: "jobsets"},
+	} {
+		eventually(t, 30*time.Second, name+" allowed to create "+r.Resource, func() error {
+			sar := &authorizationv1.SubjectAccessReview{Spec: authorizationv1.SubjectAccessReviewSpec{User: name, ResourceAttributes: &r}}
+			if err := k8s.Create(ctx, sar); err != nil {
+				return err
+			}
+			if !sar.Status.Allowed {
+				return fmt.Errorf("not allowed yet: %s", sar.Status.Reason)
+			}
+			return nil
+		})
+	}
 	cfg, err := clientcmd.BuildConfigFromFlags("", kubeconfigPath)
 	if err != nil {
 		t.Fatal(err)
